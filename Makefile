@@ -1,0 +1,26 @@
+# agentrt: the two commands of the README are `make demo` (or
+# `go run ./cmd/agentrt demo`) and `make test`.
+.PHONY: build demo test check bench fuzz
+
+build:
+	go run ./cmd/agentrt build
+
+demo:
+	go run ./cmd/agentrt demo
+
+# Every test: Go (native, with the race detector, and the real module under
+# wazero), the module and glue suites on Node, Bun and Deno, the worker on
+# workerd, and the web demo in Chromium and Firefox.
+test: build
+	bash scripts/test.sh
+
+# Formatting and vet only.
+check:
+	bash scripts/test.sh check
+
+bench: build
+	bash scripts/bench.sh
+
+# Each fuzz target for FUZZTIME (default 60s).
+fuzz:
+	bash scripts/fuzz.sh

@@ -1,0 +1,88 @@
+package core
+
+import (
+	"context"
+	"strings"
+)
+
+// Echo is the built-in model. It needs no network and answers
+// deterministically, saying how many messages it received, so seeding is
+// visible:
+//
+//	echo: <last user text> (model received N messages)
+//
+// A user message of the form "/tool NAME ARGS" makes it call tool NAME
+// with ARGS as the arguments (JSON text; "{}" when absent). Given the
+// tool results, it answers:
+//
+//	tool NAME returned: <result> (model received N messages)
+//
+// It streams its reply as one delta per word.
+type Echo struct{}
+
+// EchoToolPrefix starts a user message that makes Echo call a tool.
+const EchoToolPrefix = "/tool "
+
+// Complete implements Model.
+func (Echo) Complete(ctx context.Context, req *ModelRequest) (*ModelReply, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n := len(req.Messages)
+	received := " (model received " + itoa(n) + " messages)"
+	if n == 0 {
+		return &ModelReply{Content: "echo: (nothing)" + received}, nil
+	}
+	last := &req.Messages[n-1]
+	var content string
+	switch last.Role {
+	case RoleTool:
+		// Answer with every result of the latest block.
+		i := n - 1
+		for i > 0 && req.Messages[i-1].Role == RoleTool {
+			i--
+		}
+		var parts []string
+		for _, m := range req.Messages[i:] {
+			name := m.ToolCallID
+			if i > 0 {
+				for _, c := range req.Messages[i-1].ToolCalls {
+					if c.ID == m.ToolCallID {
+						name = c.Name
+					}
+				}
+			}
+			parts = append(parts, "tool "+name+" returned: "+m.Content)
+		}
+		content = strings.Join(parts, "; ") + received
+	default:
+		text := last.Content
+		if strings.HasPrefix(text, EchoToolPrefix) {
+			spec := strings.TrimSpace(text[len(EchoToolPrefix):])
+			name, args, _ := strings.Cut(spec, " ")
+			args = strings.TrimSpace(args)
+			if args == "" {
+				args = "{}"
+			}
+			if name != "" {
+				return &ModelReply{ToolCalls: []ToolCall{{
+					ID:        "echo_" + itoa(n),
+					Name:      name,
+					Arguments: args,
+				}}}, nil
+			}
+		}
+		content = "echo: " + text + received
+	}
+	rest := content
+	for i := 0; rest != ""; i++ {
+		j := strings.IndexByte(rest, ' ')
+		if j < 0 || i == 63 { // a long reply streams its tail as one delta
+			req.Delta(rest)
+			break
+		}
+		req.Delta(rest[:j+1])
+		rest = rest[j+1:]
+	}
+	return &ModelReply{Content: content}, nil
+}

@@ -1,0 +1,113 @@
+package core
+
+import "errors"
+
+// Code is a stable, machine-readable error code. Hosts switch on it; the
+// JavaScript edge copies it to Error.code and the worker maps it to an
+// HTTP status. Codes never change meaning once released.
+type Code string
+
+// The error codes of the runtime. See DESIGN section 3.
+const (
+	CodeInvalidArgument Code = "invalid_argument"
+	CodeInvalidHistory  Code = "invalid_history"
+	CodeSessionBusy     Code = "session_busy"
+	CodeLimitExceeded   Code = "limit_exceeded"
+	CodeModelError      Code = "model_error"
+	CodeToolError       Code = "tool_error"
+	CodeCancelled       Code = "cancelled"
+	CodeTimeout         Code = "timeout"
+	CodeInternal        Code = "internal"
+)
+
+// NoIndex is the value of Error.Index when no single message is at fault.
+const NoIndex = -1
+
+// Error is the one error type of the runtime. Every error a Runtime
+// returns, or a Run ends with, is an *Error.
+//
+// Index is the position, in the array the host passed, of the message at
+// fault, or NoIndex. Message is for people and may change between
+// versions; Code is for programs and does not.
+type Error struct {
+	Code    Code
+	Message string
+	Index   int
+}
+
+// Error implements the error interface as "code: message" with the index
+// appended when there is one.
+func (e *Error) Error() string {
+	s := string(e.Code) + ": " + e.Message
+	if e.Index >= 0 {
+		s += " (index " + itoa(e.Index) + ")"
+	}
+	return s
+}
+
+// Is reports whether target is an *Error with the same Code, so that
+// errors.Is(err, &core.Error{Code: core.CodeTimeout}) works.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Errorf returns an *Error with no index. It does not format: message is
+// used as it is (the module avoids fmt to stay small).
+func Errorf(code Code, message string) *Error {
+	return &Error{Code: code, Message: message, Index: NoIndex}
+}
+
+// IndexError returns an *Error naming the message at index.
+func IndexError(code Code, index int, message string) *Error {
+	return &Error{Code: code, Message: message, Index: index}
+}
+
+// ErrorCode returns the code of err: its Code if err is (or wraps) an
+// *Error, "" for nil, and CodeInternal for anything else.
+func ErrorCode(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// AsError converts any error to an *Error: an *Error is returned as it is,
+// anything else becomes CodeInternal with err's text. nil stays nil.
+func AsError(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: CodeInternal, Message: err.Error(), Index: NoIndex}
+}
+
+// itoa formats a non-negative int without strconv's larger tables.
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,96 @@
+package core
+
+// EventType names an event. The set is closed: hosts may switch on it.
+type EventType string
+
+// The events of a run, in the order they can occur.
+const (
+	EventRunStarted      EventType = "run.started"
+	EventSessionSeeded   EventType = "session.seeded"
+	EventMessageAppended EventType = "message.appended"
+	EventModelDelta      EventType = "model.delta"
+	EventToolStarted     EventType = "tool.started"
+	EventToolFinished    EventType = "tool.finished"
+	EventRunCompleted    EventType = "run.completed"
+	EventRunFailed       EventType = "run.failed"
+	EventRunCancelled    EventType = "run.cancelled"
+)
+
+// Event is one thing that happened in a run. Seq starts at 1 and grows by
+// one within the run. Only the fields of its type are set:
+//
+//	session.seeded    Seed (counts only, never content)
+//	message.appended  Message
+//	model.delta       Delta, Step
+//	tool.started      ToolCall
+//	tool.finished     ToolCall, Message (the tool result), Err if it failed
+//	run.completed     Result
+//	run.failed        Err
+//	run.cancelled     Err (CodeCancelled)
+type Event struct {
+	Type      EventType
+	RunID     string
+	SessionID string
+	Seq       int
+	Seed      *SeedReport
+	Message   *Message
+	Delta     string
+	Step      int
+	ToolCall  *ToolCall
+	Result    *Result
+	Err       *Error
+}
+
+// SeedOutcome says what seeding did.
+type SeedOutcome string
+
+// Seed outcomes.
+const (
+	// SeedNone: the run carried no history.
+	SeedNone SeedOutcome = "none"
+	// SeedCold: an empty session was seeded.
+	SeedCold SeedOutcome = "cold"
+	// SeedNoop: history was passed and nothing changed (a warm session, or
+	// an empty or system-only history).
+	SeedNoop SeedOutcome = "noop"
+	// SeedAppended: reconcile appended the missing tail.
+	SeedAppended SeedOutcome = "appended"
+	// SeedReplaced: reconcile replaced a diverged session.
+	SeedReplaced SeedOutcome = "replaced"
+)
+
+// SeedReport is the outcome of seeding: the mode, how many messages were
+// added to the session, and how many system messages were skipped.
+type SeedReport struct {
+	Mode          SeedOutcome
+	Seeded        int
+	SkippedSystem int
+}
+
+// Result is what a completed run returns.
+type Result struct {
+	RunID     string
+	SessionID string
+	// Status is always "completed": failed runs return an *Error instead.
+	Status string
+	// Reply is the final assistant message.
+	Reply Message
+	// Appended are the messages this turn added, in order: the user
+	// message (unless the history already ended with it), tool calls and
+	// results, the final reply.
+	Appended []Message
+	Seed     SeedReport
+	// MessageCount is the number of messages in the session afterwards.
+	MessageCount int
+	// ModelCalls describes each model call of the run, in order.
+	ModelCalls []ModelCall
+}
+
+// ModelCall describes one model call: how many messages the model was
+// sent (the system prompt not counted), and, when the run asked for
+// inspection, the messages themselves.
+type ModelCall struct {
+	Step         int
+	MessageCount int
+	Messages     []Message
+}

@@ -1,0 +1,77 @@
+package core
+
+import "context"
+
+// Model answers a conversation. Implementations: the built-in Echo, the
+// JavaScript edge's function models, and OpenAI-compatible clients.
+//
+// Complete must return when ctx is done; the runtime stops waiting for it
+// then in any case. An error that is not an *Error fails the run with
+// CodeModelError.
+type Model interface {
+	Complete(ctx context.Context, req *ModelRequest) (*ModelReply, error)
+}
+
+// ModelFunc adapts a function to Model.
+type ModelFunc func(ctx context.Context, req *ModelRequest) (*ModelReply, error)
+
+// Complete calls f.
+func (f ModelFunc) Complete(ctx context.Context, req *ModelRequest) (*ModelReply, error) {
+	return f(ctx, req)
+}
+
+// ModelRequest is what a model is asked to answer.
+//
+// Messages are the windowed session messages, without the system prompt
+// (that is System); the last is the current user message or the latest
+// tool result. They are shared with the session: read them, never change
+// them, and do not keep them after Complete returns.
+type ModelRequest struct {
+	RunID     string
+	SessionID string
+	System    string
+	Messages  []Message
+	Tools     []ToolSpec
+	// Step counts model calls within the run, from 1.
+	Step int
+	// Delta reports streamed text as a model.delta event. It may be called
+	// from any goroutine until Complete returns; later calls are ignored.
+	// It is never nil.
+	Delta func(text string)
+}
+
+// ModelReply is a model's answer: text, tool calls, or both. A reply with
+// tool calls makes the runtime run them and ask again. A call with an
+// empty ID is given one.
+type ModelReply struct {
+	Content   string
+	ToolCalls []ToolCall
+}
+
+// ToolSpec describes a tool to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	// Parameters is a JSON Schema as JSON text, or empty.
+	Parameters string
+}
+
+// Tool is a function the model may call.
+type Tool struct {
+	ToolSpec
+	// Call runs the tool. Its result text becomes the tool message's
+	// content. An error fails the run with CodeToolError (or, under
+	// ToolErrorsReport, is handed to the model as the result). Call must
+	// return when ctx is done.
+	Call func(ctx context.Context, call ToolInvocation) (string, error)
+}
+
+// ToolInvocation is one call of a tool.
+type ToolInvocation struct {
+	RunID      string
+	SessionID  string
+	ToolCallID string
+	Name       string
+	// Arguments is the JSON text the model gave.
+	Arguments string
+}

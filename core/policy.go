@@ -1,0 +1,172 @@
+package core
+
+import "time"
+
+// SeedMode says how a run's history is applied to its session.
+type SeedMode string
+
+// Seed modes. The zero value means SeedIfEmpty.
+const (
+	// SeedIfEmpty seeds only an empty session (the ADR's rule).
+	SeedIfEmpty SeedMode = "if-empty"
+	// SeedReconcile also repairs a warm session: a supplied history that
+	// extends the session appends the missing tail; one that diverges
+	// replaces it.
+	SeedReconcile SeedMode = "reconcile"
+)
+
+// BusyMode says what a run does when its session is running another run.
+type BusyMode string
+
+// Busy modes. The zero value means BusyQueue.
+const (
+	BusyQueue  BusyMode = "queue"
+	BusyReject BusyMode = "reject"
+)
+
+// ToolErrorMode says what a failing tool call does to the run.
+type ToolErrorMode string
+
+// Tool error modes. The zero value means ToolErrorsFail.
+const (
+	// ToolErrorsFail fails the run with CodeToolError.
+	ToolErrorsFail ToolErrorMode = "fail"
+	// ToolErrorsReport hands the error text to the model as the call's result.
+	ToolErrorsReport ToolErrorMode = "report"
+)
+
+// DefaultMaxSteps is the number of model calls a run may make when
+// Policy.MaxSteps is zero.
+const DefaultMaxSteps = 8
+
+// Policy tunes one run. The zero Policy is the default behaviour: seed
+// only an empty session, queue behind a busy session, at most
+// DefaultMaxSteps model calls, no context window, every tool allowed, a
+// failing tool fails the run, no timeout.
+type Policy struct {
+	SeedMode SeedMode
+	OnBusy   BusyMode
+	// MaxSteps caps model calls in one run; 0 means DefaultMaxSteps.
+	MaxSteps int
+	// MaxContextMessages and MaxContextBytes window what the model is sent;
+	// 0 means no limit. The session itself keeps everything.
+	MaxContextMessages int
+	MaxContextBytes    int64
+	// AllowedTools names the tools the model may call. nil allows every
+	// configured tool; an empty non-nil slice allows none.
+	AllowedTools []string
+	ToolErrors   ToolErrorMode
+	// Timeout counts from the moment the run starts executing (after any
+	// wait in the queue); 0 means none.
+	Timeout time.Duration
+}
+
+// Validate reports the first invalid field as a CodeInvalidArgument error.
+func (p *Policy) Validate() error {
+	switch p.SeedMode {
+	case "", SeedIfEmpty, SeedReconcile:
+	default:
+		return Errorf(CodeInvalidArgument, "policy.seedMode must be \"if-empty\" or \"reconcile\"")
+	}
+	switch p.OnBusy {
+	case "", BusyQueue, BusyReject:
+	default:
+		return Errorf(CodeInvalidArgument, "policy.onBusy must be \"queue\" or \"reject\"")
+	}
+	switch p.ToolErrors {
+	case "", ToolErrorsFail, ToolErrorsReport:
+	default:
+		return Errorf(CodeInvalidArgument, "policy.toolErrors must be \"fail\" or \"report\"")
+	}
+	if p.MaxSteps < 0 {
+		return Errorf(CodeInvalidArgument, "policy.maxSteps must not be negative")
+	}
+	if p.MaxContextMessages < 0 {
+		return Errorf(CodeInvalidArgument, "policy.maxContextMessages must not be negative")
+	}
+	if p.MaxContextBytes < 0 {
+		return Errorf(CodeInvalidArgument, "policy.maxContextBytes must not be negative")
+	}
+	if p.Timeout < 0 {
+		return Errorf(CodeInvalidArgument, "policy.timeoutMs must not be negative")
+	}
+	return nil
+}
+
+func (p *Policy) maxSteps() int {
+	if p.MaxSteps == 0 {
+		return DefaultMaxSteps
+	}
+	return p.MaxSteps
+}
+
+func (p *Policy) toolAllowed(name string) bool {
+	if p.AllowedTools == nil {
+		return true
+	}
+	for _, n := range p.AllowedTools {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Limits bound what the runtime holds. A zero field means its default
+// (see DefaultLimits); limits cannot be switched off.
+type Limits struct {
+	// MaxSessions is the number of sessions kept; the least recently used
+	// idle session is evicted to make room (a cold start, which seeding
+	// repairs).
+	MaxSessions           int
+	MaxMessagesPerSession int
+	MaxSessionBytes       int64
+	// MaxSeedMessages, MaxSeedBytes and MaxMessageBytes bound the history
+	// a run may carry, and MaxMessageBytes every single message.
+	MaxSeedMessages int
+	MaxSeedBytes    int64
+	MaxMessageBytes int64
+}
+
+// DefaultLimits are the limits used for zero fields.
+var DefaultLimits = Limits{
+	MaxSessions:           1000,
+	MaxMessagesPerSession: 100000,
+	MaxSessionBytes:       64 << 20,
+	MaxSeedMessages:       100000,
+	MaxSeedBytes:          64 << 20,
+	MaxMessageBytes:       1 << 20,
+}
+
+// withDefaults returns l with zero fields replaced by the defaults.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxSessions > 0 {
+		d.MaxSessions = l.MaxSessions
+	}
+	if l.MaxMessagesPerSession > 0 {
+		d.MaxMessagesPerSession = l.MaxMessagesPerSession
+	}
+	if l.MaxSessionBytes > 0 {
+		d.MaxSessionBytes = l.MaxSessionBytes
+	}
+	if l.MaxSeedMessages > 0 {
+		d.MaxSeedMessages = l.MaxSeedMessages
+	}
+	if l.MaxSeedBytes > 0 {
+		d.MaxSeedBytes = l.MaxSeedBytes
+	}
+	if l.MaxMessageBytes > 0 {
+		d.MaxMessageBytes = l.MaxMessageBytes
+	}
+	return d
+}
+
+// Validate refuses negative limits with CodeInvalidArgument.
+func (l *Limits) Validate() error {
+	if l.MaxSessions < 0 || l.MaxMessagesPerSession < 0 || l.MaxSessionBytes < 0 ||
+		l.MaxSeedMessages < 0 || l.MaxSeedBytes < 0 || l.MaxMessageBytes < 0 {
+		return Errorf(CodeInvalidArgument, "limits must not be negative")
+	}
+	return nil
+}

@@ -1,0 +1,271 @@
+package core
+
+import (
+	"context"
+	"sort"
+	"sync"
+)
+
+// Config configures a Runtime. The zero Config is usable: no system
+// prompt, the built-in Echo model, no tools, DefaultLimits.
+type Config struct {
+	SystemPrompt string
+	// Model answers runs; nil means Echo.
+	Model Model
+	Tools []Tool
+	// Limits bound the store and the history a run may carry; zero fields
+	// mean their defaults.
+	Limits Limits
+}
+
+// Runtime holds live sessions and runs turns on them. It is safe for
+// concurrent use. Create it with New and Close it when done.
+type Runtime struct {
+	system string
+	model  Model
+	tools  map[string]*Tool
+	specs  []ToolSpec
+	limits Limits
+	store  *store
+
+	mu     sync.Mutex
+	runs   map[string]*Run
+	nextID uint64
+	closed bool
+}
+
+// New returns a Runtime for cfg, or a CodeInvalidArgument error when a
+// limit is negative or a tool has no name, a duplicate name or no Call.
+func New(cfg Config) (*Runtime, error) {
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	rt := &Runtime{
+		system: cfg.SystemPrompt,
+		model:  cfg.Model,
+		tools:  make(map[string]*Tool, len(cfg.Tools)),
+		limits: cfg.Limits.withDefaults(),
+		runs:   make(map[string]*Run),
+	}
+	if rt.model == nil {
+		rt.model = Echo{}
+	}
+	for i := range cfg.Tools {
+		t := &cfg.Tools[i]
+		if t.Name == "" {
+			return nil, Errorf(CodeInvalidArgument, "tool "+itoa(i)+" has no name")
+		}
+		if t.Call == nil {
+			return nil, Errorf(CodeInvalidArgument, "tool "+quote(t.Name)+" has no call function")
+		}
+		if _, dup := rt.tools[t.Name]; dup {
+			return nil, Errorf(CodeInvalidArgument, "tool name "+quote(t.Name)+" is used twice")
+		}
+		tc := *t
+		rt.tools[t.Name] = &tc
+		rt.specs = append(rt.specs, t.ToolSpec)
+	}
+	rt.store = newStore(rt.limits)
+	return rt, nil
+}
+
+// RunRequest is everything one run needs. The four ADR entry points fill
+// it in; Start takes it whole.
+type RunRequest struct {
+	SessionID string
+	Input     string
+	Policy    Policy
+	// History is the host's prior turns. It is applied only when
+	// WithHistory is set (then a nil History is an empty history, and the
+	// seed outcome is at least "noop"); otherwise the outcome is "none".
+	History     []SeedMessage
+	WithHistory bool
+	// RunID names the run; empty means one is generated. It must not be
+	// the id of an active run.
+	RunID string
+	// OnEvent, if set, is called for each event in order, from the run's
+	// goroutine. It must not block for long; it may call CancelRun.
+	OnEvent func(Event)
+	// Inspect asks for the messages of each model call in
+	// Result.ModelCalls.
+	Inspect bool
+}
+
+// StartRun starts a turn on sessionID with the default Policy and no
+// history.
+func (rt *Runtime) StartRun(ctx context.Context, sessionID, input string) (*Run, error) {
+	return rt.Start(ctx, RunRequest{SessionID: sessionID, Input: input})
+}
+
+// StartRunWithPolicy starts a turn with policy and no history.
+func (rt *Runtime) StartRunWithPolicy(ctx context.Context, sessionID, input string, policy Policy) (*Run, error) {
+	return rt.Start(ctx, RunRequest{SessionID: sessionID, Input: input, Policy: policy})
+}
+
+// StartRunWithHistory starts a turn that seeds an empty session with
+// history first (the default Policy: SeedIfEmpty).
+func (rt *Runtime) StartRunWithHistory(ctx context.Context, sessionID, input string, history []SeedMessage) (*Run, error) {
+	return rt.Start(ctx, RunRequest{SessionID: sessionID, Input: input, History: history, WithHistory: true})
+}
+
+// StartRunWithPolicyAndHistory starts a turn that seeds the session from
+// history as policy.SeedMode says.
+func (rt *Runtime) StartRunWithPolicyAndHistory(ctx context.Context, sessionID, input string, policy Policy, history []SeedMessage) (*Run, error) {
+	return rt.Start(ctx, RunRequest{SessionID: sessionID, Input: input, Policy: policy, History: history, WithHistory: true})
+}
+
+// MaxIDBytes bounds session and run ids.
+const MaxIDBytes = 512
+
+// Start validates req and starts the run. A refused run returns an *Error
+// (CodeInvalidArgument, CodeInvalidHistory, CodeLimitExceeded or
+// CodeSessionBusy), emits no events and changes nothing. History is
+// validated before the busy check. Otherwise the run goes on in its own
+// goroutine; see Run.
+func (rt *Runtime) Start(ctx context.Context, req RunRequest) (*Run, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if req.SessionID == "" {
+		return nil, Errorf(CodeInvalidArgument, "sessionId must be a non-empty string")
+	}
+	if len(req.SessionID) > MaxIDBytes {
+		return nil, Errorf(CodeInvalidArgument, "sessionId is longer than "+itoa(MaxIDBytes)+" bytes")
+	}
+	if len(req.RunID) > MaxIDBytes {
+		return nil, Errorf(CodeInvalidArgument, "runId is longer than "+itoa(MaxIDBytes)+" bytes")
+	}
+	if err := req.Policy.Validate(); err != nil {
+		return nil, err
+	}
+	if int64(len(req.Input)) > rt.limits.MaxMessageBytes {
+		return nil, Errorf(CodeLimitExceeded, "input is "+itoa(len(req.Input))+" bytes, more than maxMessageBytes ("+itoa(int(rt.limits.MaxMessageBytes))+")")
+	}
+	var info historyInfo
+	if req.WithHistory {
+		var err *Error
+		if info, err = validateHistory(req.History, rt.limits); err != nil {
+			return nil, err
+		}
+	}
+	r := &Run{rt: rt, req: req, info: info, done: make(chan struct{})}
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return nil, Errorf(CodeInvalidArgument, "runtime is closed")
+	}
+	if req.RunID == "" {
+		rt.nextID++
+		r.id = "run-" + itoa(int(rt.nextID))
+		for rt.runs[r.id] != nil {
+			rt.nextID++
+			r.id = "run-" + itoa(int(rt.nextID))
+		}
+	} else {
+		if rt.runs[req.RunID] != nil {
+			rt.mu.Unlock()
+			return nil, Errorf(CodeInvalidArgument, "runId "+quote(req.RunID)+" is already running")
+		}
+		r.id = req.RunID
+	}
+	// Join the session's lane (or refuse) before the run is registered, so
+	// that a refused run leaves no trace.
+	ln, busy := rt.store.join(req.SessionID, req.Policy.OnBusy == BusyReject)
+	if busy {
+		rt.mu.Unlock()
+		return nil, Errorf(CodeSessionBusy, "session "+quote(req.SessionID)+" is running another run")
+	}
+	rt.runs[r.id] = r
+	rt.mu.Unlock()
+
+	r.lane = ln
+	r.ctx, r.cancel = context.WithCancelCause(ctx)
+	go r.execute()
+	return r, nil
+}
+
+// CancelRun cancels the active run with runID. It reports whether this
+// call cancelled it: false for an unknown, finished or already cancelled
+// run.
+func (rt *Runtime) CancelRun(runID string) bool {
+	rt.mu.Lock()
+	r := rt.runs[runID]
+	rt.mu.Unlock()
+	if r == nil {
+		return false
+	}
+	return r.Cancel()
+}
+
+func (rt *Runtime) finished(r *Run) {
+	rt.mu.Lock()
+	if rt.runs[r.id] == r {
+		delete(rt.runs, r.id)
+	}
+	rt.mu.Unlock()
+}
+
+// Session is a snapshot of one session.
+type Session struct {
+	ID string
+	// Messages are the session's messages, oldest first. The slice is the
+	// caller's; the ToolCalls inside are shared and must not be changed.
+	Messages []Message
+}
+
+// Session returns a snapshot of the session with id, or false if there
+// is none.
+func (rt *Runtime) Session(id string) (Session, bool) {
+	msgs, ok := rt.store.snapshot(id)
+	return Session{ID: id, Messages: msgs}, ok
+}
+
+// DeleteSession removes the session with id and reports whether there was
+// one. A run active on it finishes on the removed session; its messages
+// are dropped with it.
+func (rt *Runtime) DeleteSession(id string) bool {
+	return rt.store.remove(id)
+}
+
+// ListSessions returns the ids of all sessions, sorted.
+func (rt *Runtime) ListSessions() []string {
+	ids := rt.store.ids()
+	sort.Strings(ids)
+	return ids
+}
+
+// Stats are counters of a Runtime.
+type Stats struct {
+	Sessions      int
+	Messages      int
+	Bytes         int64
+	ActiveRuns    int
+	Evictions     int
+	RunsCompleted int
+	RunsFailed    int
+	RunsCancelled int
+}
+
+// Stats returns the runtime's counters.
+func (rt *Runtime) Stats() Stats {
+	s := rt.store.stats()
+	rt.mu.Lock()
+	s.ActiveRuns = len(rt.runs)
+	rt.mu.Unlock()
+	return s
+}
+
+// Close cancels every active run and refuses new ones. The sessions stay
+// readable. Close is idempotent.
+func (rt *Runtime) Close() {
+	rt.mu.Lock()
+	rt.closed = true
+	runs := make([]*Run, 0, len(rt.runs))
+	for _, r := range rt.runs {
+		runs = append(runs, r)
+	}
+	rt.mu.Unlock()
+	for _, r := range runs {
+		r.Cancel()
+	}
+}

@@ -1,0 +1,143 @@
+package core
+
+// historyInfo is what validation learns about a history that it accepts.
+type historyInfo struct {
+	skippedSystem int
+	bytes         int64
+}
+
+// ValidateHistory checks a whole history against the seeding rules and the
+// seed limits, without changing anything. It returns nil or an *Error with
+// CodeInvalidHistory or CodeLimitExceeded whose Index is the position of
+// the message at fault in history.
+//
+// The rules (DESIGN section 3): every role is known; content is present
+// (an assistant message with tool calls may have none); only assistant
+// messages carry tool calls, each with a unique, non-empty id and a name;
+// only tool messages carry tool_call_id, and they must; each tool result
+// answers, exactly once, a call of the nearest preceding assistant message;
+// every call is answered before the next user or assistant message and
+// before the end (else the assistant message is at fault). System messages
+// are dropped before linkage is checked.
+func ValidateHistory(history []SeedMessage, limits Limits) error {
+	_, err := validateHistory(history, limits.withDefaults())
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+func validateHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
+	var info historyInfo
+	if len(history) > limits.MaxSeedMessages {
+		return info, IndexError(CodeLimitExceeded, limits.MaxSeedMessages,
+			"history has "+itoa(len(history))+" messages, more than maxSeedMessages ("+itoa(limits.MaxSeedMessages)+")")
+	}
+	// The open tool-call block: the index of the assistant message whose
+	// calls are being answered, its call ids and which are answered.
+	open := -1
+	var calls []ToolCall
+	var answered []bool
+	unanswered := func() *Error {
+		for i, done := range answered {
+			if !done {
+				return IndexError(CodeInvalidHistory, open,
+					"tool call "+quote(calls[i].ID)+" has no tool result before the next user or assistant message")
+			}
+		}
+		return nil
+	}
+	for i := range history {
+		m := &history[i]
+		if !m.Role.Valid() {
+			return info, IndexError(CodeInvalidHistory, i, "unknown role "+quote(string(m.Role)))
+		}
+		size := textSize(m.ID, m.Content, m.ToolCallID, m.ToolCalls)
+		if size > limits.MaxMessageBytes {
+			return info, IndexError(CodeLimitExceeded, i,
+				"message is "+itoa(int(size))+" bytes, more than maxMessageBytes ("+itoa(int(limits.MaxMessageBytes))+")")
+		}
+		info.bytes += size
+		if info.bytes > limits.MaxSeedBytes {
+			return info, IndexError(CodeLimitExceeded, i,
+				"history exceeds maxSeedBytes ("+itoa(int(limits.MaxSeedBytes))+") at this message")
+		}
+		if m.ContentMissing && !(m.Role == RoleAssistant && len(m.ToolCalls) > 0) {
+			return info, IndexError(CodeInvalidHistory, i, m.Role.String()+" message has no content")
+		}
+		if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+			return info, IndexError(CodeInvalidHistory, i, "only assistant messages may carry tool_calls")
+		}
+		if m.ToolCallID != "" && m.Role != RoleTool {
+			return info, IndexError(CodeInvalidHistory, i, "only tool messages may carry tool_call_id")
+		}
+		switch m.Role {
+		case RoleSystem:
+			info.skippedSystem++
+		case RoleUser:
+			// The block stays open, fully answered: a later result for one
+			// of its calls is then "answered twice".
+			if err := unanswered(); err != nil {
+				return info, err
+			}
+		case RoleAssistant:
+			if err := unanswered(); err != nil {
+				return info, err
+			}
+			open, calls, answered = i, m.ToolCalls, answered[:0]
+			for j := range m.ToolCalls {
+				c := &m.ToolCalls[j]
+				if c.ID == "" {
+					return info, IndexError(CodeInvalidHistory, i, "tool call "+itoa(j)+" has no id")
+				}
+				if c.Name == "" {
+					return info, IndexError(CodeInvalidHistory, i, "tool call "+quote(c.ID)+" has no name")
+				}
+				for k := 0; k < j; k++ {
+					if m.ToolCalls[k].ID == c.ID {
+						return info, IndexError(CodeInvalidHistory, i, "tool call id "+quote(c.ID)+" is used twice")
+					}
+				}
+				answered = append(answered, false)
+			}
+		case RoleTool:
+			if m.ToolCallID == "" {
+				return info, IndexError(CodeInvalidHistory, i, "tool message has no tool_call_id")
+			}
+			k := -1
+			if open >= 0 {
+				for j := range calls {
+					if calls[j].ID == m.ToolCallID {
+						k = j
+						break
+					}
+				}
+			}
+			if k < 0 {
+				return info, IndexError(CodeInvalidHistory, i,
+					"tool result "+quote(m.ToolCallID)+" answers no call of the preceding assistant message")
+			}
+			if answered[k] {
+				return info, IndexError(CodeInvalidHistory, i, "tool call "+quote(m.ToolCallID)+" is answered twice")
+			}
+			answered[k] = true
+		}
+	}
+	if err := unanswered(); err != nil {
+		return info, err
+	}
+	return info, nil
+}
+
+// String returns the role's name.
+func (r Role) String() string { return string(r) }
+
+// quote returns s in double quotes, cut to 64 bytes so that an error
+// message never carries a huge string from the host.
+func quote(s string) string {
+	const max = 64
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return "\"" + s + "\""
+}

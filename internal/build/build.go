@@ -1,0 +1,161 @@
+// Package build compiles agentrt's GOOS=js modules and lays out dist/.
+// The CLI's build command, the demo server and the tests that load the
+// real module all use it, so they run the very bytes browsers load.
+package build
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// The packages of the modules, relative to the repository root.
+const (
+	RuntimePkg = "./wasm/runtime"
+	WorkerPkg  = "./wasm/worker"
+)
+
+// Root returns the repository root: the nearest directory at or above the
+// working directory whose go.mod declares the agentrt module.
+func Root() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.Contains(b, []byte("module github.com/agentrt/agentrt\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("build: not inside the agentrt repository (no go.mod found)")
+		}
+		dir = parent
+	}
+}
+
+// Module compiles the main package pkg (relative to root) for GOOS=js
+// GOARCH=wasm into out, stripped and with trimmed paths.
+func Module(ctx context.Context, root, pkg, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build: go build %s: %v\n%s", pkg, err, stderr.String())
+	}
+	return nil
+}
+
+// WasmExec returns the path of the wasm_exec.js shipped with the Go
+// toolchain that builds the modules: a module must be run by the support
+// file of the Go that built it.
+func WasmExec(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOROOT").Output()
+	if err != nil {
+		return "", fmt.Errorf("build: go env GOROOT: %v", err)
+	}
+	p := filepath.Join(strings.TrimSpace(string(out)), "lib", "wasm", "wasm_exec.js")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("build: %v", err)
+	}
+	return p, nil
+}
+
+// Size is a file's size raw and gzip-compressed (best compression).
+type Size struct {
+	Raw  int64
+	Gzip int64
+}
+
+// String formats the size for people, e.g. "1.52 MB raw, 0.48 MB gzip".
+func (s Size) String() string {
+	return fmt.Sprintf("%.2f MB raw, %.2f MB gzip", float64(s.Raw)/1e6, float64(s.Gzip)/1e6)
+}
+
+// SizeOf measures the file at path.
+func SizeOf(path string) (Size, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Size{}, err
+	}
+	var n countWriter
+	zw, _ := gzip.NewWriterLevel(&n, gzip.BestCompression)
+	if _, err := zw.Write(b); err != nil {
+		return Size{}, err
+	}
+	if err := zw.Close(); err != nil {
+		return Size{}, err
+	}
+	return Size{Raw: int64(len(b)), Gzip: int64(n)}, nil
+}
+
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
+
+// Dist is what Build wrote.
+type Dist struct {
+	Dir      string
+	Module   string // path of agentrt.wasm
+	WasmExec string // path of the copied wasm_exec.js
+	Size     Size   // of the module
+}
+
+// Build writes dir: agentrt.wasm, the wasm_exec.js of the Go that built
+// it, and js/glue.js and js/glue.d.ts.
+func Build(ctx context.Context, root, dir string) (*Dist, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	d := &Dist{Dir: dir, Module: filepath.Join(dir, "agentrt.wasm"), WasmExec: filepath.Join(dir, "wasm_exec.js")}
+	if err := Module(ctx, root, RuntimePkg, d.Module); err != nil {
+		return nil, err
+	}
+	src, err := WasmExec(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := copyFile(src, d.WasmExec); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"glue.js", "glue.d.ts"} {
+		p := filepath.Join(root, "js", name)
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			continue // not written yet
+		}
+		if err := copyFile(p, filepath.Join(dir, name)); err != nil {
+			return nil, err
+		}
+	}
+	if d.Size, err = SizeOf(d.Module); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
