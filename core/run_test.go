@@ -130,7 +130,9 @@ func TestRun_FailuresLeaveSessionAsSeedingLeftIt(t *testing.T) {
 			// Ensure a model error rolls the turn back.
 			name: "ErrModel", code: core.CodeModelError,
 			model: func(chan<- struct{}) core.ModelFunc {
-				return func(context.Context, *core.ModelRequest) (*core.ModelReply, error) { return nil, errors.New("upstream 500") }
+				return func(context.Context, *core.ModelRequest) (*core.ModelReply, error) {
+					return nil, errors.New("upstream 500")
+				}
 			},
 		},
 		{
