@@ -17,8 +17,10 @@ type Run struct {
 	rt   *Runtime
 	req  RunRequest
 	info historyInfo
-	id   string
-	lane *lane
+	// seedMsgs is the validated history as session messages.
+	seedMsgs []Message
+	id       string
+	lane     *lane
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc

@@ -78,6 +78,7 @@ type RunRequest struct {
 	// History is the host's prior turns. It is applied only when
 	// WithHistory is set (then a nil History is an empty history, and the
 	// seed outcome is at least "noop"); otherwise the outcome is "none".
+	// Start copies it: the caller may reuse the slice once Start returns.
 	History     []SeedMessage
 	WithHistory bool
 	// RunID names the run; empty means one is generated. It must not be
@@ -149,6 +150,11 @@ func (rt *Runtime) Start(ctx context.Context, req RunRequest) (*Run, error) {
 		}
 	}
 	r := &Run{rt: rt, req: req, info: info, done: make(chan struct{})}
+	if req.WithHistory {
+		// Converted now, so the host may reuse its slice at once.
+		r.seedMsgs = nonSystem(req.History, info.skippedSystem)
+		r.req.History = nil
+	}
 	rt.mu.Lock()
 	if rt.closed {
 		rt.mu.Unlock()

@@ -14,7 +14,7 @@ func (t *turn) seed() (SeedReport, *Error) {
 	}
 	if req.WithHistory {
 		report.Mode = SeedNoop
-		h := nonSystem(req.History, r.info.skippedSystem)
+		h := r.seedMsgs
 		var add []Message
 		replace := false
 		switch {
