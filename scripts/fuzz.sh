@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every Go fuzz target of agentrt for FUZZTIME each (default 60s).
+# New interesting inputs stay in Go's cache; copy them into the package's
+# testdata/fuzz/ to keep them as regression inputs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+time="${FUZZTIME:-60s}"
+for pkg in $(go list ./...); do
+	for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
+		echo "== $pkg $target ($time)"
+		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$time" "$pkg"
+	done
+done
