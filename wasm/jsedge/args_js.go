@@ -1,0 +1,285 @@
+//go:build js && wasm
+
+package jsedge
+
+import (
+	"syscall/js"
+	"time"
+
+	"github.com/agentrt/agentrt/core"
+)
+
+// maxSafeInteger is Number.MAX_SAFE_INTEGER: larger numbers are refused.
+const maxSafeInteger = 1<<53 - 1
+
+// argError is an invalid_argument error naming what is wrong.
+func argError(msg string) error { return core.Errorf(core.CodeInvalidArgument, msg) }
+
+// String reads a required string argument; what names it in the error.
+func String(v js.Value, what string) (string, error) {
+	if v.Type() != js.TypeString {
+		return "", argError(what + " must be a string")
+	}
+	return v.String(), nil
+}
+
+// object checks that v is a plain object, or null/undefined (ok, absent).
+func object(v js.Value, what string) (present bool, err error) {
+	switch v.Type() {
+	case js.TypeUndefined, js.TypeNull:
+		return false, nil
+	case js.TypeObject:
+		if isArray(v) {
+			return false, argError(what + " must be an object, not an Array")
+		}
+		return true, nil
+	}
+	return false, argError(what + " must be an object")
+}
+
+// optInt reads o[name]: absent (null or undefined) is 0; otherwise a
+// non-negative integer up to Number.MAX_SAFE_INTEGER.
+func optInt(o js.Value, what, name string) (int64, error) {
+	v := o.Get(name)
+	switch v.Type() {
+	case js.TypeUndefined, js.TypeNull:
+		return 0, nil
+	case js.TypeNumber:
+		f := v.Float()
+		if f >= 0 && f <= maxSafeInteger && f == float64(int64(f)) {
+			return int64(f), nil
+		}
+	}
+	return 0, argError(what + "." + name + " must be a non-negative integer")
+}
+
+// optStr reads o[name]: absent is "", otherwise a string.
+func optStr(o js.Value, what, name string) (string, error) {
+	v := o.Get(name)
+	switch v.Type() {
+	case js.TypeUndefined, js.TypeNull:
+		return "", nil
+	case js.TypeString:
+		return v.String(), nil
+	}
+	return "", argError(what + "." + name + " must be a string")
+}
+
+// Policy converts a JavaScript policy. null or undefined is the zero
+// (default) Policy.
+//
+//	| field              | accepted                          | Go                 |
+//	| ------------------ | --------------------------------- | ------------------ |
+//	| seedMode           | string (core checks the value)    | SeedMode           |
+//	| onBusy             | string (core checks the value)    | OnBusy             |
+//	| toolErrors         | string (core checks the value)    | ToolErrors         |
+//	| maxSteps           | non-negative integer              | MaxSteps           |
+//	| maxContextMessages | non-negative integer              | MaxContextMessages |
+//	| maxContextBytes    | non-negative integer              | MaxContextBytes    |
+//	| timeoutMs          | non-negative integer              | Timeout            |
+//	| allowedTools       | Array of strings (null: all tools)| AllowedTools       |
+//
+// Absent fields (null or undefined) keep their defaults. Anything else is
+// refused with invalid_argument naming the field.
+func Policy(v js.Value) (core.Policy, error) {
+	var p core.Policy
+	const what = "policy"
+	if ok, err := object(v, what); !ok {
+		return p, err
+	}
+	var err error
+	var s string
+	if s, err = optStr(v, what, FieldSeedMode); err != nil {
+		return p, err
+	}
+	p.SeedMode = core.SeedMode(s)
+	if s, err = optStr(v, what, FieldOnBusy); err != nil {
+		return p, err
+	}
+	p.OnBusy = core.BusyMode(s)
+	if s, err = optStr(v, what, FieldToolErrors); err != nil {
+		return p, err
+	}
+	p.ToolErrors = core.ToolErrorMode(s)
+	var n int64
+	if n, err = optInt(v, what, FieldMaxSteps); err != nil {
+		return p, err
+	}
+	p.MaxSteps = int(n)
+	if n, err = optInt(v, what, FieldMaxContextMessages); err != nil {
+		return p, err
+	}
+	p.MaxContextMessages = int(n)
+	if p.MaxContextBytes, err = optInt(v, what, FieldMaxContextBytes); err != nil {
+		return p, err
+	}
+	if n, err = optInt(v, what, FieldTimeoutMs); err != nil {
+		return p, err
+	}
+	if n > int64(1<<63-1)/int64(time.Millisecond) {
+		return p, argError("policy.timeoutMs is too large")
+	}
+	p.Timeout = time.Duration(n) * time.Millisecond
+	tools := v.Get(FieldAllowedTools)
+	if !nullish(tools) {
+		if !isArray(tools) {
+			return p, argError("policy.allowedTools must be an Array of strings")
+		}
+		p.AllowedTools = make([]string, tools.Length())
+		for i := range p.AllowedTools {
+			t := tools.Index(i)
+			if t.Type() != js.TypeString {
+				return p, argError("policy.allowedTools[" + itoa(i) + "] must be a string")
+			}
+			p.AllowedTools[i] = t.String()
+		}
+	}
+	return p, nil
+}
+
+// Limits converts a JavaScript limits object (maxSessions,
+// maxMessagesPerSession, maxSessionBytes, maxSeedMessages, maxSeedBytes,
+// maxMessageBytes: non-negative integers; absent or 0 means the default).
+// null or undefined is the zero Limits. Anything else is refused with
+// invalid_argument naming the field.
+func Limits(v js.Value) (core.Limits, error) {
+	var l core.Limits
+	const what = "limits"
+	if ok, err := object(v, what); !ok {
+		return l, err
+	}
+	fields := [...]struct {
+		name string
+		dst  *int64
+	}{
+		{FieldMaxSessionBytes, &l.MaxSessionBytes},
+		{FieldMaxSeedBytes, &l.MaxSeedBytes},
+		{FieldMaxMessageBytes, &l.MaxMessageBytes},
+	}
+	ints := [...]struct {
+		name string
+		dst  *int
+	}{
+		{FieldMaxSessions, &l.MaxSessions},
+		{FieldMaxMessagesPerSession, &l.MaxMessagesPerSession},
+		{FieldMaxSeedMessages, &l.MaxSeedMessages},
+	}
+	for _, f := range ints {
+		n, err := optInt(v, what, f.name)
+		if err != nil {
+			return l, err
+		}
+		*f.dst = int(n)
+	}
+	for _, f := range fields {
+		n, err := optInt(v, what, f.name)
+		if err != nil {
+			return l, err
+		}
+		*f.dst = n
+	}
+	return l, nil
+}
+
+// RunOptions are the options of one run call.
+type RunOptions struct {
+	// RunID names the run; empty means generated.
+	RunID string
+	// OnEvent is the JavaScript event handler, or undefined.
+	OnEvent js.Value
+	// Inspect asks for each model call's messages in the result.
+	Inspect bool
+}
+
+// Options converts { runId?, onEvent?, inspect? }; null or undefined is
+// no options. Wrong types are refused with invalid_argument.
+func Options(v js.Value) (RunOptions, error) {
+	o := RunOptions{OnEvent: js.Undefined()}
+	const what = "options"
+	if ok, err := object(v, what); !ok {
+		return o, err
+	}
+	var err error
+	if o.RunID, err = optStr(v, what, FieldRunID); err != nil {
+		return o, err
+	}
+	switch f := v.Get(FieldOnEvent); f.Type() {
+	case js.TypeFunction:
+		o.OnEvent = f
+	case js.TypeUndefined, js.TypeNull:
+	default:
+		return o, argError("options.onEvent must be a function")
+	}
+	switch b := v.Get(FieldInspect); b.Type() {
+	case js.TypeBoolean:
+		o.Inspect = b.Bool()
+	case js.TypeUndefined, js.TypeNull:
+	default:
+		return o, argError("options.inspect must be a boolean")
+	}
+	return o, nil
+}
+
+// Handler returns a core event handler that calls the JavaScript
+// function f with Event(ev), or nil when f is not a function. A handler
+// that throws is ignored (the run goes on).
+func Handler(f js.Value) func(core.Event) {
+	if f.Type() != js.TypeFunction {
+		return nil
+	}
+	return func(ev core.Event) {
+		defer func() { _ = recover() }()
+		f.Invoke(Event(&ev))
+	}
+}
+
+// Config converts a JavaScript runtime config:
+//
+//	{ systemPrompt?: string,
+//	  model?: "echo" | function(request) -> reply | Promise<reply>,
+//	  tools?: [{ name, description?, parameters?, call(args, ctx) }],
+//	  limits?: { ... } }
+//
+// null or undefined is the zero Config (the Echo model). An omitted,
+// null or "echo" model is core's Echo; a function becomes a Model (see
+// NewModel); tools become core.Tools (see NewTool). Wrong types are
+// refused with invalid_argument naming the field.
+func Config(v js.Value) (core.Config, error) {
+	var cfg core.Config
+	const what = "config"
+	if ok, err := object(v, what); !ok {
+		return cfg, err
+	}
+	var err error
+	if cfg.SystemPrompt, err = optStr(v, what, FieldSystemPrompt); err != nil {
+		return cfg, err
+	}
+	switch m := v.Get(FieldModel); m.Type() {
+	case js.TypeUndefined, js.TypeNull:
+	case js.TypeString:
+		if m.String() != ModelEcho {
+			return cfg, argError("config.model must be \"echo\" or a function")
+		}
+	case js.TypeFunction:
+		cfg.Model = NewModel(m)
+	default:
+		return cfg, argError("config.model must be \"echo\" or a function")
+	}
+	if cfg.Limits, err = Limits(v.Get(FieldLimits)); err != nil {
+		return cfg, err
+	}
+	tools := v.Get(FieldTools)
+	if nullish(tools) {
+		return cfg, nil
+	}
+	if !isArray(tools) {
+		return cfg, argError("config.tools must be an Array")
+	}
+	cfg.Tools = make([]core.Tool, tools.Length())
+	for i := range cfg.Tools {
+		if cfg.Tools[i], err = NewTool(tools.Index(i), "config.tools["+itoa(i)+"]"); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}

@@ -1,0 +1,197 @@
+//go:build js && wasm
+
+package jsedge
+
+import (
+	"syscall/js"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/wasm/packed"
+)
+
+// History converts a host history to core seed messages. v is either an
+// Array of message objects or a Uint8Array in the packed format
+// (docs/packed-history.md), decoded with one copy and no per-message
+// JavaScript call.
+//
+// JavaScript to Go, for each message of an Array:
+//
+//	| field                      | accepted                   | otherwise         |
+//	| -------------------------- | -------------------------- | ----------------- |
+//	| (the message)              | object                     | invalid_history   |
+//	| role                       | string (core checks it)    | invalid_history   |
+//	| content                    | string; null or undefined  | invalid_history   |
+//	|                            | set ContentMissing         |                   |
+//	| tool_call_id / toolCallId  | string, null, undefined    | invalid_history   |
+//	| tool_calls / toolCalls     | Array, null, undefined     | invalid_history   |
+//	| id                         | string, null, undefined    | invalid_history   |
+//	| tool call                  | object                     | invalid_history   |
+//	| tool call id, name         | string, null, undefined    | invalid_history   |
+//	| tool call arguments        | string; object or Array is | invalid_history   |
+//	|                            | JSON.stringify'd; null or  |                   |
+//	|                            | undefined is ""            |                   |
+//
+// The snake_case spelling wins when a message carries both spellings.
+// Each error names the message's index in v. An Array longer than
+// maxMessages (zero: the default limit) is refused with limit_exceeded
+// before any message is read. Anything but an Array or a Uint8Array is
+// refused with invalid_argument.
+func History(v js.Value, maxMessages int) ([]core.SeedMessage, error) {
+	if maxMessages <= 0 {
+		maxMessages = core.DefaultLimits.MaxSeedMessages
+	}
+	if v.Type() == js.TypeObject && v.InstanceOf(jsUint8Array) {
+		buf := make([]byte, v.Length())
+		js.CopyBytesToGo(buf, v)
+		return packed.Decode(buf, maxMessages)
+	}
+	if !isArray(v) {
+		return nil, core.Errorf(core.CodeInvalidArgument, "history must be an Array of messages or a packed Uint8Array")
+	}
+	n := v.Length()
+	if n > maxMessages {
+		return nil, core.IndexError(core.CodeLimitExceeded, maxMessages,
+			"history has "+itoa(n)+" messages, more than maxSeedMessages ("+itoa(maxMessages)+")")
+	}
+	out := make([]core.SeedMessage, n)
+	for i := range out {
+		if err := seedMessage(v.Index(i), i, &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func isArray(v js.Value) bool {
+	return v.Type() == js.TypeObject && jsArray.Call(MethodIsArray, v).Bool()
+}
+
+func seedMessage(v js.Value, i int, m *core.SeedMessage) error {
+	if v.Type() != js.TypeObject {
+		return core.IndexError(core.CodeInvalidHistory, i, "message must be an object")
+	}
+	role := v.Get(FieldRole)
+	if role.Type() != js.TypeString {
+		return core.IndexError(core.CodeInvalidHistory, i, "role must be a string")
+	}
+	m.Role = core.Role(role.String())
+	switch c := v.Get(FieldContent); c.Type() {
+	case js.TypeString:
+		m.Content = c.String()
+	case js.TypeNull, js.TypeUndefined:
+		m.ContentMissing = true
+	default:
+		return core.IndexError(core.CodeInvalidHistory, i, "content must be a string or null")
+	}
+	var ok bool
+	if m.ToolCallID, ok = optString(v, FieldToolCallID, FieldToolCallIDCamel); !ok {
+		return core.IndexError(core.CodeInvalidHistory, i, "tool_call_id must be a string")
+	}
+	if m.ID, ok = optString(v, FieldID, ""); !ok {
+		return core.IndexError(core.CodeInvalidHistory, i, "id must be a string")
+	}
+	calls := v.Get(FieldToolCalls)
+	if nullish(calls) {
+		calls = v.Get(FieldToolCallsCamel)
+	}
+	if nullish(calls) {
+		return nil
+	}
+	if !isArray(calls) {
+		return core.IndexError(core.CodeInvalidHistory, i, "tool_calls must be an Array")
+	}
+	m.ToolCalls = make([]core.ToolCall, calls.Length())
+	for j := range m.ToolCalls {
+		if err := toolCall(calls.Index(j), &m.ToolCalls[j]); err != "" {
+			return core.IndexError(core.CodeInvalidHistory, i, "tool_calls["+itoa(j)+"]: "+err)
+		}
+	}
+	return nil
+}
+
+// toolCall reads one tool call; it returns what is wrong, or "".
+func toolCall(v js.Value, c *core.ToolCall) string {
+	if v.Type() != js.TypeObject {
+		return "tool call must be an object"
+	}
+	var ok bool
+	if c.ID, ok = optString(v, FieldID, ""); !ok {
+		return "id must be a string"
+	}
+	if c.Name, ok = optString(v, FieldName, ""); !ok {
+		return "name must be a string"
+	}
+	switch a := v.Get(FieldArguments); a.Type() {
+	case js.TypeString:
+		c.Arguments = a.String()
+	case js.TypeNull, js.TypeUndefined:
+	case js.TypeObject:
+		s, err := stringify(a)
+		if err != nil {
+			return "arguments cannot be converted to JSON"
+		}
+		c.Arguments = s
+	default:
+		return "arguments must be a JSON string or an object"
+	}
+	return ""
+}
+
+// optString reads v[name] (or v[alt] when v[name] is null or undefined):
+// a string, or "" for null and undefined; ok is false for any other type.
+func optString(v js.Value, name, alt string) (string, bool) {
+	f := v.Get(name)
+	if alt != "" && nullish(f) {
+		f = v.Get(alt)
+	}
+	switch f.Type() {
+	case js.TypeString:
+		return f.String(), true
+	case js.TypeNull, js.TypeUndefined:
+		return "", true
+	}
+	return "", false
+}
+
+func nullish(v js.Value) bool {
+	t := v.Type()
+	return t == js.TypeUndefined || t == js.TypeNull
+}
+
+// stringify returns JSON.stringify(v), or an error if it throws or gives
+// undefined.
+func stringify(v js.Value) (s string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = core.Errorf(core.CodeInvalidArgument, panicText(p))
+		}
+	}()
+	r := jsJSON.Call(MethodStringify, v)
+	if r.Type() != js.TypeString {
+		return "", core.Errorf(core.CodeInvalidArgument, "value has no JSON form")
+	}
+	return r.String(), nil
+}
+
+// itoa formats n without strconv.
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

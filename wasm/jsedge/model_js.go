@@ -1,0 +1,156 @@
+//go:build js && wasm
+
+package jsedge
+
+import (
+	"context"
+	"errors"
+	"syscall/js"
+
+	"github.com/agentrt/agentrt/core"
+)
+
+// Model is a core.Model backed by a JavaScript function. Create it with
+// NewModel.
+type Model struct {
+	fn js.Value
+}
+
+var _ core.Model = (*Model)(nil)
+
+// NewModel returns a Model that calls fn(request) for each model call.
+//
+// request is { runId, sessionId, system, messages, tools, step,
+// delta(text) }: messages in the session shape (see Message), tools as
+// { name, description, parameters } with parameters parsed from its JSON
+// text (undefined when the tool has none). delta(text) streams text as a
+// model.delta event; calls after the model has answered are ignored.
+//
+// fn returns a reply or a Promise of one. A reply is { content,
+// toolCalls? } (tool_calls accepted too), each call { id?, name,
+// arguments } with arguments a JSON text or an object (stringified; absent
+// is "{}"); a bare string is taken as the content.
+//
+// # Notes
+//
+//   - A throw, a rejection or a malformed reply fails that run only, with
+//     model_error.
+//   - Complete waits for a Promise without blocking the event loop: it
+//     parks its goroutine until a then/catch handler answers.
+//   - delta's js.Func lives for one model call and is then released; a
+//     late call logs "call to released function" on the console.
+func NewModel(fn js.Value) *Model { return &Model{fn: fn} }
+
+// Complete implements core.Model.
+func (m *Model) Complete(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+	var done bool
+	delta := Func(nil, func(_ js.Value, args []js.Value) any {
+		if t := arg(args, 0); !done && t.Type() == js.TypeString {
+			req.Delta(t.String())
+		}
+		return nil
+	})
+	defer delta.Release()
+	defer func() { done = true }()
+
+	r := newObject()
+	r.Set(FieldRunID, req.RunID)
+	r.Set(FieldSessionID, req.SessionID)
+	r.Set(FieldSystem, req.System)
+	r.Set(FieldMessages, Messages(req.Messages))
+	r.Set(FieldTools, toolSpecs(req.Tools))
+	r.Set(FieldStep, req.Step)
+	r.Set(FieldDelta, delta)
+
+	v, err := invoke(m.fn, r)
+	if err != nil {
+		return nil, core.Errorf(core.CodeModelError, "model threw: "+err.Error())
+	}
+	if v, err = Await(ctx, v, core.CodeModelError); err != nil {
+		if e, ok := err.(*core.Error); ok {
+			e.Message = "model rejected: " + e.Message
+		}
+		return nil, err
+	}
+	return reply(v)
+}
+
+// invoke calls fn(args...), returning a thrown exception as an error.
+func invoke(fn js.Value, args ...any) (v js.Value, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = js.Undefined(), errors.New(panicText(p))
+		}
+	}()
+	return fn.Invoke(args...), nil
+}
+
+func toolSpecs(specs []core.ToolSpec) js.Value {
+	a := jsArray.New(len(specs))
+	for i := range specs {
+		s := &specs[i]
+		o := newObject()
+		o.Set(FieldName, s.Name)
+		o.Set(FieldDescription, s.Description)
+		if s.Parameters != "" {
+			if p, err := parse(s.Parameters); err == nil {
+				o.Set(FieldParameters, p)
+			}
+		}
+		a.SetIndex(i, o)
+	}
+	return a
+}
+
+// parse returns JSON.parse(s), or an error if it throws.
+func parse(s string) (v js.Value, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = js.Undefined(), core.Errorf(core.CodeInvalidArgument, panicText(p))
+		}
+	}()
+	return jsJSON.Call(MethodParse, s), nil
+}
+
+func modelError(msg string) error { return core.Errorf(core.CodeModelError, msg) }
+
+// reply converts what a model function answered.
+func reply(v js.Value) (*core.ModelReply, error) {
+	switch v.Type() {
+	case js.TypeString:
+		return &core.ModelReply{Content: v.String()}, nil
+	case js.TypeObject:
+	default:
+		return nil, modelError("the model must answer an object { content, toolCalls? } or a string")
+	}
+	var r core.ModelReply
+	switch c := v.Get(FieldContent); c.Type() {
+	case js.TypeString:
+		r.Content = c.String()
+	case js.TypeUndefined, js.TypeNull:
+	default:
+		return nil, modelError("reply.content must be a string")
+	}
+	calls := v.Get(FieldToolCallsCamel)
+	if nullish(calls) {
+		calls = v.Get(FieldToolCalls)
+	}
+	if nullish(calls) {
+		return &r, nil
+	}
+	if !isArray(calls) {
+		return nil, modelError("reply.toolCalls must be an Array")
+	}
+	r.ToolCalls = make([]core.ToolCall, calls.Length())
+	for i := range r.ToolCalls {
+		c := &r.ToolCalls[i]
+		cv := calls.Index(i)
+		if msg := toolCall(cv, c); msg != "" {
+			return nil, modelError("reply.toolCalls[" + itoa(i) + "]: " + msg)
+		}
+		if nullish(cv.Get(FieldArguments)) {
+			c.Arguments = "{}"
+		}
+	}
+	return &r, nil
+}

@@ -1,0 +1,161 @@
+// Package jsedge converts between JavaScript values and agentrt's core
+// types at the edge of a GOOS=js module: host histories (arrays of
+// message objects, or packed Uint8Arrays), policies, limits and configs
+// in; results, events, sessions and errors out; JavaScript model and tool
+// functions as core.Model and core.Tool; and Promises for everything
+// asynchronous.
+//
+//	cfg, err := jsedge.Config(args[0])          // JS config -> core.Config
+//	rt, _ := core.New(cfg)
+//	return jsedge.Async(func() (js.Value, error) {
+//		r, err := rt.Start(ctx, req)
+//		...
+//		return jsedge.Result(res), nil
+//	})
+//
+// Wrong JavaScript types are refused with the same typed errors as core:
+// invalid_history with the index of the message for histories,
+// invalid_argument naming the field for everything else. Errors reach
+// JavaScript as real Error objects with code, message and (when one
+// message is at fault) index.
+//
+// The conversion code builds only for GOOS=js GOARCH=wasm. On other
+// platforms the package holds only the names below and ErrNotJS.
+//
+// The API is unstable until version 1.0.
+package jsedge
+
+// Every name that crosses the Go/JavaScript line. Keep in sync with
+// shared DESIGN section 4, js/glue.js and js/glue.d.ts.
+
+// JavaScript globals the edge uses.
+const (
+	GlobalObject     = "Object"
+	GlobalArray      = "Array"
+	GlobalUint8Array = "Uint8Array"
+	GlobalPromise    = "Promise"
+	GlobalError      = "Error"
+	GlobalJSON       = "JSON"
+	GlobalString     = "String"
+)
+
+// JavaScript methods the edge calls.
+const (
+	MethodIsArray   = "isArray"   // Array.isArray
+	MethodParse     = "parse"     // JSON.parse
+	MethodStringify = "stringify" // JSON.stringify
+	MethodThen      = "then"      // Promise.prototype.then
+)
+
+// Message fields, and the camelCase spellings also accepted in histories.
+const (
+	FieldRole            = "role"
+	FieldContent         = "content"
+	FieldToolCallID      = "tool_call_id"
+	FieldToolCallIDCamel = "toolCallId"
+	FieldToolCalls       = "tool_calls"
+	FieldToolCallsCamel  = "toolCalls"
+	FieldID              = "id"
+	FieldName            = "name"
+	FieldArguments       = "arguments"
+)
+
+// Config, tool and limits fields.
+const (
+	FieldSystemPrompt          = "systemPrompt"
+	FieldModel                 = "model"
+	FieldTools                 = "tools"
+	FieldLimits                = "limits"
+	FieldDescription           = "description"
+	FieldParameters            = "parameters"
+	FieldCall                  = "call"
+	FieldMaxSessions           = "maxSessions"
+	FieldMaxMessagesPerSession = "maxMessagesPerSession"
+	FieldMaxSessionBytes       = "maxSessionBytes"
+	FieldMaxSeedMessages       = "maxSeedMessages"
+	FieldMaxSeedBytes          = "maxSeedBytes"
+	FieldMaxMessageBytes       = "maxMessageBytes"
+	// ModelEcho selects the built-in model (as does an omitted model).
+	ModelEcho = "echo"
+)
+
+// Policy fields.
+const (
+	FieldSeedMode           = "seedMode"
+	FieldOnBusy             = "onBusy"
+	FieldMaxSteps           = "maxSteps"
+	FieldMaxContextMessages = "maxContextMessages"
+	FieldMaxContextBytes    = "maxContextBytes"
+	FieldAllowedTools       = "allowedTools"
+	FieldToolErrors         = "toolErrors"
+	FieldTimeoutMs          = "timeoutMs"
+)
+
+// Run options, model request and tool context fields.
+const (
+	FieldRunID         = "runId"
+	FieldSessionID     = "sessionId"
+	FieldOnEvent       = "onEvent"
+	FieldInspect       = "inspect"
+	FieldSystem        = "system"
+	FieldMessages      = "messages"
+	FieldDelta         = "delta"
+	FieldStep          = "step"
+	FieldCtxToolCallID = "toolCallId" // ctx.toolCallId of a tool call
+)
+
+// Result, seed report, model call, event, session and error fields.
+const (
+	FieldStatus        = "status"
+	FieldReply         = "reply"
+	FieldAppended      = "appended"
+	FieldSeed          = "seed"
+	FieldMode          = "mode"
+	FieldSeeded        = "seeded"
+	FieldSkippedSystem = "skippedSystem"
+	FieldMessageCount  = "messageCount"
+	FieldModelCalls    = "modelCalls"
+	FieldType          = "type"
+	FieldSeq           = "seq"
+	FieldMessage       = "message"
+	FieldToolCall      = "toolCall"
+	FieldResult        = "result"
+	FieldError         = "error"
+	FieldCode          = "code"
+	FieldIndex         = "index"
+	FieldLength        = "length"
+)
+
+// Stats fields.
+const (
+	FieldSessions      = "sessions"
+	FieldMessagesCount = "messages"
+	FieldBytes         = "bytes"
+	FieldActiveRuns    = "activeRuns"
+	FieldEvictions     = "evictions"
+	FieldRunsCompleted = "runsCompleted"
+	FieldRunsFailed    = "runsFailed"
+	FieldRunsCancelled = "runsCancelled"
+)
+
+// The object a module publishes, and the Runtime's methods.
+const (
+	// DefaultGlobal is the global name when AGENTRT_GLOBAL is unset.
+	DefaultGlobal = "agentrt"
+	// EnvGlobal names the environment variable that overrides it.
+	EnvGlobal = "AGENTRT_GLOBAL"
+
+	ExportVersion       = "version"
+	ExportCreateRuntime = "createRuntime"
+
+	MethodStartRun                     = "startRun"
+	MethodStartRunWithPolicy           = "startRunWithPolicy"
+	MethodStartRunWithHistory          = "startRunWithHistory"
+	MethodStartRunWithPolicyAndHistory = "startRunWithPolicyAndHistory"
+	MethodCancelRun                    = "cancelRun"
+	MethodGetSession                   = "getSession"
+	MethodDeleteSession                = "deleteSession"
+	MethodListSessions                 = "listSessions"
+	MethodStats                        = "stats"
+	MethodClose                        = "close"
+)

@@ -1,0 +1,209 @@
+//go:build js && wasm
+
+package jsedge
+
+import (
+	"syscall/js"
+
+	"github.com/agentrt/agentrt/core"
+)
+
+// Globals, read once at start-up.
+var (
+	jsObject     = js.Global().Get(GlobalObject)
+	jsArray      = js.Global().Get(GlobalArray)
+	jsUint8Array = js.Global().Get(GlobalUint8Array)
+	jsPromise    = js.Global().Get(GlobalPromise)
+	jsError      = js.Global().Get(GlobalError)
+	jsJSON       = js.Global().Get(GlobalJSON)
+	jsString     = js.Global().Get(GlobalString)
+)
+
+// ErrNotJS is nil on GOOS=js: the edge is available.
+var ErrNotJS error
+
+// Go to JavaScript, as this package converts it:
+//
+//	| Go                 | JavaScript                                          |
+//	| ------------------ | --------------------------------------------------- |
+//	| core.Message       | { role, content, tool_call_id?, tool_calls?, id? }  |
+//	| core.ToolCall      | { id, name, arguments }  (arguments: JSON text)     |
+//	| core.SeedReport    | { mode, seeded, skippedSystem }                     |
+//	| core.ModelCall     | { step, messageCount, messages? }                   |
+//	| *core.Result       | { runId, sessionId, status, reply, appended, seed,  |
+//	|                    |   messageCount, modelCalls }                        |
+//	| core.Event         | { type, runId, sessionId, seq, ... }  (see Event)   |
+//	| error              | Error with code, message and index? (see Error)     |
+//	| core.Session       | { id, messageCount, messages }                      |
+//	| core.Stats         | { sessions, messages, bytes, activeRuns, evictions, |
+//	|                    |   runsCompleted, runsFailed, runsCancelled }        |
+//
+// Optional fields are left out (undefined), never set to null or "".
+
+func newObject() js.Value { return jsObject.New() }
+
+// Message returns m as a JavaScript object in the session shape.
+func Message(m *core.Message) js.Value {
+	o := newObject()
+	o.Set(FieldRole, string(m.Role))
+	o.Set(FieldContent, m.Content)
+	if m.ToolCallID != "" {
+		o.Set(FieldToolCallID, m.ToolCallID)
+	}
+	if len(m.ToolCalls) > 0 {
+		calls := jsArray.New(len(m.ToolCalls))
+		for i := range m.ToolCalls {
+			calls.SetIndex(i, ToolCall(&m.ToolCalls[i]))
+		}
+		o.Set(FieldToolCalls, calls)
+	}
+	if m.ID != "" {
+		o.Set(FieldID, m.ID)
+	}
+	return o
+}
+
+// Messages returns msgs as a JavaScript array of Message objects.
+func Messages(msgs []core.Message) js.Value {
+	a := jsArray.New(len(msgs))
+	for i := range msgs {
+		a.SetIndex(i, Message(&msgs[i]))
+	}
+	return a
+}
+
+// ToolCall returns c as { id, name, arguments }.
+func ToolCall(c *core.ToolCall) js.Value {
+	o := newObject()
+	o.Set(FieldID, c.ID)
+	o.Set(FieldName, c.Name)
+	o.Set(FieldArguments, c.Arguments)
+	return o
+}
+
+// Seed returns r as { mode, seeded, skippedSystem }.
+func Seed(r *core.SeedReport) js.Value {
+	o := newObject()
+	o.Set(FieldMode, string(r.Mode))
+	o.Set(FieldSeeded, r.Seeded)
+	o.Set(FieldSkippedSystem, r.SkippedSystem)
+	return o
+}
+
+// Result returns r as a JavaScript Result (DESIGN section 4), with
+// modelCalls always present and each call's messages only when the run
+// asked for inspection. A nil r is null.
+func Result(r *core.Result) js.Value {
+	if r == nil {
+		return js.Null()
+	}
+	o := newObject()
+	o.Set(FieldRunID, r.RunID)
+	o.Set(FieldSessionID, r.SessionID)
+	o.Set(FieldStatus, r.Status)
+	o.Set(FieldReply, Message(&r.Reply))
+	o.Set(FieldAppended, Messages(r.Appended))
+	o.Set(FieldSeed, Seed(&r.Seed))
+	o.Set(FieldMessageCount, r.MessageCount)
+	calls := jsArray.New(len(r.ModelCalls))
+	for i := range r.ModelCalls {
+		c := &r.ModelCalls[i]
+		co := newObject()
+		co.Set(FieldStep, c.Step)
+		co.Set(FieldMessageCount, c.MessageCount)
+		if c.Messages != nil {
+			co.Set(FieldMessages, Messages(c.Messages))
+		}
+		calls.SetIndex(i, co)
+	}
+	o.Set(FieldModelCalls, calls)
+	return o
+}
+
+// Event returns ev as { type, runId, sessionId, seq, ... } with the fields
+// of its type:
+//
+//	session.seeded    seed
+//	message.appended  message
+//	model.delta       delta, step
+//	tool.started      toolCall
+//	tool.finished     toolCall, message (the result), error (if it failed)
+//	run.completed     result
+//	run.failed        error
+//	run.cancelled     error
+func Event(ev *core.Event) js.Value {
+	o := newObject()
+	o.Set(FieldType, string(ev.Type))
+	o.Set(FieldRunID, ev.RunID)
+	o.Set(FieldSessionID, ev.SessionID)
+	o.Set(FieldSeq, ev.Seq)
+	if ev.Seed != nil {
+		o.Set(FieldSeed, Seed(ev.Seed))
+	}
+	if ev.Type == core.EventModelDelta {
+		o.Set(FieldDelta, ev.Delta)
+		o.Set(FieldStep, ev.Step)
+	}
+	if ev.ToolCall != nil {
+		o.Set(FieldToolCall, ToolCall(ev.ToolCall))
+	}
+	if ev.Message != nil {
+		o.Set(FieldMessage, Message(ev.Message))
+	}
+	if ev.Result != nil {
+		o.Set(FieldResult, Result(ev.Result))
+	}
+	if ev.Err != nil {
+		o.Set(FieldError, Error(ev.Err))
+	}
+	return o
+}
+
+// Error returns err as a JavaScript Error whose message is the error's
+// message, with code (core.ErrorCode: anything that is not a *core.Error
+// is "internal") and index when one message is at fault. A nil err is
+// undefined.
+func Error(err error) js.Value {
+	if err == nil {
+		return js.Undefined()
+	}
+	e := core.AsError(err)
+	o := jsError.New(e.Message)
+	o.Set(FieldCode, string(e.Code))
+	if e.Index >= 0 {
+		o.Set(FieldIndex, e.Index)
+	}
+	return o
+}
+
+// Session returns s as { id, messageCount, messages }.
+func Session(s *core.Session) js.Value {
+	o := newObject()
+	o.Set(FieldID, s.ID)
+	o.Set(FieldMessageCount, len(s.Messages))
+	o.Set(FieldMessages, Messages(s.Messages))
+	return o
+}
+
+// Stats returns s as a plain object of counters.
+func Stats(s *core.Stats) js.Value {
+	o := newObject()
+	o.Set(FieldSessions, s.Sessions)
+	o.Set(FieldMessagesCount, s.Messages)
+	o.Set(FieldBytes, float64(s.Bytes))
+	o.Set(FieldActiveRuns, s.ActiveRuns)
+	o.Set(FieldEvictions, s.Evictions)
+	o.Set(FieldRunsCompleted, s.RunsCompleted)
+	o.Set(FieldRunsFailed, s.RunsFailed)
+	o.Set(FieldRunsCancelled, s.RunsCancelled)
+	return o
+}
+
+// Strings returns ss as a JavaScript array of strings.
+func Strings(ss []string) js.Value {
+	a := jsArray.New(len(ss))
+	for i, s := range ss {
+		a.SetIndex(i, s)
+	}
+	return a
+}

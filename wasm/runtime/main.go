@@ -1,0 +1,170 @@
+//go:build js && wasm
+
+// Command runtime is the agentrt WebAssembly module every JavaScript host
+// loads (GOOS=js GOARCH=wasm). On start it publishes one object at
+// globalThis[AGENTRT_GLOBAL || "agentrt"]:
+//
+//	{ version, createRuntime(config) -> Runtime }
+//
+// and then waits for calls. See DESIGN section 4 and docs/ for the
+// contract; package jsedge holds the conversions.
+//
+// Build it with `go run ./cmd/agentrt build` (or `make build`), which
+// writes dist/agentrt.wasm and the wasm_exec.js that runs it.
+package main
+
+import (
+	"context"
+	"syscall"
+	"syscall/js"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/wasm/jsedge"
+)
+
+// version is the module's version, published as the global's version.
+const version = "0.1.0"
+
+func main() {
+	name, ok := syscall.Getenv(jsedge.EnvGlobal)
+	if !ok || name == "" {
+		name = jsedge.DefaultGlobal
+	}
+	api := js.Global().Get(jsedge.GlobalObject).New()
+	api.Set(jsedge.ExportVersion, version)
+	api.Set(jsedge.ExportCreateRuntime, jsedge.Func(js.Null(), createRuntime))
+	js.Global().Set(name, api)
+	select {}
+}
+
+// createRuntime(config) returns a Runtime object. Go cannot throw into
+// JavaScript, so a refused config makes it return the Error (with code
+// invalid_argument) instead; callers check `instanceof Error`.
+func createRuntime(_ js.Value, args []js.Value) any {
+	cfg, err := jsedge.Config(arg(args, 0))
+	if err != nil {
+		return jsedge.Error(err)
+	}
+	rt, err := core.New(cfg)
+	if err != nil {
+		return jsedge.Error(err)
+	}
+	return newRuntime(rt, cfg.Limits.MaxSeedMessages)
+}
+
+func arg(args []js.Value, i int) js.Value {
+	if i < len(args) {
+		return args[i]
+	}
+	return js.Undefined()
+}
+
+// Argument layouts of the four ADR entry points: where the policy, the
+// history and the options are (-1: absent).
+type layout struct{ policy, history, options int }
+
+var (
+	layoutRun                  = layout{-1, -1, 2}
+	layoutRunWithPolicy        = layout{2, -1, 3}
+	layoutRunWithHistory       = layout{-1, 2, 3}
+	layoutRunWithPolicyHistory = layout{2, 3, 4}
+)
+
+// newRuntime returns the JavaScript Runtime object over rt. Every method
+// recovers from panics; the run methods answer through Promises.
+// maxSeed is the configured maxSeedMessages (0: the default), checked
+// before a history is read.
+func newRuntime(rt *core.Runtime, maxSeed int) js.Value {
+	o := js.Global().Get(jsedge.GlobalObject).New()
+	start := func(l layout) js.Func {
+		return jsedge.Func(js.Null(), func(_ js.Value, args []js.Value) any {
+			return startRun(rt, maxSeed, l, args)
+		})
+	}
+	o.Set(jsedge.MethodStartRun, start(layoutRun))
+	o.Set(jsedge.MethodStartRunWithPolicy, start(layoutRunWithPolicy))
+	o.Set(jsedge.MethodStartRunWithHistory, start(layoutRunWithHistory))
+	o.Set(jsedge.MethodStartRunWithPolicyAndHistory, start(layoutRunWithPolicyHistory))
+	o.Set(jsedge.MethodCancelRun, jsedge.Func(false, func(_ js.Value, args []js.Value) any {
+		id := arg(args, 0)
+		return id.Type() == js.TypeString && rt.CancelRun(id.String())
+	}))
+	o.Set(jsedge.MethodGetSession, jsedge.Func(js.Null(), func(_ js.Value, args []js.Value) any {
+		id := arg(args, 0)
+		if id.Type() != js.TypeString {
+			return js.Null()
+		}
+		s, ok := rt.Session(id.String())
+		if !ok {
+			return js.Null()
+		}
+		return jsedge.Session(&s)
+	}))
+	o.Set(jsedge.MethodDeleteSession, jsedge.Func(false, func(_ js.Value, args []js.Value) any {
+		id := arg(args, 0)
+		return id.Type() == js.TypeString && rt.DeleteSession(id.String())
+	}))
+	o.Set(jsedge.MethodListSessions, jsedge.Func(js.Null(), func(js.Value, []js.Value) any {
+		return jsedge.Strings(rt.ListSessions())
+	}))
+	o.Set(jsedge.MethodStats, jsedge.Func(js.Null(), func(js.Value, []js.Value) any {
+		s := rt.Stats()
+		return jsedge.Stats(&s)
+	}))
+	o.Set(jsedge.MethodClose, jsedge.Func(nil, func(js.Value, []js.Value) any {
+		rt.Close()
+		return nil
+	}))
+	return o
+}
+
+// startRun converts the arguments at once (so that later changes to the
+// caller's objects do not matter), starts the run, and returns a Promise
+// of its Result. Every refusal rejects the Promise; nothing throws.
+func startRun(rt *core.Runtime, maxSeed int, l layout, args []js.Value) js.Value {
+	req, err := request(maxSeed, l, args)
+	if err != nil {
+		return jsedge.Rejected(err)
+	}
+	return jsedge.Async(func() (js.Value, error) {
+		ctx := context.Background()
+		r, err := rt.Start(ctx, req)
+		if err != nil {
+			return js.Undefined(), err
+		}
+		res, err := r.Wait(ctx)
+		if err != nil {
+			return js.Undefined(), err
+		}
+		return jsedge.Result(res), nil
+	})
+}
+
+func request(maxSeed int, l layout, args []js.Value) (core.RunRequest, error) {
+	var req core.RunRequest
+	var err error
+	if req.SessionID, err = jsedge.String(arg(args, 0), "sessionId"); err != nil {
+		return req, err
+	}
+	if req.Input, err = jsedge.String(arg(args, 1), "input"); err != nil {
+		return req, err
+	}
+	if l.policy >= 0 {
+		if req.Policy, err = jsedge.Policy(arg(args, l.policy)); err != nil {
+			return req, err
+		}
+	}
+	opts, err := jsedge.Options(arg(args, l.options))
+	if err != nil {
+		return req, err
+	}
+	req.RunID, req.Inspect = opts.RunID, opts.Inspect
+	req.OnEvent = jsedge.Handler(opts.OnEvent)
+	if l.history >= 0 {
+		req.WithHistory = true
+		if req.History, err = jsedge.History(arg(args, l.history), maxSeed); err != nil {
+			return req, err
+		}
+	}
+	return req, nil
+}
