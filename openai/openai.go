@@ -1,0 +1,326 @@
+// Package openai is a core.Model for OpenAI-compatible chat completion
+// endpoints (POST {BaseURL}/chat/completions): OpenAI itself and the many
+// servers that speak the same protocol.
+//
+//	m := &openai.Model{BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", Key: key}
+//	rt, _ := core.New(core.Config{Model: m})
+//
+// The request carries the system prompt first, then the session's
+// messages; tools are sent as function tools, and tool calls are mapped
+// both ways. With Stream set the reply is read as Server-Sent Events and
+// each text delta is reported through ModelRequest.Delta.
+//
+// Every failure (a non-2xx answer, an unreadable body, a network error)
+// is a *core.Error with CodeModelError and a short message that never
+// contains the key. The API is unstable until version 1.0.
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/agentrt/agentrt/core"
+)
+
+// DefaultMaxResponseBytes bounds an upstream answer when
+// Model.MaxResponseBytes is zero.
+const DefaultMaxResponseBytes = 8 << 20
+
+// Model calls an OpenAI-compatible chat completions endpoint. Its fields
+// must not change while runs use it; it is safe for concurrent use.
+type Model struct {
+	// BaseURL is the API root, e.g. "https://api.openai.com/v1"; the
+	// request goes to BaseURL + "/chat/completions".
+	BaseURL string
+	// Model is the model name sent upstream.
+	Model string
+	// Key is sent as "Authorization: Bearer <Key>"; empty sends none.
+	Key string
+	// Client makes the requests; nil means http.DefaultClient. The worker
+	// passes one whose transport is the Workers fetch.
+	Client *http.Client
+	// Stream asks for a streamed answer (stream: true).
+	Stream bool
+	// MaxResponseBytes bounds the answer; 0 means DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+}
+
+var _ core.Model = (*Model)(nil)
+
+type chatMessage struct {
+	Role       string         `json:"role"`
+	Content    *string        `json:"content"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+}
+
+type chatToolCall struct {
+	Index    *int         `json:"index,omitempty"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function chatFunction `json:"function"`
+}
+
+type chatFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+type chatTool struct {
+	Type     string       `json:"type"`
+	Function chatToolSpec `json:"function"`
+}
+
+type chatToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+type chatRequest struct {
+	Model    string        `json:"model"`
+	Messages []chatMessage `json:"messages"`
+	Tools    []chatTool    `json:"tools,omitempty"`
+	Stream   bool          `json:"stream,omitempty"`
+}
+
+type chatResponse struct {
+	Choices []struct {
+		Message chatMessage `json:"message"`
+		Delta   chatMessage `json:"delta"`
+	} `json:"choices"`
+}
+
+type errorResponse struct {
+	Error struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func modelError(msg string) *core.Error { return core.Errorf(core.CodeModelError, msg) }
+
+// BuildRequest returns the JSON body Complete sends for req.
+func (m *Model) BuildRequest(req *core.ModelRequest) ([]byte, error) {
+	body := chatRequest{Model: m.Model, Stream: m.Stream}
+	body.Messages = make([]chatMessage, 0, len(req.Messages)+1)
+	if req.System != "" {
+		s := req.System
+		body.Messages = append(body.Messages, chatMessage{Role: "system", Content: &s})
+	}
+	for i := range req.Messages {
+		msg := &req.Messages[i]
+		c := msg.Content
+		cm := chatMessage{Role: string(msg.Role), Content: &c, ToolCallID: msg.ToolCallID}
+		if len(msg.ToolCalls) > 0 {
+			if c == "" {
+				cm.Content = nil
+			}
+			cm.ToolCalls = make([]chatToolCall, len(msg.ToolCalls))
+			for j, tc := range msg.ToolCalls {
+				cm.ToolCalls[j] = chatToolCall{ID: tc.ID, Type: "function", Function: chatFunction{Name: tc.Name, Arguments: tc.Arguments}}
+			}
+		}
+		body.Messages = append(body.Messages, cm)
+	}
+	for _, t := range req.Tools {
+		params := json.RawMessage(t.Parameters)
+		if strings.TrimSpace(t.Parameters) == "" {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		} else if !json.Valid(params) {
+			return nil, modelError("tool " + strconv.Quote(t.Name) + " has parameters that are not valid JSON")
+		}
+		body.Tools = append(body.Tools, chatTool{Type: "function", Function: chatToolSpec{Name: t.Name, Description: t.Description, Parameters: params}})
+	}
+	return json.Marshal(body)
+}
+
+// Complete implements core.Model. It returns ctx's error when ctx ends
+// first, and a CodeModelError *core.Error for every upstream failure.
+func (m *Model) Complete(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+	body, err := m.BuildRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(m.BaseURL, "/")+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return nil, modelError("the model's base URL is not valid")
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if m.Stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
+	if m.Key != "" {
+		hreq.Header.Set("Authorization", "Bearer "+m.Key)
+	}
+	client := m.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	res, err := client.Do(hreq)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, modelError("the model request failed: " + m.redact(networkReason(err)))
+	}
+	defer res.Body.Close()
+	limit := m.MaxResponseBytes
+	if limit <= 0 {
+		limit = DefaultMaxResponseBytes
+	}
+	r := io.LimitReader(res.Body, limit+1)
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(r, 64<<10))
+		msg := "the model answered " + strconv.Itoa(res.StatusCode)
+		var e errorResponse
+		if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
+			msg += ": " + m.redact(short(e.Error.Message))
+		}
+		return nil, modelError(msg)
+	}
+	if m.Stream && strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		return m.readStream(ctx, r, limit, req.Delta)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, modelError("the model's answer could not be read")
+	}
+	if int64(len(b)) > limit {
+		return nil, modelError("the model's answer is larger than " + strconv.FormatInt(limit, 10) + " bytes")
+	}
+	var cr chatResponse
+	if err := json.Unmarshal(b, &cr); err != nil {
+		return nil, modelError("the model's answer is not valid JSON")
+	}
+	if len(cr.Choices) == 0 {
+		return nil, modelError("the model's answer has no choices")
+	}
+	msg := &cr.Choices[0].Message
+	reply := &core.ModelReply{}
+	if msg.Content != nil {
+		reply.Content = *msg.Content
+	}
+	for _, tc := range msg.ToolCalls {
+		reply.ToolCalls = append(reply.ToolCalls, core.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: argsOrEmpty(tc.Function.Arguments)})
+	}
+	if reply.Content != "" && req.Delta != nil {
+		req.Delta(reply.Content)
+	}
+	return reply, nil
+}
+
+// readStream reads "data: {...}" lines until "data: [DONE]" or the end,
+// reporting text deltas and assembling tool calls by their index.
+func (m *Model) readStream(ctx context.Context, r io.Reader, limit int64, delta func(string)) (*core.ModelReply, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), int(min(limit, 16<<20)))
+	var content strings.Builder
+	var calls []core.ToolCall
+	for sc.Scan() {
+		line := sc.Bytes()
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		data = bytes.TrimSpace(data)
+		if string(data) == "[DONE]" {
+			break
+		}
+		var cr chatResponse
+		if err := json.Unmarshal(data, &cr); err != nil {
+			return nil, modelError("the model's stream has an event that is not valid JSON")
+		}
+		if len(cr.Choices) == 0 {
+			continue
+		}
+		d := &cr.Choices[0].Delta
+		if d.Content != nil && *d.Content != "" {
+			content.WriteString(*d.Content)
+			if delta != nil {
+				delta(*d.Content)
+			}
+		}
+		for _, tc := range d.ToolCalls {
+			i := len(calls)
+			if tc.Index != nil {
+				i = *tc.Index
+			}
+			if i < 0 || i > 1024 {
+				return nil, modelError("the model's stream has a tool call index out of range")
+			}
+			for len(calls) <= i {
+				calls = append(calls, core.ToolCall{})
+			}
+			c := &calls[i]
+			if tc.ID != "" {
+				c.ID = tc.ID
+			}
+			if tc.Function.Name != "" {
+				c.Name += tc.Function.Name
+			}
+			c.Arguments += tc.Function.Arguments
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, modelError("the model's stream has an event that is too large")
+		}
+		return nil, modelError("the model's stream could not be read")
+	}
+	reply := &core.ModelReply{Content: content.String()}
+	for _, c := range calls {
+		c.Arguments = argsOrEmpty(c.Arguments)
+		reply.ToolCalls = append(reply.ToolCalls, c)
+	}
+	return reply, nil
+}
+
+func argsOrEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "{}"
+	}
+	return s
+}
+
+// networkReason is the innermost error's text, without the URL that
+// url.Error adds.
+func networkReason(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return short(err.Error())
+		}
+		err = u
+	}
+}
+
+func short(s string) string {
+	const max = 200
+	if len(s) > max {
+		return s[:max] + "..."
+	}
+	return s
+}
+
+// redact removes the key from text that came from elsewhere.
+func (m *Model) redact(s string) string {
+	if len(m.Key) >= 4 {
+		s = strings.ReplaceAll(s, m.Key, "[redacted]")
+	}
+	return s
+}
