@@ -1,0 +1,342 @@
+// Types of agentrt's glue (glue.js). Hand-written; keep in sync with
+// glue.js and with the module's contract (DESIGN sections 4 and 5).
+
+/** A stable error code. */
+export type ErrorCode =
+  | "invalid_argument"
+  | "invalid_history"
+  | "session_busy"
+  | "limit_exceeded"
+  | "model_error"
+  | "tool_error"
+  | "cancelled"
+  | "timeout"
+  | "internal"
+  | "load_failed";
+
+/**
+ * The error of every failed call that is not a bad argument.
+ *
+ * @example
+ * try { await rt.run({ sessionId: "s", input: "hi", history }); }
+ * catch (e) { if (e instanceof AgentrtError && e.code === "invalid_history") console.log(e.index); }
+ */
+export declare class AgentrtError extends Error {
+  constructor(code: string, message: string, options?: { index?: number; cause?: unknown; name?: string });
+  /** The stable code. */
+  readonly code: ErrorCode | (string & {});
+  /** The position of the message at fault in the history the host passed, when one is. */
+  readonly index?: number;
+  /** "AgentrtError", or "AbortError" for a run cancelled by its AbortSignal. */
+  name: string;
+}
+
+/** A tool call in the module's shape. `arguments` is JSON text. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** A message role the runtime knows. */
+export type Role = "user" | "assistant" | "tool" | "system";
+
+/** A message in the module's shape, as sessions hold it. */
+export interface Message {
+  role: Role;
+  content: string;
+  tool_call_id?: string;
+  tool_calls?: ToolCall[];
+  id?: string;
+}
+
+/** A tool call as a host may pass it in history: the module's shape (arguments may be an object). */
+export interface HistoryToolCall {
+  id: string;
+  name: string;
+  arguments?: string | Record<string, unknown>;
+}
+
+/** A tool call in OpenAI's chat shape. */
+export interface OpenAIToolCall {
+  id: string;
+  type?: "function";
+  function: { name: string; arguments?: string | Record<string, unknown> };
+}
+
+/**
+ * One prior turn, in any shape the glue accepts: the module's
+ * (snake_case or camelCase) and OpenAI chat messages. Other roles are
+ * passed on and refused by the module with their index.
+ */
+export interface HistoryMessage {
+  role: Role | (string & {});
+  content?: string | null;
+  id?: string | null;
+  tool_call_id?: string | null;
+  toolCallId?: string | null;
+  tool_calls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null;
+  toolCalls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null;
+  [extra: string]: unknown;
+}
+
+/** History: messages, or a Uint8Array already in the packed format. */
+export type History = ReadonlyArray<HistoryMessage> | Uint8Array;
+
+/** How a run's history is applied. */
+export interface Policy {
+  seedMode?: "if-empty" | "reconcile";
+  onBusy?: "queue" | "reject";
+  maxSteps?: number;
+  maxContextMessages?: number;
+  maxContextBytes?: number;
+  allowedTools?: string[];
+  toolErrors?: "fail" | "report";
+  timeoutMs?: number;
+}
+
+/** What seeding did. Counts only, never content. */
+export interface SeedReport {
+  mode: "cold" | "noop" | "appended" | "replaced" | "none";
+  seeded: number;
+  skippedSystem: number;
+}
+
+/** The result of a completed run. */
+export interface Result {
+  runId: string;
+  sessionId: string;
+  status: "completed";
+  /** The final assistant message. */
+  reply: Message;
+  /** The messages this turn added, in order. */
+  appended: Message[];
+  seed: SeedReport;
+  messageCount: number;
+  /** Each model call of the run: how many messages it was sent, and them when `inspect` was set. */
+  modelCalls?: Array<{ step: number; messageCount: number; messages?: Message[] }>;
+}
+
+interface EventBase {
+  runId: string;
+  sessionId: string;
+  /** Starts at 1 and grows by one within a run. */
+  seq: number;
+}
+
+/** An event of a run. */
+export type RunEvent =
+  | (EventBase & { type: "run.started" })
+  | (EventBase & { type: "session.seeded"; seed: SeedReport })
+  | (EventBase & { type: "message.appended"; message: Message })
+  | (EventBase & { type: "model.delta"; delta: string; step?: number })
+  | (EventBase & { type: "tool.started"; toolCall: ToolCall })
+  | (EventBase & { type: "tool.finished"; toolCall: ToolCall; message?: Message; error?: AgentrtError })
+  | (EventBase & { type: "run.completed"; result: Result })
+  | (EventBase & { type: "run.failed"; error: AgentrtError })
+  | (EventBase & { type: "run.cancelled"; error?: AgentrtError });
+
+/** What a model function is asked. */
+export interface ModelRequest {
+  runId: string;
+  sessionId: string;
+  /** The agent's system prompt. */
+  system: string;
+  /** The windowed session messages; the last is the current input or the latest tool results. */
+  messages: Message[];
+  tools: Array<{ name: string; description?: string; parameters?: unknown }>;
+  /** Streams text as a model.delta event. */
+  delta(text: string): void;
+}
+
+/** A model's answer. */
+export interface ModelReply {
+  content?: string | null;
+  toolCalls?: HistoryToolCall[];
+  tool_calls?: HistoryToolCall[];
+}
+
+/** A model: the built-in "echo", or a function. */
+export type Model = "echo" | ((request: ModelRequest) => ModelReply | Promise<ModelReply>);
+
+/** What a tool's call receives besides its arguments. */
+export interface ToolContext {
+  runId: string;
+  sessionId: string;
+  toolCallId: string;
+}
+
+/** A tool the model may call. */
+export interface Tool {
+  name: string;
+  description?: string;
+  /** A JSON Schema of the arguments. */
+  parameters?: unknown;
+  /** Returns a string, or a JSON-able value (stringified), or a Promise of one. */
+  call(args: any, ctx: ToolContext): unknown;
+}
+
+/** Store and history limits; omitted fields use the defaults. */
+export interface Limits {
+  maxSessions?: number;
+  maxMessagesPerSession?: number;
+  maxSessionBytes?: number;
+  maxSeedMessages?: number;
+  maxSeedBytes?: number;
+  maxMessageBytes?: number;
+}
+
+/** What loadRuntime needs. */
+export interface LoadOptions {
+  /** The module: a URL (string or URL), its bytes, a fetch Response, or a compiled module. */
+  wasm: string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module;
+  /** wasm_exec.js, loaded only when no `Go` class is defined yet. */
+  wasmExec?: string | URL;
+  systemPrompt?: string;
+  model?: Model;
+  tools?: Tool[];
+  limits?: Limits;
+}
+
+/** Options of the four ADR entry points. */
+export interface RunOptions {
+  /** Names the run; by default the glue makes one up. */
+  runId?: string;
+  /** Called for each event in order. An exception it throws is reported, not propagated. */
+  onEvent?: (event: RunEvent) => void;
+  /** Aborting it cancels the run, which then rejects with code "cancelled" and name "AbortError". */
+  signal?: AbortSignal;
+  /** Asks for the messages of each model call in Result.modelCalls. */
+  inspect?: boolean;
+}
+
+/** One turn. */
+export interface RunRequest extends RunOptions {
+  sessionId: string;
+  input: string;
+  /** Prior turns; omitted means none (seed mode "none"). */
+  history?: History | null;
+  policy?: Policy | null;
+}
+
+/** A snapshot of a session. */
+export interface Session {
+  id: string;
+  messageCount: number;
+  messages: Message[];
+}
+
+/** Counters of a runtime. */
+export interface Stats {
+  sessions: number;
+  messages: number;
+  bytes: number;
+  activeRuns: number;
+  evictions?: number;
+  runsCompleted?: number;
+  runsFailed?: number;
+  runsCancelled?: number;
+}
+
+/**
+ * A runtime: one Go instance of the module. Methods that return a Promise
+ * reject on errors; the others throw.
+ */
+export interface Runtime {
+  /** The module's version. */
+  readonly version: string;
+  /** The global name this instance published its exports at. */
+  readonly globalName: string;
+  /** Whether close() was called. */
+  readonly closed: boolean;
+
+  /**
+   * Runs one turn.
+   * @returns the Result; rejects with an AgentrtError (or a TypeError for bad arguments).
+   * @example
+   * const result = await rt.run({ sessionId: "chat-1", input: "hello", history });
+   */
+  run(request: RunRequest): Promise<Result>;
+
+  /**
+   * Runs one turn and yields its events in order; the last is run.completed
+   * with `result`. A refusal, failure or cancel makes the iterator throw;
+   * leaving the loop early cancels the run. Throws a TypeError at once for
+   * bad arguments.
+   * @example
+   * for await (const ev of rt.stream({ sessionId: "chat-1", input: "hi" })) {
+   *   if (ev.type === "model.delta") show(ev.delta);
+   * }
+   */
+  stream(request: RunRequest): AsyncIterableIterator<RunEvent>;
+
+  /** The ADR entry point with the default policy and no history. */
+  startRun(sessionId: string, input: string, options?: RunOptions): Promise<Result>;
+  /** The ADR entry point with a policy and no history. */
+  startRunWithPolicy(sessionId: string, input: string, policy: Policy, options?: RunOptions): Promise<Result>;
+  /** The ADR entry point that seeds an empty session from history. */
+  startRunWithHistory(sessionId: string, input: string, history: History, options?: RunOptions): Promise<Result>;
+  /** The ADR entry point that seeds the session as policy.seedMode says. */
+  startRunWithPolicyAndHistory(
+    sessionId: string,
+    input: string,
+    policy: Policy,
+    history: History,
+    options?: RunOptions,
+  ): Promise<Result>;
+
+  /** Cancels the active run with runId; returns whether this call did. */
+  cancelRun(runId: string): boolean;
+  /** A snapshot of the session, or null when there is none. */
+  session(id: string): Session | null;
+  /** Removes the session; returns whether there was one. */
+  deleteSession(id: string): boolean;
+  /** The ids of all sessions, sorted. */
+  listSessions(): string[];
+  /** The runtime's counters. */
+  stats(): Stats;
+  /** Cancels active runs and frees the instance. Idempotent; every later call fails. */
+  close(): void;
+}
+
+/**
+ * Loads a new runtime with its own instance and global name.
+ * @param options the module and the agent's configuration
+ * @returns the runtime; rejects with a TypeError for bad options, or an
+ * AgentrtError (code "load_failed" when the module or wasm_exec.js cannot
+ * be loaded, "invalid_argument" when the module refuses the configuration).
+ * @example
+ * import { loadRuntime } from "agentrt";
+ * const rt = await loadRuntime({ wasm: new URL("./agentrt.wasm", import.meta.url), systemPrompt: "Be brief." });
+ */
+export declare function loadRuntime(options: LoadOptions): Promise<Runtime>;
+
+/**
+ * Compiles the module once, so that many runtimes load without compiling again.
+ * @example
+ * const wasm = await compile("/agentrt.wasm");
+ * const [a, b] = await Promise.all([loadRuntime({ wasm }), loadRuntime({ wasm })]);
+ */
+export declare function compile(wasm: LoadOptions["wasm"]): Promise<WebAssembly.Module>;
+
+/**
+ * Encodes history in the packed format (a Uint8Array is returned as it is).
+ * Throws a TypeError when history is not an array, an AgentrtError
+ * (invalid_history, with index) when a message has a field of the wrong type.
+ */
+export declare function packHistory(history: History): Uint8Array;
+
+/**
+ * Converts history in any accepted shape to the module's message shape.
+ * Throws like packHistory.
+ */
+export declare function toModuleHistory(history: ReadonlyArray<HistoryMessage>): ModuleMessage[];
+
+/** A history message converted to the module's shape (before validation: any role, null content). */
+export interface ModuleMessage {
+  role: string;
+  content: string | null;
+  id?: string;
+  tool_call_id?: string;
+  tool_calls?: ToolCall[];
+}
