@@ -27,3 +27,18 @@ fi
 # The JavaScript suites. Each line is one suite; keep them in this order.
 step "module suite on Node"
 node --test wasm/runtime/test/
+step "glue suite on Node (V8)"
+node --test js/test/
+step "glue types (tsc --strict)"
+node_modules/.bin/tsc -p js/test/tsconfig.json
+# pinned TOOL ARGS...: runs TOOL (from node_modules) with ARGS; a missing
+# tool skips the suite, or fails it under CI.
+pinned() {
+	if [ -x "$1" ]; then "$@"
+	elif [ -n "${CI:-}" ]; then echo "$1 missing: run npm ci" >&2; return 1
+	else echo "$1 missing: skipped (run npm ci)"; fi
+}
+step "glue suite on Bun (JavaScriptCore)"
+pinned node_modules/@oven/bun-linux-x64/bin/bun test ./js/test/
+step "glue suite on Deno"
+pinned node_modules/.bin/deno test -A js/test/
