@@ -645,7 +645,7 @@ class Runtime {
     const { sessionId, input, policy, history } = request;
     const userOnEvent = request.onEvent;
     const queue = [];
-    let wake = null;
+    const waiting = [];
     let started = null;
     let runId;
     let settled = false;
@@ -655,11 +655,7 @@ class Runtime {
     let lastSeq = 0;
     const push = (item) => {
       queue.push(item);
-      if (wake) {
-        const w = wake;
-        wake = null;
-        w();
-      }
+      for (const w of waiting.splice(0)) w();
     };
     const onEvent = (ev) => {
       if (settled) return;
@@ -698,7 +694,10 @@ class Runtime {
       next: async () => {
         if (finished) return { value: undefined, done: true };
         if (!started) start();
-        while (queue.length === 0) await new Promise((resolve) => { wake = resolve; });
+        while (queue.length === 0) {
+          await new Promise((resolve) => { waiting.push(resolve); });
+          if (finished) return { value: undefined, done: true };
+        }
         const item = queue.shift();
         if (item.event !== undefined) return { value: item.event, done: false };
         finished = true;
@@ -708,6 +707,7 @@ class Runtime {
       return: async (value) => {
         if (!finished) {
           finished = true;
+          for (const w of waiting.splice(0)) w();
           if (started) {
             if (!settled && runId !== undefined && !this.#closed) {
               try { this.#core.cancelRun(runId); } catch { /* it ends anyway */ }

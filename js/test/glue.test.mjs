@@ -247,6 +247,34 @@ describe("stream", () => {
     assert.equal(rt.session("s"), null, "the cancelled first turn leaves no session");
   });
 
+  test("next() called many times at once hands out each event once, in order", async () => {
+    const rt = await load();
+    const it = rt.stream({ sessionId: "s", input: "a b c d" });
+    const all = [];
+    for (;;) {
+      const batch = await Promise.all([it.next(), it.next(), it.next()]);
+      all.push(...batch.filter((r) => !r.done).map((r) => r.value));
+      if (batch.some((r) => r.done)) break;
+    }
+    assert.deepEqual(all.map((e) => e.seq), all.map((_, i) => i + 1));
+    assert.equal(all.at(-1).type, "run.completed");
+    assert.deepEqual(await it.next(), { value: undefined, done: true });
+  });
+
+  test("return() while next() waits ends both and cancels the run", async () => {
+    const entered = deferred();
+    const rt = await load({ model: () => { entered.resolve(); return new Promise(() => {}); } });
+    const it = rt.stream({ sessionId: "s", input: "x" });
+    const seen = [];
+    while (seen.at(-1)?.type !== "message.appended") seen.push((await it.next()).value);
+    await entered.promise;
+    const pending = it.next();
+    assert.deepEqual(await it.return("bye"), { value: "bye", done: true });
+    assert.deepEqual(await pending, { value: undefined, done: true });
+    assert.equal(rt.stats().activeRuns, 0);
+    assert.equal(rt.session("s"), null);
+  });
+
   test("bad arguments throw a TypeError at once", () => {
     return load().then((rt) => {
       assert.throws(() => rt.stream(null), (e) => e instanceof TypeError && /request/.test(e.message));
