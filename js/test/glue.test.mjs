@@ -548,6 +548,16 @@ describe("isolation", () => {
     assert.equal(b.session("same"), null);
   });
 
+  test("runtimes loaded at the same time each get their own instance", async () => {
+    const rts = await Promise.all(Array.from({ length: 5 }, (_, i) => load({ systemPrompt: `rt ${i}` })));
+    const names = new Set(rts.map((rt) => rt.globalName));
+    assert.equal(names.size, 5);
+    await Promise.all(rts.map((rt, i) => rt.run({ sessionId: "s", input: `to ${i}` })));
+    rts.forEach((rt, i) => assert.equal(rt.session("s").messages[0].content, `to ${i}`));
+    for (const rt of rts) rt.close();
+    for (const name of names) assert.equal(name in globalThis, false);
+  });
+
   test("close cancels an active run", async () => {
     const entered = deferred();
     const rt = await load({ model: () => { entered.resolve(); return new Promise(() => {}); } });
