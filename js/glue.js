@@ -11,7 +11,7 @@
 // argument and whose `code` is "invalid_argument"; everything else is an
 // AgentrtError with a stable `code`.
 
-/** The default name of the global the module publishes when none is given. */
+/** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
 const GLOBAL_PREFIX = "agentrt_";
 
 /** Packed history format: magic "ARH" and version 1 (docs/packed-history.md). */
