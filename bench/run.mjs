@@ -1,0 +1,436 @@
+// agentrt's benchmark harness (DESIGN section 8). In one Node process it
+// loads the built module twice, through js/glue.js (history sent packed)
+// and raw (wasm_exec.js and the global's createRuntime, history passed as
+// arrays), next to the two JS baselines (bench/baselines), and measures
+// each figure with the contenders alternating side by side: warm-up
+// rounds, then interleaved rounds in a rotating order, medians and p99.
+// It prints one table with ratios and a verdict for each target.
+//
+//	node --expose-gc bench/run.mjs
+//
+// Environment:
+//
+//	AGENTRT_DIST   the built dist/ directory (default: <repo>/dist)
+//	BENCH_GO       output of `go test -bench` for bench/gocore (native rows)
+//	BENCH_MINIMAL  a minimal syscall/js module, for the size ratio
+//	BENCH_OPT      the module after wasm-opt, for its size and a smoke run
+//	BENCH_JSON     write the figures as JSON to this path too
+//	BENCH_QUICK=1  few rounds and small sizes: checks the harness, not speed
+//
+// Benchmarks print; they never assert timings.
+
+import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { gzipSync } from "node:zlib";
+import os from "node:os";
+import { makeHistory, historyBytes } from "./history.mjs";
+import { createLean } from "./baselines/lean.mjs";
+import { createPeer } from "./baselines/peer.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, "..");
+const dist = resolve(process.env.AGENTRT_DIST || join(root, "dist"));
+const quick = process.env.BENCH_QUICK === "1";
+const gc = globalThis.gc ?? (() => {});
+
+const SEED_N = quick ? 1000 : 10000;
+const SEED_ROUNDS = quick ? 3 : 25;
+const SEED_WARMUP = quick ? 1 : 3;
+const TURN_BATCHES = quick ? 4 : 150; // of TURN_BATCH turns each
+const TURN_BATCH = 10;
+const TURN_WARMUP = quick ? 1 : 15;
+const COLD_SAMPLES = quick ? 2 : 6;
+const HEAP_N = quick ? 10000 : 100000;
+
+const instant = () => ({ content: "ok" });
+
+// ---------------------------------------------------------------------------
+// Statistics and formatting
+
+function summary(samples) {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
+  return { n: s.length, median: at(0.5), p99: at(0.99), min: s[0], max: s[s.length - 1] };
+}
+
+function ms(v) {
+  if (v === undefined || Number.isNaN(v)) return "-";
+  if (v < 1) return (v * 1000).toFixed(1) + " µs";
+  if (v < 100) return v.toFixed(2) + " ms";
+  return v.toFixed(0) + " ms";
+}
+
+const x = (a, b) => (a && b ? a / b : NaN);
+const fx = (r) => (Number.isFinite(r) ? (r >= 10 ? r.toFixed(0) : r.toFixed(2)) + "x" : "-");
+const mb = (n) => (n / 1e6).toFixed(2) + " MB";
+
+async function timed(fn) {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}
+
+// ---------------------------------------------------------------------------
+// Loading the module
+
+function loadGoClass() {
+  const file = join(dist, "wasm_exec.js");
+  if (typeof globalThis.Go !== "function") createRequire(import.meta.url)(file);
+  return globalThis.Go;
+}
+
+let rawInstances = 0;
+
+// rawRuntime starts a new Go instance of module the way a host without
+// the glue does, and returns its createRuntime(config), the instance's
+// memory, and how long each step took.
+async function rawRuntime(module, config) {
+  const Go = loadGoClass();
+  const name = "agentrt_bench_" + ++rawInstances;
+  const go = new Go();
+  go.argv = ["agentrt"];
+  go.env = { AGENTRT_GLOBAL: name };
+  const t0 = performance.now();
+  const instance = await WebAssembly.instantiate(module, go.importObject);
+  go.run(instance);
+  for (let i = 0; i < 100 && !globalThis[name]; i++) await new Promise((ok) => setTimeout(ok, 0));
+  const api = globalThis[name];
+  if (!api || typeof api.createRuntime !== "function") throw new Error("the module did not publish globalThis." + name);
+  const t1 = performance.now();
+  const rt = api.createRuntime(config);
+  const t2 = performance.now();
+  return { rt, memory: instance.exports.mem, version: api.version, startMs: t1 - t0, createMs: t2 - t1 };
+}
+
+// ---------------------------------------------------------------------------
+// Contenders. Each has seed(sessionId, input, history) and turn(sessionId,
+// input, history?) returning a Result-like object, and drop(sessionId).
+
+function moduleContender(name, rt, packer) {
+  return {
+    name,
+    seed: (id, input, history) => rt.startRunWithHistory(id, input, packer ? packer(history) : history),
+    turn: (id, input, history) =>
+      history ? rt.startRunWithHistory(id, input, packer ? packer(history) : history) : rt.startRun(id, input),
+    drop: (id) => rt.deleteSession(id),
+  };
+}
+
+function glueContender(name, rt) {
+  return {
+    name,
+    seed: (id, input, history) => rt.run({ sessionId: id, input, history }),
+    turn: (id, input, history) => rt.run(history ? { sessionId: id, input, history } : { sessionId: id, input }),
+    drop: (id) => rt.deleteSession(id),
+  };
+}
+
+function jsContender(name, rt) {
+  return {
+    name,
+    seed: (id, input, history) => rt.startRunWithHistory(id, input, history),
+    turn: (id, input, history) => (history ? rt.startRunWithHistory(id, input, history) : rt.startRun(id, input)),
+    drop: (id) => rt.deleteSession(id),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Measurements
+
+// seeding seeds history into a new, cold session of every contender per
+// round, in a rotating order, and returns each one's samples.
+async function seeding(contenders, history) {
+  const samples = new Map(contenders.map((c) => [c.name, []]));
+  const total = SEED_WARMUP + SEED_ROUNDS;
+  for (let round = 0; round < total; round++) {
+    for (let k = 0; k < contenders.length; k++) {
+      const c = contenders[(round + k) % contenders.length];
+      const id = "seed-" + round;
+      gc();
+      let res;
+      const t = await timed(async () => { res = await c.seed(id, "next question", history); });
+      const seeded = res.seed ? res.seed.seeded : history.length;
+      if (res.messageCount !== history.length + 2 || seeded !== history.length) {
+        throw new Error(`${c.name}: seeding gave ${res.messageCount} messages (${seeded} seeded)`);
+      }
+      c.drop(id);
+      if (round >= SEED_WARMUP) samples.get(c.name).push(t);
+    }
+  }
+  return samples;
+}
+
+// warmTurns times single turns on a session kept between 100 and 120
+// messages (reseeded, untimed, every TURN_BATCH turns), with the host
+// passing its 98 prior turns again when withHistory is set.
+async function warmTurns(contenders, history98, withHistory) {
+  const samples = new Map(contenders.map((c) => [c.name, []]));
+  const total = TURN_WARMUP + TURN_BATCHES;
+  for (let round = 0; round < total; round++) {
+    for (let k = 0; k < contenders.length; k++) {
+      const c = contenders[(round + k) % contenders.length];
+      c.drop("warm");
+      const r0 = await c.seed("warm", "warm up", history98);
+      if (r0.messageCount !== 100) throw new Error(`${c.name}: warm session has ${r0.messageCount} messages`);
+      gc();
+      const out = samples.get(c.name);
+      for (let i = 0; i < TURN_BATCH; i++) {
+        let res;
+        const t = await timed(async () => { res = await c.turn("warm", "next", withHistory ? history98 : undefined); });
+        if (res.reply.content !== "ok" || res.messageCount !== 102 + 2 * i) {
+          throw new Error(`${c.name}: turn ${i} gave ${res.messageCount} messages`);
+        }
+        if (round >= TURN_WARMUP) out.push(t);
+      }
+    }
+  }
+  return samples;
+}
+
+// coldStarts times, from the compiled module, a new instance to its first
+// completed run, raw and through the glue, alternating.
+async function coldStarts(module, glue) {
+  const raw = [], viaGlue = [], parts = { start: [], create: [], run: [] };
+  for (let i = 0; i < COLD_SAMPLES; i++) {
+    gc();
+    raw.push(await timed(async () => {
+      const r = await rawRuntime(module, {});
+      const t = performance.now();
+      const res = await r.rt.startRun("s", "hello");
+      parts.start.push(r.startMs);
+      parts.create.push(r.createMs);
+      parts.run.push(performance.now() - t);
+      if (res.status !== "completed") throw new Error("cold run did not complete");
+      r.rt.close();
+    }));
+    if (glue) {
+      gc();
+      viaGlue.push(await timed(async () => {
+        const rt = await glue.loadRuntime({ wasm: module, wasmExec: join(dist, "wasm_exec.js") });
+        await rt.run({ sessionId: "s", input: "hello" });
+        rt.close();
+      }));
+    }
+  }
+  return { raw, viaGlue, parts };
+}
+
+// heapPerMessage seeds HEAP_N messages into a fresh instance and reports
+// how much its linear memory grew (an upper bound of the Go heap: memory
+// never shrinks and holds garbage not yet collected), and the module's
+// own heap figure if its stats() reports one.
+async function heapPerMessage(module, packer) {
+  const limits = { maxMessagesPerSession: 2 * HEAP_N, maxSeedMessages: HEAP_N, maxSessionBytes: 1 << 30, maxSeedBytes: 1 << 30 };
+  const r = await rawRuntime(module, { limits });
+  await r.rt.startRun("warm", "hello");
+  const history = makeHistory(HEAP_N);
+  const text = historyBytes(history);
+  const arg = packer ? packer(history) : history;
+  const st0 = r.rt.stats();
+  const before = r.memory.buffer.byteLength;
+  const res = await r.rt.startRunWithHistory("big", "next question", arg);
+  if (res.seed.seeded !== HEAP_N) throw new Error("heap: seeded " + res.seed.seeded);
+  const after = r.memory.buffer.byteLength;
+  const st1 = r.rt.stats();
+  const heapKey = ["heapAlloc", "heapBytes", "goHeapBytes"].find((k) => typeof st1[k] === "number");
+  r.rt.close();
+  return {
+    n: HEAP_N, textPerMsg: text / HEAP_N, growthPerMsg: (after - before) / HEAP_N,
+    memBefore: before, memAfter: after,
+    heapPerMsg: heapKey ? (st1[heapKey] - st0[heapKey]) / HEAP_N : undefined, heapKey,
+  };
+}
+
+// smokeOptimized loads the wasm-opt output raw, seeds and runs a turn, and
+// checks the reply against the unoptimized module's.
+async function smokeOptimized(module, optBytes, packer) {
+  const optModule = await WebAssembly.compile(optBytes);
+  const h = makeHistory(100);
+  const replies = [];
+  for (const m of [module, optModule]) {
+    const r = await rawRuntime(m, {});
+    const a = await r.rt.startRunWithHistory("s", "hi", h);
+    const b = await r.rt.startRunWithHistory("p", "hi", packer ? packer(h) : h);
+    replies.push(a.reply.content + " | " + b.reply.content + " | " + a.messageCount);
+    r.rt.close();
+  }
+  const ok = replies[0] === replies[1];
+  return { ok, detail: ok ? replies[0] : replies.join(" vs ") };
+}
+
+function fileSize(path) {
+  if (!path || !existsSync(path)) return undefined;
+  const b = readFileSync(path);
+  return { raw: b.length, gzip: gzipSync(b, { level: 9 }).length };
+}
+
+// goResults parses `go test -bench -benchmem` output: name -> metrics.
+function goResults(path) {
+  const out = new Map();
+  if (!path || !existsSync(path)) return out;
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    const m = line.match(/^(Benchmark\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$/);
+    if (!m) continue;
+    const metrics = {};
+    for (const [, v, unit] of m[3].matchAll(/([\d.]+) (\S+)/g)) metrics[unit] = Number(v);
+    out.set(m[1], metrics);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Main
+
+async function main() {
+  const wasmPath = join(dist, "agentrt.wasm");
+  if (!existsSync(wasmPath)) {
+    console.error(`bench: ${wasmPath} is missing: run \`make build\` first (or set AGENTRT_DIST)`);
+    process.exit(2);
+  }
+  const gluePath = join(dist, "glue.js");
+  const glue = existsSync(gluePath) ? await import(pathToFileURL(gluePath).href) : null;
+  const packer = glue && glue.packHistory;
+  const bytes = readFileSync(wasmPath);
+  const compileSamples = [];
+  let module;
+  for (let i = 0; i < (quick ? 1 : 5); i++) {
+    compileSamples.push(await timed(async () => { module = await WebAssembly.compile(bytes); }));
+  }
+
+  const history = makeHistory(SEED_N);
+  const history98 = makeHistory(100).slice(0, 98);
+  const go = goResults(process.env.BENCH_GO);
+  const rows = [];
+  const fig = { date: new Date().toISOString(), node: process.version, cpu: os.cpus()[0]?.model, quick };
+
+  // Seeding.
+  const seedRaw = await rawRuntime(module, {});
+  const seedGlue = glue ? await glue.loadRuntime({ wasm: module, wasmExec: join(dist, "wasm_exec.js") }) : null;
+  const seeders = [
+    seedGlue && glueContender("glue.js (packed)", seedGlue),
+    packer && moduleContender("raw module, packed", seedRaw.rt, packer),
+    moduleContender("raw module, per-field arrays", seedRaw.rt, null),
+    jsContender("lean JS store", createLean()),
+    jsContender("JS peer", createPeer()),
+  ].filter(Boolean);
+  const seedS = await seeding(seeders, history);
+  const seedMed = (n) => seedS.get(n) && summary(seedS.get(n)).median;
+  const goSeed = go.get("BenchmarkSeed10000")?.["ns/op"] / 1e6;
+  const sGlue = seedMed("glue.js (packed)"), sPeer = seedMed("JS peer"), sLean = seedMed("lean JS store");
+  const sField = seedMed("raw module, per-field arrays");
+  const sMain = sGlue ?? seedMed("raw module, packed");
+  rows.push({ section: `Seed ${SEED_N.toLocaleString("en")} messages into a cold session (${(historyBytes(history) / SEED_N).toFixed(0)} B avg, one run with echo)` });
+  for (const c of seeders) {
+    const s = summary(seedS.get(c.name));
+    rows.push({ name: c.name, ...s, ratios: `${fx(x(s.median, sLean))} lean, ${fx(x(s.median, sPeer))} peer, ${fx(x(s.median, goSeed))} Go` });
+  }
+  if (goSeed) rows.push({ name: "native Go core (go test, mean)", median: goSeed, ratios: "" });
+  fig.seed = Object.fromEntries([...seedS].map(([k, v]) => [k, summary(v)]));
+  fig.seed.nativeGoMs = goSeed;
+
+  // Warm turns.
+  const turnRaw = await rawRuntime(module, { model: instant });
+  const turnGlue = glue ? await glue.loadRuntime({ wasm: module, wasmExec: join(dist, "wasm_exec.js"), model: instant }) : null;
+  const turners = [
+    turnGlue && glueContender("glue.js", turnGlue),
+    moduleContender("raw module", turnRaw.rt, null),
+    jsContender("lean JS store", createLean({ model: instant })),
+    jsContender("JS peer", createPeer({ model: instant })),
+  ].filter(Boolean);
+  fig.turn = {};
+  for (const withHistory of [false, true]) {
+    const key = withHistory ? "withHistory" : "plain";
+    const turnS = await warmTurns(turners, history98, withHistory);
+    const med = (n) => turnS.get(n) && summary(turnS.get(n)).median;
+    const goTurn = go.get(withHistory ? "BenchmarkWarmTurn100History" : "BenchmarkWarmTurn100")?.["ns/op"] / 1e6;
+    rows.push({ section: withHistory
+      ? "Warm turn, host passes its 98 prior turns again (noop seed), JS model answers at once"
+      : "Warm turn on a 100-message session, JS model answers at once" });
+    for (const c of turners) {
+      const s = summary(turnS.get(c.name));
+      rows.push({ name: c.name, ...s, ratios: `${fx(x(s.median, med("lean JS store")))} lean, ${fx(x(s.median, med("JS peer")))} peer (p99 ${fx(x(s.p99, summary(turnS.get("JS peer")).p99))}), ${fx(x(s.median, goTurn))} Go` });
+    }
+    if (goTurn) rows.push({ name: "native Go core (go test, mean)", median: goTurn, ratios: "" });
+    fig.turn[key] = Object.fromEntries([...turnS].map(([k, v]) => [k, summary(v)]));
+    fig.turn[key].nativeGoMs = goTurn;
+  }
+  seedRaw.rt.close(); turnRaw.rt.close();
+  seedGlue?.close(); turnGlue?.close();
+
+  // Cold start.
+  const cold = await coldStarts(module, glue);
+  const cs = summary(compileSamples);
+  rows.push({ section: "Cold start (samples alternate raw and glue)" });
+  rows.push({ name: "compile agentrt.wasm (WebAssembly.compile)", ...cs, ratios: "" });
+  rows.push({ name: "raw: instantiate + Go start", ...summary(cold.parts.start), ratios: "" });
+  rows.push({ name: "raw: createRuntime", ...summary(cold.parts.create), ratios: "" });
+  rows.push({ name: "raw: first run (echo)", ...summary(cold.parts.run), ratios: "" });
+  rows.push({ name: "raw: compiled module -> first run done", ...summary(cold.raw), ratios: "" });
+  if (cold.viaGlue.length) rows.push({ name: "glue: loadRuntime(module) -> first run done", ...summary(cold.viaGlue), ratios: fx(x(summary(cold.viaGlue).median, summary(cold.raw).median)) + " raw" });
+  fig.cold = { compile: cs, raw: summary(cold.raw), glue: cold.viaGlue.length ? summary(cold.viaGlue) : undefined,
+    start: summary(cold.parts.start), create: summary(cold.parts.create), run: summary(cold.parts.run) };
+
+  // Heap per stored message.
+  const heap = await heapPerMessage(module, packer);
+  const goHeap = go.get("BenchmarkHeapPerMessage");
+  const budget = (t) => t * 1.5 + 64;
+  fig.heap = { ...heap, goHeapPerMsg: goHeap?.["heapB/msg"], goTextPerMsg: goHeap?.["textB/msg"] };
+
+  // Module size.
+  const size = fileSize(wasmPath), minimal = fileSize(process.env.BENCH_MINIMAL), opt = fileSize(process.env.BENCH_OPT);
+  fig.size = { module: size, minimal, opt };
+  let smoke;
+  if (opt) smoke = await smokeOptimized(module, readFileSync(process.env.BENCH_OPT), packer);
+  fig.size.optSmoke = smoke;
+
+  // Print.
+  const head = `agentrt benchmarks: ${fig.date}, node ${fig.node}, ${fig.cpu}, ${os.cpus().length} cpus, module ${seedRaw.version ?? "?"}${quick ? " (QUICK: not figures)" : ""}`;
+  const lines = [head, ""];
+  const pad = (s, n) => String(s).padEnd(n);
+  const lpad = (s, n) => String(s).padStart(n);
+  lines.push(pad("", 46) + lpad("median", 10) + lpad("p99", 10) + lpad("n", 6) + "   ratio (median)");
+  for (const r of rows) {
+    if (r.section) { lines.push("", r.section); continue; }
+    lines.push(pad("  " + r.name, 46) + lpad(ms(r.median), 10) + lpad(r.p99 !== undefined ? ms(r.p99) : "-", 10) + lpad(r.n ?? "", 6) + "   " + r.ratios);
+  }
+  lines.push("", "Heap per stored message (" + heap.n.toLocaleString("en") + " messages seeded, " + heap.textPerMsg.toFixed(1) + " text B/msg; budget text x 1.5 + 64 = " + budget(heap.textPerMsg).toFixed(0) + " B)");
+  if (goHeap) lines.push(`  native Go core, HeapAlloc after GC              ${goHeap["heapB/msg"].toFixed(1)} B/msg`);
+  if (heap.heapPerMsg !== undefined) lines.push(`  module stats().${heap.heapKey}                 ${heap.heapPerMsg.toFixed(1)} B/msg`);
+  lines.push(`  module linear memory growth (peak, upper bound) ${heap.growthPerMsg.toFixed(1)} B/msg (${mb(heap.memBefore)} -> ${mb(heap.memAfter)})`);
+  lines.push("", "Module size (gzip -9)");
+  lines.push(`  agentrt.wasm                                   ${mb(size.raw)} raw, ${mb(size.gzip)} gzip`);
+  if (minimal) lines.push(`  minimal syscall/js module                      ${mb(minimal.raw)} raw, ${mb(minimal.gzip)} gzip  (agentrt ${fx(x(size.gzip, minimal.gzip))} gzip)`);
+  if (opt) lines.push(`  agentrt.wasm after wasm-opt -Oz                ${mb(opt.raw)} raw, ${mb(opt.gzip)} gzip  (${((1 - opt.raw / size.raw) * 100).toFixed(1)}% raw, ${((1 - opt.gzip / size.gzip) * 100).toFixed(1)}% gzip smaller; smoke run ${smoke.ok ? "identical" : "DIFFERS: " + smoke.detail})`);
+
+  // Targets.
+  const t = fig.turn.plain;
+  const verdict = (ok) => (ok === undefined ? "n/a " : ok ? "MET " : "MISS");
+  const targets = [
+    ["seeding via glue.js <= 1.0x the JS peer", x(sMain, sPeer), (r) => r <= 1.0],
+    ["seeding via glue.js <= 3x the lean store", x(sMain, sLean), (r) => r <= 3],
+    ["seeding via glue.js >= 10x faster than per-field arrays", x(sField, sMain), (r) => r >= 10],
+    ["warm turn (median) <= 1.5x the JS peer", x(t["glue.js"]?.median ?? t["raw module"].median, t["JS peer"].median), (r) => r <= 1.5],
+    ["warm turn (p99) <= 1.5x the JS peer", x(t["glue.js"]?.p99 ?? t["raw module"].p99, t["JS peer"].p99), (r) => r <= 1.5],
+    ["module gzip <= 1.3x the minimal syscall/js module", minimal ? x(size.gzip, minimal.gzip) : NaN, (r) => r <= 1.3],
+    ["heap/msg <= text x 1.5 + 64 (native Go HeapAlloc)", goHeap ? x(goHeap["heapB/msg"], budget(goHeap["textB/msg"])) : NaN, (r) => r <= 1],
+    ["heap/msg <= text x 1.5 + 64 (module memory growth)", x(heap.growthPerMsg, budget(heap.textPerMsg)), (r) => r <= 1],
+  ];
+  fig.targets = [];
+  lines.push("", "Targets");
+  for (const [what, r, ok] of targets) {
+    const met = Number.isFinite(r) ? ok(r) : undefined;
+    fig.targets.push({ what, ratio: r, met });
+    lines.push(`  ${verdict(met)}  ${pad(what, 58)} ${fx(r)}`);
+  }
+  lines.push("", "Worker per-turn latency on workerd: see the \"Worker\" section of docs/BENCHMARKS.md.");
+  console.log(lines.join("\n"));
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(fig, null, 2) + "\n");
+  process.exit(0); // Go instances never exit on their own.
+}
+
+main().catch((e) => {
+  console.error("bench:", e && e.stack ? e.stack : e);
+  process.exit(1);
+});

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `make bench` (after `make build`): the benchmark suite of DESIGN section 8.
+# It checks the JS peer baseline, runs the native Go core benchmarks, builds
+# the minimal syscall/js module and a wasm-opt'ed copy of the module for the
+# size figures, then runs bench/run.mjs, which prints one table with ratios.
+# The table and its figures as JSON are also written to artifacts/.
+#
+# Environment: AGENTRT_DIST (default dist/), BENCH_WASM_OPT=0 skips
+# wasm-opt, BENCH_QUICK=1 runs a short smoke pass (no figures).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*" >&2; }
+dist=${AGENTRT_DIST:-$PWD/dist}
+if [ ! -f "$dist/agentrt.wasm" ]; then
+	echo "bench: $dist/agentrt.wasm is missing: run \`make build\` first" >&2
+	exit 2
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p artifacts
+
+benchtime=1s
+[ "${BENCH_QUICK:-}" = 1 ] && benchtime=20x
+
+step "JS peer correctness (node --test bench/baselines/)"
+node --test bench/baselines/ >"$tmp/peer.txt" 2>&1 || { cat "$tmp/peer.txt"; exit 1; }
+grep -E '^# (pass|fail)' "$tmp/peer.txt" >&2
+
+step "native Go core (bench/gocore: the harness's history; core: the lead's)"
+go test -run '^$' -bench 'Seed|WarmTurn' -benchmem -benchtime "$benchtime" ./bench/gocore/ >"$tmp/go.txt"
+go test -run '^$' -bench 'HeapPerMessage' -benchtime 1x ./bench/gocore/ >>"$tmp/go.txt"
+grep -E '^Benchmark' "$tmp/go.txt" >&2
+go test -run '^$' -bench . -benchmem -benchtime "$benchtime" ./core/ | grep -E '^Benchmark' | sed 's/^/core: /' >&2
+
+step "minimal syscall/js module (flags of internal/build.Module)"
+GOOS=js GOARCH=wasm CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/minimal.wasm" ./bench/minimal
+
+opt=
+if [ "${BENCH_WASM_OPT:-1}" != 0 ] && [ -x node_modules/.bin/wasm-opt ]; then
+	step "wasm-opt -Oz (binaryen from npm; about 15 s)"
+	node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-sign-ext \
+		--enable-nontrapping-float-to-int "$dist/agentrt.wasm" -o "$tmp/agentrt.opt.wasm"
+	opt=$tmp/agentrt.opt.wasm
+fi
+
+step "harness (bench/run.mjs)"
+AGENTRT_DIST=$dist BENCH_GO=$tmp/go.txt BENCH_MINIMAL=$tmp/minimal.wasm BENCH_OPT=$opt \
+	BENCH_JSON=artifacts/bench.json node --expose-gc bench/run.mjs | tee artifacts/bench.txt
