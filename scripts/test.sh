@@ -42,3 +42,5 @@ step "glue suite on Bun (JavaScriptCore)"
 pinned node_modules/@oven/bun-linux-x64/bin/bun test ./js/test/
 step "glue suite on Deno"
 pinned node_modules/.bin/deno test -A js/test/
+step "web demo in Chromium and Firefox ESR"
+node web-demo/test/e2e.mjs
