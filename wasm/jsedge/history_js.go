@@ -3,6 +3,7 @@
 package jsedge
 
 import (
+	"errors"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -160,15 +161,13 @@ func nullish(v js.Value) bool {
 
 // stringify returns JSON.stringify(v), or an error if it throws or gives
 // undefined.
-func stringify(v js.Value) (s string, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = core.Errorf(core.CodeInvalidArgument, panicText(p))
-		}
-	}()
-	r := jsJSON.Call(MethodStringify, v)
+func stringify(v js.Value) (string, error) {
+	r, err := try(func() js.Value { return jsJSON.Call(MethodStringify, v) })
+	if err != nil {
+		return "", err
+	}
 	if r.Type() != js.TypeString {
-		return "", core.Errorf(core.CodeInvalidArgument, "value has no JSON form")
+		return "", errors.New("value has no JSON form")
 	}
 	return r.String(), nil
 }

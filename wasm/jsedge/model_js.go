@@ -4,7 +4,6 @@ package jsedge
 
 import (
 	"context"
-	"errors"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -62,7 +61,7 @@ func (m *Model) Complete(ctx context.Context, req *core.ModelRequest) (*core.Mod
 	r.Set(FieldStep, req.Step)
 	r.Set(FieldDelta, delta)
 
-	v, err := invoke(m.fn, r)
+	v, err := try(func() js.Value { return m.fn.Invoke(r) })
 	if err != nil {
 		return nil, core.Errorf(core.CodeModelError, "model threw: "+err.Error())
 	}
@@ -73,16 +72,6 @@ func (m *Model) Complete(ctx context.Context, req *core.ModelRequest) (*core.Mod
 		return nil, err
 	}
 	return reply(v)
-}
-
-// invoke calls fn(args...), returning a thrown exception as an error.
-func invoke(fn js.Value, args ...any) (v js.Value, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			v, err = js.Undefined(), errors.New(panicText(p))
-		}
-	}()
-	return fn.Invoke(args...), nil
 }
 
 func toolSpecs(specs []core.ToolSpec) js.Value {
@@ -103,13 +92,8 @@ func toolSpecs(specs []core.ToolSpec) js.Value {
 }
 
 // parse returns JSON.parse(s), or an error if it throws.
-func parse(s string) (v js.Value, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			v, err = js.Undefined(), core.Errorf(core.CodeInvalidArgument, panicText(p))
-		}
-	}()
-	return jsJSON.Call(MethodParse, s), nil
+func parse(s string) (js.Value, error) {
+	return try(func() js.Value { return jsJSON.Call(MethodParse, s) })
 }
 
 func modelError(msg string) error { return core.Errorf(core.CodeModelError, msg) }

@@ -63,6 +63,8 @@ func protect(fn func() (js.Value, error)) (v js.Value, err error) {
 //     (no Promise, no channel a JavaScript callback fills), or the
 //     instance deadlocks. Start a goroutine and return a Promise (Async).
 //   - The js.Func is never released; create a bounded number of them.
+//
+//go:noinline
 func Func(onPanic any, fn func(this js.Value, args []js.Value) any) js.Func {
 	return js.FuncOf(func(this js.Value, args []js.Value) (out any) {
 		defer func() {
@@ -104,7 +106,7 @@ func Await(ctx context.Context, v js.Value, code core.Code) (js.Value, error) {
 		return nil
 	})
 	release := func() { onOK.Release(); onErr.Release() }
-	if err := call(v, MethodThen, onOK, onErr); err != nil {
+	if _, err := try(func() js.Value { return v.Call(MethodThen, onOK, onErr) }); err != nil {
 		release()
 		return js.Undefined(), core.Errorf(code, err.Error())
 	}
@@ -133,16 +135,17 @@ func arg(args []js.Value, i int) js.Value {
 	return js.Undefined()
 }
 
-// call calls v[method](args...), returning a thrown exception as an error
-// instead of a panic.
-func call(v js.Value, method string, args ...any) (err error) {
+// try calls fn and returns a JavaScript exception (or any panic) it
+// raises as an error whose text describes the thrown value.
+//
+//go:noinline
+func try(fn func() js.Value) (v js.Value, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = errors.New(panicText(p))
+			v, err = js.Undefined(), errors.New(panicText(p))
 		}
 	}()
-	v.Call(method, args...)
-	return nil
+	return fn(), nil
 }
 
 // Text describes a thrown or rejected JavaScript value for an error

@@ -4,7 +4,6 @@ package jsedge
 
 import (
 	"context"
-	"errors"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -76,7 +75,7 @@ func callTool(ctx context.Context, obj js.Value, inv core.ToolInvocation) (strin
 	c.Set(FieldRunID, inv.RunID)
 	c.Set(FieldSessionID, inv.SessionID)
 	c.Set(FieldCtxToolCallID, inv.ToolCallID)
-	v, err := callMethod(obj, FieldCall, args, c)
+	v, err := try(func() js.Value { return obj.Call(FieldCall, args, c) })
 	if err != nil {
 		return "", toolError("threw: " + err.Error())
 	}
@@ -97,15 +96,4 @@ func callTool(ctx context.Context, obj js.Value, inv core.ToolInvocation) (strin
 		return "", toolError("the result cannot be converted to JSON")
 	}
 	return s, nil
-}
-
-// callMethod calls v[name](args...), returning a thrown exception as an
-// error.
-func callMethod(v js.Value, name string, args ...any) (r js.Value, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			r, err = js.Undefined(), errors.New(panicText(p))
-		}
-	}()
-	return v.Call(name, args...), nil
 }

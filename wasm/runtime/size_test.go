@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentrt/agentrt/internal/build"
+)
+
+// MinimalPkg is the baseline module: a main that sets one global.
+const MinimalPkg = "./wasm/runtime/testdata/minimal"
+
+// maxGzipRatio guards the module's download size: its gzip size over that
+// of the minimal syscall/js module built in the same run. The goal is
+// 1.3; core alone (context, time, reflectlite for errors.As) measures
+// about 1.33, so the guard sits just above what the module measures now
+// and fails on any real growth. See docs/BENCHMARKS.md, "Module size".
+const maxGzipRatio = 1.45
+
+// TestModule_Size builds the module and the minimal module into a temp
+// dir with the same flags, and reports raw and gzip sizes and ratios.
+func TestModule_Size(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two wasm modules; skipped with -short")
+	}
+	root, err := build.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	sizes := map[string]build.Size{}
+	for name, pkg := range map[string]string{"module": build.RuntimePkg, "minimal": MinimalPkg} {
+		out := filepath.Join(dir, name+".wasm")
+		if err := build.Module(ctx, root, pkg, out); err != nil {
+			t.Fatal(err)
+		}
+		if sizes[name], err = build.SizeOf(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, b := sizes["module"], sizes["minimal"]
+	raw := float64(m.Raw) / float64(b.Raw)
+	gz := float64(m.Gzip) / float64(b.Gzip)
+	t.Logf("module  %d bytes raw, %d bytes gzip", m.Raw, m.Gzip)
+	t.Logf("minimal %d bytes raw, %d bytes gzip", b.Raw, b.Gzip)
+	t.Logf("ratio   %.3f raw, %.3f gzip (goal 1.3 gzip)", raw, gz)
+	if gz > maxGzipRatio {
+		t.Errorf("module gzip size is %.3fx the minimal module's, more than %.2fx: something heavy was linked in (check GOOS=js GOARCH=wasm go list -deps ./wasm/runtime for fmt, encoding/json, reflect)", gz, maxGzipRatio)
+	}
+}
+
+// TestModule_Deps ensures the module links none of the heavy packages the
+// size budget rules out.
+func TestModule_Deps(t *testing.T) {
+	deps := goListDeps(t)
+	for _, bad := range []string{"fmt", "encoding/json", "reflect", "os", "strconv", "math/big", "regexp", "net/http", "runtime/debug"} {
+		if deps[bad] {
+			t.Errorf("the module imports %s", bad)
+		}
+	}
+	for _, want := range []string{"syscall/js", "github.com/agentrt/agentrt/core", "github.com/agentrt/agentrt/wasm/jsedge", "github.com/agentrt/agentrt/wasm/packed"} {
+		if !deps[want] {
+			t.Errorf("the module does not import %s", want)
+		}
+	}
+}
+
+func goListDeps(t *testing.T) map[string]bool {
+	t.Helper()
+	root, err := build.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := goCommand(root, "list", "-deps", build.RuntimePkg)
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := map[string]bool{}
+	start := 0
+	for i := 0; i <= len(out); i++ {
+		if i == len(out) || out[i] == '\n' {
+			if i > start {
+				deps[string(out[start:i])] = true
+			}
+			start = i + 1
+		}
+	}
+	return deps
+}
