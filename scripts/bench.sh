@@ -33,8 +33,9 @@ go test -run '^$' -bench 'HeapPerMessage' -benchtime 1x ./bench/gocore/ >>"$tmp/
 grep -E '^Benchmark' "$tmp/go.txt" >&2
 go test -run '^$' -bench . -benchmem -benchtime "$benchtime" ./core/ | grep -E '^Benchmark' | sed 's/^/core: /' >&2
 
-step "minimal syscall/js module (flags of internal/build.Module)"
-GOOS=js GOARCH=wasm CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/minimal.wasm" ./bench/minimal
+# The module's size reference, shared with wasm/runtime/size_test.go.
+step "minimal syscall/js module (wasm/runtime/testdata/minimal, flags of internal/build.Module)"
+GOOS=js GOARCH=wasm CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/minimal.wasm" ./wasm/runtime/testdata/minimal
 
 opt=
 if [ "${BENCH_WASM_OPT:-1}" != 0 ] && [ -x node_modules/.bin/wasm-opt ]; then
