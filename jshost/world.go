@@ -627,6 +627,40 @@ func (w *world) initFunction() {
 		}),
 	}
 	w.global.Set("Function", w.ctorFunction)
+	w.global.Set("String", &Function{Name: "String",
+		instance: func(Value) bool { return false },
+		call: func(_ Value, args []Value) (Value, error) {
+			if len(args) == 0 {
+				return "", nil
+			}
+			return toString(args[0]), nil
+		}})
+	w.global.Set("Number", &Function{Name: "Number",
+		instance: func(Value) bool { return false },
+		call: func(_ Value, args []Value) (Value, error) {
+			if len(args) == 0 {
+				return float64(0), nil
+			}
+			return toNumber(args[0]), nil
+		}})
+	w.global.Set("Boolean", &Function{Name: "Boolean",
+		instance: func(Value) bool { return false },
+		call: func(_ Value, args []Value) (Value, error) { return truthy(arg(args, 0)), nil }})
+}
+
+// truthy is JavaScript's Boolean(v).
+func truthy(v Value) bool {
+	switch x := v.(type) {
+	case undefinedType, nullType:
+		return false
+	case bool:
+		return x
+	case float64:
+		return x != 0 && !math.IsNaN(x)
+	case string:
+		return x != ""
+	}
+	return true
 }
 
 func (w *world) initErrors() {
