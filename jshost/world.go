@@ -645,7 +645,7 @@ func (w *world) initFunction() {
 		}})
 	w.global.Set("Boolean", &Function{Name: "Boolean",
 		instance: func(Value) bool { return false },
-		call: func(_ Value, args []Value) (Value, error) { return truthy(arg(args, 0)), nil }})
+		call:     func(_ Value, args []Value) (Value, error) { return truthy(arg(args, 0)), nil }})
 }
 
 // truthy is JavaScript's Boolean(v).
