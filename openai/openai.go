@@ -43,9 +43,11 @@ type Model struct {
 	Model string
 	// Key is sent as "Authorization: Bearer <Key>"; empty sends none.
 	Key string
-	// Client makes the requests; nil means http.DefaultClient. The worker
-	// passes one whose transport is the Workers fetch.
-	Client *http.Client
+	// Client makes the requests: an *http.Client, or anything with its Do
+	// method. nil means http.DefaultClient (on GOOS=js, nil fails every
+	// request: set a Client). The worker passes one that calls the
+	// Workers fetch.
+	Client Doer
 	// Stream asks for a streamed answer (stream: true).
 	Stream bool
 	// MaxResponseBytes bounds the answer; 0 means DefaultMaxResponseBytes.
@@ -53,6 +55,19 @@ type Model struct {
 }
 
 var _ core.Model = (*Model)(nil)
+
+// Doer sends one HTTP request. *http.Client is a Doer.
+//
+// # Notes
+//
+// The field is an interface rather than *http.Client so that a GOOS=js
+// build that supplies its own Doer does not link net/http's client and
+// transport (TLS, HTTP/2): about 5 MB of the worker module.
+type Doer interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+var _ Doer = (*http.Client)(nil)
 
 type chatMessage struct {
 	Role       string         `json:"role"`
@@ -163,7 +178,7 @@ func (m *Model) Complete(ctx context.Context, req *core.ModelRequest) (*core.Mod
 	}
 	client := m.Client
 	if client == nil {
-		client = http.DefaultClient
+		client = defaultClient()
 	}
 	res, err := client.Do(hreq)
 	if err != nil {

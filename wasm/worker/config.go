@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/openai"
+)
+
+// The worker's environment variables (wrangler vars and secrets).
+const (
+	EnvToken         = "AGENTRT_TOKEN"           // secret: bearer token; empty = no auth
+	EnvModel         = "AGENTRT_MODEL"           // "echo" (default) or "openai"
+	EnvOpenAIBaseURL = "AGENTRT_OPENAI_BASE_URL" // e.g. https://api.openai.com/v1
+	EnvOpenAIModel   = "AGENTRT_OPENAI_MODEL"    // model name sent upstream
+	EnvOpenAIKey     = "AGENTRT_OPENAI_KEY"      // secret
+	EnvMaxBodyBytes  = "AGENTRT_MAX_BODY_BYTES"  // default 1 MiB
+	EnvSystemPrompt  = "AGENTRT_SYSTEM_PROMPT"   // optional
+)
+
+// config is the worker's configuration.
+type config struct {
+	Token        string
+	SystemPrompt string
+	// Model is nil for echo.
+	Model        *openai.Model
+	MaxBodyBytes int64
+}
+
+// configFrom reads the configuration through get (the worker's env). The
+// openai model's Client is left nil for the caller to set.
+func configFrom(get func(string) string) (config, error) {
+	c := config{Token: get(EnvToken), SystemPrompt: get(EnvSystemPrompt), MaxBodyBytes: httpapi.DefaultMaxBodyBytes}
+	if s := strings.TrimSpace(get(EnvMaxBodyBytes)); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			return c, errors.New(EnvMaxBodyBytes + " must be a positive integer")
+		}
+		c.MaxBodyBytes = n
+	}
+	switch m := strings.TrimSpace(get(EnvModel)); m {
+	case "", "echo":
+	case "openai":
+		base, name := strings.TrimSpace(get(EnvOpenAIBaseURL)), strings.TrimSpace(get(EnvOpenAIModel))
+		if !strings.HasPrefix(base, "https://") && !strings.HasPrefix(base, "http://") {
+			return c, errors.New(EnvOpenAIBaseURL + " must be an http(s) URL when " + EnvModel + " is \"openai\"")
+		}
+		if name == "" {
+			return c, errors.New(EnvOpenAIModel + " must be set when " + EnvModel + " is \"openai\"")
+		}
+		c.Model = &openai.Model{BaseURL: base, Model: name, Key: get(EnvOpenAIKey)}
+	default:
+		return c, errors.New(EnvModel + " must be \"echo\" or \"openai\"")
+	}
+	return c, nil
+}
+
+// runtimeConfig is the core configuration for c.
+func (c *config) runtimeConfig() core.Config {
+	cfg := core.Config{SystemPrompt: c.SystemPrompt}
+	if c.Model != nil {
+		cfg.Model = c.Model
+	}
+	return cfg
+}

@@ -1,0 +1,65 @@
+//go:build js && wasm
+
+// Command worker is agentrt as a Cloudflare Worker: the HTTP API of
+// package httpapi over one core.Runtime per isolate, built with
+// github.com/syumai/workers and started by its own entry module,
+// worker.mjs, which instantiates this module once per isolate.
+//
+// Build and run it locally with `go run ./cmd/agentrt worker`; deploy it
+// with wrangler (docs/worker.md).
+package main
+
+import (
+	"net/http"
+	"syscall/js"
+
+	"github.com/syumai/workers"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/httpapi"
+)
+
+func main() {
+	ctx := js.Global().Get("context")
+	env := ctx.Get("env")
+	get := func(name string) string {
+		v := env.Get(name)
+		if v.Type() != js.TypeString {
+			return ""
+		}
+		return v.String()
+	}
+	cfg, err := configFrom(get)
+	var h http.Handler
+	if err != nil {
+		h = misconfigured(err.Error())
+	} else {
+		if cfg.Model != nil {
+			cfg.Model.Client = fetchClient{}
+		}
+		rt, rerr := core.New(cfg.runtimeConfig())
+		if rerr != nil {
+			h = misconfigured(rerr.Error())
+		} else {
+			h = httpapi.New(httpapi.Config{Runtime: rt, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Version: version})
+		}
+	}
+	b := newBridge(h, cfg.MaxBodyBytes)
+	b.export(ctx.Get("binding"))
+	workers.Ready()
+	<-b.closed
+}
+
+// version is reported by /healthz.
+const version = "0.1.0"
+
+// misconfigured answers every request with 500 and says what is wrong
+// with the configuration (never a secret's value).
+func misconfigured(reason string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusInternalServerError)
+		msg, _ := jsonString("the worker is misconfigured: " + reason)
+		_, _ = w.Write([]byte(`{"error":{"code":"internal","message":` + msg + `}}`))
+	})
+}
