@@ -260,7 +260,9 @@ async function readChatStream(res, onDelta) {
       }
     }
   }
-  reader.cancel().catch(() => {});
+  // Read to the end after [DONE] (servers close right after it): cancelling
+  // instead would abort the request, which browsers log as a failure.
+  while (done && !(await reader.read()).done) { /* drain */ }
   return { content, toolCalls: calls.filter(Boolean).map((c) => ({ ...c, arguments: c.arguments || "{}" })) };
 }
 
@@ -392,6 +394,7 @@ async function runTurn(rt, job) {
   job.status = "running";
   job.reply = "";
   job.tools = [];
+  job.deltas = 0;
   state.running = job;
   const controller = new AbortController();
   let abandon;
@@ -418,7 +421,7 @@ async function runTurn(rt, job) {
       abandoned,
     ]);
     await storage.append(conv.id, result.appended || []);
-    recordTurn(conv.id, result, history.length);
+    recordTurn(conv.id, result, history.length, job.deltas);
     job.status = "done";
     broadcast({ type: "changed", convId: conv.id });
   } catch (e) {
@@ -454,6 +457,7 @@ function retry(job) {
 }
 
 function onRunEvent(job, ev) {
+  if (ev.type === "model.delta") job.deltas++;
   if (job.convId !== state.current || !job.replyEl) {
     if (ev.type === "model.delta") job.reply += ev.delta ?? ev.text ?? "";
     return;
@@ -480,7 +484,7 @@ function onRunEvent(job, ev) {
 // ---------------------------------------------------------------------------
 // The inspector.
 
-function recordTurn(convId, result, historyLength) {
+function recordTurn(convId, result, historyLength, deltas) {
   const calls = (result.modelCalls || []).map((c) => ({
     step: c.step,
     messageCount: c.messageCount,
@@ -491,6 +495,7 @@ function recordTurn(convId, result, historyLength) {
     n: list.filter((t) => !t.marker).length + 1,
     seed: result.seed || { mode: "none", seeded: 0, skippedSystem: 0 },
     historyLength,
+    deltas,
     calls,
     sessionCount: result.messageCount,
   });
@@ -515,6 +520,7 @@ function renderInspector() {
       continue;
     }
     li.className = "turn";
+    li.dataset.deltas = String(t.deltas);
     const h = document.createElement("h3");
     h.textContent = `Turn ${t.n}`;
     const seed = document.createElement("p");
@@ -523,7 +529,7 @@ function renderInspector() {
       `sent ${t.historyLength} history message${t.historyLength === 1 ? "" : "s"}; ` +
       `seed: ${t.seed.mode}, ${t.seed.seeded} seeded` +
       (t.seed.skippedSystem ? `, ${t.seed.skippedSystem} system skipped` : "") +
-      `; session now holds ${t.sessionCount ?? "?"}`;
+      `; session now holds ${t.sessionCount ?? "?"}; reply streamed in ${t.deltas} delta${t.deltas === 1 ? "" : "s"}`;
     li.append(h, seed);
     for (const c of t.calls) {
       const d = document.createElement("details");
