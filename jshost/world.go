@@ -414,6 +414,7 @@ func (w *world) init() {
 	w.initUint8Array()
 	w.initDate()
 	w.initJSON()
+	w.initReflect()
 	w.initConsole()
 	w.initNode()
 	w.initTimers()
@@ -1028,4 +1029,82 @@ func (w *world) initTimers() {
 		w.enqueue(func() { w.call(f, Undefined, nil) })
 		return Undefined, nil
 	}))
+}
+
+// propertyKey converts a property key as JavaScript does (numbers to
+// their string form).
+func propertyKey(v Value) string {
+	if f, ok := v.(float64); ok {
+		return formatNumber(f)
+	}
+	return toString(v)
+}
+
+func (w *world) initReflect() {
+	r := NewObject()
+	needObject := func(name string, v Value) error {
+		if !isObject(v) {
+			return throwf("TypeError", "Reflect.%s called on non-object", name)
+		}
+		return nil
+	}
+	r.Set("get", native("get", func(_ Value, args []Value) (Value, error) {
+		t := arg(args, 0)
+		if err := needObject("get", t); err != nil {
+			return nil, err
+		}
+		return w.get(t, propertyKey(arg(args, 1))), nil
+	}))
+	r.Set("set", native("set", func(_ Value, args []Value) (Value, error) {
+		t := arg(args, 0)
+		if err := needObject("set", t); err != nil {
+			return nil, err
+		}
+		w.set(t, propertyKey(arg(args, 1)), arg(args, 2))
+		return true, nil
+	}))
+	r.Set("has", native("has", func(_ Value, args []Value) (Value, error) {
+		t := arg(args, 0)
+		if err := needObject("has", t); err != nil {
+			return nil, err
+		}
+		k := propertyKey(arg(args, 1))
+		if b := bagOf(t); b != nil {
+			if _, ok := b.getOwn(k); ok {
+				return true, nil
+			}
+		}
+		return w.get(t, k) != Undefined, nil
+	}))
+	r.Set("deleteProperty", native("deleteProperty", func(_ Value, args []Value) (Value, error) {
+		t := arg(args, 0)
+		if err := needObject("deleteProperty", t); err != nil {
+			return nil, err
+		}
+		w.del(t, propertyKey(arg(args, 1)))
+		return true, nil
+	}))
+	r.Set("ownKeys", native("ownKeys", func(_ Value, args []Value) (Value, error) {
+		t := arg(args, 0)
+		if err := needObject("ownKeys", t); err != nil {
+			return nil, err
+		}
+		keys, _ := w.ctorObject.Get("keys").(*Function).call(Undefined, []Value{t})
+		return keys, nil
+	}))
+	r.Set("apply", native("apply", func(_ Value, args []Value) (Value, error) {
+		var list []Value
+		if a, ok := arg(args, 2).(*Array); ok {
+			list = append(list, a.Elems...)
+		}
+		return w.call(arg(args, 0), arg(args, 1), list)
+	}))
+	r.Set("construct", native("construct", func(_ Value, args []Value) (Value, error) {
+		var list []Value
+		if a, ok := arg(args, 1).(*Array); ok {
+			list = append(list, a.Elems...)
+		}
+		return w.construct(arg(args, 0), list)
+	}))
+	w.global.Set("Reflect", r)
 }

@@ -40,6 +40,15 @@ func TestWorld_Globals(t *testing.T) {
 			k, err := in.Call(ctx, in.Global("Object"), "keys", o)
 			return fmt.Sprint(in.Export(k)), err
 		}, want: "[b a]"},
+		{name: "OKReflectGetIndex", call: func() (jshost.Value, error) {
+			return in.Call(ctx, in.Global("Reflect"), "get", []any{"x", "y"}, 1)
+		}, want: "y"},
+		{name: "ErrReflectGetPrimitive", call: func() (jshost.Value, error) {
+			return in.Call(ctx, in.Global("Reflect"), "get", "str", "length")
+		}, errStr: "TypeError"},
+		{name: "OKStringOfNull", call: func() (jshost.Value, error) {
+			return in.Invoke(ctx, in.Global("String"), nil)
+		}, want: "null"},
 		{name: "OKArrayIsArray", call: func() (jshost.Value, error) {
 			return in.Call(ctx, in.Global("Array"), "isArray", []any{1})
 		}, want: "true"},
