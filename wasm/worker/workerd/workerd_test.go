@@ -490,3 +490,55 @@ func BenchmarkWorker_Turn(b *testing.B) {
 		})
 	}
 }
+
+// Ensure concurrent requests on the one Go instance, streamed and not,
+// all complete with their own answers, and one shared session ends up
+// holding every turn once.
+func TestWorker_ConcurrentRequests(t *testing.T) {
+	p := mustStart(t, workerd.Options{})
+	const n = 24
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			sid := fmt.Sprintf("own-%d", i)
+			if i%3 == 0 {
+				sid = "shared"
+			}
+			body := fmt.Sprintf(`{"input":"hello %d"}`, i)
+			req, _ := http.NewRequest("POST", p.URL+"/v1/sessions/"+sid+"/runs", strings.NewReader(body))
+			if i%2 == 1 {
+				req.Header.Set("Accept", "text/event-stream")
+			}
+			res, err := client.Do(req)
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 || !strings.Contains(string(b), fmt.Sprintf("echo: hello %d (model received", i)) {
+				errs <- fmt.Sprintf("request %d: %d %q", i, res.StatusCode, b)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	g := doReq(t, p, "GET", "/v1/sessions/shared", nil)
+	var s struct {
+		MessageCount int `json:"messageCount"`
+	}
+	res, err := client.Get(p.URL + "/v1/sessions/shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if err := json.NewDecoder(res.Body).Decode(&s); err != nil || g.Status != 200 || s.MessageCount != 2*((n+2)/3) {
+		t.Errorf("shared session: status %d, %d messages (err %v), want %d", g.Status, s.MessageCount, err, 2*((n+2)/3))
+	}
+}

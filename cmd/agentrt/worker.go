@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentrt/agentrt/internal/build"
+	"github.com/agentrt/agentrt/wasm/worker/workerd"
+)
+
+func init() {
+	register(command{name: "worker", summary: "build the Cloudflare Worker and run it locally under workerd", run: runWorker})
+}
+
+// envFlag collects repeated -env NAME=VALUE flags.
+type envFlag map[string]string
+
+func (e envFlag) String() string { return "" }
+
+func (e envFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return errors.New("want NAME=VALUE")
+	}
+	e[k] = v
+	return nil
+}
+
+func runWorker(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8787", "address to serve the worker on")
+	out := fs.String("out", "", "write the bundle (worker.mjs, wasm_exec.js, worker.wasm, config.capnp) here and keep it; default: a temp dir removed on exit")
+	buildOnly := fs.Bool("build-only", false, "write the bundle to -out and exit (for wrangler deploy)")
+	allowLocal := fs.Bool("allow-local-network", false, "let the worker fetch local addresses (a local OpenAI-compatible server)")
+	env := envFlag{}
+	fs.Var(env, "env", "a worker variable or secret, NAME=VALUE (repeatable); AGENTRT_* variables of this process are passed too")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	root, err := build.Root()
+	if err != nil {
+		return err
+	}
+	// The AGENTRT_* variables of this shell, then -env flags over them.
+	vars := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "AGENTRT_") && k != "AGENTRT_GLOBAL" {
+			vars[k] = v
+		}
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	dir := *out
+	if dir == "" {
+		if *buildOnly {
+			dir = filepath.Join(root, "dist", "worker")
+		} else {
+			if dir, err = os.MkdirTemp("", "agentrt-worker-"); err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+		}
+	} else if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	fmt.Fprintln(os.Stderr, "building the worker...")
+	b, err := workerd.Build(ctx, root, dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "worker module: %s\n", b.Size)
+	if *buildOnly {
+		fmt.Printf("wrote %s\n", dir)
+		return nil
+	}
+	p, err := workerd.Start(ctx, b, workerd.Options{Root: root, Addr: *addr, Env: vars, AllowLocalNetwork: *allowLocal, Stdout: os.Stdout, Stderr: os.Stderr})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("agentrt worker on %s (workerd); Ctrl-C stops it\n", p.URL)
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(os.Stderr, "stopping workerd...")
+		p.Stop()
+		return nil
+	case <-p.Exited():
+		return errors.New("workerd exited")
+	}
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// Ensure the environment is read into the configuration, and every bad
+// value is refused with a message that names the variable but never
+// echoes a secret.
+func TestConfigFrom(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantErr string // empty: no error
+		check   func(t *testing.T, c config)
+	}{
+		{name: "OK/defaults", env: map[string]string{}, check: func(t *testing.T, c config) {
+			if c.Model != nil || c.Token != "" || c.MaxBodyBytes != 1<<20 {
+				t.Errorf("got %+v", c)
+			}
+		}},
+		{name: "OK/openai", env: map[string]string{EnvModel: "openai", EnvOpenAIBaseURL: "https://api.example.com/v1", EnvOpenAIModel: "m1", EnvOpenAIKey: "k", EnvToken: "t", EnvMaxBodyBytes: "2048"},
+			check: func(t *testing.T, c config) {
+				if c.Model == nil || c.Model.BaseURL != "https://api.example.com/v1" || c.Model.Model != "m1" || c.Model.Key != "k" || c.Token != "t" || c.MaxBodyBytes != 2048 {
+					t.Errorf("got %+v", c)
+				}
+				if rc := c.runtimeConfig(); rc.Model == nil {
+					t.Error("runtime config has no model")
+				}
+			}},
+		{name: "ErrUnknownModel", env: map[string]string{EnvModel: "gpt"}, wantErr: EnvModel},
+		{name: "ErrBaseURL", env: map[string]string{EnvModel: "openai", EnvOpenAIBaseURL: "ftp://x", EnvOpenAIModel: "m"}, wantErr: EnvOpenAIBaseURL},
+		{name: "ErrNoModelName", env: map[string]string{EnvModel: "openai", EnvOpenAIBaseURL: "https://x", EnvOpenAIKey: "sekrit"}, wantErr: EnvOpenAIModel},
+		{name: "ErrBodyLimit", env: map[string]string{EnvMaxBodyBytes: "-5"}, wantErr: EnvMaxBodyBytes},
+		{name: "ErrBodyLimitText", env: map[string]string{EnvMaxBodyBytes: "lots"}, wantErr: EnvMaxBodyBytes},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := configFrom(func(k string) string { return tc.env[k] })
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("got error %v", err)
+				}
+				tc.check(t, c)
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("got %v, want an error naming %s", err, tc.wantErr)
+			}
+			if strings.Contains(err.Error(), "sekrit") {
+				t.Errorf("the error echoes a secret: %v", err)
+			}
+		})
+	}
+}
