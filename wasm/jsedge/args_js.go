@@ -40,7 +40,7 @@ func object(v js.Value, what string) (present bool, err error) {
 // optInt reads o[name]: absent (null or undefined) is 0; otherwise a
 // non-negative integer up to Number.MAX_SAFE_INTEGER.
 func optInt(o js.Value, what, name string) (int64, error) {
-	v := o.Get(name)
+	v := get(o, name)
 	switch v.Type() {
 	case js.TypeUndefined, js.TypeNull:
 		return 0, nil
@@ -55,7 +55,7 @@ func optInt(o js.Value, what, name string) (int64, error) {
 
 // optStr reads o[name]: absent is "", otherwise a string.
 func optStr(o js.Value, what, name string) (string, error) {
-	v := o.Get(name)
+	v := get(o, name)
 	switch v.Type() {
 	case js.TypeUndefined, js.TypeNull:
 		return "", nil
@@ -81,13 +81,12 @@ func optStr(o js.Value, what, name string) (string, error) {
 //
 // Absent fields (null or undefined) keep their defaults. Anything else is
 // refused with invalid_argument naming the field.
-func Policy(v js.Value) (core.Policy, error) {
-	var p core.Policy
+func Policy(v js.Value) (p core.Policy, err error) {
+	defer catch(&err, core.CodeInvalidArgument, nil)
 	const what = "policy"
 	if ok, err := object(v, what); !ok {
 		return p, err
 	}
-	var err error
 	var s string
 	if s, err = optStr(v, what, FieldSeedMode); err != nil {
 		return p, err
@@ -120,14 +119,14 @@ func Policy(v js.Value) (core.Policy, error) {
 		return p, argError("policy.timeoutMs is too large")
 	}
 	p.Timeout = time.Duration(n) * time.Millisecond
-	tools := v.Get(FieldAllowedTools)
+	tools := get(v, FieldAllowedTools)
 	if !nullish(tools) {
 		if !isArray(tools) {
 			return p, argError("policy.allowedTools must be an Array of strings")
 		}
-		p.AllowedTools = make([]string, tools.Length())
+		p.AllowedTools = make([]string, length(tools))
 		for i := range p.AllowedTools {
-			t := tools.Index(i)
+			t := get(tools, i)
 			if t.Type() != js.TypeString {
 				return p, argError("policy.allowedTools[" + itoa(i) + "] must be a string")
 			}
@@ -142,8 +141,8 @@ func Policy(v js.Value) (core.Policy, error) {
 // maxMessageBytes: non-negative integers; absent or 0 means the default).
 // null or undefined is the zero Limits. Anything else is refused with
 // invalid_argument naming the field.
-func Limits(v js.Value) (core.Limits, error) {
-	var l core.Limits
+func Limits(v js.Value) (l core.Limits, err error) {
+	defer catch(&err, core.CodeInvalidArgument, nil)
 	const what = "limits"
 	if ok, err := object(v, what); !ok {
 		return l, err
@@ -193,24 +192,24 @@ type RunOptions struct {
 
 // Options converts { runId?, onEvent?, inspect? }; null or undefined is
 // no options. Wrong types are refused with invalid_argument.
-func Options(v js.Value) (RunOptions, error) {
-	o := RunOptions{OnEvent: js.Undefined()}
+func Options(v js.Value) (o RunOptions, err error) {
+	defer catch(&err, core.CodeInvalidArgument, nil)
+	o.OnEvent = js.Undefined()
 	const what = "options"
 	if ok, err := object(v, what); !ok {
 		return o, err
 	}
-	var err error
 	if o.RunID, err = optStr(v, what, FieldRunID); err != nil {
 		return o, err
 	}
-	switch f := v.Get(FieldOnEvent); f.Type() {
+	switch f := get(v, FieldOnEvent); f.Type() {
 	case js.TypeFunction:
 		o.OnEvent = f
 	case js.TypeUndefined, js.TypeNull:
 	default:
 		return o, argError("options.onEvent must be a function")
 	}
-	switch b := v.Get(FieldInspect); b.Type() {
+	switch b := get(v, FieldInspect); b.Type() {
 	case js.TypeBoolean:
 		o.Inspect = b.Bool()
 	case js.TypeUndefined, js.TypeNull:
@@ -244,17 +243,16 @@ func Handler(f js.Value) func(core.Event) {
 // null or "echo" model is core's Echo; a function becomes a Model (see
 // NewModel); tools become core.Tools (see NewTool). Wrong types are
 // refused with invalid_argument naming the field.
-func Config(v js.Value) (core.Config, error) {
-	var cfg core.Config
+func Config(v js.Value) (cfg core.Config, err error) {
+	defer catch(&err, core.CodeInvalidArgument, nil)
 	const what = "config"
 	if ok, err := object(v, what); !ok {
 		return cfg, err
 	}
-	var err error
 	if cfg.SystemPrompt, err = optStr(v, what, FieldSystemPrompt); err != nil {
 		return cfg, err
 	}
-	switch m := v.Get(FieldModel); m.Type() {
+	switch m := get(v, FieldModel); m.Type() {
 	case js.TypeUndefined, js.TypeNull:
 	case js.TypeString:
 		if m.String() != ModelEcho {
@@ -265,19 +263,19 @@ func Config(v js.Value) (core.Config, error) {
 	default:
 		return cfg, argError("config.model must be \"echo\" or a function")
 	}
-	if cfg.Limits, err = Limits(v.Get(FieldLimits)); err != nil {
+	if cfg.Limits, err = Limits(get(v, FieldLimits)); err != nil {
 		return cfg, err
 	}
-	tools := v.Get(FieldTools)
+	tools := get(v, FieldTools)
 	if nullish(tools) {
 		return cfg, nil
 	}
 	if !isArray(tools) {
 		return cfg, argError("config.tools must be an Array")
 	}
-	cfg.Tools = make([]core.Tool, tools.Length())
+	cfg.Tools = make([]core.Tool, length(tools))
 	for i := range cfg.Tools {
-		if cfg.Tools[i], err = NewTool(tools.Index(i), "config.tools["+itoa(i)+"]"); err != nil {
+		if cfg.Tools[i], err = NewTool(get(tools, i), "config.tools["+itoa(i)+"]"); err != nil {
 			return cfg, err
 		}
 	}

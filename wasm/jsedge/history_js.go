@@ -37,26 +37,29 @@ import (
 // maxMessages (zero: the default limit) is refused with limit_exceeded
 // before any message is read. Anything but an Array or a Uint8Array is
 // refused with invalid_argument.
-func History(v js.Value, maxMessages int) ([]core.SeedMessage, error) {
+func History(v js.Value, maxMessages int) (_ []core.SeedMessage, err error) {
+	at := core.NoIndex
+	defer catch(&err, core.CodeInvalidHistory, &at)
 	if maxMessages <= 0 {
 		maxMessages = core.DefaultLimits.MaxSeedMessages
 	}
 	if v.Type() == js.TypeObject && v.InstanceOf(jsUint8Array) {
-		buf := make([]byte, v.Length())
+		buf := make([]byte, length(v))
 		js.CopyBytesToGo(buf, v)
 		return packed.Decode(buf, maxMessages)
 	}
 	if !isArray(v) {
 		return nil, core.Errorf(core.CodeInvalidArgument, "history must be an Array of messages or a packed Uint8Array")
 	}
-	n := v.Length()
+	n := length(v)
 	if n > maxMessages {
 		return nil, core.IndexError(core.CodeLimitExceeded, maxMessages,
 			"history has "+itoa(n)+" messages, more than maxSeedMessages ("+itoa(maxMessages)+")")
 	}
 	out := make([]core.SeedMessage, n)
 	for i := range out {
-		if err := seedMessage(v.Index(i), i, &out[i]); err != nil {
+		at = i
+		if err := seedMessage(get(v, i), i, &out[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -71,12 +74,12 @@ func seedMessage(v js.Value, i int, m *core.SeedMessage) error {
 	if v.Type() != js.TypeObject {
 		return core.IndexError(core.CodeInvalidHistory, i, "message must be an object")
 	}
-	role := v.Get(FieldRole)
+	role := get(v, FieldRole)
 	if role.Type() != js.TypeString {
 		return core.IndexError(core.CodeInvalidHistory, i, "role must be a string")
 	}
 	m.Role = core.Role(role.String())
-	switch c := v.Get(FieldContent); c.Type() {
+	switch c := get(v, FieldContent); c.Type() {
 	case js.TypeString:
 		m.Content = c.String()
 	case js.TypeNull, js.TypeUndefined:
@@ -91,9 +94,9 @@ func seedMessage(v js.Value, i int, m *core.SeedMessage) error {
 	if m.ID, ok = optString(v, FieldID, ""); !ok {
 		return core.IndexError(core.CodeInvalidHistory, i, "id must be a string")
 	}
-	calls := v.Get(FieldToolCalls)
+	calls := get(v, FieldToolCalls)
 	if nullish(calls) {
-		calls = v.Get(FieldToolCallsCamel)
+		calls = get(v, FieldToolCallsCamel)
 	}
 	if nullish(calls) {
 		return nil
@@ -101,9 +104,9 @@ func seedMessage(v js.Value, i int, m *core.SeedMessage) error {
 	if !isArray(calls) {
 		return core.IndexError(core.CodeInvalidHistory, i, "tool_calls must be an Array")
 	}
-	m.ToolCalls = make([]core.ToolCall, calls.Length())
+	m.ToolCalls = make([]core.ToolCall, length(calls))
 	for j := range m.ToolCalls {
-		if err := toolCall(calls.Index(j), &m.ToolCalls[j]); err != "" {
+		if err := toolCall(get(calls, j), &m.ToolCalls[j]); err != "" {
 			return core.IndexError(core.CodeInvalidHistory, i, "tool_calls["+itoa(j)+"]: "+err)
 		}
 	}
@@ -122,7 +125,7 @@ func toolCall(v js.Value, c *core.ToolCall) string {
 	if c.Name, ok = optString(v, FieldName, ""); !ok {
 		return "name must be a string"
 	}
-	switch a := v.Get(FieldArguments); a.Type() {
+	switch a := get(v, FieldArguments); a.Type() {
 	case js.TypeString:
 		c.Arguments = a.String()
 	case js.TypeNull, js.TypeUndefined:
@@ -141,9 +144,9 @@ func toolCall(v js.Value, c *core.ToolCall) string {
 // optString reads v[name] (or v[alt] when v[name] is null or undefined):
 // a string, or "" for null and undefined; ok is false for any other type.
 func optString(v js.Value, name, alt string) (string, bool) {
-	f := v.Get(name)
+	f := get(v, name)
 	if alt != "" && nullish(f) {
-		f = v.Get(alt)
+		f = get(v, alt)
 	}
 	switch f.Type() {
 	case js.TypeString:

@@ -99,7 +99,8 @@ func parse(s string) (js.Value, error) {
 func modelError(msg string) error { return core.Errorf(core.CodeModelError, msg) }
 
 // reply converts what a model function answered.
-func reply(v js.Value) (*core.ModelReply, error) {
+func reply(v js.Value) (_ *core.ModelReply, err error) {
+	defer catch(&err, core.CodeModelError, nil)
 	switch v.Type() {
 	case js.TypeString:
 		return &core.ModelReply{Content: v.String()}, nil
@@ -108,16 +109,16 @@ func reply(v js.Value) (*core.ModelReply, error) {
 		return nil, modelError("the model must answer an object { content, toolCalls? } or a string")
 	}
 	var r core.ModelReply
-	switch c := v.Get(FieldContent); c.Type() {
+	switch c := get(v, FieldContent); c.Type() {
 	case js.TypeString:
 		r.Content = c.String()
 	case js.TypeUndefined, js.TypeNull:
 	default:
 		return nil, modelError("reply.content must be a string")
 	}
-	calls := v.Get(FieldToolCallsCamel)
+	calls := get(v, FieldToolCallsCamel)
 	if nullish(calls) {
-		calls = v.Get(FieldToolCalls)
+		calls = get(v, FieldToolCalls)
 	}
 	if nullish(calls) {
 		return &r, nil
@@ -125,14 +126,14 @@ func reply(v js.Value) (*core.ModelReply, error) {
 	if !isArray(calls) {
 		return nil, modelError("reply.toolCalls must be an Array")
 	}
-	r.ToolCalls = make([]core.ToolCall, calls.Length())
+	r.ToolCalls = make([]core.ToolCall, length(calls))
 	for i := range r.ToolCalls {
 		c := &r.ToolCalls[i]
-		cv := calls.Index(i)
+		cv := get(calls, i)
 		if msg := toolCall(cv, c); msg != "" {
 			return nil, modelError("reply.toolCalls[" + itoa(i) + "]: " + msg)
 		}
-		if nullish(cv.Get(FieldArguments)) {
+		if nullish(get(cv, FieldArguments)) {
 			c.Arguments = "{}"
 		}
 	}

@@ -37,6 +37,7 @@ const (
 	GlobalError      = "Error"
 	GlobalJSON       = "JSON"
 	GlobalString     = "String"
+	GlobalReflect    = "Reflect"
 )
 
 // JavaScript methods the edge calls.
@@ -45,6 +46,7 @@ const (
 	MethodParse     = "parse"     // JSON.parse
 	MethodStringify = "stringify" // JSON.stringify
 	MethodThen      = "then"      // Promise.prototype.then
+	MethodGet       = "get"       // Reflect.get
 )
 
 // Message fields, and the camelCase spellings also accepted in histories.

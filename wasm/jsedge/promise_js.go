@@ -125,7 +125,7 @@ func Await(ctx context.Context, v js.Value, code core.Code) (js.Value, error) {
 
 func isThenable(v js.Value) bool {
 	t := v.Type()
-	return (t == js.TypeObject || t == js.TypeFunction) && v.Get(MethodThen).Type() == js.TypeFunction
+	return (t == js.TypeObject || t == js.TypeFunction) && get(v, MethodThen).Type() == js.TypeFunction
 }
 
 func arg(args []js.Value, i int) js.Value {
@@ -161,7 +161,7 @@ func Text(v js.Value) (s string) {
 	case js.TypeString:
 		return cut(v.String())
 	case js.TypeObject:
-		if m := v.Get(FieldMessage); m.Type() == js.TypeString {
+		if m := get(v, FieldMessage); m.Type() == js.TypeString {
 			return cut(m.String())
 		}
 	}

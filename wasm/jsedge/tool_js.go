@@ -40,7 +40,7 @@ func NewTool(v js.Value, what string) (core.Tool, error) {
 	if t.Description, err = optStr(v, what, FieldDescription); err != nil {
 		return t, err
 	}
-	switch p := v.Get(FieldParameters); p.Type() {
+	switch p := get(v, FieldParameters); p.Type() {
 	case js.TypeUndefined, js.TypeNull:
 	case js.TypeString:
 		t.Parameters = p.String()
@@ -51,7 +51,7 @@ func NewTool(v js.Value, what string) (core.Tool, error) {
 	default:
 		return t, argError(what + ".parameters must be an object or a JSON string")
 	}
-	if v.Get(FieldCall).Type() != js.TypeFunction {
+	if get(v, FieldCall).Type() != js.TypeFunction {
 		return t, argError(what + ".call must be a function")
 	}
 	obj := v

@@ -17,7 +17,39 @@ var (
 	jsError      = js.Global().Get(GlobalError)
 	jsJSON       = js.Global().Get(GlobalJSON)
 	jsString     = js.Global().Get(GlobalString)
+	jsReflectGet = js.Global().Get(GlobalReflect).Get(MethodGet)
 )
+
+// get reads v[key] through a call of Reflect.get, so that a throwing
+// getter or Proxy trap becomes a Go panic that the caller recovers from
+// (see catch), not an exception unwinding through the Go runtime, as a
+// plain Value.Get would.
+func get(v js.Value, key any) js.Value { return jsReflectGet.Invoke(v, key) }
+
+// length reads v.length with get: a non-negative integer, or 0.
+func length(v js.Value) int {
+	n := get(v, FieldLength)
+	if n.Type() != js.TypeNumber {
+		return 0
+	}
+	if f := n.Float(); f > 0 && f <= maxSafeInteger {
+		return int(f)
+	}
+	return 0
+}
+
+// catch, deferred by a converter with a named error result, turns a panic
+// (a throwing getter, a Proxy trap) into an *core.Error with code, naming
+// the message at *index when index is not nil.
+func catch(err *error, code core.Code, index *int) {
+	if p := recover(); p != nil {
+		i := core.NoIndex
+		if index != nil {
+			i = *index
+		}
+		*err = core.IndexError(code, i, "reading the value threw: "+panicText(p))
+	}
+}
 
 // ErrNotJS is nil on GOOS=js: the edge is available.
 var ErrNotJS error

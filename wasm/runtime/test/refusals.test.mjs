@@ -184,3 +184,34 @@ test("TestRuntime_SyncMethods_WrongTypes: answer null/false, never throw", async
   }
   assert.deepEqual(rt.listSessions(), []);
 });
+
+test("TestRuntime_ThrowingGetters: a getter or Proxy that throws is a refusal, not a crash", async () => {
+  const api = await startInstance();
+  const rt = api.createRuntime();
+  await rt.startRun("warm", "hi");
+  const before = snapshot(rt);
+  const boom = () => { throw new Error("getter boom"); };
+  const evilMessage = { get role() { return boom(); }, content: "x" };
+  const evilArray = new Proxy([{ role: "user", content: "a" }], { get: (t, k) => (k === "0" ? boom() : t[k]) });
+  const evilPolicy = { get seedMode() { return boom(); } };
+  const evilOptions = { get onEvent() { return boom(); } };
+  const cases = [
+    [rt.startRunWithHistory("s", "x", [{ role: "user", content: "a" }, { role: "assistant", content: "b" }, evilMessage]), "invalid_history", 2],
+    [rt.startRunWithHistory("s", "x", evilArray), "invalid_history", 0],
+    [rt.startRunWithPolicy("s", "x", evilPolicy), "invalid_argument", undefined],
+    [rt.startRun("s", "x", evilOptions), "invalid_argument", undefined],
+  ];
+  for (const [p, code, index] of cases) {
+    const err = await rejection(p);
+    assert.equal(err.code, code, err.message);
+    assert.equal(err.index, index);
+    assert.match(err.message, /getter boom/);
+  }
+  const cfg = api.createRuntime({ get model() { return boom(); } });
+  assert.ok(cfg instanceof Error);
+  assert.equal(cfg.code, "invalid_argument");
+  const badReply = api.createRuntime({ model: () => ({ get content() { return boom(); } }) });
+  assert.equal((await rejection(badReply.startRun("s", "x"))).code, "model_error");
+  assert.equal(snapshot(rt), before);
+  assert.equal((await rt.startRun("warm", "still here")).messageCount, 4);
+});
