@@ -1,0 +1,32 @@
+//go:build !(js && wasm)
+
+package jsedge
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestErrNotJS_SaysWhatToDo(t *testing.T) {
+	// Ensure the native stub explains how to get the edge instead.
+	for _, want := range []string{"GOOS=js", "go run ./cmd/agentrt build", "core"} {
+		if !strings.Contains(ErrNotJS.Error(), want) {
+			t.Errorf("ErrNotJS = %q, want it to mention %q", ErrNotJS, want)
+		}
+	}
+}
+
+func TestNames_Distinct(t *testing.T) {
+	// Ensure the Runtime's method names are distinct and non-empty, so no
+	// method silently replaces another on the JavaScript object.
+	methods := []string{MethodStartRun, MethodStartRunWithPolicy, MethodStartRunWithHistory,
+		MethodStartRunWithPolicyAndHistory, MethodCancelRun, MethodGetSession, MethodDeleteSession,
+		MethodListSessions, MethodStats, MethodClose}
+	seen := map[string]bool{}
+	for _, m := range methods {
+		if m == "" || seen[m] {
+			t.Errorf("method name %q is empty or repeated", m)
+		}
+		seen[m] = true
+	}
+}
