@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentrt/agentrt/internal/build"
+)
+
+// mustChatModule builds the module into the test's temp dir (go's build
+// cache makes the second build of a test run cheap).
+func mustChatModule(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("go toolchain not found")
+		}
+		t.Skip("go toolchain not found: cannot build the module")
+	}
+	root, err := build.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "agentrt.wasm")
+	if err := build.Module(context.Background(), root, build.RuntimePkg, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestChatHelperProcess is not a test: it runs main as the agentrt
+// command when the chat tests start this test binary as a child process.
+func TestChatHelperProcess(t *testing.T) {
+	if os.Getenv("AGENTRT_CHAT_HELPER") != "1" {
+		return
+	}
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	os.Args = append([]string{"agentrt"}, args...)
+	main()
+	os.Exit(0)
+}
+
+// runChatProcess runs `agentrt chat args...` as its own process with
+// input on stdin.
+func runChatProcess(t *testing.T, input string, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestChatHelperProcess$", "--", "chat"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "AGENTRT_CHAT_HELPER=1"), env...)
+	cmd.Stdin = strings.NewReader(input)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+func readMessages(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []map[string]any
+	if err := json.Unmarshal(b, &msgs); err != nil {
+		t.Fatalf("history file is not a JSON array of messages: %v\n%s", err, b)
+	}
+	return msgs
+}
+
+// Ensure two chat processes share a conversation through the history
+// file: the first appends its turns, the second starts cold and seeds its
+// session from the file once.
+func TestChat_TwoProcesses_SecondSeedsFromFile(t *testing.T) {
+	mod := mustChatModule(t)
+	hist := filepath.Join(t.TempDir(), "conv.json")
+	args := []string{"--session", "conv-1", "--history", hist, "--module", mod, "--system", "be brief"}
+
+	out, errOut, err := runChatProcess(t, "hello\nhow are you?\n", nil, args...)
+	if err != nil {
+		t.Fatalf("first process: %v\nstderr: %s", err, errOut)
+	}
+	want := "[seed mode=noop seeded=0 skippedSystem=0]\n" +
+		"assistant: echo: hello (model received 1 messages)\n" +
+		"[seed mode=noop seeded=0 skippedSystem=0]\n" +
+		"assistant: echo: how are you? (model received 3 messages)\n"
+	if out != want {
+		t.Errorf("first process printed\n%s\nwant\n%s", out, want)
+	}
+	if msgs := readMessages(t, hist); len(msgs) != 4 || msgs[0]["content"] != "hello" || msgs[0]["role"] != "user" {
+		t.Fatalf("history after the first process = %v, want 4 messages starting with hello", msgs)
+	}
+
+	out, errOut, err = runChatProcess(t, "and now?\nonce more\n", nil, args...)
+	if err != nil {
+		t.Fatalf("second process: %v\nstderr: %s", err, errOut)
+	}
+	want = "[seed mode=cold seeded=4 skippedSystem=0]\n" +
+		"assistant: echo: and now? (model received 5 messages)\n" +
+		"[seed mode=noop seeded=0 skippedSystem=0]\n" +
+		"assistant: echo: once more (model received 7 messages)\n"
+	if out != want {
+		t.Errorf("second process printed\n%s\nwant\n%s", out, want)
+	}
+	msgs := readMessages(t, hist)
+	if len(msgs) != 8 {
+		t.Fatalf("history after the second process has %d messages, want 8", len(msgs))
+	}
+	seen := map[string]int{}
+	for _, m := range msgs {
+		seen[m["content"].(string)]++
+	}
+	for c, n := range seen {
+		if n != 1 {
+			t.Errorf("message %q is stored %d times", c, n)
+		}
+	}
+}
+
+// Ensure a history the module refuses is reported with its code and
+// index, the turn is not stored, and bad flags or files fail the command.
+func TestChat_Errors(t *testing.T) {
+	mod := mustChatModule(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`[{"role":"wizard","content":"x"}]`), 0o644)
+	out, errOut, err := runChatProcess(t, "hi\n", nil, "--session", "s", "--history", bad, "--module", mod)
+	if err != nil {
+		t.Fatalf("chat: %v\n%s", err, errOut)
+	}
+	if out != "" || !strings.Contains(errOut, "invalid_history") || !strings.Contains(errOut, "index 0") {
+		t.Errorf("stdout %q stderr %q; want an invalid_history error at index 0", out, errOut)
+	}
+	if b, _ := os.ReadFile(bad); string(b) != `[{"role":"wizard","content":"x"}]` {
+		t.Errorf("the refused turn changed the file: %s", b)
+	}
+
+	notJSON := filepath.Join(dir, "not.json")
+	os.WriteFile(notJSON, []byte(`{"role":"user"}`), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "ErrNoSession", args: []string{"--history", filepath.Join(dir, "h.json")}, want: "--session and --history are required"},
+		{name: "ErrNotAnArray", args: []string{"--session", "s", "--history", notJSON, "--module", mod}, want: "not a JSON array"},
+		{name: "ErrUnknownModel", args: []string{"--session", "s", "--history", filepath.Join(dir, "h.json"), "--model", "gpt"}, want: `unknown --model "gpt"`},
+		{name: "ErrMissingModule", args: []string{"--session", "s", "--history", filepath.Join(dir, "h.json"), "--module", filepath.Join(dir, "none.wasm")}, want: "none.wasm"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, err := runChatProcess(t, "", nil, tt.args...)
+			if err == nil || !strings.Contains(errOut, tt.want) {
+				t.Errorf("err %v, stderr %q; want a failure mentioning %q", err, errOut, tt.want)
+			}
+		})
+	}
+}
+
+// Ensure --model openai sends the seeded context to an OpenAI-compatible
+// endpoint from the host side and stores its answer.
+func TestChat_OpenAIModel(t *testing.T) {
+	mod := mustChatModule(t)
+	var mu sync.Mutex
+	var gotMessages int
+	var gotAuth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []map[string]any `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		gotMessages, gotAuth = len(body.Messages), r.Header.Get("Authorization")
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":"hi from upstream"}}]}`))
+	}))
+	defer srv.Close()
+	hist := filepath.Join(t.TempDir(), "h.json")
+	os.WriteFile(hist, []byte(`[{"role":"user","content":"earlier"},{"role":"assistant","content":"noted"}]`), 0o644)
+	out, errOut, err := runChatProcess(t, "hello\n", []string{"AGENTRT_OPENAI_KEY=sk-test"},
+		"--session", "s", "--history", hist, "--module", mod, "--system", "sys",
+		"--model", "openai", "--openai-base-url", srv.URL, "--openai-model", "m1")
+	if err != nil {
+		t.Fatalf("chat: %v\n%s", err, errOut)
+	}
+	if want := "[seed mode=cold seeded=2 skippedSystem=0]\nassistant: hi from upstream\n"; out != want {
+		t.Errorf("printed %q, want %q", out, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if gotMessages != 4 || gotAuth != "Bearer sk-test" { // system + 2 seeded + input
+		t.Errorf("upstream got %d messages, auth %q; want 4 and the key", gotMessages, gotAuth)
+	}
+	if msgs := readMessages(t, hist); len(msgs) != 4 || msgs[3]["content"] != "hi from upstream" {
+		t.Errorf("history = %v", msgs)
+	}
+}
