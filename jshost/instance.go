@@ -109,9 +109,10 @@ func Compile(ctx context.Context, wasm []byte, opts *CompileOptions) (*Module, e
 	if opts != nil && opts.CacheDir != "" {
 		dir = opts.CacheDir
 	}
-	cfg := wazero.NewRuntimeConfig().
-		WithCompilationCache(cacheFor(dir)).
-		WithCloseOnContextDone(true)
+	// Not WithCloseOnContextDone: it starts a goroutine for every call
+	// into the guest (and each call from JavaScript makes several, for
+	// getsp), which made calls about 7 times slower.
+	cfg := wazero.NewRuntimeConfig().WithCompilationCache(cacheFor(dir))
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if err := instantiateHost(ctx, rt); err != nil {
 		rt.Close(ctx)
@@ -836,9 +837,15 @@ func (in *Instance) Wait(ctx context.Context) error {
 	}
 }
 
-// Close stops the event loop, aborts a call into the guest that is still
-// running, and releases the instance. Later calls of the instance's
-// methods return ErrClosed (Get returns Undefined). Close is idempotent.
+// Close stops the event loop and releases the instance. Later calls of
+// the instance's methods return ErrClosed (Get returns Undefined). Close
+// is idempotent.
+//
+// # Notes
+//
+//   - Close waits for a call into the guest that is running to return: a
+//     guest stuck in a loop that never yields blocks it, as it would block
+//     a browser tab.
 func (in *Instance) Close(ctx context.Context) error {
 	in.closing.Do(func() {
 		in.cancel()

@@ -202,3 +202,24 @@ func TestInstance_Close_ErrClosed(t *testing.T) {
 		t.Errorf("LiveRefs after Close = %d, want -1", n)
 	}
 }
+
+// BenchmarkInstance_Invoke measures one call from the host into the guest
+// and back (a js.FuncOf callback answering at once).
+func BenchmarkInstance_Invoke(b *testing.B) {
+	if guestModule == nil {
+		b.Skip(guestSkip)
+	}
+	ctx := context.Background()
+	in, err := jshost.NewInstance(ctx, guestModule, jshost.Config{Args: []string{"guest", "serve"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close(ctx)
+	add := in.Global("guest", "add")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := in.Invoke(ctx, add, 1, 2); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
