@@ -424,7 +424,15 @@ async function main() {
     fig.targets.push({ what, ratio: r, met });
     lines.push(`  ${verdict(met)}  ${pad(what, 58)} ${fx(r)}`);
   }
-  lines.push("", "Worker per-turn latency on workerd: see the \"Worker\" section of docs/BENCHMARKS.md.");
+  const wr = go.get("BenchmarkWorker_Turn/reused"), wp = go.get("BenchmarkWorker_Turn/per-request");
+  fig.worker = { reused: wr, perRequest: wp };
+  if (wr) {
+    lines.push("", "Worker turn over HTTP on workerd (wasm/worker/workerd BenchmarkWorker_Turn, 10-message history)");
+    lines.push(`  one reused Go instance per isolate             p50 ${ms(wr["p50-ms"])}, p99 ${ms(wr["p99-ms"])}`);
+    if (wp) lines.push(`  a new Go instance per request                  p50 ${ms(wp["p50-ms"])}, p99 ${ms(wp["p99-ms"])}  (${fx(x(wp["p50-ms"], wr["p50-ms"]))} reused, p50)`);
+  } else {
+    lines.push("", "Worker per-turn latency on workerd: not measured in this run (see the \"Worker\" section of docs/BENCHMARKS.md).");
+  }
   console.log(lines.join("\n"));
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(fig, null, 2) + "\n");
   process.exit(0); // Go instances never exit on their own.

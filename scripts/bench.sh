@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make bench` (after `make build`): the benchmark suite of DESIGN section 8.
-# It checks the JS peer baseline, runs the native Go core benchmarks, builds
+# It checks the JS peer baseline, runs the native Go core benchmarks and the
+# worker's latency benchmark on workerd, builds
 # the minimal syscall/js module and a wasm-opt'ed copy of the module for the
 # size figures, then runs bench/run.mjs, which prints one table with ratios.
 # The table and its figures as JSON are also written to artifacts/.
@@ -32,6 +33,19 @@ go test -run '^$' -bench 'Seed|WarmTurn' -benchmem -benchtime "$benchtime" ./ben
 go test -run '^$' -bench 'HeapPerMessage' -benchtime 1x ./bench/gocore/ >>"$tmp/go.txt"
 grep -E '^Benchmark' "$tmp/go.txt" >&2
 go test -run '^$' -bench . -benchmem -benchtime "$benchtime" ./core/ | grep -E '^Benchmark' | sed 's/^/core: /' >&2
+
+# The worker's per-turn latency on workerd, from the worker's own
+# benchmark (one reused Go instance vs a new one per request); the harness
+# folds its p50/p99 into the table. BENCH_WORKER=0 skips it.
+if [ "${BENCH_WORKER:-1}" != 0 ] && grep -qs 'func BenchmarkWorker_Turn' wasm/worker/workerd/*_test.go; then
+	step "worker turn latency on workerd (wasm/worker/workerd)"
+	if go test -run '^$' -bench 'BenchmarkWorker_Turn' -benchtime 200x ./wasm/worker/workerd/ >"$tmp/worker.txt" 2>&1; then
+		grep -E '^Benchmark' "$tmp/worker.txt" | tee -a "$tmp/go.txt" >&2
+	else
+		tail -20 "$tmp/worker.txt" >&2
+		echo "bench: the worker benchmark failed; its rows are left out" >&2
+	fi
+fi
 
 # The module's size reference, shared with wasm/runtime/size_test.go.
 step "minimal syscall/js module (wasm/runtime/testdata/minimal, flags of internal/build.Module)"
