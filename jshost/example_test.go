@@ -65,9 +65,7 @@ func TestInstance_ErrWrongTypes(t *testing.T) {
 // Ensure an unstarted instance takes globals before its program runs, and
 // Start runs once.
 func TestNewUnstartedInstance_SetThenStart(t *testing.T) {
-	if guestModule == nil {
-		t.Skip(guestSkip)
-	}
+	needGuest(t)
 	ctx := context.Background()
 	in, err := jshost.NewUnstartedInstance(ctx, guestModule, jshost.Config{Args: []string{"guest", "serve"}})
 	if err != nil {

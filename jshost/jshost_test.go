@@ -55,15 +55,23 @@ func runTests(m *testing.M) int {
 	return m.Run()
 }
 
+// needGuest skips t when the guest could not be built (no Go toolchain),
+// or fails it under CI.
+func needGuest(t testing.TB) {
+	t.Helper()
+	if guestModule != nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal(guestSkip)
+	}
+	t.Skip(guestSkip)
+}
+
 // mustStart runs the guest with args and closes it when the test ends.
 func mustStart(t *testing.T, cfg jshost.Config) *jshost.Instance {
 	t.Helper()
-	if guestModule == nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(guestSkip)
-		}
-		t.Skip(guestSkip)
-	}
+	needGuest(t)
 	in, err := jshost.NewInstance(context.Background(), guestModule, cfg)
 	if err != nil {
 		t.Fatalf("NewInstance(%v): %v", cfg.Args, err)
@@ -84,9 +92,7 @@ func serving(t *testing.T) (*jshost.Instance, jshost.Value) {
 // Ensure the guest imports only module gojs and only functions this host
 // provides, so that a Go upgrade changing the ABI fails here.
 func TestModule_ImportedFunctions_AllGojsAndKnown(t *testing.T) {
-	if guestModule == nil {
-		t.Skip(guestSkip)
-	}
+	needGuest(t)
 	known := map[string]bool{}
 	for _, n := range jshost.Imports() {
 		known[jshost.ImportModule+"."+n] = true
@@ -171,9 +177,7 @@ func TestInstance_Start_ExitAndPanic(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if guestModule == nil {
-				t.Skip(guestSkip)
-			}
+			needGuest(t)
 			_, err := jshost.NewInstance(context.Background(), guestModule, jshost.Config{Args: []string{"guest", tt.scenario}})
 			var ee *jshost.ExitError
 			if !errors.As(err, &ee) {

@@ -206,9 +206,7 @@ func TestInstance_Close_ErrClosed(t *testing.T) {
 // BenchmarkInstance_Invoke measures one call from the host into the guest
 // and back (a js.FuncOf callback answering at once).
 func BenchmarkInstance_Invoke(b *testing.B) {
-	if guestModule == nil {
-		b.Skip(guestSkip)
-	}
+	needGuest(b)
 	ctx := context.Background()
 	in, err := jshost.NewInstance(ctx, guestModule, jshost.Config{Args: []string{"guest", "serve"}})
 	if err != nil {
