@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,7 +31,7 @@ func benchHistory(n int) []core.SeedMessage {
 }
 
 // instant answers at once, so a turn measures the runtime alone.
-var instant = core.ModelFunc(func(context.Context, *core.ModelRequest) (*core.ModelReply, error) {
+var instant = core.ModelFunc(func(core.Context, *core.ModelRequest) (*core.ModelReply, error) {
 	return &core.ModelReply{Content: "ok"}, nil
 })
 

@@ -1,9 +1,6 @@
 package core
 
-import (
-	"context"
-	"strings"
-)
+import "strings"
 
 // Echo is the built-in model. It needs no network and answers
 // deterministically, saying how many messages it received, so seeding is
@@ -24,7 +21,7 @@ type Echo struct{}
 const EchoToolPrefix = "/tool "
 
 // Complete implements Model.
-func (Echo) Complete(ctx context.Context, req *ModelRequest) (*ModelReply, error) {
+func (Echo) Complete(ctx Context, req *ModelRequest) (*ModelReply, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,5 @@
 package core
 
-import "errors"
-
 // Code is a stable, machine-readable error code. Hosts switch on it; the
 // JavaScript edge copies it to Error.code and the worker maps it to an
 // HTTP status. Codes never change meaning once released.
@@ -69,8 +67,7 @@ func ErrorCode(err error) Code {
 	if err == nil {
 		return ""
 	}
-	var e *Error
-	if errors.As(err, &e) {
+	if e := findError(err); e != nil {
 		return e.Code
 	}
 	return CodeInternal
@@ -82,8 +79,7 @@ func AsError(err error) *Error {
 	if err == nil {
 		return nil
 	}
-	var e *Error
-	if errors.As(err, &e) {
+	if e := findError(err); e != nil {
 		return e
 	}
 	return &Error{Code: CodeInternal, Message: err.Error(), Index: NoIndex}
@@ -110,4 +106,21 @@ func itoa(n int) string {
 		b[i] = '-'
 	}
 	return string(b[i:])
+}
+
+// findError returns the first *Error in err's chain of Unwrap() error
+// methods, or nil. It does what errors.As does for this one type, without
+// the reflection errors.As brings into the module.
+func findError(err error) *Error {
+	for err != nil {
+		if e, ok := err.(*Error); ok {
+			return e
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return nil
+		}
+		err = u.Unwrap()
+	}
+	return nil
 }

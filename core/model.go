@@ -1,7 +1,5 @@
 package core
 
-import "context"
-
 // Model answers a conversation. Implementations: the built-in Echo, the
 // JavaScript edge's function models, and OpenAI-compatible clients.
 //
@@ -9,14 +7,14 @@ import "context"
 // then in any case. An error that is not an *Error fails the run with
 // CodeModelError.
 type Model interface {
-	Complete(ctx context.Context, req *ModelRequest) (*ModelReply, error)
+	Complete(ctx Context, req *ModelRequest) (*ModelReply, error)
 }
 
 // ModelFunc adapts a function to Model.
-type ModelFunc func(ctx context.Context, req *ModelRequest) (*ModelReply, error)
+type ModelFunc func(ctx Context, req *ModelRequest) (*ModelReply, error)
 
 // Complete calls f.
-func (f ModelFunc) Complete(ctx context.Context, req *ModelRequest) (*ModelReply, error) {
+func (f ModelFunc) Complete(ctx Context, req *ModelRequest) (*ModelReply, error) {
 	return f(ctx, req)
 }
 
@@ -63,7 +61,7 @@ type Tool struct {
 	// content. An error fails the run with CodeToolError (or, under
 	// ToolErrorsReport, is handed to the model as the result). Call must
 	// return when ctx is done.
-	Call func(ctx context.Context, call ToolInvocation) (string, error)
+	Call func(ctx Context, call ToolInvocation) (string, error)
 }
 
 // ToolInvocation is one call of a tool.

@@ -1,7 +1,5 @@
 package core
 
-import "time"
-
 // SeedMode says how a run's history is applied to its session.
 type SeedMode string
 
@@ -56,9 +54,9 @@ type Policy struct {
 	// configured tool; an empty non-nil slice allows none.
 	AllowedTools []string
 	ToolErrors   ToolErrorMode
-	// Timeout counts from the moment the run starts executing (after any
-	// wait in the queue); 0 means none.
-	Timeout time.Duration
+	// TimeoutMs counts milliseconds from the moment the run starts
+	// executing (after any wait in the queue); 0 means none.
+	TimeoutMs int64
 }
 
 // Validate reports the first invalid field as a CodeInvalidArgument error.
@@ -87,7 +85,7 @@ func (p *Policy) Validate() error {
 	if p.MaxContextBytes < 0 {
 		return Errorf(CodeInvalidArgument, "policy.maxContextBytes must not be negative")
 	}
-	if p.Timeout < 0 {
+	if p.TimeoutMs < 0 {
 		return Errorf(CodeInvalidArgument, "policy.timeoutMs must not be negative")
 	}
 	return nil

@@ -1,8 +1,6 @@
 package core
 
 import (
-	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 )
@@ -22,8 +20,7 @@ type Run struct {
 	id       string
 	lane     *lane
 
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	ctx *runContext
 
 	mu              sync.Mutex // guards the fields below
 	cancelRequested bool
@@ -51,7 +48,7 @@ func (r *Run) Done() <-chan struct{} { return r.done }
 
 // Wait waits for the run to finish, or for ctx to be done, and returns its
 // result or its *Error. Leaving Wait early does not cancel the run.
-func (r *Run) Wait(ctx context.Context) (*Result, error) {
+func (r *Run) Wait(ctx Context) (*Result, error) {
 	select {
 	case <-r.done:
 	case <-ctx.Done():
@@ -76,7 +73,7 @@ func (r *Run) Cancel() bool {
 		return false
 	}
 	r.cancelRequested = true
-	r.cancel(errCancelled)
+	r.ctx.stop(errCancelled)
 	return true
 }
 
@@ -109,6 +106,9 @@ func (r *Run) emit(ev Event) {
 func (r *Run) execute() {
 	defer close(r.done)
 	defer r.rt.finished(r)
+	// The run's end stops its context: an abandoned model or tool call
+	// sees it done.
+	defer r.ctx.stop(nil)
 
 	// Wait for the lane.
 	select {
@@ -121,10 +121,8 @@ func (r *Run) execute() {
 	defer r.rt.store.leave(r.lane)
 	defer func() { <-r.lane.sem }()
 
-	if r.req.Policy.Timeout > 0 {
-		var stop context.CancelFunc
-		r.ctx, stop = context.WithTimeout(r.ctx, r.req.Policy.Timeout)
-		defer stop()
+	if ms := r.req.Policy.TimeoutMs; ms > 0 {
+		r.ctx.setTimeout(r.rt.afterFunc, ms, Errorf(CodeTimeout, "run timed out after "+itoa(int(ms))+" ms"))
 	}
 	t := turn{run: r, store: r.rt.store}
 	res, err := t.play()
@@ -136,10 +134,10 @@ func (r *Run) execute() {
 
 // stopError is the error of a run whose context is done.
 func (r *Run) stopError() *Error {
-	if errors.Is(context.Cause(r.ctx), errCancelled) || r.ctx.Err() == context.Canceled {
-		return errCancelled
+	if e := r.ctx.stopCause(); e != nil {
+		return e
 	}
-	return Errorf(CodeTimeout, "run timed out after "+r.req.Policy.Timeout.String())
+	return errCancelled
 }
 
 // finish records the outcome and emits the last event. A cancel that
@@ -342,8 +340,7 @@ func (t *turn) callModel(res *Result, step int) (*ModelReply, *Error) {
 		return nil, r.stopError()
 	}
 	if a.err != nil {
-		var e *Error
-		if errors.As(a.err, &e) {
+		if e := findError(a.err); e != nil {
 			return nil, e
 		}
 		return nil, Errorf(CodeModelError, a.err.Error())
@@ -431,7 +428,7 @@ func (t *turn) invoke(call *ToolCall) (string, *Error) {
 		var a answer
 		defer func() {
 			if p := recover(); p != nil {
-				a = answer{err: errors.New("the tool panicked")}
+				a = answer{err: Errorf(CodeToolError, "the tool panicked")}
 			}
 			ch <- a
 		}()
@@ -448,8 +445,7 @@ func (t *turn) invoke(call *ToolCall) (string, *Error) {
 	}
 	if a.err != nil {
 		text := a.err.Error()
-		var e *Error
-		if errors.As(a.err, &e) {
+		if e := findError(a.err); e != nil {
 			text = e.Message
 		}
 		return "", Errorf(CodeToolError, "tool "+quote(call.Name)+" failed: "+text)

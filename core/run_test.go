@@ -112,7 +112,7 @@ type failureCase struct {
 }
 
 func blockingTool(started chan<- struct{}) core.Tool {
-	return core.Tool{ToolSpec: core.ToolSpec{Name: "slow"}, Call: func(ctx context.Context, _ core.ToolInvocation) (string, error) {
+	return core.Tool{ToolSpec: core.ToolSpec{Name: "slow"}, Call: func(ctx core.Context, _ core.ToolInvocation) (string, error) {
 		started <- struct{}{}
 		<-ctx.Done()
 		return "", ctx.Err()
@@ -121,7 +121,7 @@ func blockingTool(started chan<- struct{}) core.Tool {
 
 func TestRun_FailuresLeaveSessionAsSeedingLeftIt(t *testing.T) {
 	echo := func(started chan<- struct{}) core.ModelFunc {
-		return func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+		return func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 			return core.Echo{}.Complete(ctx, req)
 		}
 	}
@@ -130,7 +130,7 @@ func TestRun_FailuresLeaveSessionAsSeedingLeftIt(t *testing.T) {
 			// Ensure a model error rolls the turn back.
 			name: "ErrModel", code: core.CodeModelError,
 			model: func(chan<- struct{}) core.ModelFunc {
-				return func(context.Context, *core.ModelRequest) (*core.ModelReply, error) {
+				return func(core.Context, *core.ModelRequest) (*core.ModelReply, error) {
 					return nil, errors.New("upstream 500")
 				}
 			},
@@ -139,13 +139,13 @@ func TestRun_FailuresLeaveSessionAsSeedingLeftIt(t *testing.T) {
 			// Ensure a panicking model fails only its run.
 			name: "ErrModelPanic", code: core.CodeModelError,
 			model: func(chan<- struct{}) core.ModelFunc {
-				return func(context.Context, *core.ModelRequest) (*core.ModelReply, error) { panic("boom") }
+				return func(core.Context, *core.ModelRequest) (*core.ModelReply, error) { panic("boom") }
 			},
 		},
 		{
 			// Ensure a failing tool rolls back the call and its partial messages.
 			name: "ErrTool", code: core.CodeToolError, model: echo, input: "/tool broken {}",
-			tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "broken"}, Call: func(context.Context, core.ToolInvocation) (string, error) {
+			tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "broken"}, Call: func(core.Context, core.ToolInvocation) (string, error) {
 				return "", errors.New("disk full")
 			}}},
 		},
@@ -157,15 +157,15 @@ func TestRun_FailuresLeaveSessionAsSeedingLeftIt(t *testing.T) {
 			// Ensure a tool the policy does not allow fails the run.
 			name: "ErrDisallowedTool", code: core.CodeToolError, model: echo, input: "/tool clock {}",
 			pol: core.Policy{AllowedTools: []string{}},
-			tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "clock"}, Call: func(context.Context, core.ToolInvocation) (string, error) {
+			tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "clock"}, Call: func(core.Context, core.ToolInvocation) (string, error) {
 				return "noon", nil
 			}}},
 		},
 		{
 			// Ensure a timeout during the model call rolls back.
-			name: "ErrTimeout", code: core.CodeTimeout, pol: core.Policy{Timeout: 20 * time.Millisecond},
+			name: "ErrTimeout", code: core.CodeTimeout, pol: core.Policy{TimeoutMs: 20},
 			model: func(started chan<- struct{}) core.ModelFunc {
-				return func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+				return func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 					<-ctx.Done()
 					return nil, ctx.Err()
 				}
@@ -173,9 +173,9 @@ func TestRun_FailuresLeaveSessionAsSeedingLeftIt(t *testing.T) {
 		},
 		{
 			// Ensure a timeout is enforced even when the model ignores its context.
-			name: "ErrTimeoutStubbornModel", code: core.CodeTimeout, pol: core.Policy{Timeout: 20 * time.Millisecond},
+			name: "ErrTimeoutStubbornModel", code: core.CodeTimeout, pol: core.Policy{TimeoutMs: 20},
 			model: func(started chan<- struct{}) core.ModelFunc {
-				return func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+				return func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 					time.Sleep(200 * time.Millisecond)
 					return &core.ModelReply{Content: "late"}, nil
 				}
@@ -185,7 +185,7 @@ func TestRun_FailuresLeaveSessionAsSeedingLeftIt(t *testing.T) {
 			// Ensure a cancel during the model call rolls back.
 			name: "ErrCancelDuringModel", code: core.CodeCancelled,
 			model: func(started chan<- struct{}) core.ModelFunc {
-				return func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+				return func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 					started <- struct{}{}
 					<-ctx.Done()
 					return nil, ctx.Err()
@@ -206,11 +206,11 @@ func TestRun_FailuresLeaveSessionAsSeedingLeftIt(t *testing.T) {
 			// Ensure a run needing more than maxSteps model calls fails.
 			name: "ErrMaxSteps", code: core.CodeLimitExceeded, pol: core.Policy{MaxSteps: 3},
 			model: func(chan<- struct{}) core.ModelFunc {
-				return func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+				return func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 					return &core.ModelReply{ToolCalls: []core.ToolCall{{Name: "clock", Arguments: "{}"}}}, nil
 				}
 			},
-			tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "clock"}, Call: func(context.Context, core.ToolInvocation) (string, error) {
+			tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "clock"}, Call: func(core.Context, core.ToolInvocation) (string, error) {
 				return "noon", nil
 			}}},
 		},
@@ -226,7 +226,7 @@ func TestRun_FailuresLeaveSessionAsSeedingLeftIt(t *testing.T) {
 			var armed atomic.Bool
 			armed.Store(true)
 			failing := tc.model(started)
-			model := core.ModelFunc(func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+			model := core.ModelFunc(func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 				if armed.Load() {
 					return failing(ctx, req)
 				}
@@ -333,7 +333,7 @@ func TestRun_Cancel_WhileQueuedCreatesNothing(t *testing.T) {
 }
 
 func TestRun_Events_OrderAndSequence(t *testing.T) {
-	tool := core.Tool{ToolSpec: core.ToolSpec{Name: "clock", Description: "the time"}, Call: func(_ context.Context, inv core.ToolInvocation) (string, error) {
+	tool := core.Tool{ToolSpec: core.ToolSpec{Name: "clock", Description: "the time"}, Call: func(_ core.Context, inv core.ToolInvocation) (string, error) {
 		return "noon (" + inv.Arguments + ")", nil
 	}}
 	rt := mustRuntime(t, core.Config{Tools: []core.Tool{tool}})
@@ -468,7 +468,7 @@ func TestRun_SessionCapsRollBack(t *testing.T) {
 }
 
 func TestRuntime_New_ErrBadConfig(t *testing.T) {
-	call := func(context.Context, core.ToolInvocation) (string, error) { return "", nil }
+	call := func(core.Context, core.ToolInvocation) (string, error) { return "", nil }
 	tests := []struct {
 		name string
 		cfg  core.Config
@@ -565,5 +565,42 @@ func TestRuntime_Hammer(t *testing.T) {
 	}
 	if st.Messages != msgs || st.Sessions != len(rt.ListSessions()) || st.ActiveRuns != 0 || st.Sessions > 8 {
 		t.Fatalf("stats %+v disagree with the store (%d messages)", st, msgs)
+	}
+}
+
+type ctxKey struct{}
+
+// Ensure values on the context a host starts a run with reach its model.
+func TestRun_ContextValuesReachModel(t *testing.T) {
+	var got any
+	model := core.ModelFunc(func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+		got = ctx.(interface{ Value(any) any }).Value(ctxKey{})
+		return &core.ModelReply{Content: "ok"}, nil
+	})
+	rt := mustRuntime(t, core.Config{Model: model})
+	run, err := rt.StartRun(context.WithValue(bg, ctxKey{}, "request-1"), "s", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRun(t, run)
+	if got != "request-1" {
+		t.Fatalf("model saw value %v", got)
+	}
+}
+
+// Ensure a cancelled parent context cancels the run.
+func TestRun_ParentContextCancels(t *testing.T) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	defer close(release)
+	rt := mustRuntime(t, core.Config{Model: &mock.Model{CompleteFn: mock.Blocking(started, release)}})
+	ctx, cancel := context.WithCancel(bg)
+	run, err := rt.StartRun(ctx, "s", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	cancel()
+	if _, err := waitRun(t, run); core.ErrorCode(err) != core.CodeCancelled {
+		t.Fatalf("err = %v", err)
 	}
 }

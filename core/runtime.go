@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"sort"
 	"sync"
 )
@@ -16,6 +15,10 @@ type Config struct {
 	// Limits bound the store and the history a run may carry; zero fields
 	// mean their defaults.
 	Limits Limits
+	// AfterFunc schedules run timeouts. nil means package time's timers,
+	// except under GOOS=js, where the edge passes the host's setTimeout
+	// (and a nil AfterFunc refuses runs with a timeout).
+	AfterFunc AfterFunc
 }
 
 // Runtime holds live sessions and runs turns on them. It is safe for
@@ -27,6 +30,8 @@ type Runtime struct {
 	specs  []ToolSpec
 	limits Limits
 	store  *store
+	// afterFunc schedules timeouts; nil when none is available.
+	afterFunc AfterFunc
 
 	mu     sync.Mutex
 	runs   map[string]*Run
@@ -49,6 +54,10 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if rt.model == nil {
 		rt.model = Echo{}
+	}
+	rt.afterFunc = cfg.AfterFunc
+	if rt.afterFunc == nil {
+		rt.afterFunc = defaultAfterFunc
 	}
 	for i := range cfg.Tools {
 		t := &cfg.Tools[i]
@@ -94,26 +103,29 @@ type RunRequest struct {
 
 // StartRun starts a turn on sessionID with the default Policy and no
 // history.
-func (rt *Runtime) StartRun(ctx context.Context, sessionID, input string) (*Run, error) {
+func (rt *Runtime) StartRun(ctx Context, sessionID, input string) (*Run, error) {
 	return rt.Start(ctx, RunRequest{SessionID: sessionID, Input: input})
 }
 
 // StartRunWithPolicy starts a turn with policy and no history.
-func (rt *Runtime) StartRunWithPolicy(ctx context.Context, sessionID, input string, policy Policy) (*Run, error) {
+func (rt *Runtime) StartRunWithPolicy(ctx Context, sessionID, input string, policy Policy) (*Run, error) {
 	return rt.Start(ctx, RunRequest{SessionID: sessionID, Input: input, Policy: policy})
 }
 
 // StartRunWithHistory starts a turn that seeds an empty session with
 // history first (the default Policy: SeedIfEmpty).
-func (rt *Runtime) StartRunWithHistory(ctx context.Context, sessionID, input string, history []SeedMessage) (*Run, error) {
+func (rt *Runtime) StartRunWithHistory(ctx Context, sessionID, input string, history []SeedMessage) (*Run, error) {
 	return rt.Start(ctx, RunRequest{SessionID: sessionID, Input: input, History: history, WithHistory: true})
 }
 
 // StartRunWithPolicyAndHistory starts a turn that seeds the session from
 // history as policy.SeedMode says.
-func (rt *Runtime) StartRunWithPolicyAndHistory(ctx context.Context, sessionID, input string, policy Policy, history []SeedMessage) (*Run, error) {
+func (rt *Runtime) StartRunWithPolicyAndHistory(ctx Context, sessionID, input string, policy Policy, history []SeedMessage) (*Run, error) {
 	return rt.Start(ctx, RunRequest{SessionID: sessionID, Input: input, Policy: policy, History: history, WithHistory: true})
 }
+
+// Limits returns the limits in force, defaults filled in.
+func (rt *Runtime) Limits() Limits { return rt.limits }
 
 // MaxIDBytes bounds session and run ids.
 const MaxIDBytes = 512
@@ -123,9 +135,9 @@ const MaxIDBytes = 512
 // CodeSessionBusy), emits no events and changes nothing. History is
 // validated before the busy check. Otherwise the run goes on in its own
 // goroutine; see Run.
-func (rt *Runtime) Start(ctx context.Context, req RunRequest) (*Run, error) {
+func (rt *Runtime) Start(ctx Context, req RunRequest) (*Run, error) {
 	if ctx == nil {
-		ctx = context.Background()
+		ctx = Background()
 	}
 	if req.SessionID == "" {
 		return nil, Errorf(CodeInvalidArgument, "sessionId must be a non-empty string")
@@ -138,6 +150,9 @@ func (rt *Runtime) Start(ctx context.Context, req RunRequest) (*Run, error) {
 	}
 	if err := req.Policy.Validate(); err != nil {
 		return nil, err
+	}
+	if req.Policy.TimeoutMs > 0 && rt.afterFunc == nil {
+		return nil, Errorf(CodeInvalidArgument, "policy.timeoutMs needs timers: set Config.AfterFunc")
 	}
 	if int64(len(req.Input)) > rt.limits.MaxMessageBytes {
 		return nil, Errorf(CodeLimitExceeded, "input is "+itoa(len(req.Input))+" bytes, more than maxMessageBytes ("+itoa(int(rt.limits.MaxMessageBytes))+")")
@@ -185,7 +200,7 @@ func (rt *Runtime) Start(ctx context.Context, req RunRequest) (*Run, error) {
 	rt.mu.Unlock()
 
 	r.lane = ln
-	r.ctx, r.cancel = context.WithCancelCause(ctx)
+	r.ctx = newRunContext(ctx)
 	go r.execute()
 	return r, nil
 }

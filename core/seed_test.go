@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -156,7 +155,7 @@ const seedInput = "\x00seed"
 
 // newSeedableModel answers "ok", except to a setup run of mustSeedExactly.
 func newSeedableModel() *mock.Model {
-	return &mock.Model{CompleteFn: func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+	return &mock.Model{CompleteFn: func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 		if req.Messages[len(req.Messages)-1].Content == seedInput {
 			return nil, errors.New("setup run")
 		}
@@ -342,7 +341,7 @@ func TestRuntime_Start_ErrInvalidArguments(t *testing.T) {
 		{"ErrOnBusy", core.RunRequest{SessionID: "s", Policy: core.Policy{OnBusy: "drop"}}, core.CodeInvalidArgument},
 		// Ensure negative numbers are refused.
 		{"ErrMaxSteps", core.RunRequest{SessionID: "s", Policy: core.Policy{MaxSteps: -1}}, core.CodeInvalidArgument},
-		{"ErrTimeout", core.RunRequest{SessionID: "s", Policy: core.Policy{Timeout: -1}}, core.CodeInvalidArgument},
+		{"ErrTimeout", core.RunRequest{SessionID: "s", Policy: core.Policy{TimeoutMs: -1}}, core.CodeInvalidArgument},
 		// Ensure an input over maxMessageBytes is refused.
 		{"ErrHugeInput", core.RunRequest{SessionID: "s", Input: strings.Repeat("x", 2<<20)}, core.CodeLimitExceeded},
 	}

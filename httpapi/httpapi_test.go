@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -331,7 +330,7 @@ func TestHandler_Sessions(t *testing.T) {
 func TestHandler_Runs_SessionBusy(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	model := core.ModelFunc(func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+	model := core.ModelFunc(func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 		started <- struct{}{}
 		select {
 		case <-release:
@@ -370,13 +369,13 @@ func TestHandler_Runs_ModelFailures(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"ErrModel", func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+		{"ErrModel", func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 			return nil, core.Errorf(core.CodeModelError, "upstream answered 500")
 		}, `{}`, 502, "model_error"},
-		{"ErrPanic", func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+		{"ErrPanic", func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 			panic("secret internals")
 		}, `{}`, 502, "model_error"},
-		{"ErrTimeout", func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+		{"ErrTimeout", func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}, `{"timeoutMs":1}`, 504, "timeout"},

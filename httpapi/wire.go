@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"time"
 
 	"github.com/agentrt/agentrt/core"
 )
@@ -347,7 +346,7 @@ func decodePolicy(r json.RawMessage) (core.Policy, *core.Error) {
 	if n, err = num(raw.TimeoutMs, "timeoutMs", 365*24*3600*1000); err != nil {
 		return p, err
 	}
-	p.Timeout = time.Duration(n) * time.Millisecond
+	p.TimeoutMs = n
 	if !isNull(raw.AllowedTools) {
 		var names []string
 		if raw.AllowedTools[0] != '[' || json.Unmarshal(raw.AllowedTools, &names) != nil {

@@ -3,7 +3,6 @@
 package mock
 
 import (
-	"context"
 	"sync"
 
 	"github.com/agentrt/agentrt/core"
@@ -15,14 +14,14 @@ var _ core.Model = (*Model)(nil)
 // it is sent (a copy of the messages), so tests can check exactly what the
 // model saw.
 type Model struct {
-	CompleteFn func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error)
+	CompleteFn func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error)
 
 	mu       sync.Mutex
 	requests []core.ModelRequest
 }
 
 // Complete records req and calls CompleteFn, or answers "ok" when it is nil.
-func (m *Model) Complete(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 	r := *req
 	r.Messages = append([]core.Message(nil), req.Messages...)
 	m.mu.Lock()
@@ -43,8 +42,8 @@ func (m *Model) Requests() []core.ModelRequest {
 
 // Blocking returns a CompleteFn that signals started once per call and
 // waits for release (or ctx) before answering "ok".
-func Blocking(started chan<- struct{}, release <-chan struct{}) func(context.Context, *core.ModelRequest) (*core.ModelReply, error) {
-	return func(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+func Blocking(started chan<- struct{}, release <-chan struct{}) func(core.Context, *core.ModelRequest) (*core.ModelReply, error) {
+	return func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 		if started != nil {
 			started <- struct{}{}
 		}

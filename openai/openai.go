@@ -158,7 +158,8 @@ func (m *Model) BuildRequest(req *core.ModelRequest) ([]byte, error) {
 
 // Complete implements core.Model. It returns ctx's error when ctx ends
 // first, and a CodeModelError *core.Error for every upstream failure.
-func (m *Model) Complete(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+func (m *Model) Complete(cctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+	ctx := stdContext(cctx)
 	body, err := m.BuildRequest(req)
 	if err != nil {
 		return nil, err

@@ -69,7 +69,7 @@ func TestModel_Complete_ToolLoopThroughRuntime(t *testing.T) {
 		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"the sum is 5"}}]}`)
 	})
 	add := core.Tool{ToolSpec: core.ToolSpec{Name: "add", Description: "adds", Parameters: `{"type":"object"}`},
-		Call: func(ctx context.Context, inv core.ToolInvocation) (string, error) { return "5", nil }}
+		Call: func(ctx core.Context, inv core.ToolInvocation) (string, error) { return "5", nil }}
 	rt, err := core.New(core.Config{SystemPrompt: "Be brief.", Model: m, Tools: []core.Tool{add}})
 	if err != nil {
 		t.Fatal(err)

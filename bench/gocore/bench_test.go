@@ -57,7 +57,7 @@ func (m must) wait(run *core.Run, err error) *core.Result {
 }
 
 // instant answers at once, so a turn measures the runtime alone.
-var instant = core.ModelFunc(func(context.Context, *core.ModelRequest) (*core.ModelReply, error) {
+var instant = core.ModelFunc(func(core.Context, *core.ModelRequest) (*core.ModelReply, error) {
 	return &core.ModelReply{Content: "ok"}, nil
 })
 

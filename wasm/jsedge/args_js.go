@@ -4,7 +4,6 @@ package jsedge
 
 import (
 	"syscall/js"
-	"time"
 
 	"github.com/agentrt/agentrt/core"
 )
@@ -115,10 +114,11 @@ func Policy(v js.Value) (p core.Policy, err error) {
 	if n, err = optInt(v, what, FieldTimeoutMs); err != nil {
 		return p, err
 	}
-	if n > int64(1<<63-1)/int64(time.Millisecond) {
+	// A timeout longer than a year is refused rather than overflowing.
+	if n > 365*24*3600*1000 {
 		return p, argError("policy.timeoutMs is too large")
 	}
-	p.Timeout = time.Duration(n) * time.Millisecond
+	p.TimeoutMs = n
 	tools := get(v, FieldAllowedTools)
 	if !nullish(tools) {
 		if !isArray(tools) {
@@ -245,6 +245,7 @@ func Handler(f js.Value) func(core.Event) {
 // refused with invalid_argument naming the field.
 func Config(v js.Value) (cfg core.Config, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
+	cfg.AfterFunc = AfterFunc
 	const what = "config"
 	if ok, err := object(v, what); !ok {
 		return cfg, err

@@ -3,7 +3,6 @@
 package jsedge
 
 import (
-	"context"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -41,7 +40,7 @@ var _ core.Model = (*Model)(nil)
 func NewModel(fn js.Value) *Model { return &Model{fn: fn} }
 
 // Complete implements core.Model.
-func (m *Model) Complete(ctx context.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 	var done bool
 	delta := Func(nil, func(_ js.Value, args []js.Value) any {
 		if t := arg(args, 0); !done && t.Type() == js.TypeString {

@@ -38,6 +38,9 @@ const (
 	GlobalJSON       = "JSON"
 	GlobalString     = "String"
 	GlobalReflect    = "Reflect"
+	// The host's timers, used for run timeouts (see AfterFunc).
+	GlobalSetTimeout   = "setTimeout"
+	GlobalClearTimeout = "clearTimeout"
 )
 
 // JavaScript methods the edge calls.

@@ -3,7 +3,6 @@
 package jsedge
 
 import (
-	"context"
 	"errors"
 	"syscall/js"
 
@@ -82,7 +81,7 @@ func Func(onPanic any, fn func(this js.Value, args []js.Value) any) js.Func {
 // code: its text is the rejection's message. Await returns ctx's error
 // when ctx is done first; the handlers are then released when the
 // thenable settles, if ever.
-func Await(ctx context.Context, v js.Value, code core.Code) (js.Value, error) {
+func Await(ctx core.Context, v js.Value, code core.Code) (js.Value, error) {
 	if !isThenable(v) {
 		return v, nil
 	}

@@ -3,7 +3,6 @@
 package jsedge
 
 import (
-	"context"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -55,7 +54,7 @@ func NewTool(v js.Value, what string) (core.Tool, error) {
 		return t, argError(what + ".call must be a function")
 	}
 	obj := v
-	t.Call = func(ctx context.Context, inv core.ToolInvocation) (string, error) {
+	t.Call = func(ctx core.Context, inv core.ToolInvocation) (string, error) {
 		return callTool(ctx, obj, inv)
 	}
 	return t, nil
@@ -63,7 +62,7 @@ func NewTool(v js.Value, what string) (core.Tool, error) {
 
 func toolError(msg string) error { return core.Errorf(core.CodeToolError, msg) }
 
-func callTool(ctx context.Context, obj js.Value, inv core.ToolInvocation) (string, error) {
+func callTool(ctx core.Context, obj js.Value, inv core.ToolInvocation) (string, error) {
 	args := newObject()
 	if inv.Arguments != "" {
 		var err error

@@ -14,7 +14,6 @@
 package main
 
 import (
-	"context"
 	"syscall"
 	"syscall/js"
 
@@ -127,7 +126,7 @@ func startRun(rt *core.Runtime, maxSeed int, l layout, args []js.Value) js.Value
 		return jsedge.Rejected(err)
 	}
 	return jsedge.Async(func() (js.Value, error) {
-		ctx := context.Background()
+		ctx := core.Background()
 		r, err := rt.Start(ctx, req)
 		if err != nil {
 			return js.Undefined(), err

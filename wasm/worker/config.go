@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/httpapi"
@@ -60,9 +61,17 @@ func configFrom(get func(string) string) (config, error) {
 
 // runtimeConfig is the core configuration for c.
 func (c *config) runtimeConfig() core.Config {
-	cfg := core.Config{SystemPrompt: c.SystemPrompt}
+	cfg := core.Config{SystemPrompt: c.SystemPrompt, AfterFunc: afterFunc}
 	if c.Model != nil {
 		cfg.Model = c.Model
 	}
 	return cfg
+}
+
+// afterFunc schedules run timeouts with package time. Under GOOS=js core
+// has no timers of its own; the worker links package time anyway (through
+// net/http), unlike the browser module, which uses setTimeout.
+func afterFunc(ms int64, f func()) func() {
+	t := time.AfterFunc(time.Duration(ms)*time.Millisecond, f)
+	return func() { t.Stop() }
 }

@@ -54,3 +54,15 @@ func TestConfigFrom(t *testing.T) {
 		})
 	}
 }
+
+// Ensure the worker's runtime can time runs out: under GOOS=js core has no
+// timers unless the edge passes them.
+func TestConfig_RuntimeConfig_HasTimers(t *testing.T) {
+	cfg := (&config{}).runtimeConfig()
+	if cfg.AfterFunc == nil {
+		t.Fatal("runtimeConfig has no AfterFunc")
+	}
+	fired := make(chan struct{})
+	cfg.AfterFunc(1, func() { close(fired) })
+	<-fired
+}

@@ -1,11 +1,10 @@
 // Command coreonly links core with the least JavaScript glue that drives
 // it: one function that runs a turn and reports through a callback.
 // size_test.go builds it to show how much of the module's size is core's
-// own (context, time, the run loop) and how much is the JavaScript edge.
+// own (the store, seeding, the run loop) and how much is the JavaScript edge.
 package main
 
 import (
-	"context"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -15,7 +14,7 @@ func main() {
 	rt, _ := core.New(core.Config{})
 	js.Global().Set("agentrtCoreOnly", js.FuncOf(func(this js.Value, args []js.Value) any {
 		go func() {
-			ctx := context.Background()
+			ctx := core.Background()
 			r, err := rt.Start(ctx, core.RunRequest{SessionID: args[0].String(), Input: "x", OnEvent: func(core.Event) {}})
 			if err != nil {
 				return
