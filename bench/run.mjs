@@ -16,6 +16,8 @@
 //	BENCH_OPT      the module after wasm-opt, for its size and a smoke run
 //	BENCH_JSON     write the figures as JSON to this path too
 //	BENCH_QUICK=1  few rounds and small sizes: checks the harness, not speed
+//	BENCH_ONLY     comma-separated sections to run (seed, turn, cold, heap,
+//	               size); default all. Targets of skipped sections are n/a.
 //
 // Benchmarks print; they never assert timings.
 
@@ -34,6 +36,8 @@ const root = resolve(here, "..");
 const dist = resolve(process.env.AGENTRT_DIST || join(root, "dist"));
 const quick = process.env.BENCH_QUICK === "1";
 const gc = globalThis.gc ?? (() => {});
+const only = (process.env.BENCH_ONLY || "").split(",").map((v) => v.trim()).filter(Boolean);
+const want = (section) => only.length === 0 || only.includes(section);
 
 const SEED_N = quick ? 1000 : 10000;
 const SEED_ROUNDS = quick ? 3 : 25;
@@ -306,6 +310,11 @@ async function main() {
   const fig = { date: new Date().toISOString(), node: process.version, cpu: os.cpus()[0]?.model, quick };
 
   // Seeding.
+  let sGlue, sPeer, sLean, sField, sMain;
+  const probe = await rawRuntime(module, {});
+  const version = probe.version;
+  probe.rt.close();
+  if (want("seed")) {
   const seedRaw = await rawRuntime(module, {});
   const seedGlue = glue ? await glue.loadRuntime({ wasm: module, wasmExec: join(dist, "wasm_exec.js") }) : null;
   const seeders = [
@@ -318,9 +327,9 @@ async function main() {
   const seedS = await seeding(seeders, history);
   const seedMed = (n) => seedS.get(n) && summary(seedS.get(n)).median;
   const goSeed = go.get("BenchmarkSeed10000")?.["ns/op"] / 1e6;
-  const sGlue = seedMed("glue.js (packed)"), sPeer = seedMed("JS peer"), sLean = seedMed("lean JS store");
-  const sField = seedMed("raw module, per-field arrays");
-  const sMain = sGlue ?? seedMed("raw module, packed");
+  sGlue = seedMed("glue.js (packed)"); sPeer = seedMed("JS peer"); sLean = seedMed("lean JS store");
+  sField = seedMed("raw module, per-field arrays");
+  sMain = sGlue ?? seedMed("raw module, packed");
   rows.push({ section: `Seed ${SEED_N.toLocaleString("en")} messages into a cold session (${(historyBytes(history) / SEED_N).toFixed(0)} B avg, one run with echo)` });
   for (const c of seeders) {
     const s = summary(seedS.get(c.name));
@@ -329,8 +338,12 @@ async function main() {
   if (goSeed) rows.push({ name: "native Go core (go test, mean)", median: goSeed, ratios: "" });
   fig.seed = Object.fromEntries([...seedS].map(([k, v]) => [k, summary(v)]));
   fig.seed.nativeGoMs = goSeed;
+  seedRaw.rt.close(); seedGlue?.close();
+  }
 
   // Warm turns.
+  fig.turn = {};
+  if (want("turn")) {
   const turnRaw = await rawRuntime(module, { model: instant });
   const turnGlue = glue ? await glue.loadRuntime({ wasm: module, wasmExec: join(dist, "wasm_exec.js"), model: instant }) : null;
   const turners = [
@@ -339,7 +352,6 @@ async function main() {
     jsContender("lean JS store", createLean({ model: instant })),
     jsContender("JS peer", createPeer({ model: instant })),
   ].filter(Boolean);
-  fig.turn = {};
   for (const withHistory of [false, true]) {
     const key = withHistory ? "withHistory" : "plain";
     const turnS = await warmTurns(turners, history98, withHistory);
@@ -356,10 +368,11 @@ async function main() {
     fig.turn[key] = Object.fromEntries([...turnS].map(([k, v]) => [k, summary(v)]));
     fig.turn[key].nativeGoMs = goTurn;
   }
-  seedRaw.rt.close(); turnRaw.rt.close();
-  seedGlue?.close(); turnGlue?.close();
+  turnRaw.rt.close(); turnGlue?.close();
+  }
 
   // Cold start.
+  if (want("cold")) {
   const cold = await coldStarts(module, glue);
   const cs = summary(compileSamples);
   rows.push({ section: "Cold start (samples alternate raw and glue)" });
@@ -371,22 +384,29 @@ async function main() {
   if (cold.viaGlue.length) rows.push({ name: "glue: loadRuntime(module) -> first run done", ...summary(cold.viaGlue), ratios: fx(x(summary(cold.viaGlue).median, summary(cold.raw).median)) + " raw" });
   fig.cold = { compile: cs, raw: summary(cold.raw), glue: cold.viaGlue.length ? summary(cold.viaGlue) : undefined,
     start: summary(cold.parts.start), create: summary(cold.parts.create), run: summary(cold.parts.run) };
+  }
 
   // Heap per stored message.
-  const heap = await heapPerMessage(module, packer);
   const goHeap = go.get("BenchmarkHeapPerMessage");
   const budget = (t) => t * 1.5 + 64;
-  fig.heap = { ...heap, goHeapPerMsg: goHeap?.["heapB/msg"], goTextPerMsg: goHeap?.["textB/msg"] };
+  let heap;
+  if (want("heap")) {
+    heap = await heapPerMessage(module, packer);
+    fig.heap = { ...heap, goHeapPerMsg: goHeap?.["heapB/msg"], goTextPerMsg: goHeap?.["textB/msg"] };
+  }
 
   // Module size.
-  const size = fileSize(wasmPath), minimal = fileSize(process.env.BENCH_MINIMAL), opt = fileSize(process.env.BENCH_OPT);
-  fig.size = { module: size, minimal, opt };
-  let smoke;
-  if (opt) smoke = await smokeOptimized(module, readFileSync(process.env.BENCH_OPT), packer);
-  fig.size.optSmoke = smoke;
+  const size = fileSize(wasmPath);
+  let minimal, opt, smoke;
+  if (want("size")) {
+    minimal = fileSize(process.env.BENCH_MINIMAL);
+    opt = fileSize(process.env.BENCH_OPT);
+    if (opt) smoke = await smokeOptimized(module, readFileSync(process.env.BENCH_OPT), packer);
+  }
+  fig.size = { module: size, minimal, opt, optSmoke: smoke };
 
   // Print.
-  const head = `agentrt benchmarks: ${fig.date}, node ${fig.node}, ${fig.cpu}, ${os.cpus().length} cpus, module ${seedRaw.version ?? "?"}${quick ? " (QUICK: not figures)" : ""}`;
+  const head = `agentrt benchmarks: ${fig.date}, node ${fig.node}, ${fig.cpu}, ${os.cpus().length} cpus, module ${version ?? "?"}${quick ? " (QUICK: not figures)" : ""}`;
   const lines = [head, ""];
   const pad = (s, n) => String(s).padEnd(n);
   const lpad = (s, n) => String(s).padStart(n);
@@ -395,27 +415,30 @@ async function main() {
     if (r.section) { lines.push("", r.section); continue; }
     lines.push(pad("  " + r.name, 46) + lpad(ms(r.median), 10) + lpad(r.p99 !== undefined ? ms(r.p99) : "-", 10) + lpad(r.n ?? "", 6) + "   " + r.ratios);
   }
-  lines.push("", "Heap per stored message (" + heap.n.toLocaleString("en") + " messages seeded, " + heap.textPerMsg.toFixed(1) + " text B/msg; budget text x 1.5 + 64 = " + budget(heap.textPerMsg).toFixed(0) + " B)");
-  if (goHeap) lines.push(`  native Go core, HeapAlloc after GC              ${goHeap["heapB/msg"].toFixed(1)} B/msg`);
-  if (heap.heapPerMsg !== undefined) lines.push(`  module stats().${heap.heapKey}                 ${heap.heapPerMsg.toFixed(1)} B/msg`);
-  lines.push(`  module linear memory growth (peak, upper bound) ${heap.growthPerMsg.toFixed(1)} B/msg (${mb(heap.memBefore)} -> ${mb(heap.memAfter)})`);
+  if (heap) {
+    lines.push("", "Heap per stored message (" + heap.n.toLocaleString("en") + " messages seeded, " + heap.textPerMsg.toFixed(1) + " text B/msg; budget text x 1.5 + 64 = " + budget(heap.textPerMsg).toFixed(0) + " B)");
+    if (goHeap) lines.push(`  native Go core, HeapAlloc after GC              ${goHeap["heapB/msg"].toFixed(1)} B/msg`);
+    if (heap.heapPerMsg !== undefined) lines.push(pad(`  module stats().${heap.heapKey} after GC`, 48) + `${heap.heapPerMsg.toFixed(1)} B/msg`);
+    lines.push(`  module linear memory growth (peak, upper bound) ${heap.growthPerMsg.toFixed(1)} B/msg (${mb(heap.memBefore)} -> ${mb(heap.memAfter)})`);
+  }
   lines.push("", "Module size (gzip -9)");
   lines.push(`  agentrt.wasm                                   ${mb(size.raw)} raw, ${mb(size.gzip)} gzip`);
   if (minimal) lines.push(`  minimal syscall/js module                      ${mb(minimal.raw)} raw, ${mb(minimal.gzip)} gzip  (agentrt ${fx(x(size.gzip, minimal.gzip))} gzip)`);
   if (opt) lines.push(`  agentrt.wasm after wasm-opt -Oz                ${mb(opt.raw)} raw, ${mb(opt.gzip)} gzip  (${((1 - opt.raw / size.raw) * 100).toFixed(1)}% raw, ${((1 - opt.gzip / size.gzip) * 100).toFixed(1)}% gzip smaller; smoke run ${smoke.ok ? "identical" : "DIFFERS: " + smoke.detail})`);
 
   // Targets.
-  const t = fig.turn.plain;
+  const t = fig.turn.plain ?? { "JS peer": {} };
   const verdict = (ok) => (ok === undefined ? "n/a " : ok ? "MET " : "MISS");
   const targets = [
     ["seeding via glue.js <= 1.0x the JS peer", x(sMain, sPeer), (r) => r <= 1.0],
     ["seeding via glue.js <= 3x the lean store", x(sMain, sLean), (r) => r <= 3],
     ["seeding via glue.js >= 10x faster than per-field arrays", x(sField, sMain), (r) => r >= 10],
-    ["warm turn (median) <= 1.5x the JS peer", x(t["glue.js"]?.median ?? t["raw module"].median, t["JS peer"].median), (r) => r <= 1.5],
-    ["warm turn (p99) <= 1.5x the JS peer", x(t["glue.js"]?.p99 ?? t["raw module"].p99, t["JS peer"].p99), (r) => r <= 1.5],
+    ["warm turn (median) <= 1.5x the JS peer", x(t["glue.js"]?.median ?? t["raw module"]?.median, t["JS peer"].median), (r) => r <= 1.5],
+    ["warm turn (p99) <= 1.5x the JS peer", x(t["glue.js"]?.p99 ?? t["raw module"]?.p99, t["JS peer"].p99), (r) => r <= 1.5],
     ["module gzip <= 1.3x the minimal syscall/js module", minimal ? x(size.gzip, minimal.gzip) : NaN, (r) => r <= 1.3],
     ["heap/msg <= text x 1.5 + 64 (native Go HeapAlloc)", goHeap ? x(goHeap["heapB/msg"], budget(goHeap["textB/msg"])) : NaN, (r) => r <= 1],
-    ["heap/msg <= text x 1.5 + 64 (module memory growth)", x(heap.growthPerMsg, budget(heap.textPerMsg)), (r) => r <= 1],
+    ["heap/msg <= text x 1.5 + 64 (module stats().heapAlloc)", heap?.heapPerMsg !== undefined ? x(heap.heapPerMsg, budget(heap.textPerMsg)) : NaN, (r) => r <= 1],
+    ["heap/msg <= text x 1.5 + 64 (module memory growth)", heap ? x(heap.growthPerMsg, budget(heap.textPerMsg)) : NaN, (r) => r <= 1],
   ];
   fig.targets = [];
   lines.push("", "Targets");

@@ -220,15 +220,16 @@ func Options(v js.Value) (o RunOptions, err error) {
 }
 
 // Handler returns a core event handler that calls the JavaScript
-// function f with Event(ev), or nil when f is not a function. A handler
-// that throws is ignored (the run goes on).
-func Handler(f js.Value) func(core.Event) {
+// function f with cache.Event(ev), or nil when f is not a function (so
+// that no event is converted when nobody listens). A handler that throws
+// is ignored (the run goes on). cache may be nil.
+func Handler(f js.Value, cache *Cache) func(core.Event) {
 	if f.Type() != js.TypeFunction {
 		return nil
 	}
 	return func(ev core.Event) {
 		defer func() { _ = recover() }()
-		f.Invoke(Event(&ev))
+		f.Invoke(cache.Event(&ev))
 	}
 }
 
@@ -241,9 +242,10 @@ func Handler(f js.Value) func(core.Event) {
 //
 // null or undefined is the zero Config (the Echo model). An omitted,
 // null or "echo" model is core's Echo; a function becomes a Model (see
-// NewModel); tools become core.Tools (see NewTool). Wrong types are
-// refused with invalid_argument naming the field.
-func Config(v js.Value) (cfg core.Config, err error) {
+// NewModel) that converts messages through cache (nil: no cache); tools
+// become core.Tools (see NewTool). Wrong types are refused with
+// invalid_argument naming the field.
+func Config(v js.Value, cache *Cache) (cfg core.Config, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	cfg.AfterFunc = AfterFunc
 	const what = "config"
@@ -260,7 +262,7 @@ func Config(v js.Value) (cfg core.Config, err error) {
 			return cfg, argError("config.model must be \"echo\" or a function")
 		}
 	case js.TypeFunction:
-		cfg.Model = NewModel(m)
+		cfg.Model = NewModel(m, cache)
 	default:
 		return cfg, argError("config.model must be \"echo\" or a function")
 	}
@@ -281,4 +283,20 @@ func Config(v js.Value) (cfg core.Config, err error) {
 		}
 	}
 	return cfg, nil
+}
+
+// StatsGC reads the options of stats(): whether options.gc is true (a
+// garbage collection before the heap is read). Anything else, or a
+// throwing getter, is false.
+func StatsGC(v js.Value) (gc bool) {
+	defer func() {
+		if recover() != nil {
+			gc = false
+		}
+	}()
+	if v.Type() != js.TypeObject {
+		return false
+	}
+	b := get(v, FieldGC)
+	return b.Type() == js.TypeBoolean && b.Bool()
 }

@@ -3,6 +3,7 @@
 package jsedge
 
 import (
+	"sync"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -11,7 +12,25 @@ import (
 // Model is a core.Model backed by a JavaScript function. Create it with
 // NewModel.
 type Model struct {
-	fn js.Value
+	fn    js.Value
+	cache *Cache
+
+	// system is the latest system prompt sent, and systemJS the same as
+	// a JavaScript string, made once rather than on every call.
+	mu       sync.Mutex
+	system   string
+	systemJS js.Value
+	hasJS    bool
+}
+
+// systemValue returns s as a JavaScript string, made once per prompt.
+func (m *Model) systemValue(s string) js.Value {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.hasJS || m.system != s {
+		m.system, m.systemJS, m.hasJS = s, js.ValueOf(s), true
+	}
+	return m.systemJS
 }
 
 var _ core.Model = (*Model)(nil)
@@ -37,7 +56,10 @@ var _ core.Model = (*Model)(nil)
 //     parks its goroutine until a then/catch handler answers.
 //   - delta's js.Func lives for one model call and is then released; a
 //     late call logs "call to released function" on the console.
-func NewModel(fn js.Value) *Model { return &Model{fn: fn} }
+//   - request.messages are frozen objects from cache (see Cache), shared
+//     with later requests of the session; a nil cache converts them anew
+//     on every call.
+func NewModel(fn js.Value, cache *Cache) *Model { return &Model{fn: fn, cache: cache} }
 
 // Complete implements core.Model.
 func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
@@ -54,8 +76,8 @@ func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelR
 	r := newObject()
 	r.Set(FieldRunID, req.RunID)
 	r.Set(FieldSessionID, req.SessionID)
-	r.Set(FieldSystem, req.System)
-	r.Set(FieldMessages, Messages(req.Messages))
+	r.Set(FieldSystem, m.systemValue(req.System))
+	r.Set(FieldMessages, m.cache.View(req.SessionID, req.Messages))
 	r.Set(FieldTools, toolSpecs(req.Tools))
 	r.Set(FieldStep, req.Step)
 	r.Set(FieldDelta, delta)
@@ -73,7 +95,17 @@ func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelR
 	return reply(v)
 }
 
+// noTools is the frozen empty Array every request without tools shares.
+var noTools = func() js.Value {
+	a := jsArray.New()
+	jsFreeze.Invoke(a)
+	return a
+}()
+
 func toolSpecs(specs []core.ToolSpec) js.Value {
+	if len(specs) == 0 {
+		return noTools
+	}
 	a := jsArray.New(len(specs))
 	for i := range specs {
 		s := &specs[i]

@@ -50,6 +50,9 @@ const (
 	MethodStringify = "stringify" // JSON.stringify
 	MethodThen      = "then"      // Promise.prototype.then
 	MethodGet       = "get"       // Reflect.get
+	MethodFreeze    = "freeze"    // Object.freeze
+	MethodOf        = "of"        // Array.of
+	MethodPush      = "push"      // Array.prototype.push
 )
 
 // Message fields, and the camelCase spellings also accepted in histories.
@@ -141,6 +144,12 @@ const (
 	FieldRunsCompleted = "runsCompleted"
 	FieldRunsFailed    = "runsFailed"
 	FieldRunsCancelled = "runsCancelled"
+	// FieldHeapAlloc is the Go heap in use (runtime.MemStats.HeapAlloc),
+	// set by the module's stats().
+	FieldHeapAlloc = "heapAlloc"
+	// FieldGC, in the options of stats(), asks for a garbage collection
+	// before heapAlloc is read.
+	FieldGC = "gc"
 )
 
 // The object a module publishes, and the Runtime's methods.

@@ -20,13 +20,9 @@ import (
 //     blocked. Work that waits for JavaScript (a Promise) parks its
 //     goroutine and lets the event loop run.
 func Async(fn func() (js.Value, error)) js.Value {
-	var resolve, reject js.Value
-	executor := js.FuncOf(func(_ js.Value, args []js.Value) any {
-		resolve, reject = args[0], args[1]
-		return nil
-	})
 	p := jsPromise.New(executor)
-	executor.Release()
+	resolve, reject := executorResolve, executorReject
+	executorResolve, executorReject = js.Undefined(), js.Undefined()
 	go func() {
 		v, err := protect(fn)
 		if err != nil {
@@ -37,6 +33,18 @@ func Async(fn func() (js.Value, error)) js.Value {
 	}()
 	return p
 }
+
+// executor is the Promise executor of every Async: new Promise calls it
+// at once, before New returns, so one function serves all Promises and
+// hands the resolving functions over in executorResolve and
+// executorReject (Go on GOOS=js runs one goroutine at a time).
+var (
+	executorResolve, executorReject js.Value
+	executor                        = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		executorResolve, executorReject = arg(args, 0), arg(args, 1)
+		return nil
+	})
+)
 
 // Rejected returns a Promise already rejected with Error(err).
 func Rejected(err error) js.Value {

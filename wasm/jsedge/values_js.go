@@ -18,13 +18,56 @@ var (
 	jsJSON       = js.Global().Get(GlobalJSON)
 	jsString     = js.Global().Get(GlobalString)
 	jsReflectGet = js.Global().Get(GlobalReflect).Get(MethodGet)
+	jsFreeze     = jsObject.Get(MethodFreeze)
+	jsArrayOf    = jsArray.Get(MethodOf)
 )
 
 // get reads v[key] through a call of Reflect.get, so that a throwing
 // getter or Proxy trap becomes a Go panic that the caller recovers from
 // (see catch), not an exception unwinding through the Go runtime, as a
-// plain Value.Get would.
-func get(v js.Value, key any) js.Value { return jsReflectGet.Invoke(v, key) }
+// plain Value.Get would. The field names the edge reads are passed as
+// JavaScript strings made once (see interned).
+func get(v js.Value, key any) js.Value {
+	if s, ok := key.(string); ok {
+		if k, ok := interned[s]; ok {
+			key = k
+		}
+	}
+	return jsReflectGet.Invoke(v, key)
+}
+
+// interned holds JavaScript strings made once at start-up: the field names
+// get reads and the constant values the edge sets (roles, seed modes, the
+// run status). Passing a Go string instead makes a new JavaScript string
+// on every call, and every js.Value made costs a Go finalizer, whose
+// registration dominated the profile of a warm turn. Read-only after init.
+var interned = func() map[string]js.Value {
+	m := map[string]js.Value{}
+	for _, s := range []string{
+		FieldRole, FieldContent, FieldToolCallID, FieldToolCallIDCamel, FieldToolCalls,
+		FieldToolCallsCamel, FieldID, FieldName, FieldArguments, FieldLength, MethodThen,
+		FieldMessage, FieldGC, FieldRunID, FieldOnEvent, FieldInspect, FieldCall,
+		FieldDescription, FieldParameters,
+		string(core.RoleUser), string(core.RoleAssistant), string(core.RoleTool), string(core.RoleSystem),
+		string(core.SeedNone), string(core.SeedCold), string(core.SeedNoop), string(core.SeedAppended),
+		string(core.SeedReplaced), statusCompleted,
+	} {
+		m[s] = js.ValueOf(s)
+	}
+	return m
+}()
+
+// statusCompleted is the status of a completed run's Result.
+const statusCompleted = "completed"
+
+// str returns s as a value for Value.Set: its interned JavaScript string
+// when there is one, s itself otherwise.
+func str(s string) any {
+	if v, ok := interned[s]; ok {
+		return v
+	}
+	return s
+}
 
 // length reads v.length with get: a non-negative integer, or 0.
 func length(v js.Value) int {
@@ -77,7 +120,7 @@ func newObject() js.Value { return jsObject.New() }
 // Message returns m as a JavaScript object in the session shape.
 func Message(m *core.Message) js.Value {
 	o := newObject()
-	o.Set(FieldRole, string(m.Role))
+	o.Set(FieldRole, str(string(m.Role)))
 	o.Set(FieldContent, m.Content)
 	if m.ToolCallID != "" {
 		o.Set(FieldToolCallID, m.ToolCallID)
@@ -97,11 +140,11 @@ func Message(m *core.Message) js.Value {
 
 // Messages returns msgs as a JavaScript array of Message objects.
 func Messages(msgs []core.Message) js.Value {
-	a := jsArray.New(len(msgs))
+	vals := make([]any, len(msgs))
 	for i := range msgs {
-		a.SetIndex(i, Message(&msgs[i]))
+		vals[i] = Message(&msgs[i])
 	}
-	return a
+	return arrayOf(vals)
 }
 
 // ToolCall returns c as { id, name, arguments }.
@@ -116,7 +159,7 @@ func ToolCall(c *core.ToolCall) js.Value {
 // Seed returns r as { mode, seeded, skippedSystem }.
 func Seed(r *core.SeedReport) js.Value {
 	o := newObject()
-	o.Set(FieldMode, string(r.Mode))
+	o.Set(FieldMode, str(string(r.Mode)))
 	o.Set(FieldSeeded, r.Seeded)
 	o.Set(FieldSkippedSystem, r.SkippedSystem)
 	return o
@@ -124,31 +167,36 @@ func Seed(r *core.SeedReport) js.Value {
 
 // Result returns r as a JavaScript Result (DESIGN section 4), with
 // modelCalls always present and each call's messages only when the run
-// asked for inspection. A nil r is null.
-func Result(r *core.Result) js.Value {
+// asked for inspection. A nil r is null. It is (*Cache)(nil).Result.
+func Result(r *core.Result) js.Value { return (*Cache)(nil).Result(r) }
+
+// Result is the package's Result, with the reply and the appended
+// messages taken from (and added to) the session's cache, frozen: the
+// next turn's model request reuses them.
+func (c *Cache) Result(r *core.Result) js.Value {
 	if r == nil {
 		return js.Null()
 	}
 	o := newObject()
 	o.Set(FieldRunID, r.RunID)
 	o.Set(FieldSessionID, r.SessionID)
-	o.Set(FieldStatus, r.Status)
-	o.Set(FieldReply, Message(&r.Reply))
-	o.Set(FieldAppended, Messages(r.Appended))
+	o.Set(FieldStatus, str(r.Status))
+	o.Set(FieldReply, c.Message(r.SessionID, &r.Reply))
+	o.Set(FieldAppended, c.Add(r.SessionID, r.Appended))
 	o.Set(FieldSeed, Seed(&r.Seed))
 	o.Set(FieldMessageCount, r.MessageCount)
-	calls := jsArray.New(len(r.ModelCalls))
+	calls := make([]any, len(r.ModelCalls))
 	for i := range r.ModelCalls {
-		c := &r.ModelCalls[i]
+		mc := &r.ModelCalls[i]
 		co := newObject()
-		co.Set(FieldStep, c.Step)
-		co.Set(FieldMessageCount, c.MessageCount)
-		if c.Messages != nil {
-			co.Set(FieldMessages, Messages(c.Messages))
+		co.Set(FieldStep, mc.Step)
+		co.Set(FieldMessageCount, mc.MessageCount)
+		if mc.Messages != nil {
+			co.Set(FieldMessages, c.Lookup(r.SessionID, mc.Messages))
 		}
-		calls.SetIndex(i, co)
+		calls[i] = co
 	}
-	o.Set(FieldModelCalls, calls)
+	o.Set(FieldModelCalls, arrayOf(calls))
 	return o
 }
 
@@ -163,7 +211,13 @@ func Result(r *core.Result) js.Value {
 //	run.completed     result
 //	run.failed        error
 //	run.cancelled     error
-func Event(ev *core.Event) js.Value {
+//
+// It is (*Cache)(nil).Event.
+func Event(ev *core.Event) js.Value { return (*Cache)(nil).Event(ev) }
+
+// Event is the package's Event, with messages (and the result's) from
+// the session's cache, frozen (see Cache.Result).
+func (c *Cache) Event(ev *core.Event) js.Value {
 	o := newObject()
 	o.Set(FieldType, string(ev.Type))
 	o.Set(FieldRunID, ev.RunID)
@@ -180,10 +234,10 @@ func Event(ev *core.Event) js.Value {
 		o.Set(FieldToolCall, ToolCall(ev.ToolCall))
 	}
 	if ev.Message != nil {
-		o.Set(FieldMessage, Message(ev.Message))
+		o.Set(FieldMessage, c.Message(ev.SessionID, ev.Message))
 	}
 	if ev.Result != nil {
-		o.Set(FieldResult, Result(ev.Result))
+		o.Set(FieldResult, c.Result(ev.Result))
 	}
 	if ev.Err != nil {
 		o.Set(FieldError, Error(ev.Err))
@@ -208,12 +262,17 @@ func Error(err error) js.Value {
 	return o
 }
 
-// Session returns s as { id, messageCount, messages }.
-func Session(s *core.Session) js.Value {
+// Session returns s as { id, messageCount, messages }. It is
+// (*Cache)(nil).Session.
+func Session(s *core.Session) js.Value { return (*Cache)(nil).Session(s) }
+
+// Session is the package's Session with frozen messages, those the
+// session's cache holds taken from it (see Cache.Lookup).
+func (c *Cache) Session(s *core.Session) js.Value {
 	o := newObject()
 	o.Set(FieldID, s.ID)
 	o.Set(FieldMessageCount, len(s.Messages))
-	o.Set(FieldMessages, Messages(s.Messages))
+	o.Set(FieldMessages, c.Lookup(s.ID, s.Messages))
 	return o
 }
 

@@ -14,6 +14,7 @@
 package main
 
 import (
+	"runtime"
 	"syscall"
 	"syscall/js"
 
@@ -40,7 +41,8 @@ func main() {
 // JavaScript, so a refused config makes it return the Error (with code
 // invalid_argument) instead; callers check `instanceof Error`.
 func createRuntime(_ js.Value, args []js.Value) any {
-	cfg, err := jsedge.Config(arg(args, 0))
+	cache := jsedge.NewCache()
+	cfg, err := jsedge.Config(arg(args, 0), cache)
 	if err != nil {
 		return jsedge.Error(err)
 	}
@@ -48,7 +50,31 @@ func createRuntime(_ js.Value, args []js.Value) any {
 	if err != nil {
 		return jsedge.Error(err)
 	}
-	return newRuntime(rt, cfg.Limits.MaxSeedMessages)
+	return newRuntime(&runtimeState{rt: rt, cache: cache, maxSeed: cfg.Limits.MaxSeedMessages})
+}
+
+// runtimeState is what the methods of one Runtime object share: the core
+// runtime, the cache of the JavaScript message objects its sessions were
+// sent to the model as (see jsedge.Cache), and the configured
+// maxSeedMessages (0: the default), checked before a history is read.
+type runtimeState struct {
+	rt      *core.Runtime
+	cache   *jsedge.Cache
+	maxSeed int
+}
+
+// prune drops the cached messages of sessions the store no longer holds
+// (evicted, or removed by a failed first turn). It lists the sessions
+// only when the cache holds more sessions than the store.
+func (st *runtimeState) prune() {
+	if st.cache.Sessions() <= st.rt.Stats().Sessions {
+		return
+	}
+	live := map[string]bool{}
+	for _, id := range st.rt.ListSessions() {
+		live[id] = true
+	}
+	st.cache.Prune(func(id string) bool { return live[id] })
 }
 
 func arg(args []js.Value, i int) js.Value {
@@ -69,15 +95,14 @@ var (
 	layoutRunWithPolicyHistory = layout{2, 3, 4}
 )
 
-// newRuntime returns the JavaScript Runtime object over rt. Every method
-// recovers from panics; the run methods answer through Promises.
-// maxSeed is the configured maxSeedMessages (0: the default), checked
-// before a history is read.
-func newRuntime(rt *core.Runtime, maxSeed int) js.Value {
+// newRuntime returns the JavaScript Runtime object over st.rt. Every
+// method recovers from panics; the run methods answer through Promises.
+func newRuntime(st *runtimeState) js.Value {
+	rt := st.rt
 	o := js.Global().Get(jsedge.GlobalObject).New()
 	start := func(l layout) js.Func {
 		return jsedge.Func(js.Null(), func(_ js.Value, args []js.Value) any {
-			return startRun(rt, maxSeed, l, args)
+			return startRun(st, l, args)
 		})
 	}
 	o.Set(jsedge.MethodStartRun, start(layoutRun))
@@ -97,49 +122,71 @@ func newRuntime(rt *core.Runtime, maxSeed int) js.Value {
 		if !ok {
 			return js.Null()
 		}
-		return jsedge.Session(&s)
+		return st.cache.Session(&s)
 	}))
 	o.Set(jsedge.MethodDeleteSession, jsedge.Func(false, func(_ js.Value, args []js.Value) any {
 		id := arg(args, 0)
-		return id.Type() == js.TypeString && rt.DeleteSession(id.String())
+		if id.Type() != js.TypeString {
+			return false
+		}
+		st.cache.Forget(id.String())
+		return rt.DeleteSession(id.String())
 	}))
 	o.Set(jsedge.MethodListSessions, jsedge.Func(js.Null(), func(js.Value, []js.Value) any {
 		return jsedge.Strings(rt.ListSessions())
 	}))
-	o.Set(jsedge.MethodStats, jsedge.Func(js.Null(), func(js.Value, []js.Value) any {
-		s := rt.Stats()
-		return jsedge.Stats(&s)
-	}))
+	o.Set(jsedge.MethodStats, jsedge.Func(js.Null(), stats(rt)))
 	o.Set(jsedge.MethodClose, jsedge.Func(nil, func(js.Value, []js.Value) any {
 		rt.Close()
+		st.cache.Reset()
 		return nil
 	}))
 	return o
 }
 
+// stats(options?) returns the store's counters and heapAlloc, the bytes
+// of Go heap in use (runtime.MemStats.HeapAlloc: live objects and garbage
+// not yet collected). With options.gc === true it collects garbage first,
+// so that heapAlloc counts live objects only; that stops the instance for
+// as long as a collection takes, so it is for measurements, not polling.
+func stats(rt *core.Runtime) func(js.Value, []js.Value) any {
+	return func(_ js.Value, args []js.Value) any {
+		if jsedge.StatsGC(arg(args, 0)) {
+			runtime.GC()
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		s := rt.Stats()
+		v := jsedge.Stats(&s)
+		v.Set(jsedge.FieldHeapAlloc, float64(ms.HeapAlloc))
+		return v
+	}
+}
+
 // startRun converts the arguments at once (so that later changes to the
 // caller's objects do not matter), starts the run, and returns a Promise
 // of its Result. Every refusal rejects the Promise; nothing throws.
-func startRun(rt *core.Runtime, maxSeed int, l layout, args []js.Value) js.Value {
-	req, err := request(maxSeed, l, args)
+func startRun(st *runtimeState, l layout, args []js.Value) js.Value {
+	req, err := request(st, l, args)
 	if err != nil {
 		return jsedge.Rejected(err)
 	}
 	return jsedge.Async(func() (js.Value, error) {
 		ctx := core.Background()
-		r, err := rt.Start(ctx, req)
+		r, err := st.rt.Start(ctx, req)
 		if err != nil {
 			return js.Undefined(), err
 		}
 		res, err := r.Wait(ctx)
+		st.prune()
 		if err != nil {
 			return js.Undefined(), err
 		}
-		return jsedge.Result(res), nil
+		return st.cache.Result(res), nil
 	})
 }
 
-func request(maxSeed int, l layout, args []js.Value) (core.RunRequest, error) {
+func request(st *runtimeState, l layout, args []js.Value) (core.RunRequest, error) {
 	var req core.RunRequest
 	var err error
 	if req.SessionID, err = jsedge.String(arg(args, 0), "sessionId"); err != nil {
@@ -158,10 +205,10 @@ func request(maxSeed int, l layout, args []js.Value) (core.RunRequest, error) {
 		return req, err
 	}
 	req.RunID, req.Inspect = opts.RunID, opts.Inspect
-	req.OnEvent = jsedge.Handler(opts.OnEvent)
+	req.OnEvent = jsedge.Handler(opts.OnEvent, st.cache)
 	if l.history >= 0 {
 		req.WithHistory = true
-		if req.History, err = jsedge.History(arg(args, l.history), maxSeed); err != nil {
+		if req.History, err = jsedge.History(arg(args, l.history), st.maxSeed); err != nil {
 			return req, err
 		}
 	}

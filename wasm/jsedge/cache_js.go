@@ -1,0 +1,281 @@
+//go:build js && wasm
+
+package jsedge
+
+import (
+	"sync"
+	"syscall/js"
+	"unsafe"
+
+	"github.com/agentrt/agentrt/core"
+)
+
+// Cache keeps the JavaScript objects of session messages that were sent
+// to a model, so that each message crosses into JavaScript once and not
+// on every turn. Create one per core.Runtime with NewCache and pass it to
+// NewModel and to the conversions that take one; a nil *Cache converts
+// every message anew.
+//
+// The objects a Cache hands out are frozen (Object.freeze, and so are
+// their tool_calls arrays and the calls in them): they are shared by every
+// later request of the session, so a model that changed one would change
+// what the next turn sees.
+//
+// # Notes
+//
+//   - An entry keeps its core.Message, so the message's strings stay
+//     alive and their addresses cannot be reused by other strings: two
+//     messages whose fields point to the same bytes (with the same
+//     lengths) and share their tool-call array are equal. That is the key.
+//   - Each session's entries are those of its latest model request plus
+//     what was added since: the set never grows beyond the messages a
+//     model was last sent. Forget drops a session's entries; Reset drops
+//     all.
+//   - Safe for concurrent use.
+type Cache struct {
+	mu       sync.Mutex
+	sessions map[string]*sessionCache
+}
+
+type sessionCache struct {
+	entries map[msgKey]*cached
+	gen     uint64
+}
+
+type cached struct {
+	msg core.Message // keeps the key's pointers valid
+	v   js.Value
+	gen uint64 // the latest View that used it
+}
+
+// msgKey identifies a message by the addresses and lengths of its
+// fields' bytes. See Cache.
+type msgKey struct {
+	content    *byte
+	contentLen int
+	role       core.Role
+	callID     *byte
+	callIDLen  int
+	calls      *core.ToolCall
+	callsLen   int
+	id         *byte
+	idLen      int
+}
+
+func keyOf(m *core.Message) msgKey {
+	k := msgKey{
+		content: unsafe.StringData(m.Content), contentLen: len(m.Content),
+		role:   m.Role,
+		callID: unsafe.StringData(m.ToolCallID), callIDLen: len(m.ToolCallID),
+		id: unsafe.StringData(m.ID), idLen: len(m.ID),
+		callsLen: len(m.ToolCalls),
+	}
+	if len(m.ToolCalls) > 0 {
+		k.calls = &m.ToolCalls[0]
+	}
+	return k
+}
+
+// NewCache returns an empty Cache.
+func NewCache() *Cache { return &Cache{sessions: make(map[string]*sessionCache)} }
+
+// View returns msgs, the messages of one model request on session, as a
+// JavaScript Array of frozen message objects, converting only those the
+// session's cache does not hold. The session's cache then holds exactly
+// msgs (and what Add puts there later). A nil c converts every message.
+func (c *Cache) View(session string, msgs []core.Message) js.Value {
+	if c == nil {
+		return Messages(msgs)
+	}
+	vals := make([]any, len(msgs))
+	c.mu.Lock()
+	sc := c.sessions[session]
+	if sc == nil {
+		sc = &sessionCache{entries: make(map[msgKey]*cached, len(msgs))}
+		c.sessions[session] = sc
+	}
+	sc.gen++
+	for i := range msgs {
+		vals[i] = sc.get(&msgs[i], true).v
+	}
+	for k, e := range sc.entries {
+		if e.gen != sc.gen {
+			delete(sc.entries, k)
+		}
+	}
+	c.mu.Unlock()
+	return arrayOf(vals)
+}
+
+// Add returns msgs as a JavaScript Array of frozen message objects, and
+// keeps them in session's cache for the next View (they are the messages
+// a turn appended). A nil c converts every message (unfrozen).
+func (c *Cache) Add(session string, msgs []core.Message) js.Value {
+	if c == nil {
+		return Messages(msgs)
+	}
+	vals := make([]any, len(msgs))
+	for i := range msgs {
+		vals[i] = c.Message(session, &msgs[i])
+	}
+	return arrayOf(vals)
+}
+
+// Message returns m as a frozen JavaScript object, from session's cache
+// when it holds m, or converted and added to it. A nil c converts m
+// (unfrozen).
+func (c *Cache) Message(session string, m *core.Message) js.Value {
+	if c == nil {
+		return Message(m)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sc := c.sessions[session]
+	if sc == nil {
+		sc = &sessionCache{entries: make(map[msgKey]*cached)}
+		c.sessions[session] = sc
+	}
+	return sc.get(m, false).v
+}
+
+// Lookup returns msgs as a JavaScript Array of frozen message objects,
+// taking those session's cache holds from it and converting the others
+// without adding them (a getSession of a long session must not fill the
+// cache). A nil c converts every message (unfrozen).
+func (c *Cache) Lookup(session string, msgs []core.Message) js.Value {
+	if c == nil {
+		return Messages(msgs)
+	}
+	vals := make([]any, len(msgs))
+	c.mu.Lock()
+	sc := c.sessions[session]
+	for i := range msgs {
+		if sc != nil {
+			if e := sc.entries[keyOf(&msgs[i])]; e != nil {
+				vals[i] = e.v
+				continue
+			}
+		}
+		vals[i] = frozenMessage(&msgs[i])
+	}
+	c.mu.Unlock()
+	return arrayOf(vals)
+}
+
+// Forget drops session's entries (the session was deleted).
+func (c *Cache) Forget(session string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	delete(c.sessions, session)
+	c.mu.Unlock()
+}
+
+// Reset drops every entry (the runtime was closed).
+func (c *Cache) Reset() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.sessions = make(map[string]*sessionCache)
+	c.mu.Unlock()
+}
+
+// Prune drops the entries of every session keep reports false for (for
+// example sessions the store evicted).
+func (c *Cache) Prune(keep func(session string) bool) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id := range c.sessions {
+		if !keep(id) {
+			delete(c.sessions, id)
+		}
+	}
+}
+
+// Sessions returns the number of sessions with entries.
+func (c *Cache) Sessions() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.sessions)
+}
+
+// Len returns the number of entries of session.
+func (c *Cache) Len(session string) int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sc := c.sessions[session]; sc != nil {
+		return len(sc.entries)
+	}
+	return 0
+}
+
+// get returns the entry of m, converting and adding it when missing;
+// mark stamps it with the current generation. The caller holds the lock.
+func (sc *sessionCache) get(m *core.Message, mark bool) *cached {
+	k := keyOf(m)
+	e := sc.entries[k]
+	if e == nil {
+		e = &cached{msg: *m, v: frozenMessage(m), gen: sc.gen}
+		sc.entries[k] = e
+	}
+	if mark {
+		e.gen = sc.gen
+	}
+	return e
+}
+
+// frozenMessage is Message(m), frozen with its tool calls.
+func frozenMessage(m *core.Message) js.Value {
+	o := newObject()
+	o.Set(FieldRole, str(string(m.Role)))
+	o.Set(FieldContent, m.Content)
+	if m.ToolCallID != "" {
+		o.Set(FieldToolCallID, m.ToolCallID)
+	}
+	if len(m.ToolCalls) > 0 {
+		calls := make([]any, len(m.ToolCalls))
+		for i := range m.ToolCalls {
+			c := ToolCall(&m.ToolCalls[i])
+			jsFreeze.Invoke(c)
+			calls[i] = c
+		}
+		a := arrayOf(calls)
+		jsFreeze.Invoke(a)
+		o.Set(FieldToolCalls, a)
+	}
+	if m.ID != "" {
+		o.Set(FieldID, m.ID)
+	}
+	jsFreeze.Invoke(o)
+	return o
+}
+
+// arrayChunk bounds the arguments of one Array.prototype.push call:
+// engines limit a call's argument count (JavaScriptCore to 64 Ki).
+const arrayChunk = 8192
+
+// arrayOf returns vals as a JavaScript Array, built with one call per
+// arrayChunk values instead of one SetIndex per value.
+func arrayOf(vals []any) js.Value {
+	if len(vals) <= arrayChunk {
+		return jsArrayOf.Invoke(vals...)
+	}
+	a := jsArray.New()
+	for len(vals) > 0 {
+		n := min(len(vals), arrayChunk)
+		a.Call(MethodPush, vals[:n]...)
+		vals = vals[n:]
+	}
+	return a
+}
