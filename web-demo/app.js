@@ -395,6 +395,7 @@ async function runTurn(rt, job) {
   job.reply = "";
   job.tools = [];
   job.deltas = 0;
+  const attempt = (job.attempt = {}); // events of an abandoned attempt are ignored
   state.running = job;
   const controller = new AbortController();
   let abandon;
@@ -416,7 +417,7 @@ async function runTurn(rt, job) {
         policy,
         inspect: true,
         signal: controller.signal,
-        onEvent: (ev) => onRunEvent(job, ev),
+        onEvent: (ev) => { if (job.attempt === attempt) onRunEvent(job, ev); },
       }),
       abandoned,
     ]);

@@ -130,10 +130,14 @@ async function startServer(scratch) {
 // startFakeModel serves an OpenAI-compatible /v1/chat/completions on a free
 // port: it streams "Hello from the fake endpoint" in five deltas, calls the
 // time tool when the user asks for the time (then answers with the tool's
-// result), and fails with 500 when the user says "fail". It records each
-// request's authorization header and messages.
+// result), and fails with 500 when the user says "fail". After hold(), the
+// next request whose user message says "hold" sends one delta and then
+// waits until release() is called. It records each request's
+// authorization header and messages.
 async function startFakeModel() {
   const requests = [];
+  let armed = false;
+  let releaseHeld = () => {};
   const server = createServer((req, res) => {
     res.setHeader("access-control-allow-origin", "*");
     res.setHeader("access-control-allow-headers", "authorization, content-type, accept");
@@ -149,6 +153,13 @@ async function startFakeModel() {
       if (last.role === "user" && last.content.includes("fail")) {
         res.writeHead(500, { "content-type": "application/json" });
         res.end(JSON.stringify({ error: { message: "the fake endpoint failed on purpose" } }));
+        return;
+      }
+      if (last.role === "user" && last.content.includes("hold") && armed) {
+        armed = false;
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "held " } }] })}\n\n`);
+        releaseHeld = () => res.end("data: [DONE]\n\n");
         return;
       }
       res.writeHead(200, { "content-type": "text/event-stream" });
@@ -169,6 +180,8 @@ async function startFakeModel() {
   return {
     url: `http://127.0.0.1:${server.address().port}/v1`,
     requests,
+    hold: () => { armed = true; },
+    release: () => releaseHeld(),
     stop: () => new Promise((resolve) => server.close(resolve)),
   };
 }
@@ -495,6 +508,22 @@ function steps(ctx) {
         for (const b of document.querySelectorAll('[data-testid="error"] button')) if (b.textContent === "Dismiss") b.click();
       });
 
+      // Restart while a turn is running: the turn is retried on the new
+      // instance (seeding cold from IndexedDB), not lost or stored twice.
+      const before = await settledCount(p);
+      fake.hold();
+      await p.type('[data-testid="input"]', "hold on");
+      await p.click('[data-testid="send"]');
+      await p.waitForFunction(() => document.querySelector('[data-testid="message"].live')?.textContent.includes("held"));
+      await p.click('[data-testid="restart-runtime"]');
+      fake.release();
+      await waitSettled(p, before + 1);
+      expectTurn(await lastTurn(p), {
+        seedMode: "cold", seedCount: 6, modelMessages: 7, messages: 8, reply: "Hello from the fake endpoint",
+      });
+      const holds = fake.requests.filter((r) => r.body.messages.at(-1).content === "hold on").length;
+      assertEqual(holds, 2, "requests for the turn (the abandoned one and the retry)");
+
       const stored = await p.evaluate(() => new Promise((resolve, reject) => {
         const open = indexedDB.open("agentrt-demo");
         open.onerror = () => reject(open.error);
@@ -511,7 +540,7 @@ function steps(ctx) {
       await p.waitForFunction(() => document.body.dataset.runtime === "ready" &&
         document.querySelector('[data-testid="runtime-status"]').textContent.includes("echo"));
       expectTurn(await sendTurn(p, "echo again"), {
-        seedMode: "cold", seedCount: 6, modelMessages: 7, reply: "echo: echo again (model received 7 messages)",
+        seedMode: "cold", seedCount: 8, modelMessages: 9, reply: "echo: echo again (model received 9 messages)",
       });
     }],
   ];
@@ -563,6 +592,7 @@ async function runEngine(engine, url, scratch, fake) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
+  await rm(ARTIFACTS, { recursive: true, force: true }); // no stale screenshots
   await mkdir(ARTIFACTS, { recursive: true });
   const scratch = await mkdtemp(path.join(tmpdir(), "agentrt-e2e-"));
   let server = null;
