@@ -468,6 +468,39 @@ function steps(ctx) {
       ]), "bubbles after a burst");
       expectTurn(await lastTurn(p), { seedMode: "noop", seedCount: 0, modelMessages: 5 });
     }],
+    ["a corrupted stored history is refused with the index at fault, and shown", async () => {
+      const p = ctx.page;
+      // Write a conversation whose second message has an unknown role, as a
+      // buggy older version of a host might have.
+      const id = await p.evaluate(() => new Promise((resolve, reject) => {
+        const open = indexedDB.open("agentrt-demo");
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const conv = {
+            id: "c-corrupt", title: "corrupt", createdAt: Date.now(), updatedAt: Date.now(),
+            messages: [{ role: "user", content: "ok" }, { role: "robot", content: "beep" }],
+          };
+          const t = open.result.transaction("conversations", "readwrite");
+          t.objectStore("conversations").put(conv);
+          t.oncomplete = () => { open.result.close(); resolve(conv.id); };
+          t.onerror = () => reject(t.error);
+        };
+      }));
+      await p.evaluate((id) => { location.hash = "#c=" + id; }, id);
+      await p.waitForFunction(() => document.querySelectorAll('[data-testid="message"]').length === 2 &&
+        document.body.dataset.view === "loaded");
+      const t = await sendTurn(p, "hello?");
+      assertEqual(t.errors.length, 1, "errors shown");
+      assert(/invalid_history/.test(t.errors[0]) && /index 1/.test(t.errors[0]), `error lacks code or index: ${t.errors[0]}`);
+      await p.evaluate(() => {
+        for (const b of document.querySelectorAll('[data-testid="error"] button')) if (b.textContent === "Dismiss") b.click();
+      });
+      // The instance keeps serving other conversations.
+      await p.click('[data-testid="new-conversation"]');
+      await p.waitForFunction(() => document.querySelectorAll('[data-testid="message"]').length === 0 &&
+        document.body.dataset.view === "loaded");
+      expectTurn(await sendTurn(p, "still fine"), { modelMessages: 1, messages: 2 });
+    }],
     ["OpenAI-compatible endpoint: streamed deltas, the tool loop, errors; the key stays in memory", async () => {
       const p = ctx.page;
       const fake = ctx.fake;
