@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/agentrt/agentrt/internal/build"
@@ -60,7 +61,7 @@ func runDemo(ctx context.Context, args []string) error {
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	// The test harness reads this line to find the port: keep its shape.
-	fmt.Printf("serving the agentrt demo on http://%s/\n", ln.Addr())
+	fmt.Printf("serving the agentrt demo on %s\n", demoURL(ln.Addr()))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -78,6 +79,20 @@ func runDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// demoURL is the URL to open for a listener's address. A listener on
+// every interface is reached through the loopback address.
+func demoURL(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "http://" + a.String() + "/"
+	}
+	ip := tcp.IP
+	if ip == nil || ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+	}
+	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(tcp.Port)) + "/"
 }
 
 // demoHandler serves the page from pageDir at / and the built module from

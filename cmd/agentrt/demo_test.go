@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -71,5 +72,28 @@ func mustWrite(t *testing.T, path, s string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestDemoURL(t *testing.T) {
+	tests := []struct {
+		name string
+		addr net.Addr
+		want string
+	}{
+		// Ensure a loopback listener prints its own address.
+		{name: "OK loopback", addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, want: "http://127.0.0.1:8080/"},
+		// Ensure a listener on every interface prints a URL a browser can open.
+		{name: "OK unspecified v4", addr: &net.TCPAddr{IP: net.IPv4zero, Port: 9000}, want: "http://127.0.0.1:9000/"},
+		{name: "OK unspecified v6", addr: &net.TCPAddr{IP: net.IPv6unspecified, Port: 9000}, want: "http://127.0.0.1:9000/"},
+		// Ensure IPv6 hosts are bracketed.
+		{name: "OK v6", addr: &net.TCPAddr{IP: net.IPv6loopback, Port: 1}, want: "http://[::1]:1/"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := demoURL(tc.addr); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
