@@ -48,6 +48,38 @@ describe("packHistory", () => {
     assert.deepEqual([...got.subarray(-3)], [0xef, 0xbf, 0xbd]);
   });
 
+  test("encodes every string exactly as TextEncoder does, short and long", () => {
+    // Short strings are encoded by the glue itself, long ones by
+    // TextEncoder.encodeInto: both must give TextEncoder's bytes, around
+    // the split and for every kind of UTF-16 code unit.
+    const enc = new TextEncoder();
+    const units = ["a", "\x7f", "\x80", "é", "\u07ff", "\u0800", "€", "\ud7ff", "\ue000", "\uffff",
+      "😀", "\ud800", "\udfff", "\udc00\ud800", "\ud83d", "\ud83dx"];
+    const texts = [""];
+    for (const u of units) {
+      for (const n of [1, 2, 15, 16, 31, 32, 33, 100, 600]) {
+        texts.push(u.repeat(n), "x".repeat(n) + u, u + "y".repeat(n));
+      }
+    }
+    const got = packHistory(texts.map((content) => ({ role: "user", content })));
+    let pos = 3 + 1 + 2; // magic, version, count (two bytes of uvarint)
+    for (const text of texts) {
+      assert.deepEqual([got[pos], got[pos + 1]], [0, 1], "role and flags");
+      pos += 2;
+      let len = 0, shift = 1, b;
+      do {
+        b = got[pos++];
+        len += (b & 0x7f) * shift;
+        shift *= 128;
+      } while (b & 0x80);
+      const want = enc.encode(text);
+      assert.equal(len, want.length, `length of ${JSON.stringify(text.slice(0, 20))} (${text.length} units)`);
+      assert.deepEqual(got.subarray(pos, pos + len), want, `bytes of ${JSON.stringify(text.slice(0, 20))}`);
+      pos += len;
+    }
+    assert.equal(pos, got.length);
+  });
+
   test("returns a Uint8Array as it is, and refuses what is not a history", () => {
     const bytes = new Uint8Array([1, 2, 3]);
     assert.equal(packHistory(bytes), bytes);

@@ -5,6 +5,7 @@ package jsedge
 import (
 	"errors"
 	"syscall/js"
+	"unsafe"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/wasm/packed"
@@ -46,7 +47,12 @@ func History(v js.Value, maxMessages int) (_ []core.SeedMessage, err error) {
 	if v.Type() == js.TypeObject && v.InstanceOf(jsUint8Array) {
 		buf := make([]byte, length(v))
 		js.CopyBytesToGo(buf, v)
-		return packed.Decode(buf, maxMessages)
+		if len(buf) == 0 {
+			return packed.Decode(buf, maxMessages)
+		}
+		// buf is this function's own copy and is never written again:
+		// the decoded strings may share it without a second copy.
+		return packed.DecodeString(unsafe.String(&buf[0], len(buf)), maxMessages)
 	}
 	if !isArray(v) {
 		return nil, core.Errorf(core.CodeInvalidArgument, "history must be an Array of messages or a packed Uint8Array")
