@@ -43,6 +43,10 @@ var Null Value = nullType{}
 type props struct {
 	keys []string
 	m    map[string]Value
+	// frozen is set by Object.freeze: writes and deletes are then ignored,
+	// as Reflect.set and Reflect.deleteProperty (what wasm_exec.js uses)
+	// ignore them, reporting false.
+	frozen bool
 }
 
 func (p *props) getOwn(k string) (Value, bool) {
@@ -51,6 +55,9 @@ func (p *props) getOwn(k string) (Value, bool) {
 }
 
 func (p *props) setOwn(k string, v Value) {
+	if p.frozen {
+		return
+	}
 	if p.m == nil {
 		p.m = make(map[string]Value)
 	}
@@ -61,7 +68,7 @@ func (p *props) setOwn(k string, v Value) {
 }
 
 func (p *props) delOwn(k string) {
-	if _, ok := p.m[k]; !ok {
+	if _, ok := p.m[k]; !ok || p.frozen {
 		return
 	}
 	delete(p.m, k)
@@ -236,6 +243,9 @@ func getIndex(v Value, i int) (Value, bool) {
 
 // setIndex sets v[i] for arrays and typed arrays.
 func setIndex(v Value, i int, x Value) bool {
+	if b := bagOf(v); b != nil && b.frozen {
+		return true
+	}
 	switch a := v.(type) {
 	case *Array:
 		if i < 0 || i >= maxArrayLength {

@@ -199,6 +199,9 @@ func (w *world) get(v Value, k string) Value {
 
 // set writes v[k] = x like Reflect.set; writes to primitives are ignored.
 func (w *world) set(v Value, k string, x Value) {
+	if b := bagOf(v); b != nil && b.frozen {
+		return
+	}
 	if i, ok := arrayIndex(k); ok && setIndex(v, i, x) {
 		return
 	}
@@ -467,6 +470,17 @@ func (w *world) initObject() {
 		}
 		return t, nil
 	}))
+	w.ctorObject.Set("freeze", native("freeze", func(_ Value, args []Value) (Value, error) {
+		v := arg(args, 0)
+		if b := bagOf(v); b != nil {
+			b.frozen = true
+		}
+		return v, nil
+	}))
+	w.ctorObject.Set("isFrozen", native("isFrozen", func(_ Value, args []Value) (Value, error) {
+		b := bagOf(arg(args, 0))
+		return b == nil || b.frozen, nil
+	}))
 	w.protoObject = map[string]*Function{
 		"hasOwnProperty": native("hasOwnProperty", func(this Value, args []Value) (Value, error) {
 			k := toString(arg(args, 0))
@@ -512,6 +526,9 @@ func (w *world) initArray() {
 	w.ctorArray.construct = func(args []Value) (Value, error) { return w.ctorArray.call(Undefined, args) }
 	w.ctorArray.Set("isArray", native("isArray", func(_ Value, args []Value) (Value, error) {
 		return isArray(arg(args, 0)), nil
+	}))
+	w.ctorArray.Set("of", native("of", func(_ Value, args []Value) (Value, error) {
+		return &Array{Elems: append([]Value{}, args...)}, nil
 	}))
 	w.ctorArray.Set("from", native("from", func(_ Value, args []Value) (Value, error) {
 		switch x := arg(args, 0).(type) {

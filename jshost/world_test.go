@@ -35,6 +35,27 @@ func TestWorld_Globals(t *testing.T) {
 		{name: "ErrParseDeep", call: func() (jshost.Value, error) {
 			return in.Call(ctx, jsonObj, "parse", strings.Repeat("[", 5000)+strings.Repeat("]", 5000))
 		}, errStr: "SyntaxError"},
+		// Ensure a frozen object ignores writes, as Reflect.set does.
+		{name: "OKObjectFreeze", call: func() (jshost.Value, error) {
+			o, _ := in.Call(ctx, jsonObj, "parse", `{"a":[1]}`)
+			if _, err := in.Call(ctx, in.Global("Object"), "freeze", o); err != nil {
+				return nil, err
+			}
+			if err := in.Set(o, "a", "changed"); err != nil {
+				return nil, err
+			}
+			if err := in.Set(o, "b", 2); err != nil {
+				return nil, err
+			}
+			return in.Call(ctx, jsonObj, "stringify", o)
+		}, want: `{"a":[1]}`},
+		{name: "OKArrayOf", call: func() (jshost.Value, error) {
+			a, err := in.Call(ctx, in.Global("Array"), "of", 1, "x", true)
+			if err != nil {
+				return nil, err
+			}
+			return in.Call(ctx, jsonObj, "stringify", a)
+		}, want: `[1,"x",true]`},
 		{name: "OKObjectKeys", call: func() (jshost.Value, error) {
 			o, _ := in.Call(ctx, jsonObj, "parse", `{"b":1,"a":2}`)
 			k, err := in.Call(ctx, in.Global("Object"), "keys", o)
