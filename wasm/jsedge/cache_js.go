@@ -19,7 +19,8 @@ import (
 // The objects a Cache hands out are frozen (Object.freeze, and so are
 // their tool_calls arrays and the calls in them): they are shared by every
 // later request of the session, so a model that changed one would change
-// what the next turn sees.
+// what the next turn sees. (A host without Object.freeze gets them
+// unfrozen.)
 //
 // # Notes
 //
@@ -27,10 +28,10 @@ import (
 //     alive and their addresses cannot be reused by other strings: two
 //     messages whose fields point to the same bytes (with the same
 //     lengths) and share their tool-call array are equal. That is the key.
-//   - Each session's entries are those of its latest model request plus
-//     what was added since: the set never grows beyond the messages a
-//     model was last sent. Forget drops a session's entries; Reset drops
-//     all.
+//   - Each session keeps the entries of its latest model request plus
+//     what was added since; others are dropped once they outnumber those
+//     (a session holds at most twice the messages a model was last sent,
+//     plus 64). Forget drops a session's entries; Reset drops all.
 //   - Safe for concurrent use.
 type Cache struct {
 	mu       sync.Mutex
@@ -39,13 +40,21 @@ type Cache struct {
 
 type sessionCache struct {
 	entries map[msgKey]*cached
-	gen     uint64
+	// last holds the entries of the latest View in order, so that the
+	// next View finds most messages by position, without hashing a key;
+	// spare is the slice before it, reused.
+	last, spare []*cached
+	vals        []any // scratch for the arguments of Array.of
+	gen         uint64
 }
 
 type cached struct {
+	key msgKey
 	msg core.Message // keeps the key's pointers valid
 	v   js.Value
-	gen uint64 // the latest View that used it
+	arg any    // v as an any, boxed once
+	gen uint64 // the latest View that used it (or the one before an Add)
+	pos int    // index in last, when gen is that View's
 }
 
 // msgKey identifies a message by the addresses and lengths of its
@@ -87,24 +96,51 @@ func (c *Cache) View(session string, msgs []core.Message) js.Value {
 	if c == nil {
 		return Messages(msgs)
 	}
-	vals := make([]any, len(msgs))
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	sc := c.sessions[session]
 	if sc == nil {
 		sc = &sessionCache{entries: make(map[msgKey]*cached, len(msgs))}
 		c.sessions[session] = sc
 	}
+	prevGen := sc.gen
 	sc.gen++
+	next := sc.spare[:0]
+	vals := sc.vals[:0]
+	at := -1 // index in sc.last of the previous message's entry, or -2
 	for i := range msgs {
-		vals[i] = sc.get(&msgs[i], true).v
+		k := keyOf(&msgs[i])
+		var e *cached
+		if at >= -1 && at+1 < len(sc.last) && sc.last[at+1].key == k {
+			e = sc.last[at+1]
+		} else {
+			e = sc.get(&msgs[i], k)
+		}
+		// Keys decide; positions are only a hint for the next message.
+		if e.gen == prevGen && e.pos >= 0 && e.pos < len(sc.last) && sc.last[e.pos] == e {
+			at = e.pos
+		} else {
+			at = -2
+		}
+		next = append(next, e)
+		vals = append(vals, e.arg)
 	}
-	for k, e := range sc.entries {
-		if e.gen != sc.gen {
-			delete(sc.entries, k)
+	for i, e := range next {
+		e.gen, e.pos = sc.gen, i
+	}
+	// Drop what no request uses any more, once there is enough of it.
+	if len(sc.entries) > 2*len(msgs)+64 {
+		for k, e := range sc.entries {
+			if e.gen != sc.gen {
+				delete(sc.entries, k)
+			}
 		}
 	}
-	c.mu.Unlock()
-	return arrayOf(vals)
+	sc.spare, sc.last = sc.last, next
+	a := arrayOf(vals)
+	clear(vals)
+	sc.vals = vals[:0]
+	return a
 }
 
 // Add returns msgs as a JavaScript Array of frozen message objects, and
@@ -135,7 +171,7 @@ func (c *Cache) Message(session string, m *core.Message) js.Value {
 		sc = &sessionCache{entries: make(map[msgKey]*cached)}
 		c.sessions[session] = sc
 	}
-	return sc.get(m, false).v
+	return sc.get(m, keyOf(m)).v
 }
 
 // Lookup returns msgs as a JavaScript Array of frozen message objects,
@@ -220,17 +256,14 @@ func (c *Cache) Len(session string) int {
 	return 0
 }
 
-// get returns the entry of m, converting and adding it when missing;
-// mark stamps it with the current generation. The caller holds the lock.
-func (sc *sessionCache) get(m *core.Message, mark bool) *cached {
-	k := keyOf(m)
+// get returns the entry of m, whose key is k, converting and adding it
+// when missing. The caller holds the lock.
+func (sc *sessionCache) get(m *core.Message, k msgKey) *cached {
 	e := sc.entries[k]
 	if e == nil {
-		e = &cached{msg: *m, v: frozenMessage(m), gen: sc.gen}
+		v := frozenMessage(m)
+		e = &cached{key: k, msg: *m, v: v, arg: v, gen: sc.gen, pos: -1}
 		sc.entries[k] = e
-	}
-	if mark {
-		e.gen = sc.gen
 	}
 	return e
 }
@@ -247,18 +280,26 @@ func frozenMessage(m *core.Message) js.Value {
 		calls := make([]any, len(m.ToolCalls))
 		for i := range m.ToolCalls {
 			c := ToolCall(&m.ToolCalls[i])
-			jsFreeze.Invoke(c)
+			freeze(c)
 			calls[i] = c
 		}
 		a := arrayOf(calls)
-		jsFreeze.Invoke(a)
+		freeze(a)
 		o.Set(FieldToolCalls, a)
 	}
 	if m.ID != "" {
 		o.Set(FieldID, m.ID)
 	}
-	jsFreeze.Invoke(o)
+	freeze(o)
 	return o
+}
+
+// freeze calls Object.freeze(v). A host without Object.freeze (a minimal
+// JavaScript world such as jshost's) gets v unfrozen.
+func freeze(v js.Value) {
+	if jsFreeze.Type() == js.TypeFunction {
+		jsFreeze.Invoke(v)
+	}
 }
 
 // arrayChunk bounds the arguments of one Array.prototype.push call:
@@ -266,9 +307,10 @@ func frozenMessage(m *core.Message) js.Value {
 const arrayChunk = 8192
 
 // arrayOf returns vals as a JavaScript Array, built with one call per
-// arrayChunk values instead of one SetIndex per value.
+// arrayChunk values instead of one SetIndex per value: Array.of, or
+// Array.prototype.push on hosts without Array.of.
 func arrayOf(vals []any) js.Value {
-	if len(vals) <= arrayChunk {
+	if len(vals) <= arrayChunk && jsArrayOf.Type() == js.TypeFunction {
 		return jsArrayOf.Invoke(vals...)
 	}
 	a := jsArray.New()

@@ -98,7 +98,7 @@ func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelR
 // noTools is the frozen empty Array every request without tools shares.
 var noTools = func() js.Value {
 	a := jsArray.New()
-	jsFreeze.Invoke(a)
+	freeze(a)
 	return a
 }()
 
