@@ -107,9 +107,9 @@ export interface Result {
   runId: string;
   sessionId: string;
   status: "completed";
-  /** The final assistant message. */
+  /** The final assistant message (frozen: see ModelRequest.messages). */
   reply: Message;
-  /** The messages this turn added, in order. */
+  /** The messages this turn added, in order (frozen objects). */
   appended: Message[];
   seed: SeedReport;
   messageCount: number;
@@ -142,7 +142,13 @@ export interface ModelRequest {
   sessionId: string;
   /** The agent's system prompt. */
   system: string;
-  /** The windowed session messages; the last is the current input or the latest tool results. */
+  /**
+   * The windowed session messages; the last is the current input or the
+   * latest tool results. The message objects (and their tool_calls) are
+   * frozen: the module converts each message once and hands the same
+   * object to every later request of the session, so writing to one
+   * throws in strict code. The array itself is new on every call.
+   */
   messages: Message[];
   tools: Array<{ name: string; description?: string; parameters?: unknown }>;
   /** Streams text as a model.delta event. */
@@ -223,6 +229,7 @@ export interface RunRequest extends RunOptions {
 export interface Session {
   id: string;
   messageCount: number;
+  /** Frozen message objects (see ModelRequest.messages). */
   messages: Message[];
 }
 
@@ -236,6 +243,11 @@ export interface Stats {
   runsCompleted?: number;
   runsFailed?: number;
   runsCancelled?: number;
+  /**
+   * Bytes of Go heap in use in the module (live objects and garbage not
+   * yet collected), for measurements.
+   */
+  heapAlloc?: number;
 }
 
 /**

@@ -156,3 +156,39 @@ test("TestStats_HeapAlloc: stats() reports the Go heap; {gc: true} collects firs
     assert.equal(typeof rt.stats(bad).heapAlloc, "number");
   }
 });
+
+test("TestStats_HeapPerMessage: a stored message costs at most its text x 1.5 + 64 bytes of Go heap", async () => {
+  // The budget of docs/BENCHMARKS.md, checked on the module itself: seed
+  // 20,000 messages of about 200 bytes (every tenth with a tool call and
+  // its result), collect, and compare heapAlloc with the text stored.
+  const api = await startInstance();
+  const n = 20000;
+  const rt = api.createRuntime({ limits: { maxSeedMessages: n, maxMessagesPerSession: 2 * n } });
+  const words = ["alpha", "beta", "café", "delta", "über", "runtime", "session", "history"];
+  const history = [];
+  let text = 0;
+  const add = (m) => {
+    history.push(m);
+    text += new TextEncoder().encode((m.content ?? "") + (m.id ?? "") + (m.tool_call_id ?? "")).length;
+    for (const c of m.tool_calls ?? []) text += c.id.length + c.name.length + c.arguments.length;
+  };
+  for (let i = 0; history.length < n; i++) {
+    let content = "";
+    while (content.length < 200) content += words[(i * 7 + content.length) % words.length] + " ";
+    if (i % 10 === 9 && history.length + 3 <= n) {
+      add({ role: "assistant", content: null, id: "a" + i, tool_calls: [{ id: "c" + i, name: "look", arguments: "{\"q\":" + i + "}" }] });
+      add({ role: "tool", content, tool_call_id: "c" + i, id: "t" + i });
+      add({ role: "assistant", content, id: "b" + i });
+    } else {
+      add({ role: i % 2 ? "assistant" : "user", content, id: "m" + i });
+    }
+  }
+  const before = rt.stats({ gc: true }).heapAlloc;
+  const r = await rt.startRunWithHistory("big", "next", encodePacked(history));
+  assert.equal(r.seed.seeded, n);
+  const after = rt.stats({ gc: true }).heapAlloc;
+  const perMessage = (after - before) / n;
+  const budget = (text / n) * 1.5 + 64;
+  assert.ok(perMessage <= budget, `heap per message ${perMessage.toFixed(1)} B, budget ${budget.toFixed(1)} B`);
+  assert.ok(perMessage >= text / n, `heap per message ${perMessage.toFixed(1)} B is less than the text (${(text / n).toFixed(1)} B): not measuring the store`);
+});
