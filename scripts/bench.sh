@@ -7,7 +7,9 @@
 # The table and its figures as JSON are also written to artifacts/.
 #
 # Environment: AGENTRT_DIST (default dist/), BENCH_WASM_OPT=0 skips
-# wasm-opt, BENCH_QUICK=1 runs a short smoke pass (no figures).
+# wasm-opt, BENCH_WORKER=0 skips workerd, BENCH_QUICK=1 runs a short smoke
+# pass (no figures), BENCH_ONLY=seed,turn (any of seed, turn, cold, heap,
+# size) runs only those sections of the harness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
