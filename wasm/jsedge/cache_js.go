@@ -145,7 +145,8 @@ func (c *Cache) View(session string, msgs []core.Message) js.Value {
 
 // Add returns msgs as a JavaScript Array of frozen message objects, and
 // keeps them in session's cache for the next View (they are the messages
-// a turn appended). A nil c converts every message (unfrozen).
+// a turn appended), as Message does. A nil c converts every message
+// (unfrozen).
 func (c *Cache) Add(session string, msgs []core.Message) js.Value {
 	if c == nil {
 		return Messages(msgs)
@@ -158,8 +159,10 @@ func (c *Cache) Add(session string, msgs []core.Message) js.Value {
 }
 
 // Message returns m as a frozen JavaScript object, from session's cache
-// when it holds m, or converted and added to it. A nil c converts m
-// (unfrozen).
+// when it holds m, or converted and added to it. Only a session that a
+// View has used gets entries this way (a runtime whose model is not a
+// JavaScript function never calls View, and must not fill the cache).
+// A nil c converts m (unfrozen).
 func (c *Cache) Message(session string, m *core.Message) js.Value {
 	if c == nil {
 		return Message(m)
@@ -168,8 +171,7 @@ func (c *Cache) Message(session string, m *core.Message) js.Value {
 	defer c.mu.Unlock()
 	sc := c.sessions[session]
 	if sc == nil {
-		sc = &sessionCache{entries: make(map[msgKey]*cached)}
-		c.sessions[session] = sc
+		return frozenMessage(m)
 	}
 	return sc.get(m, keyOf(m)).v
 }

@@ -192,3 +192,17 @@ test("TestStats_HeapPerMessage: a stored message costs at most its text x 1.5 + 
   assert.ok(perMessage <= budget, `heap per message ${perMessage.toFixed(1)} B, budget ${budget.toFixed(1)} B`);
   assert.ok(perMessage >= text / n, `heap per message ${perMessage.toFixed(1)} B is less than the text (${(text / n).toFixed(1)} B): not measuring the store`);
 });
+
+test("TestCache_EchoRuntime_ResultsFrozen: without a JavaScript model, results are frozen and correct too", async () => {
+  const api = await startInstance();
+  const rt = api.createRuntime({});
+  const r1 = await rt.startRunWithHistory("s", "one", history);
+  const r2 = await rt.startRun("s", "two");
+  for (const r of [r1, r2]) {
+    assert.ok(Object.isFrozen(r.reply));
+    for (const m of r.appended) assert.ok(Object.isFrozen(m));
+    assert.deepEqual(r.appended.at(-1), r.reply);
+  }
+  assert.equal(r2.reply.content, "echo: two (model received 7 messages)");
+  assert.deepEqual(rt.getSession("s").messages.slice(-2).map((m) => m.content), ["two", r2.reply.content]);
+});
