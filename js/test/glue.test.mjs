@@ -97,7 +97,7 @@ describe("loadRuntime", () => {
 });
 
 describe("the ADR scenario", () => {
-  test("a cold session sees the seeded turns plus the input; a warm one is not re-seeded", async () => {
+  test("TestColdStartedSessionIsSeededFromSuppliedHistory: a cold session sees the seeded turns plus the input; a warm one is not re-seeded", async () => {
     const rt = await load({ systemPrompt: "Be brief." });
     const first = await rt.run({ sessionId: "chat", input: "how are you?", history: twoTurns });
     assert.deepEqual(first.seed, { mode: "cold", seeded: 2, skippedSystem: 0 });

@@ -293,7 +293,7 @@ function steps(ctx) {
       const t2 = await sendTurn(ctx.page, "how are you?", { key: true });
       expectTurn(t2, { seedMode: "noop", seedCount: 0, modelMessages: 3, messages: 4, reply: "(model received 3 messages)" });
     }],
-    ["reload, third turn: a cold start seeds 4 and the model receives 5", async () => {
+    ["TestColdStartedSessionIsSeededFromSuppliedHistory: reload, third turn: a cold start seeds 4 and the model receives 5", async () => {
       await ctx.page.reload();
       await waitReady(ctx.page);
       assertEqual((await lastTurn(ctx.page)).messages, 4, "message bubbles restored from IndexedDB");

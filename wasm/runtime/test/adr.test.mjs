@@ -12,7 +12,7 @@ const history = [
   { role: "assistant", content: "Rome." },
 ];
 
-test("TestADR_ColdSeedThenWarmTurn: seeded once, the model saw the seeded turns once", async () => {
+test("TestColdStartedSessionIsSeededFromSuppliedHistory: seeded once, the model saw the seeded turns once", async () => {
   const api = await startInstance();
   const seen = [];
   const rt = api.createRuntime({

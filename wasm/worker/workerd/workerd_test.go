@@ -183,10 +183,11 @@ type turnBody struct {
 	Policy  map[string]any `json:"policy,omitempty"`
 }
 
-// Ensure the ADR's reference behaviour on the real worker: turn 1 with
-// history seeds cold; turn 2 on the same isolate is a no-op; after a
-// restart of workerd (a new isolate) the session seeds cold again.
-func TestWorker_Seeding_ColdWarmColdAfterRestart(t *testing.T) {
+// Ensure the ADR's reference behaviour on the real worker (the test keeps
+// the ADR test's name): turn 1 with history seeds cold; turn 2 on the same
+// isolate is a no-op; after a restart of workerd (a new isolate) the
+// session seeds cold again.
+func TestColdStartedSessionIsSeededFromSuppliedHistory(t *testing.T) {
 	p := mustStart(t, workerd.Options{})
 	history := []msg{{"system", "old prompt", ""}, {"user", "hi", ""}, {"assistant", "hello", ""}}
 	r1 := post(t, p, "/v1/sessions/chat-1/runs", turnBody{Input: "and now?", History: history})
