@@ -1,5 +1,7 @@
 package core
 
+import "github.com/agentrt/agentrt/internal/decimal"
+
 // Code is a stable, machine-readable error code. Hosts switch on it; the
 // JavaScript edge copies it to Error.code and the worker maps it to an
 // HTTP status. Codes never change meaning once released.
@@ -85,29 +87,6 @@ func AsError(err error) *Error {
 	return &Error{Code: CodeInternal, Message: err.Error(), Index: NoIndex}
 }
 
-// itoa formats a non-negative int without strconv's larger tables.
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
-}
-
 // findError returns the first *Error in err's chain of Unwrap() error
 // methods, or nil. It does what errors.As does for this one type, without
 // the reflection errors.As brings into the module.
@@ -124,3 +103,6 @@ func findError(err error) *Error {
 	}
 	return nil
 }
+
+// itoa formats n in decimal without strconv.
+var itoa = decimal.Itoa

@@ -1,5 +1,7 @@
 package jsedge
 
+import "github.com/agentrt/agentrt/internal/decimal"
+
 import "github.com/agentrt/agentrt/core"
 
 // JSON text written by hand (the module links no encoding/json): the edge
@@ -83,25 +85,5 @@ func appendResultJSON(b []byte, r *core.Result) []byte {
 // appendJSONInt appends n in decimal.
 func appendJSONInt(b []byte, n int) []byte { return append(b, itoa(n)...) }
 
-// itoa formats n without strconv.
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
-}
+// itoa formats n in decimal without strconv.
+var itoa = decimal.Itoa

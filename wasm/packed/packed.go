@@ -23,6 +23,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrt/agentrt/core"
+
+	"github.com/agentrt/agentrt/internal/decimal"
 )
 
 // Magic opens every packed history: "ARH".
@@ -333,25 +335,5 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
-// itoa formats n without strconv, keeping the module small.
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
-}
+// itoa formats n in decimal without strconv.
+var itoa = decimal.Itoa
