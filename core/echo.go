@@ -20,6 +20,11 @@ type Echo struct{}
 // EchoToolPrefix starts a user message that makes Echo call a tool.
 const EchoToolPrefix = "/tool "
 
+var _ ContextHonouring = Echo{}
+
+// HonoursContext implements ContextHonouring: Echo never waits.
+func (Echo) HonoursContext() {}
+
 // Complete implements Model.
 func (Echo) Complete(ctx Context, req *ModelRequest) (*ModelReply, error) {
 	if err := ctx.Err(); err != nil {

@@ -10,6 +10,25 @@ type Model interface {
 	Complete(ctx Context, req *ModelRequest) (*ModelReply, error)
 }
 
+// ContextHonouring is implemented by a Model whose Complete returns
+// promptly once its ctx is done, and never otherwise waits long without
+// watching ctx. The runtime calls such a model in the run's goroutine;
+// any other model is called in a goroutine of its own, so that a run can
+// stop waiting for it on cancel or timeout. Echo and the JavaScript
+// edge's function models implement it.
+//
+// # Notes
+//
+//   - A model that implements it and then blocks without watching ctx
+//     makes cancel and timeout wait for it: the run ends when Complete
+//     returns.
+//   - A panic in Complete fails the run with CodeModelError either way.
+type ContextHonouring interface {
+	Model
+	// HonoursContext marks the model; it is never called.
+	HonoursContext()
+}
+
 // ModelFunc adapts a function to Model.
 type ModelFunc func(ctx Context, req *ModelRequest) (*ModelReply, error)
 

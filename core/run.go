@@ -313,27 +313,18 @@ func (t *turn) callModel(res *Result, step int) (*ModelReply, *Error) {
 		}
 		r.emit(Event{Type: EventModelDelta, Delta: text, Step: step})
 	}
-	type answer struct {
-		reply *ModelReply
-		err   error
-	}
-	ch := make(chan answer, 1)
-	go func() {
-		var a answer
-		defer func() {
-			if p := recover(); p != nil {
-				a = answer{err: Errorf(CodeModelError, "the model panicked")}
-			}
-			ch <- a
-		}()
-		a.reply, a.err = r.rt.model.Complete(r.ctx, req)
-	}()
-	var a answer
-	select {
-	case a = <-ch:
-	case <-r.ctx.Done():
-		closed.Store(true)
-		return nil, r.stopError()
+	var a modelAnswer
+	if r.rt.directModel {
+		a = complete(r.rt.model, r.ctx, req)
+	} else {
+		ch := make(chan modelAnswer, 1)
+		go func() { ch <- complete(r.rt.model, r.ctx, req) }()
+		select {
+		case a = <-ch:
+		case <-r.ctx.Done():
+			closed.Store(true)
+			return nil, r.stopError()
+		}
 	}
 	closed.Store(true)
 	if r.ctx.Err() != nil {
@@ -367,6 +358,23 @@ func (t *turn) callModel(res *Result, step int) (*ModelReply, *Error) {
 		}
 	}
 	return &reply, nil
+}
+
+// modelAnswer is what one model call returned.
+type modelAnswer struct {
+	reply *ModelReply
+	err   error
+}
+
+// complete calls m, turning a panic into a CodeModelError.
+func complete(m Model, ctx Context, req *ModelRequest) (a modelAnswer) {
+	defer func() {
+		if p := recover(); p != nil {
+			a = modelAnswer{err: Errorf(CodeModelError, "the model panicked")}
+		}
+	}()
+	a.reply, a.err = m.Complete(ctx, req)
+	return a
 }
 
 func (t *turn) allowedSpecs() []ToolSpec {

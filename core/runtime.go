@@ -26,10 +26,13 @@ type Config struct {
 type Runtime struct {
 	system string
 	model  Model
-	tools  map[string]*Tool
-	specs  []ToolSpec
-	limits Limits
-	store  *store
+	// directModel: model is ContextHonouring, called in the run's
+	// goroutine.
+	directModel bool
+	tools       map[string]*Tool
+	specs       []ToolSpec
+	limits      Limits
+	store       *store
 	// afterFunc schedules timeouts; nil when none is available.
 	afterFunc AfterFunc
 
@@ -55,6 +58,7 @@ func New(cfg Config) (*Runtime, error) {
 	if rt.model == nil {
 		rt.model = Echo{}
 	}
+	_, rt.directModel = rt.model.(ContextHonouring)
 	rt.afterFunc = cfg.AfterFunc
 	if rt.afterFunc == nil {
 		rt.afterFunc = defaultAfterFunc
@@ -136,6 +140,45 @@ const MaxIDBytes = 512
 // validated before the busy check. Otherwise the run goes on in its own
 // goroutine; see Run.
 func (rt *Runtime) Start(ctx Context, req RunRequest) (*Run, error) {
+	r, err := rt.admit(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	go r.execute()
+	return r, nil
+}
+
+// Execute runs req in the calling goroutine and returns its result or its
+// *Error: what Start and then Wait on the run would return, without the
+// goroutine Start starts. It refuses runs as Start does. While it runs,
+// the run is active as any other: CancelRun, the policy's timeout and
+// ctx stop it, and its events reach req.OnEvent from the calling
+// goroutine.
+//
+// # Notes
+//
+//   - Execute blocks for the whole run: while the session's lane is busy,
+//     then for every model and tool call. Use it from a goroutine that
+//     may wait that long (an edge that answers through a callback or a
+//     Promise); use Start to get a handle at once.
+func (rt *Runtime) Execute(ctx Context, req RunRequest) (*Result, error) {
+	r, err := rt.admit(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	r.execute()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.result, nil
+}
+
+// admit validates req and registers its run, joined to its session's
+// lane and ready to execute; a refused run returns an *Error and leaves
+// nothing behind. See Start.
+func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	if ctx == nil {
 		ctx = Background()
 	}
@@ -201,7 +244,6 @@ func (rt *Runtime) Start(ctx Context, req RunRequest) (*Run, error) {
 
 	r.lane = ln
 	r.ctx = newRunContext(ctx)
-	go r.execute()
 	return r, nil
 }
 
