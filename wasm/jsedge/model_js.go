@@ -33,7 +33,13 @@ func (m *Model) systemValue(s string) js.Value {
 	return m.systemJS
 }
 
-var _ core.Model = (*Model)(nil)
+var _ core.ContextHonouring = (*Model)(nil)
+
+// HonoursContext implements core.ContextHonouring: Complete calls the
+// JavaScript function, which returns at once (a Promise for later
+// answers), and waits for a Promise only until ctx is done, so the
+// runtime calls it in the run's goroutine.
+func (*Model) HonoursContext() {}
 
 // NewModel returns a Model that calls fn(request) for each model call.
 //

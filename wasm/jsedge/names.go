@@ -53,6 +53,8 @@ const (
 	MethodFreeze    = "freeze"    // Object.freeze
 	MethodOf        = "of"        // Array.of
 	MethodPush      = "push"      // Array.prototype.push
+	MethodBind      = "bind"      // Function.prototype.bind
+	MethodReject    = "reject"    // Promise.reject
 )
 
 // Message fields, and the camelCase spellings also accepted in histories.

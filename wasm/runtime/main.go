@@ -172,12 +172,8 @@ func startRun(st *runtimeState, l layout, args []js.Value) js.Value {
 		return jsedge.Rejected(err)
 	}
 	return jsedge.Async(func() (js.Value, error) {
-		ctx := core.Background()
-		r, err := st.rt.Start(ctx, req)
-		if err != nil {
-			return js.Undefined(), err
-		}
-		res, err := r.Wait(ctx)
+		// The run executes in Async's goroutine: no goroutine of its own.
+		res, err := st.rt.Execute(core.Background(), req)
 		st.prune()
 		if err != nil {
 			return js.Undefined(), err
