@@ -643,6 +643,20 @@ func (w *world) initFunction() {
 			}
 			return w.call(this, arg(args, 0), rest)
 		}),
+		"bind": native("bind", func(this Value, args []Value) (Value, error) {
+			target, ok := this.(*Function)
+			if !ok || target.call == nil {
+				return nil, throwf("TypeError", "Bind must be called on a function")
+			}
+			boundThis := arg(args, 0)
+			var bound []Value
+			if len(args) > 1 {
+				bound = append(bound, args[1:]...)
+			}
+			return &Function{Name: "bound " + target.Name, call: func(_ Value, more []Value) (Value, error) {
+				return target.call(boundThis, append(append([]Value(nil), bound...), more...))
+			}}, nil
+		}),
 	}
 	w.global.Set("Function", w.ctorFunction)
 	w.global.Set("String", &Function{Name: "String",

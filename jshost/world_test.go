@@ -49,6 +49,19 @@ func TestWorld_Globals(t *testing.T) {
 			}
 			return in.Call(ctx, jsonObj, "stringify", o)
 		}, want: `{"a":[1]}`},
+		// Ensure bind fixes this and leading arguments.
+		{name: "OKFunctionBind", call: func() (jshost.Value, error) {
+			of := in.Get(in.Global("Array"), "of")
+			b, err := in.Call(ctx, of, "bind", nil, "a")
+			if err != nil {
+				return nil, err
+			}
+			a, err := in.Invoke(ctx, b, "b")
+			if err != nil {
+				return nil, err
+			}
+			return in.Call(ctx, jsonObj, "stringify", a)
+		}, want: `["a","b"]`},
 		{name: "OKArrayOf", call: func() (jshost.Value, error) {
 			a, err := in.Call(ctx, in.Global("Array"), "of", 1, "x", true)
 			if err != nil {
