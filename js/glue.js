@@ -671,10 +671,23 @@ class Runtime {
     }
     let pending;
     try {
-      if (withHistory && policy) pending = core.startRunWithPolicyAndHistory(sessionId, input, policy, packed, modOptions);
-      else if (withHistory) pending = core.startRunWithHistory(sessionId, input, packed, modOptions);
-      else if (policy) pending = core.startRunWithPolicy(sessionId, input, policy, modOptions);
-      else pending = core.startRun(sessionId, input, modOptions);
+      // The module's methods are called as plain functions (they do not
+      // use `this`): a receiver would cost the module one more value to
+      // take in on every call.
+      let call;
+      if (withHistory && policy) {
+        call = core.startRunWithPolicyAndHistory;
+        pending = call(sessionId, input, policy, packed, modOptions);
+      } else if (withHistory) {
+        call = core.startRunWithHistory;
+        pending = call(sessionId, input, packed, modOptions);
+      } else if (policy) {
+        call = core.startRunWithPolicy;
+        pending = call(sessionId, input, policy, modOptions);
+      } else {
+        call = core.startRun;
+        pending = call(sessionId, input, modOptions);
+      }
     } catch (e) {
       throw toError(e);
     }

@@ -46,6 +46,9 @@ type sessionCache struct {
 	last, spare []*cached
 	vals        []any // scratch for the arguments of Array.of
 	gen         uint64
+	// idJS is the session id as a JavaScript string, made once for the
+	// requests of the session (see SessionID); undefined until then.
+	idJS js.Value
 }
 
 type cached struct {
@@ -141,6 +144,25 @@ func (c *Cache) View(session string, msgs []core.Message) js.Value {
 	clear(vals)
 	sc.vals = vals[:0]
 	return a
+}
+
+// SessionID returns session as a JavaScript string, made once per
+// session that a View has used (saving a js.Value, and its finalizer, on
+// every later model request), or as a Go string otherwise, for Value.Set.
+func (c *Cache) SessionID(session string) any {
+	if c == nil {
+		return session
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sc := c.sessions[session]
+	if sc == nil {
+		return session
+	}
+	if sc.idJS.Type() != js.TypeString {
+		sc.idJS = js.ValueOf(session)
+	}
+	return sc.idJS
 }
 
 // Add returns msgs as a JavaScript Array of frozen message objects, and
@@ -298,11 +320,38 @@ func frozenMessage(m *core.Message) js.Value {
 
 // freeze calls Object.freeze(v). A host without Object.freeze (a minimal
 // JavaScript world such as jshost's) gets v unfrozen.
+//
+// Object.freeze returns v, and every object a call returns becomes a new
+// js.Value with a Go finalizer (about 1 µs each in the module): where the
+// host has them, freeze puts v in a scratch array and calls
+// scratch.forEach(Object.freeze), which returns undefined.
 func freeze(v js.Value) {
+	if freezeScratch.Type() == js.TypeFunction {
+		freezeMu.Lock()
+		scratch.SetIndex(0, v)
+		freezeScratch.Invoke()
+		scratch.Set(FieldLength, 0)
+		freezeMu.Unlock()
+		return
+	}
 	if jsFreeze.Type() == js.TypeFunction {
 		jsFreeze.Invoke(v)
 	}
 }
+
+var (
+	freezeMu sync.Mutex
+	scratch  = jsArray.New()
+	// freezeScratch is scratch.forEach bound to (scratch, Object.freeze),
+	// or undefined.
+	freezeScratch = func() js.Value {
+		f := scratch.Get(MethodForEach)
+		if jsFreeze.Type() != js.TypeFunction || f.Type() != js.TypeFunction || f.Get(MethodBind).Type() != js.TypeFunction {
+			return js.Undefined()
+		}
+		return f.Call(MethodBind, scratch, jsFreeze)
+	}()
+)
 
 // arrayChunk bounds the arguments of one Array.prototype.push call:
 // engines limit a call's argument count (JavaScriptCore to 64 Ki).

@@ -54,6 +54,7 @@ const (
 	MethodOf        = "of"        // Array.of
 	MethodPush      = "push"      // Array.prototype.push
 	MethodBind      = "bind"      // Function.prototype.bind
+	MethodForEach   = "forEach"   // Array.prototype.forEach
 	MethodReject    = "reject"    // Promise.reject
 )
 
