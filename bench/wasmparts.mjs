@@ -89,6 +89,7 @@ async function main() {
     row("js.ValueOf(string), with 20,000 js.Values alive, each", await measure(() => p.strings(n), 5, n));
     row("Object.new(), with 20,000 js.Values alive, each", await measure(() => p.objects(n), 5, n));
     row("core warm turn in wasm, echo, Start + Wait (no JS), each", await measure(() => p.coreTurn(1000), 3, 1000));
+    row("core warm turn in wasm, echo, Execute (no JS), each", await measure(() => p.coreExecute(1000), 3, 1000));
     console.log(`wasmparts: node ${process.version}; mean µs per operation, median of ${ROUNDS} rounds\n`);
     for (const [name, us] of rows) console.log(name.padEnd(64) + us.toFixed(2).padStart(9) + " µs");
   } finally {

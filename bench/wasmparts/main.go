@@ -171,6 +171,22 @@ func main() {
 		return nil
 	})
 
+	// coreExecute(n): the same turns with Execute, in the calling
+	// goroutine (no goroutine per run).
+	set("coreExecute", func(_ js.Value, args []js.Value) any {
+		n := args[0].Int()
+		for i := 0; i < n; i++ {
+			if i%10 == 0 {
+				rt.DeleteSession("warm")
+				rt.Execute(core.Background(), core.RunRequest{SessionID: "warm", Input: "seed", History: hist, WithHistory: true})
+			}
+			if _, err := rt.Execute(core.Background(), core.RunRequest{SessionID: "warm", Input: "next"}); err != nil {
+				return err.Error()
+			}
+		}
+		return nil
+	})
+
 	js.Global().Set("wasmparts", o)
 	select {}
 }
