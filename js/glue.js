@@ -241,13 +241,17 @@ function normalizeCall(c, index, j) {
   return { id: c.id ?? "", name: name ?? "", arguments: args };
 }
 
+// The fields readMessage found, reused for every message so that packing
+// a long history allocates nothing per message.
+const read = { role: "", content: null, id: undefined, toolCallId: undefined, calls: undefined };
+
 /**
- * Converts one history message, in the module's shape, camelCase, or
- * OpenAI's chat shape, to the module's shape. Throws AgentrtError
- * (invalid_history, with index) when a field has the wrong type. Unknown
- * roles pass through: the module refuses them with their index.
+ * Reads and checks one history message, in the module's shape, camelCase,
+ * or OpenAI's chat shape, into `read`. Throws AgentrtError (invalid_history,
+ * with index) when a field has the wrong type. Unknown roles pass through:
+ * the module refuses them with their index.
  */
-function normalizeMessage(m, index) {
+function readMessage(m, index) {
   if (!isObject(m) || Array.isArray(m)) throw historyError(index, "must be an object");
   const role = m.role;
   if (typeof role !== "string") throw historyError(index, "role must be a string");
@@ -264,12 +268,20 @@ function normalizeMessage(m, index) {
     calls = new Array(rawCalls.length);
     for (let j = 0; j < rawCalls.length; j++) calls[j] = normalizeCall(rawCalls[j], index, j);
   }
-  const out = { role };
-  if (typeof content === "string") out.content = content;
-  else out.content = null;
-  if (typeof id === "string") out.id = id;
-  if (typeof toolCallId === "string") out.tool_call_id = toolCallId;
-  if (calls !== undefined) out.tool_calls = calls;
+  read.role = role;
+  read.content = typeof content === "string" ? content : null;
+  read.id = typeof id === "string" ? id : undefined;
+  read.toolCallId = typeof toolCallId === "string" ? toolCallId : undefined;
+  read.calls = calls;
+}
+
+/** Converts one history message to the module's shape (see readMessage). */
+function normalizeMessage(m, index) {
+  readMessage(m, index);
+  const out = { role: read.role, content: read.content };
+  if (read.id !== undefined) out.id = read.id;
+  if (read.toolCallId !== undefined) out.tool_call_id = read.toolCallId;
+  if (read.calls !== undefined) out.tool_calls = read.calls;
   return out;
 }
 
@@ -317,37 +329,22 @@ export function packHistory(history) {
   return p.bytes();
 }
 
-// packMessage checks one message as normalizeMessage does (same errors, in
-// the same order) and writes it, without building the normalized object.
+// packMessage checks one message with readMessage and writes it.
 function packMessage(p, m, index) {
-  if (!isObject(m) || Array.isArray(m)) throw historyError(index, "must be an object");
-  const role = m.role;
-  if (typeof role !== "string") throw historyError(index, "role must be a string");
-  const content = m.content;
-  if (!optionalString(content)) throw historyError(index, "content must be a string or null");
-  const id = m.id;
-  if (!optionalString(id)) throw historyError(index, "id must be a string");
-  const toolCallId = m.tool_call_id ?? m.toolCallId;
-  if (!optionalString(toolCallId)) throw historyError(index, "tool_call_id must be a string");
-  const rawCalls = m.tool_calls ?? m.toolCalls;
-  let calls;
-  if (rawCalls !== undefined && rawCalls !== null) {
-    if (!Array.isArray(rawCalls)) throw historyError(index, "tool_calls must be an array");
-    calls = new Array(rawCalls.length);
-    for (let j = 0; j < rawCalls.length; j++) calls[j] = normalizeCall(rawCalls[j], index, j);
-  }
+  readMessage(m, index);
+  const { role, content, id, toolCallId, calls } = read;
   const code = Object.prototype.hasOwnProperty.call(ROLE_CODES, role) ? ROLE_CODES[role] : ROLE_OTHER;
   let flags = 0;
-  if (typeof content === "string") flags |= FLAG_CONTENT;
-  if (typeof id === "string") flags |= FLAG_ID;
-  if (typeof toolCallId === "string") flags |= FLAG_TOOL_CALL_ID;
+  if (content !== null) flags |= FLAG_CONTENT;
+  if (id !== undefined) flags |= FLAG_ID;
+  if (toolCallId !== undefined) flags |= FLAG_TOOL_CALL_ID;
   if (calls !== undefined) flags |= FLAG_TOOL_CALLS;
   p.byte(code);
   p.byte(flags);
   if (code === ROLE_OTHER) p.string(role);
-  if (typeof content === "string") p.string(content);
-  if (typeof id === "string") p.string(id);
-  if (typeof toolCallId === "string") p.string(toolCallId);
+  if (content !== null) p.string(content);
+  if (id !== undefined) p.string(id);
+  if (toolCallId !== undefined) p.string(toolCallId);
   if (calls !== undefined) {
     p.uvarint(calls.length);
     for (const c of calls) {

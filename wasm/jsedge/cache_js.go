@@ -293,30 +293,7 @@ func (sc *sessionCache) get(m *core.Message, k msgKey) *cached {
 }
 
 // frozenMessage is Message(m), frozen with its tool calls.
-func frozenMessage(m *core.Message) js.Value {
-	o := newObject()
-	o.Set(FieldRole, str(string(m.Role)))
-	o.Set(FieldContent, m.Content)
-	if m.ToolCallID != "" {
-		o.Set(FieldToolCallID, m.ToolCallID)
-	}
-	if len(m.ToolCalls) > 0 {
-		calls := make([]any, len(m.ToolCalls))
-		for i := range m.ToolCalls {
-			c := ToolCall(&m.ToolCalls[i])
-			freeze(c)
-			calls[i] = c
-		}
-		a := arrayOf(calls)
-		freeze(a)
-		o.Set(FieldToolCalls, a)
-	}
-	if m.ID != "" {
-		o.Set(FieldID, m.ID)
-	}
-	freeze(o)
-	return o
-}
+func frozenMessage(m *core.Message) js.Value { return message(m, true) }
 
 // freeze calls Object.freeze(v). A host without Object.freeze (a minimal
 // JavaScript world such as jshost's) gets v unfrozen.

@@ -119,7 +119,10 @@ var ErrNotJS error
 func newObject() js.Value { return jsObject.New() }
 
 // Message returns m as a JavaScript object in the session shape.
-func Message(m *core.Message) js.Value {
+func Message(m *core.Message) js.Value { return message(m, false) }
+
+// message builds m's object; frozen freezes it with its tool calls.
+func message(m *core.Message, frozen bool) js.Value {
 	o := newObject()
 	o.Set(FieldRole, str(string(m.Role)))
 	o.Set(FieldContent, m.Content)
@@ -127,14 +130,25 @@ func Message(m *core.Message) js.Value {
 		o.Set(FieldToolCallID, m.ToolCallID)
 	}
 	if len(m.ToolCalls) > 0 {
-		calls := jsArray.New(len(m.ToolCalls))
+		calls := make([]any, len(m.ToolCalls))
 		for i := range m.ToolCalls {
-			calls.SetIndex(i, ToolCall(&m.ToolCalls[i]))
+			c := ToolCall(&m.ToolCalls[i])
+			if frozen {
+				freeze(c)
+			}
+			calls[i] = c
 		}
-		o.Set(FieldToolCalls, calls)
+		a := arrayOf(calls)
+		if frozen {
+			freeze(a)
+		}
+		o.Set(FieldToolCalls, a)
 	}
 	if m.ID != "" {
 		o.Set(FieldID, m.ID)
+	}
+	if frozen {
+		freeze(o)
 	}
 	return o
 }
