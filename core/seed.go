@@ -53,7 +53,9 @@ func (t *turn) seed() (SeedReport, *Error) {
 			if t.sess == nil {
 				t.sess, t.created = t.store.create(req.SessionID), true
 			}
-			if replace {
+			if replace || len(current) == 0 {
+				// add is the run's own slice (see nonSystem): an empty
+				// session takes it as it is instead of a copy.
 				t.store.replace(t.sess, add, size)
 			} else {
 				t.store.appendMessages(t.sess, add, size)
@@ -69,16 +71,39 @@ func (t *turn) seed() (SeedReport, *Error) {
 }
 
 // nonSystem converts a validated history to session messages, leaving out
-// the system messages. The result shares no slice with history.
+// the system messages. The result shares no slice with history: the tool
+// calls of all its messages are copied into one new array. It has room
+// for seedHeadroom more messages, so that the turn that seeds it appends
+// its input and reply without copying the whole history again.
 func nonSystem(history []SeedMessage, system int) []Message {
-	out := make([]Message, 0, len(history)-system)
+	calls := 0
 	for i := range history {
-		if history[i].Role != RoleSystem {
-			out = append(out, history[i].Message().Clone())
+		calls += len(history[i].ToolCalls)
+	}
+	var pool []ToolCall
+	if calls > 0 {
+		pool = make([]ToolCall, 0, calls)
+	}
+	out := make([]Message, 0, len(history)-system+seedHeadroom)
+	for i := range history {
+		h := &history[i]
+		if h.Role == RoleSystem {
+			continue
 		}
+		m := h.Message()
+		if m.ToolCalls != nil {
+			start := len(pool)
+			pool = append(pool, m.ToolCalls...)
+			m.ToolCalls = pool[start:len(pool):len(pool)]
+		}
+		out = append(out, m)
 	}
 	return out
 }
+
+// seedHeadroom is the spare capacity of a seeded history: the input and
+// the reply of the turn that seeds it.
+const seedHeadroom = 2
 
 // isPrefix reports whether p is a prefix of s (equal messages in order).
 func isPrefix(p, s []Message) bool {

@@ -357,3 +357,39 @@ func TestRuntime_Start_ErrInvalidArguments(t *testing.T) {
 		})
 	}
 }
+
+// Ensure a cold seed keeps its own copy of the history's tool calls: the
+// host may change its slices once the run has started, and the session
+// (and its later turns) keep what was seeded.
+func TestRuntime_Execute_ColdSeedSharesNoToolCalls(t *testing.T) {
+	rt := mustRuntime(t, core.Config{})
+	history := []core.SeedMessage{
+		user("weather?"), calling("c1", "c2"), toolResult("c1", "sun"), toolResult("c2", "wind"),
+		assistant("sunny"), user("and tomorrow?"), calling("c3"), toolResult("c3", "rain"), assistant("rain"),
+	}
+	want := asMessages(history)
+	for i := range want {
+		want[i] = want[i].Clone()
+	}
+	mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "thanks", History: history, WithHistory: true})
+	for i := range history {
+		for j := range history[i].ToolCalls {
+			history[i].ToolCalls[j] = core.ToolCall{ID: "changed", Name: "changed", Arguments: "{}"}
+		}
+	}
+	mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "again"})
+	got := messagesOf(rt, "s")
+	if len(got) != len(want)+4 {
+		t.Fatalf("session has %d messages, want %d", len(got), len(want)+4)
+	}
+	if !reflect.DeepEqual(got[:len(want)], want) {
+		t.Fatalf("seeded messages changed: got %+v, want %+v", got[:len(want)], want)
+	}
+	// Each message's tool calls are capped at its own: appending to one
+	// cannot write over the next message's calls.
+	for i := range got {
+		if c := got[i].ToolCalls; cap(c) != len(c) {
+			t.Fatalf("message %d: tool calls have cap %d, len %d", i, cap(c), len(c))
+		}
+	}
+}
