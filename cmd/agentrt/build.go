@@ -23,11 +23,7 @@ func runBuild(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir := *out
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(root, dir)
-	}
-	d, err := build.Build(ctx, root, dir)
+	d, err := build.Build(ctx, root, build.InRoot(root, *out))
 	if err != nil {
 		return err
 	}

@@ -37,10 +37,7 @@ func runDemo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir := *dist
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(root, dir)
-	}
+	dir := build.InRoot(root, *dist)
 	if !*noBuild {
 		d, err := build.Build(ctx, root, dir)
 		if err != nil {

@@ -66,8 +66,8 @@ func runWorker(ctx context.Context, args []string) error {
 			}
 			defer os.RemoveAll(dir)
 		}
-	} else if !filepath.IsAbs(dir) {
-		dir = filepath.Join(root, dir)
+	} else {
+		dir = build.InRoot(root, dir)
 	}
 	fmt.Fprintln(os.Stderr, "building the worker...")
 	b, err := workerd.Build(ctx, root, dir)

@@ -159,3 +159,13 @@ func copyFile(src, dst string) error {
 	}
 	return out.Close()
 }
+
+// InRoot returns dir as an absolute path: as it is when absolute, else
+// relative to the repository root. The CLI's -out and -dist flags mean
+// paths in the repository, wherever the command runs from.
+func InRoot(root, dir string) string {
+	if filepath.IsAbs(dir) {
+		return dir
+	}
+	return filepath.Join(root, dir)
+}
