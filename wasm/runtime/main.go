@@ -50,17 +50,15 @@ func createRuntime(_ js.Value, args []js.Value) any {
 	if err != nil {
 		return jsedge.Error(err)
 	}
-	return newRuntime(&runtimeState{rt: rt, cache: cache, maxSeed: cfg.Limits.MaxSeedMessages})
+	return newRuntime(&runtimeState{rt: rt, cache: cache})
 }
 
 // runtimeState is what the methods of one Runtime object share: the core
-// runtime, the cache of the JavaScript message objects its sessions were
-// sent to the model as (see jsedge.Cache), and the configured
-// maxSeedMessages (0: the default), checked before a history is read.
+// runtime and the cache of the JavaScript message objects its sessions
+// were sent to the model as (see jsedge.Cache).
 type runtimeState struct {
-	rt      *core.Runtime
-	cache   *jsedge.Cache
-	maxSeed int
+	rt    *core.Runtime
+	cache *jsedge.Cache
 }
 
 // prune drops the cached messages of sessions the store no longer holds
@@ -204,7 +202,7 @@ func request(st *runtimeState, l layout, args []js.Value) (core.RunRequest, erro
 	req.OnEvent = jsedge.Handler(opts.OnEvent, st.cache)
 	if l.history >= 0 {
 		req.WithHistory = true
-		if req.History, err = jsedge.History(arg(args, l.history), st.maxSeed); err != nil {
+		if req.History, err = jsedge.History(arg(args, l.history), st.rt.Limits().MaxSeedMessages); err != nil {
 			return req, err
 		}
 	}
