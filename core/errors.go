@@ -52,14 +52,13 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code
 }
 
-// Errorf returns an *Error with no index. It does not format: message is
-// used as it is (the module avoids fmt to stay small).
-func Errorf(code Code, message string) *Error {
+// NewError returns an *Error with no index. message is used as it is.
+func NewError(code Code, message string) *Error {
 	return &Error{Code: code, Message: message, Index: NoIndex}
 }
 
-// IndexError returns an *Error naming the message at index.
-func IndexError(code Code, index int, message string) *Error {
+// NewIndexError returns an *Error naming the message at index.
+func NewIndexError(code Code, index int, message string) *Error {
 	return &Error{Code: code, Message: message, Index: index}
 }
 

@@ -64,29 +64,29 @@ func (p *Policy) Validate() error {
 	switch p.SeedMode {
 	case "", SeedIfEmpty, SeedReconcile:
 	default:
-		return Errorf(CodeInvalidArgument, "policy.seedMode must be \"if-empty\" or \"reconcile\"")
+		return NewError(CodeInvalidArgument, "policy.seedMode must be \"if-empty\" or \"reconcile\"")
 	}
 	switch p.OnBusy {
 	case "", BusyQueue, BusyReject:
 	default:
-		return Errorf(CodeInvalidArgument, "policy.onBusy must be \"queue\" or \"reject\"")
+		return NewError(CodeInvalidArgument, "policy.onBusy must be \"queue\" or \"reject\"")
 	}
 	switch p.ToolErrors {
 	case "", ToolErrorsFail, ToolErrorsReport:
 	default:
-		return Errorf(CodeInvalidArgument, "policy.toolErrors must be \"fail\" or \"report\"")
+		return NewError(CodeInvalidArgument, "policy.toolErrors must be \"fail\" or \"report\"")
 	}
 	if p.MaxSteps < 0 {
-		return Errorf(CodeInvalidArgument, "policy.maxSteps must not be negative")
+		return NewError(CodeInvalidArgument, "policy.maxSteps must not be negative")
 	}
 	if p.MaxContextMessages < 0 {
-		return Errorf(CodeInvalidArgument, "policy.maxContextMessages must not be negative")
+		return NewError(CodeInvalidArgument, "policy.maxContextMessages must not be negative")
 	}
 	if p.MaxContextBytes < 0 {
-		return Errorf(CodeInvalidArgument, "policy.maxContextBytes must not be negative")
+		return NewError(CodeInvalidArgument, "policy.maxContextBytes must not be negative")
 	}
 	if p.TimeoutMs < 0 {
-		return Errorf(CodeInvalidArgument, "policy.timeoutMs must not be negative")
+		return NewError(CodeInvalidArgument, "policy.timeoutMs must not be negative")
 	}
 	return nil
 }
@@ -164,7 +164,7 @@ func (l Limits) withDefaults() Limits {
 func (l *Limits) Validate() error {
 	if l.MaxSessions < 0 || l.MaxMessagesPerSession < 0 || l.MaxSessionBytes < 0 ||
 		l.MaxSeedMessages < 0 || l.MaxSeedBytes < 0 || l.MaxMessageBytes < 0 {
-		return Errorf(CodeInvalidArgument, "limits must not be negative")
+		return NewError(CodeInvalidArgument, "limits must not be negative")
 	}
 	return nil
 }

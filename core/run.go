@@ -35,7 +35,7 @@ type Run struct {
 	done chan struct{}
 }
 
-var errCancelled = Errorf(CodeCancelled, "run cancelled")
+var errCancelled = NewError(CodeCancelled, "run cancelled")
 
 // ID returns the run's id.
 func (r *Run) ID() string { return r.id }
@@ -122,7 +122,7 @@ func (r *Run) execute() {
 	defer func() { <-r.lane.sem }()
 
 	if ms := r.req.Policy.TimeoutMs; ms > 0 {
-		r.ctx.setTimeout(r.rt.afterFunc, ms, Errorf(CodeTimeout, "run timed out after "+itoa(int(ms))+" ms"))
+		r.ctx.setTimeout(r.rt.afterFunc, ms, NewError(CodeTimeout, "run timed out after "+itoa(int(ms))+" ms"))
 	}
 	t := turn{run: r, store: r.rt.store}
 	res, err := t.play()
@@ -219,7 +219,7 @@ func (t *turn) play() (*Result, *Error) {
 	policy := &req.Policy
 	for step := 1; ; step++ {
 		if step > policy.maxSteps() {
-			return nil, Errorf(CodeLimitExceeded, "the run needs more than maxSteps ("+itoa(policy.maxSteps())+") model calls")
+			return nil, NewError(CodeLimitExceeded, "the run needs more than maxSteps ("+itoa(policy.maxSteps())+") model calls")
 		}
 		reply, err := t.callModel(res, step)
 		if err != nil {
@@ -227,10 +227,10 @@ func (t *turn) play() (*Result, *Error) {
 		}
 		msg := Message{Role: RoleAssistant, Content: reply.Content, ToolCalls: reply.ToolCalls}
 		if msg.Size() > limits.MaxMessageBytes {
-			return nil, Errorf(CodeLimitExceeded, "the model's reply is more than maxMessageBytes")
+			return nil, NewError(CodeLimitExceeded, "the model's reply is more than maxMessageBytes")
 		}
 		if len(msg.ToolCalls) > 0 && step == policy.maxSteps() {
-			return nil, Errorf(CodeLimitExceeded, "the run needs more than maxSteps ("+itoa(policy.maxSteps())+") model calls")
+			return nil, NewError(CodeLimitExceeded, "the run needs more than maxSteps ("+itoa(policy.maxSteps())+") model calls")
 		}
 		if err := t.append(res, msg); err != nil {
 			return nil, err
@@ -260,10 +260,10 @@ func (t *turn) append(res *Result, m Message) *Error {
 	count, bytes := len(t.sess.msgs), t.sess.bytes
 	t.store.mu.Unlock()
 	if count+1 > limits.MaxMessagesPerSession {
-		return Errorf(CodeLimitExceeded, "the session would hold more than maxMessagesPerSession ("+itoa(limits.MaxMessagesPerSession)+") messages")
+		return NewError(CodeLimitExceeded, "the session would hold more than maxMessagesPerSession ("+itoa(limits.MaxMessagesPerSession)+") messages")
 	}
 	if bytes+size > limits.MaxSessionBytes {
-		return Errorf(CodeLimitExceeded, "the session would hold more than maxSessionBytes ("+itoa(int(limits.MaxSessionBytes))+")")
+		return NewError(CodeLimitExceeded, "the session would hold more than maxSessionBytes ("+itoa(int(limits.MaxSessionBytes))+")")
 	}
 	t.store.appendMessages(t.sess, []Message{m}, size)
 	res.Appended = append(res.Appended, m)
@@ -334,10 +334,10 @@ func (t *turn) callModel(res *Result, step int) (*ModelReply, *Error) {
 		if e := findError(a.err); e != nil {
 			return nil, e
 		}
-		return nil, Errorf(CodeModelError, a.err.Error())
+		return nil, NewError(CodeModelError, a.err.Error())
 	}
 	if a.reply == nil {
-		return nil, Errorf(CodeModelError, "the model returned no reply")
+		return nil, NewError(CodeModelError, "the model returned no reply")
 	}
 	reply := *a.reply
 	if len(reply.ToolCalls) > 0 {
@@ -348,11 +348,11 @@ func (t *turn) callModel(res *Result, step int) (*ModelReply, *Error) {
 				c.ID = "call_" + itoa(step) + "_" + itoa(i)
 			}
 			if c.Name == "" {
-				return nil, Errorf(CodeModelError, "the model asked for a tool call with no name")
+				return nil, NewError(CodeModelError, "the model asked for a tool call with no name")
 			}
 			for j := 0; j < i; j++ {
 				if reply.ToolCalls[j].ID == c.ID {
-					return nil, Errorf(CodeModelError, "the model used tool call id "+quote(c.ID)+" twice")
+					return nil, NewError(CodeModelError, "the model used tool call id "+quote(c.ID)+" twice")
 				}
 			}
 		}
@@ -370,7 +370,7 @@ type modelAnswer struct {
 func complete(m Model, ctx Context, req *ModelRequest) (a modelAnswer) {
 	defer func() {
 		if p := recover(); p != nil {
-			a = modelAnswer{err: Errorf(CodeModelError, "the model panicked")}
+			a = modelAnswer{err: NewError(CodeModelError, "the model panicked")}
 		}
 	}()
 	a.reply, a.err = m.Complete(ctx, req)
@@ -409,7 +409,7 @@ func (t *turn) callTool(res *Result, call *ToolCall) *Error {
 		msg.Content = "error: " + terr.Message
 	}
 	if msg.Size() > r.rt.limits.MaxMessageBytes {
-		return Errorf(CodeLimitExceeded, "the result of tool "+quote(call.Name)+" is more than maxMessageBytes")
+		return NewError(CodeLimitExceeded, "the result of tool "+quote(call.Name)+" is more than maxMessageBytes")
 	}
 	fin := msg
 	r.emit(Event{Type: EventToolFinished, ToolCall: &c, Message: &fin, Err: terr})
@@ -421,10 +421,10 @@ func (t *turn) invoke(call *ToolCall) (string, *Error) {
 	r := t.run
 	tool := r.rt.tools[call.Name]
 	if tool == nil {
-		return "", Errorf(CodeToolError, "unknown tool "+quote(call.Name))
+		return "", NewError(CodeToolError, "unknown tool "+quote(call.Name))
 	}
 	if !r.req.Policy.toolAllowed(call.Name) {
-		return "", Errorf(CodeToolError, "tool "+quote(call.Name)+" is not allowed by the policy")
+		return "", NewError(CodeToolError, "tool "+quote(call.Name)+" is not allowed by the policy")
 	}
 	type answer struct {
 		out string
@@ -436,7 +436,7 @@ func (t *turn) invoke(call *ToolCall) (string, *Error) {
 		var a answer
 		defer func() {
 			if p := recover(); p != nil {
-				a = answer{err: Errorf(CodeToolError, "the tool panicked")}
+				a = answer{err: NewError(CodeToolError, "the tool panicked")}
 			}
 			ch <- a
 		}()
@@ -456,7 +456,7 @@ func (t *turn) invoke(call *ToolCall) (string, *Error) {
 		if e := findError(a.err); e != nil {
 			text = e.Message
 		}
-		return "", Errorf(CodeToolError, "tool "+quote(call.Name)+" failed: "+text)
+		return "", NewError(CodeToolError, "tool "+quote(call.Name)+" failed: "+text)
 	}
 	return a.out, nil
 }

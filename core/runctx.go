@@ -28,7 +28,7 @@ func Background() Context { return background{} }
 
 // ErrContextDone is what a run's Context.Err returns once the run was
 // cancelled, timed out or ended. Use the run's *Error for the reason.
-var ErrContextDone = Errorf(CodeCancelled, "run context done")
+var ErrContextDone = NewError(CodeCancelled, "run context done")
 
 // runContext is the Context of one run. It is done when the run is
 // cancelled, times out, its parent is done, or the run ends.

@@ -66,13 +66,13 @@ func New(cfg Config) (*Runtime, error) {
 	for i := range cfg.Tools {
 		t := &cfg.Tools[i]
 		if t.Name == "" {
-			return nil, Errorf(CodeInvalidArgument, "tool "+itoa(i)+" has no name")
+			return nil, NewError(CodeInvalidArgument, "tool "+itoa(i)+" has no name")
 		}
 		if t.Call == nil {
-			return nil, Errorf(CodeInvalidArgument, "tool "+quote(t.Name)+" has no call function")
+			return nil, NewError(CodeInvalidArgument, "tool "+quote(t.Name)+" has no call function")
 		}
 		if _, dup := rt.tools[t.Name]; dup {
-			return nil, Errorf(CodeInvalidArgument, "tool name "+quote(t.Name)+" is used twice")
+			return nil, NewError(CodeInvalidArgument, "tool name "+quote(t.Name)+" is used twice")
 		}
 		tc := *t
 		rt.tools[t.Name] = &tc
@@ -183,22 +183,22 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		ctx = Background()
 	}
 	if req.SessionID == "" {
-		return nil, Errorf(CodeInvalidArgument, "sessionId must be a non-empty string")
+		return nil, NewError(CodeInvalidArgument, "sessionId must be a non-empty string")
 	}
 	if len(req.SessionID) > MaxIDBytes {
-		return nil, Errorf(CodeInvalidArgument, "sessionId is longer than "+itoa(MaxIDBytes)+" bytes")
+		return nil, NewError(CodeInvalidArgument, "sessionId is longer than "+itoa(MaxIDBytes)+" bytes")
 	}
 	if len(req.RunID) > MaxIDBytes {
-		return nil, Errorf(CodeInvalidArgument, "runId is longer than "+itoa(MaxIDBytes)+" bytes")
+		return nil, NewError(CodeInvalidArgument, "runId is longer than "+itoa(MaxIDBytes)+" bytes")
 	}
 	if err := req.Policy.Validate(); err != nil {
 		return nil, err
 	}
 	if req.Policy.TimeoutMs > 0 && rt.afterFunc == nil {
-		return nil, Errorf(CodeInvalidArgument, "policy.timeoutMs needs timers: set Config.AfterFunc")
+		return nil, NewError(CodeInvalidArgument, "policy.timeoutMs needs timers: set Config.AfterFunc")
 	}
 	if int64(len(req.Input)) > rt.limits.MaxMessageBytes {
-		return nil, Errorf(CodeLimitExceeded, "input is "+itoa(len(req.Input))+" bytes, more than maxMessageBytes ("+itoa(int(rt.limits.MaxMessageBytes))+")")
+		return nil, NewError(CodeLimitExceeded, "input is "+itoa(len(req.Input))+" bytes, more than maxMessageBytes ("+itoa(int(rt.limits.MaxMessageBytes))+")")
 	}
 	var info historyInfo
 	if req.WithHistory {
@@ -216,7 +216,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	rt.mu.Lock()
 	if rt.closed {
 		rt.mu.Unlock()
-		return nil, Errorf(CodeInvalidArgument, "runtime is closed")
+		return nil, NewError(CodeInvalidArgument, "runtime is closed")
 	}
 	if req.RunID == "" {
 		rt.nextID++
@@ -228,7 +228,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	} else {
 		if rt.runs[req.RunID] != nil {
 			rt.mu.Unlock()
-			return nil, Errorf(CodeInvalidArgument, "runId "+quote(req.RunID)+" is already running")
+			return nil, NewError(CodeInvalidArgument, "runId "+quote(req.RunID)+" is already running")
 		}
 		r.id = req.RunID
 	}
@@ -237,7 +237,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	ln, busy := rt.store.join(req.SessionID, req.Policy.OnBusy == BusyReject)
 	if busy {
 		rt.mu.Unlock()
-		return nil, Errorf(CodeSessionBusy, "session "+quote(req.SessionID)+" is running another run")
+		return nil, NewError(CodeSessionBusy, "session "+quote(req.SessionID)+" is running another run")
 	}
 	rt.runs[r.id] = r
 	rt.mu.Unlock()

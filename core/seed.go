@@ -45,10 +45,10 @@ func (t *turn) seed() (SeedReport, *Error) {
 			}
 			limits := &r.rt.limits
 			if count > limits.MaxMessagesPerSession {
-				return report, Errorf(CodeLimitExceeded, "seeding would make the session hold more than maxMessagesPerSession ("+itoa(limits.MaxMessagesPerSession)+") messages")
+				return report, NewError(CodeLimitExceeded, "seeding would make the session hold more than maxMessagesPerSession ("+itoa(limits.MaxMessagesPerSession)+") messages")
 			}
 			if bytes > limits.MaxSessionBytes {
-				return report, Errorf(CodeLimitExceeded, "seeding would make the session hold more than maxSessionBytes ("+itoa(int(limits.MaxSessionBytes))+")")
+				return report, NewError(CodeLimitExceeded, "seeding would make the session hold more than maxSessionBytes ("+itoa(int(limits.MaxSessionBytes))+")")
 			}
 			if t.sess == nil {
 				t.sess, t.created = t.store.create(req.SessionID), true

@@ -30,7 +30,7 @@ func ValidateHistory(history []SeedMessage, limits Limits) error {
 func validateHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
 	var info historyInfo
 	if len(history) > limits.MaxSeedMessages {
-		return info, IndexError(CodeLimitExceeded, limits.MaxSeedMessages,
+		return info, NewIndexError(CodeLimitExceeded, limits.MaxSeedMessages,
 			"history has "+itoa(len(history))+" messages, more than maxSeedMessages ("+itoa(limits.MaxSeedMessages)+")")
 	}
 	// The open tool-call block: the index of the assistant message whose
@@ -41,7 +41,7 @@ func validateHistory(history []SeedMessage, limits Limits) (historyInfo, *Error)
 	unanswered := func() *Error {
 		for i, done := range answered {
 			if !done {
-				return IndexError(CodeInvalidHistory, open,
+				return NewIndexError(CodeInvalidHistory, open,
 					"tool call "+quote(calls[i].ID)+" has no tool result before the next user or assistant message")
 			}
 		}
@@ -50,26 +50,26 @@ func validateHistory(history []SeedMessage, limits Limits) (historyInfo, *Error)
 	for i := range history {
 		m := &history[i]
 		if !m.Role.Valid() {
-			return info, IndexError(CodeInvalidHistory, i, "unknown role "+quote(string(m.Role)))
+			return info, NewIndexError(CodeInvalidHistory, i, "unknown role "+quote(string(m.Role)))
 		}
 		size := textSize(m.ID, m.Content, m.ToolCallID, m.ToolCalls)
 		if size > limits.MaxMessageBytes {
-			return info, IndexError(CodeLimitExceeded, i,
+			return info, NewIndexError(CodeLimitExceeded, i,
 				"message is "+itoa(int(size))+" bytes, more than maxMessageBytes ("+itoa(int(limits.MaxMessageBytes))+")")
 		}
 		info.bytes += size
 		if info.bytes > limits.MaxSeedBytes {
-			return info, IndexError(CodeLimitExceeded, i,
+			return info, NewIndexError(CodeLimitExceeded, i,
 				"history exceeds maxSeedBytes ("+itoa(int(limits.MaxSeedBytes))+") at this message")
 		}
 		if m.ContentMissing && !(m.Role == RoleAssistant && len(m.ToolCalls) > 0) {
-			return info, IndexError(CodeInvalidHistory, i, m.Role.String()+" message has no content")
+			return info, NewIndexError(CodeInvalidHistory, i, m.Role.String()+" message has no content")
 		}
 		if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
-			return info, IndexError(CodeInvalidHistory, i, "only assistant messages may carry tool_calls")
+			return info, NewIndexError(CodeInvalidHistory, i, "only assistant messages may carry tool_calls")
 		}
 		if m.ToolCallID != "" && m.Role != RoleTool {
-			return info, IndexError(CodeInvalidHistory, i, "only tool messages may carry tool_call_id")
+			return info, NewIndexError(CodeInvalidHistory, i, "only tool messages may carry tool_call_id")
 		}
 		switch m.Role {
 		case RoleSystem:
@@ -88,21 +88,21 @@ func validateHistory(history []SeedMessage, limits Limits) (historyInfo, *Error)
 			for j := range m.ToolCalls {
 				c := &m.ToolCalls[j]
 				if c.ID == "" {
-					return info, IndexError(CodeInvalidHistory, i, "tool call "+itoa(j)+" has no id")
+					return info, NewIndexError(CodeInvalidHistory, i, "tool call "+itoa(j)+" has no id")
 				}
 				if c.Name == "" {
-					return info, IndexError(CodeInvalidHistory, i, "tool call "+quote(c.ID)+" has no name")
+					return info, NewIndexError(CodeInvalidHistory, i, "tool call "+quote(c.ID)+" has no name")
 				}
 				for k := 0; k < j; k++ {
 					if m.ToolCalls[k].ID == c.ID {
-						return info, IndexError(CodeInvalidHistory, i, "tool call id "+quote(c.ID)+" is used twice")
+						return info, NewIndexError(CodeInvalidHistory, i, "tool call id "+quote(c.ID)+" is used twice")
 					}
 				}
 				answered = append(answered, false)
 			}
 		case RoleTool:
 			if m.ToolCallID == "" {
-				return info, IndexError(CodeInvalidHistory, i, "tool message has no tool_call_id")
+				return info, NewIndexError(CodeInvalidHistory, i, "tool message has no tool_call_id")
 			}
 			k := -1
 			if open >= 0 {
@@ -114,11 +114,11 @@ func validateHistory(history []SeedMessage, limits Limits) (historyInfo, *Error)
 				}
 			}
 			if k < 0 {
-				return info, IndexError(CodeInvalidHistory, i,
+				return info, NewIndexError(CodeInvalidHistory, i,
 					"tool result "+quote(m.ToolCallID)+" answers no call of the preceding assistant message")
 			}
 			if answered[k] {
-				return info, IndexError(CodeInvalidHistory, i, "tool call "+quote(m.ToolCallID)+" is answered twice")
+				return info, NewIndexError(CodeInvalidHistory, i, "tool call "+quote(m.ToolCallID)+" is answered twice")
 			}
 			answered[k] = true
 		}

@@ -131,7 +131,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				panic(p)
 			}
 			if !rw.wrote {
-				writeError(rw, core.Errorf(core.CodeInternal, "internal error"))
+				writeError(rw, core.NewError(core.CodeInternal, "internal error"))
 			}
 		}
 	}()
@@ -150,18 +150,18 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	rest, ok := strings.CutPrefix(path, "/v1/sessions/")
 	if !ok {
-		writeError(w, core.Errorf(CodeNotFound, "no such route"))
+		writeError(w, core.NewError(CodeNotFound, "no such route"))
 		return
 	}
 	if !h.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="agentrt"`)
-		writeError(w, core.Errorf(CodeUnauthorized, "a valid bearer token is required"))
+		writeError(w, core.NewError(CodeUnauthorized, "a valid bearer token is required"))
 		return
 	}
 	rawID, tail, _ := strings.Cut(rest, "/")
 	id, err := url.PathUnescape(rawID)
 	if err != nil || id == "" {
-		writeError(w, core.Errorf(CodeNotFound, "no such route"))
+		writeError(w, core.NewError(CodeNotFound, "no such route"))
 		return
 	}
 	switch tail {
@@ -182,7 +182,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		h.postRun(w, r, id)
 	default:
-		writeError(w, core.Errorf(CodeNotFound, "no such route"))
+		writeError(w, core.NewError(CodeNotFound, "no such route"))
 	}
 }
 
@@ -204,7 +204,7 @@ func (h *Handler) authorized(r *http.Request) bool {
 func (h *Handler) getSession(w http.ResponseWriter, id string) {
 	s, ok := h.rt.Session(id)
 	if !ok {
-		writeError(w, core.Errorf(CodeNotFound, "no session "+strconv.Quote(truncate(id, 64))))
+		writeError(w, core.NewError(CodeNotFound, "no session "+strconv.Quote(truncate(id, 64))))
 		return
 	}
 	writeJSON(w, http.StatusOK, wireSession{ID: s.ID, MessageCount: len(s.Messages), Messages: toWireMessages(s.Messages)})
@@ -214,7 +214,7 @@ func (h *Handler) getSession(w http.ResponseWriter, id string) {
 // over it is refused before reading, and http.MaxBytesReader stops a
 // body that lies or streams without one.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *core.Error) {
-	tooLarge := core.Errorf(core.CodeLimitExceeded, "the body is larger than "+strconv.FormatInt(h.maxBody, 10)+" bytes")
+	tooLarge := core.NewError(core.CodeLimitExceeded, "the body is larger than "+strconv.FormatInt(h.maxBody, 10)+" bytes")
 	if r.ContentLength > h.maxBody {
 		return nil, tooLarge
 	}
@@ -382,7 +382,7 @@ func (q *eventQueue) wait(ctx interface{ Done() <-chan struct{} }) ([]core.Event
 
 func methodNotAllowed(w http.ResponseWriter, allow string) {
 	w.Header().Set("Allow", allow)
-	writeError(w, core.Errorf(CodeMethodNotAllowed, "method not allowed; use "+allow))
+	writeError(w, core.NewError(CodeMethodNotAllowed, "method not allowed; use "+allow))
 }
 
 // writeError answers {"error": {...}} with the status of its code.

@@ -370,7 +370,7 @@ func TestHandler_Runs_ModelFailures(t *testing.T) {
 		code   string
 	}{
 		{"ErrModel", func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
-			return nil, core.Errorf(core.CodeModelError, "upstream answered 500")
+			return nil, core.NewError(core.CodeModelError, "upstream answered 500")
 		}, `{}`, 502, "model_error"},
 		{"ErrPanic", func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 			panic("secret internals")

@@ -201,10 +201,10 @@ type rawToolCall struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-func invalidArg(msg string) *core.Error { return core.Errorf(core.CodeInvalidArgument, msg) }
+func invalidArg(msg string) *core.Error { return core.NewError(core.CodeInvalidArgument, msg) }
 
 func invalidHistory(i int, msg string) *core.Error {
-	return core.IndexError(core.CodeInvalidHistory, i, "history["+strconv.Itoa(i)+"]: "+msg)
+	return core.NewIndexError(core.CodeInvalidHistory, i, "history["+strconv.Itoa(i)+"]: "+msg)
 }
 
 // isNull reports whether a raw field is absent or JSON null.

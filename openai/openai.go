@@ -119,7 +119,7 @@ type errorResponse struct {
 	} `json:"error"`
 }
 
-func modelError(msg string) *core.Error { return core.Errorf(core.CodeModelError, msg) }
+func modelError(msg string) *core.Error { return core.NewError(core.CodeModelError, msg) }
 
 // BuildRequest returns the JSON body Complete sends for req.
 func (m *Model) BuildRequest(req *core.ModelRequest) ([]byte, error) {

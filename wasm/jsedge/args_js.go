@@ -12,7 +12,7 @@ import (
 const maxSafeInteger = 1<<53 - 1
 
 // argError is an invalid_argument error naming what is wrong.
-func argError(msg string) error { return core.Errorf(core.CodeInvalidArgument, msg) }
+func argError(msg string) error { return core.NewError(core.CodeInvalidArgument, msg) }
 
 // String reads a required string argument; what names it in the error.
 func String(v js.Value, what string) (string, error) {

@@ -55,11 +55,11 @@ func History(v js.Value, maxMessages int) (_ []core.SeedMessage, err error) {
 		return packed.DecodeString(unsafe.String(&buf[0], len(buf)), maxMessages)
 	}
 	if !isArray(v) {
-		return nil, core.Errorf(core.CodeInvalidArgument, "history must be an Array of messages or a packed Uint8Array")
+		return nil, core.NewError(core.CodeInvalidArgument, "history must be an Array of messages or a packed Uint8Array")
 	}
 	n := length(v)
 	if n > maxMessages {
-		return nil, core.IndexError(core.CodeLimitExceeded, maxMessages,
+		return nil, core.NewIndexError(core.CodeLimitExceeded, maxMessages,
 			"history has "+itoa(n)+" messages, more than maxSeedMessages ("+itoa(maxMessages)+")")
 	}
 	out := make([]core.SeedMessage, n)
@@ -78,11 +78,11 @@ func isArray(v js.Value) bool {
 
 func seedMessage(v js.Value, i int, m *core.SeedMessage) error {
 	if v.Type() != js.TypeObject {
-		return core.IndexError(core.CodeInvalidHistory, i, "message must be an object")
+		return core.NewIndexError(core.CodeInvalidHistory, i, "message must be an object")
 	}
 	role := get(v, FieldRole)
 	if role.Type() != js.TypeString {
-		return core.IndexError(core.CodeInvalidHistory, i, "role must be a string")
+		return core.NewIndexError(core.CodeInvalidHistory, i, "role must be a string")
 	}
 	m.Role = core.Role(role.String())
 	switch c := get(v, FieldContent); c.Type() {
@@ -91,14 +91,14 @@ func seedMessage(v js.Value, i int, m *core.SeedMessage) error {
 	case js.TypeNull, js.TypeUndefined:
 		m.ContentMissing = true
 	default:
-		return core.IndexError(core.CodeInvalidHistory, i, "content must be a string or null")
+		return core.NewIndexError(core.CodeInvalidHistory, i, "content must be a string or null")
 	}
 	var ok bool
 	if m.ToolCallID, ok = optString(v, FieldToolCallID, FieldToolCallIDCamel); !ok {
-		return core.IndexError(core.CodeInvalidHistory, i, "tool_call_id must be a string")
+		return core.NewIndexError(core.CodeInvalidHistory, i, "tool_call_id must be a string")
 	}
 	if m.ID, ok = optString(v, FieldID, ""); !ok {
-		return core.IndexError(core.CodeInvalidHistory, i, "id must be a string")
+		return core.NewIndexError(core.CodeInvalidHistory, i, "id must be a string")
 	}
 	calls := get(v, FieldToolCalls)
 	if nullish(calls) {
@@ -108,12 +108,12 @@ func seedMessage(v js.Value, i int, m *core.SeedMessage) error {
 		return nil
 	}
 	if !isArray(calls) {
-		return core.IndexError(core.CodeInvalidHistory, i, "tool_calls must be an Array")
+		return core.NewIndexError(core.CodeInvalidHistory, i, "tool_calls must be an Array")
 	}
 	m.ToolCalls = make([]core.ToolCall, length(calls))
 	for j := range m.ToolCalls {
 		if err := toolCall(get(calls, j), &m.ToolCalls[j]); err != "" {
-			return core.IndexError(core.CodeInvalidHistory, i, "tool_calls["+itoa(j)+"]: "+err)
+			return core.NewIndexError(core.CodeInvalidHistory, i, "tool_calls["+itoa(j)+"]: "+err)
 		}
 	}
 	return nil

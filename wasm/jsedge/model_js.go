@@ -91,7 +91,7 @@ func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelR
 
 	v, err := try(func() js.Value { return m.fn.Invoke(r) })
 	if err != nil {
-		return nil, core.Errorf(core.CodeModelError, "model threw: "+err.Error())
+		return nil, core.NewError(core.CodeModelError, "model threw: "+err.Error())
 	}
 	if v, err = Await(ctx, v, core.CodeModelError); err != nil {
 		if e, ok := err.(*core.Error); ok {
@@ -134,7 +134,7 @@ func parse(s string) (js.Value, error) {
 	return try(func() js.Value { return jsJSON.Call(MethodParse, s) })
 }
 
-func modelError(msg string) error { return core.Errorf(core.CodeModelError, msg) }
+func modelError(msg string) error { return core.NewError(core.CodeModelError, msg) }
 
 // reply converts what a model function answered.
 func reply(v js.Value) (_ *core.ModelReply, err error) {

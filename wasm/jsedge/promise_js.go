@@ -124,7 +124,7 @@ func Rejected(err error) js.Value {
 func protect(fn func() (js.Value, error)) (v js.Value, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			v, err = js.Undefined(), core.Errorf(core.CodeInternal, "jsedge: internal error: "+panicText(p))
+			v, err = js.Undefined(), core.NewError(core.CodeInternal, "jsedge: internal error: "+panicText(p))
 		}
 	}()
 	return fn()
@@ -184,13 +184,13 @@ func Await(ctx core.Context, v js.Value, code core.Code) (js.Value, error) {
 	release := func() { onOK.Release(); onErr.Release() }
 	if _, err := try(func() js.Value { return v.Call(MethodThen, onOK, onErr) }); err != nil {
 		release()
-		return js.Undefined(), core.Errorf(code, err.Error())
+		return js.Undefined(), core.NewError(code, err.Error())
 	}
 	select {
 	case s := <-ch:
 		release()
 		if !s.ok {
-			return js.Undefined(), core.Errorf(code, Text(s.v))
+			return js.Undefined(), core.NewError(code, Text(s.v))
 		}
 		return s.v, nil
 	case <-ctx.Done():

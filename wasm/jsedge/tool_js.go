@@ -60,7 +60,7 @@ func NewTool(v js.Value, what string) (core.Tool, error) {
 	return t, nil
 }
 
-func toolError(msg string) error { return core.Errorf(core.CodeToolError, msg) }
+func toolError(msg string) error { return core.NewError(core.CodeToolError, msg) }
 
 func callTool(ctx core.Context, obj js.Value, inv core.ToolInvocation) (string, error) {
 	args := newObject()

@@ -91,7 +91,7 @@ func catch(err *error, code core.Code, index *int) {
 		if index != nil {
 			i = *index
 		}
-		*err = core.IndexError(code, i, "reading the value threw: "+panicText(p))
+		*err = core.NewIndexError(code, i, "reading the value threw: "+panicText(p))
 	}
 }
 

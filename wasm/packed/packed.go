@@ -101,7 +101,7 @@ func DecodeString(s string, maxMessages int) ([]core.SeedMessage, error) {
 		return nil, d.err
 	}
 	if count > uint64(maxMessages) {
-		return nil, core.IndexError(core.CodeLimitExceeded, maxMessages,
+		return nil, core.NewIndexError(core.CodeLimitExceeded, maxMessages,
 			"packed history has more than maxSeedMessages ("+itoa(maxMessages)+") messages")
 	}
 	// Every message takes at least two bytes (role and flags).
@@ -129,11 +129,11 @@ type decoder struct {
 }
 
 func headerError(msg string) *core.Error {
-	return core.Errorf(core.CodeInvalidHistory, msg)
+	return core.NewError(core.CodeInvalidHistory, msg)
 }
 
 func (d *decoder) fail(msg string) bool {
-	d.err = core.IndexError(core.CodeInvalidHistory, d.index, "packed history: "+msg)
+	d.err = core.NewIndexError(core.CodeInvalidHistory, d.index, "packed history: "+msg)
 	return false
 }
 
