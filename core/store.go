@@ -21,6 +21,8 @@ type store struct {
 	completed int
 	failed    int
 	cancelled int
+	// gens numbers session generations (see session.gen).
+	gens uint64
 }
 
 type session struct {
@@ -29,6 +31,9 @@ type session struct {
 	bytes int64
 	elem  *list.Element
 	gone  bool // removed from the store (deleted or evicted)
+	// gen names the session's messages for hosts that mirror them: it
+	// changes whenever they change other than by appending.
+	gen uint64
 }
 
 // lane serialises the runs of one session id. It exists while a run holds
@@ -91,7 +96,7 @@ func (s *store) lookup(id string) *session {
 func (s *store) create(id string) *session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss := &session{id: id}
+	ss := &session{id: id, gen: s.newGen()}
 	ss.elem = s.lru.PushFront(ss)
 	s.sessions[id] = ss
 	for e := s.lru.Back(); e != nil && len(s.sessions) > s.limits.MaxSessions; {
@@ -113,6 +118,20 @@ func (s *store) drop(ss *session) {
 	s.messages -= len(ss.msgs)
 	s.bytes -= ss.bytes
 	ss.gone = true
+	ss.gen = s.newGen()
+}
+
+// newGen returns a generation no session had; s.mu is held.
+func (s *store) newGen() uint64 {
+	s.gens++
+	return s.gens
+}
+
+// messagesGen is messagesOf with the session's generation.
+func (s *store) messagesGen(ss *session) ([]Message, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ss.msgs[:len(ss.msgs):len(ss.msgs)], ss.gen
 }
 
 func (s *store) remove(id string) bool {
@@ -165,6 +184,7 @@ func (s *store) replace(ss *session, msgs []Message, size int64) {
 		s.bytes += size - ss.bytes
 	}
 	ss.msgs, ss.bytes = msgs, size
+	ss.gen = s.newGen()
 }
 
 // truncate cuts the session back to n messages. The capacity is cut too,
@@ -186,6 +206,7 @@ func (s *store) truncate(ss *session, n int) {
 	}
 	ss.bytes -= cut
 	ss.msgs = ss.msgs[:n:n]
+	ss.gen = s.newGen()
 }
 
 func (s *store) snapshot(id string) ([]Message, bool) {
