@@ -274,13 +274,16 @@ type Session struct {
 	// Messages are the session's messages, oldest first. The slice is the
 	// caller's; the ToolCalls inside are shared and must not be changed.
 	Messages []Message
+	// Generation names the messages for hosts that mirror them (see
+	// ModelRequest.Generation).
+	Generation uint64
 }
 
 // Session returns a snapshot of the session with id, or false if there
 // is none.
 func (rt *Runtime) Session(id string) (Session, bool) {
-	msgs, ok := rt.store.snapshot(id)
-	return Session{ID: id, Messages: msgs}, ok
+	msgs, gen, ok := rt.store.snapshot(id)
+	return Session{ID: id, Messages: msgs, Generation: gen}, ok
 }
 
 // DeleteSession removes the session with id and reports whether there was

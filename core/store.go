@@ -209,14 +209,14 @@ func (s *store) truncate(ss *session, n int) {
 	ss.gen = s.newGen()
 }
 
-func (s *store) snapshot(id string) ([]Message, bool) {
+func (s *store) snapshot(id string) ([]Message, uint64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ss := s.sessions[id]
 	if ss == nil {
-		return nil, false
+		return nil, 0, false
 	}
-	return append([]Message(nil), ss.msgs...), true
+	return append([]Message(nil), ss.msgs...), ss.gen, true
 }
 
 func (s *store) ids() []string {

@@ -17,7 +17,7 @@ export const KIND = Object.freeze({
   action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14,
 });
 
-export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4 });
+export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4, pending: 5 });
 
 const ROLES = ["user", "assistant", "tool", "system"];
 const EVENT_TYPES = ["run.started", "session.seeded", "message.appended", "model.delta",
@@ -384,7 +384,7 @@ export function readAction(buf) {
   }
   a.kind = r.byte();
   switch (a.kind) {
-    case ACTION.wait: break;
+    case ACTION.wait: case ACTION.pending: break;
     case ACTION.model:
       a.step = r.uvarint();
       a.generation = r.uvarint();

@@ -18,6 +18,9 @@ const (
 	ActDone ActionKind = 3
 	// ActFailed: the turn failed or was cancelled; Err is set.
 	ActFailed ActionKind = 4
+	// ActPending: nothing new to do: the call that is out is still
+	// awaited (the answer to a delta frame, which may carry events).
+	ActPending ActionKind = 5
 )
 
 // Action is an action frame: the turn's handle, the events emitted since
@@ -291,7 +294,7 @@ func DecodeAction(b []byte) (*Action, error) {
 	}
 	a.Kind = ActionKind(r.byte())
 	switch a.Kind {
-	case ActWait:
+	case ActWait, ActPending:
 	case ActModel:
 		a.Step = r.int("step", maxInt32)
 		a.Generation = r.uvarint()
