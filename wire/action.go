@@ -84,6 +84,7 @@ func seedByte(m core.SeedOutcome) byte {
 	return 0
 }
 
+//go:noinline
 func appendSeed(dst []byte, s *core.SeedReport) []byte {
 	dst = append(dst, seedByte(s.Mode))
 	dst = AppendUvarint(dst, uint64(s.Seeded))

@@ -1,9 +1,6 @@
 package wire
 
-import (
-	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/wasm/packed"
-)
+import "github.com/agentrt/agentrt/core"
 
 // Begin is a begin-turn frame: everything one run needs, as the four
 // entry points of the JavaScript API carry it, plus the state of the
@@ -68,7 +65,7 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 	if b.WithHistory {
 		h := b.Packed
 		if b.History != nil || h == nil {
-			h = packed.Encode(b.History)
+			h = AppendHistory(nil, b.History)
 		}
 		dst = AppendUvarint(dst, uint64(len(h)))
 		dst = append(dst, h...)
@@ -171,7 +168,7 @@ func DecodeBegin(b []byte, maxMessages int) (*Begin, error) {
 	}
 	if out.WithHistory {
 		var err error
-		if out.History, err = packed.DecodeString(h, maxMessages); err != nil {
+		if out.History, err = DecodeHistory(h, maxMessages); err != nil {
 			return nil, err
 		}
 		if out.History == nil {

@@ -81,11 +81,14 @@ const header = len(Magic) + 2
 var itoa = decimal.Itoa
 
 // appendHeader starts a frame of kind k.
+//go:noinline
 func appendHeader(dst []byte, k Kind) []byte {
 	return append(dst, Magic[0], Magic[1], Magic[2], Version, byte(k))
 }
 
 // AppendUvarint appends x as an unsigned LEB128 varint.
+//
+//go:noinline
 func AppendUvarint(dst []byte, x uint64) []byte {
 	for x >= 0x80 {
 		dst = append(dst, byte(x)|0x80)
@@ -95,11 +98,14 @@ func AppendUvarint(dst []byte, x uint64) []byte {
 }
 
 // AppendString appends s as a varint length and its bytes.
+//
+//go:noinline
 func AppendString(dst []byte, s string) []byte {
 	dst = AppendUvarint(dst, uint64(len(s)))
 	return append(dst, s...)
 }
 
+//go:noinline
 func appendBool(dst []byte, b bool) []byte {
 	if b {
 		return append(dst, 1)
@@ -202,17 +208,20 @@ type reader struct {
 	// index is the message being decoded, for errors, or core.NoIndex.
 	index int
 	code  core.Code
+	// prefix opens error messages.
+	prefix string
 }
 
 func newReader(b []byte, k Kind) *reader {
-	r := &reader{s: string(b), index: core.NoIndex, code: core.CodeInvalidArgument}
+	r := &reader{s: string(b), index: core.NoIndex, code: core.CodeInvalidArgument, prefix: "wire: "}
 	r.header(k)
 	return r
 }
 
+//go:noinline
 func (r *reader) fail(msg string) {
 	if r.err == nil {
-		r.err = core.NewIndexError(r.code, r.index, "wire: "+msg)
+		r.err = core.NewIndexError(r.code, r.index, r.prefix+msg)
 	}
 	r.pos = len(r.s)
 }
@@ -233,6 +242,7 @@ func (r *reader) header(k Kind) {
 	r.pos = header
 }
 
+//go:noinline
 func (r *reader) byte() byte {
 	if r.err != nil {
 		return 0
@@ -334,14 +344,21 @@ func (r *reader) end() error {
 	return nil
 }
 
-func (r *reader) message(m *core.Message) {
+func (r *reader) message(m *core.Message) { r.messageInto(m) }
+
+// messageInto decodes one message into m and returns its flags.
+func (r *reader) messageInto(m *core.Message) byte {
+	if len(r.s)-r.pos < 2 {
+		r.fail("truncated")
+		return 0
+	}
 	role, flags := r.byte(), r.byte()
 	if r.err != nil {
-		return
+		return 0
 	}
 	if flags&flagsReserved != 0 {
 		r.fail("reserved flag bits are set")
-		return
+		return 0
 	}
 	switch role {
 	case RoleUser:
@@ -356,7 +373,7 @@ func (r *reader) message(m *core.Message) {
 		m.Role = core.Role(r.str("role"))
 	default:
 		r.fail("unknown role byte " + itoa(int(role)))
-		return
+		return 0
 	}
 	if flags&FlagContent != 0 {
 		m.Content = r.str("content")
@@ -370,6 +387,7 @@ func (r *reader) message(m *core.Message) {
 	if flags&FlagToolCalls != 0 {
 		m.ToolCalls = r.calls()
 	}
+	return flags
 }
 
 func (r *reader) calls() []core.ToolCall {
@@ -435,7 +453,7 @@ func DecodeRefused(b []byte) (*core.Error, error) {
 // FrameKind returns the kind of frame b, or an error when b has no valid
 // header.
 func FrameKind(b []byte) (Kind, error) {
-	r := &reader{s: string(b[:min(len(b), header)]), index: core.NoIndex, code: core.CodeInvalidArgument}
+	r := &reader{s: string(b[:min(len(b), header)]), index: core.NoIndex, code: core.CodeInvalidArgument, prefix: "wire: "}
 	if len(r.s) < header {
 		r.fail("truncated header")
 		return 0, r.err

@@ -18,12 +18,11 @@
 //
 //   - The frame a method returns is valid until the next call on the
 //     same Runtime: the buffer is reused.
-//   - Safe for concurrent use; calls are serialised.
+//   - Not safe for concurrent use: a wasm module's exports are called
+//     one at a time.
 package fastpath
 
 import (
-	"sync"
-
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/wire"
 )
@@ -35,7 +34,6 @@ type Runtime struct {
 	// nil means the host answers them.
 	native core.Model
 
-	mu    sync.Mutex
 	turns map[uint64]*hostTurn
 	last  uint64
 	out   []byte
@@ -90,8 +88,6 @@ func unknownTurn(h uint64) error {
 // first action frame, or a refused frame when the frame or the run is
 // refused (then nothing changed).
 func (x *Runtime) Begin(frame []byte) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	b, err := wire.DecodeBegin(frame, x.rt.Limits().MaxSeedMessages)
 	if err != nil {
 		return x.refuse(err)
@@ -118,24 +114,57 @@ func (x *Runtime) Begin(frame []byte) []byte {
 	return x.frame(ht, tn.Next())
 }
 
-// FeedModel decodes a model-reply frame and feeds it to its turn; it
-// returns the next action frame, or a refused frame for a malformed
-// frame or an unknown handle.
-func (x *Runtime) FeedModel(frame []byte) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	m, err := wire.DecodeModelReply(frame)
+// Feed decodes a host frame that answers a turn (a model reply, a tool
+// result or a delta) and hands it to its turn. It returns the turn's next
+// action frame (after a delta: a pending frame with the events it
+// emitted), or a refused frame for a malformed frame or an unknown handle.
+func (x *Runtime) Feed(frame []byte) []byte {
+	k, err := wire.FrameKind(frame)
 	if err != nil {
 		return x.refuse(err)
 	}
-	ht := x.turns[m.Handle]
+	var handle uint64
+	var m *wire.ModelReply
+	var t *wire.ToolResult
+	var d *wire.Delta
+	switch k {
+	case wire.KindModelReply:
+		if m, err = wire.DecodeModelReply(frame); err == nil {
+			handle = m.Handle
+		}
+	case wire.KindToolResult:
+		if t, err = wire.DecodeToolResult(frame); err == nil {
+			handle = t.Handle
+		}
+	case wire.KindDelta:
+		if d, err = wire.DecodeDelta(frame); err == nil {
+			handle = d.Handle
+		}
+	default:
+		err = core.NewError(core.CodeInvalidArgument, "wire: frame kind "+itoa(uint64(k))+" does not answer a turn")
+	}
+	if err != nil {
+		return x.refuse(err)
+	}
+	ht := x.turns[handle]
 	if ht == nil {
-		return x.refuse(unknownTurn(m.Handle))
+		return x.refuse(unknownTurn(handle))
 	}
-	if m.Failed {
+	switch {
+	case m != nil && m.Failed:
 		return x.frame(ht, ht.turn.FeedModel(nil, core.NewError(core.CodeModelError, m.Error)))
+	case m != nil:
+		return x.frame(ht, ht.turn.FeedModel(&m.Reply, nil))
+	case t != nil && t.Failed:
+		return x.frame(ht, ht.turn.FeedTool("", hostError(t.Text)))
+	case t != nil:
+		return x.frame(ht, ht.turn.FeedTool(t.Text, nil))
 	}
-	return x.frame(ht, ht.turn.FeedModel(&m.Reply, nil))
+	ht.turn.Delta(d.Text)
+	x.out = wire.AppendAction(x.out[:0], &wire.Action{Handle: ht.handle, Events: ht.events, Kind: wire.ActPending})
+	clear(ht.events)
+	ht.events = ht.events[:0]
+	return x.out
 }
 
 // hostError is a tool's failure as the host described it.
@@ -143,64 +172,18 @@ type hostError string
 
 func (e hostError) Error() string { return string(e) }
 
-// FeedTool decodes a tool-result frame and feeds it to its turn, as
-// FeedModel does.
-func (x *Runtime) FeedTool(frame []byte) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	t, err := wire.DecodeToolResult(frame)
-	if err != nil {
-		return x.refuse(err)
-	}
-	ht := x.turns[t.Handle]
-	if ht == nil {
-		return x.refuse(unknownTurn(t.Handle))
-	}
-	if t.Failed {
-		return x.frame(ht, ht.turn.FeedTool("", hostError(t.Text)))
-	}
-	return x.frame(ht, ht.turn.FeedTool(t.Text, nil))
-}
-
-// Delta decodes a delta frame and reports its text on its turn. It
-// returns a pending action frame with the events that emitted.
-func (x *Runtime) Delta(frame []byte) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	d, err := wire.DecodeDelta(frame)
-	if err != nil {
-		return x.refuse(err)
-	}
-	ht := x.turns[d.Handle]
-	if ht == nil {
-		return x.refuse(unknownTurn(d.Handle))
-	}
-	ht.turn.Delta(d.Text)
-	return x.pending(ht)
-}
-
 // Next returns the action frame of the turn with handle: after a wait,
-// a cancel or an expiry. A call that is out is asked for again.
-func (x *Runtime) Next(handle uint64) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+// a cancel or an expiry. A call that is out is asked for again. With
+// expire set, it first stops the turn with a timeout, as the policy's
+// timeout does (the host keeps the timers).
+func (x *Runtime) Next(handle uint64, expire bool) []byte {
 	ht := x.turns[handle]
 	if ht == nil {
 		return x.refuse(unknownTurn(handle))
 	}
-	return x.frame(ht, ht.turn.Next())
-}
-
-// Expire stops the turn with handle with a timeout and returns its next
-// action frame (failed, unless it had ended).
-func (x *Runtime) Expire(handle uint64) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	ht := x.turns[handle]
-	if ht == nil {
-		return x.refuse(unknownTurn(handle))
+	if expire {
+		ht.turn.Expire()
 	}
-	ht.turn.Expire()
 	return x.frame(ht, ht.turn.Next())
 }
 
@@ -212,8 +195,6 @@ func (x *Runtime) Cancel(runID string) bool { return x.rt.CancelRun(runID) }
 // Session returns a session frame for id, or a refused frame when there
 // is no such session (code invalid_argument).
 func (x *Runtime) Session(id string) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	s, ok := x.rt.Session(id)
 	if !ok {
 		return x.refuse(core.NewError(core.CodeInvalidArgument, "no session "+id))
@@ -227,24 +208,18 @@ func (x *Runtime) Delete(id string) bool { return x.rt.DeleteSession(id) }
 
 // Stats returns a stats frame; heap is the module's heap in use.
 func (x *Runtime) Stats(heap uint64) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	x.out = wire.AppendStats(x.out[:0], &wire.Stats{Stats: x.rt.Stats(), HeapAlloc: heap})
 	return x.out
 }
 
 // Sessions returns a session-ids frame, sorted.
 func (x *Runtime) Sessions() []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	x.out = wire.AppendSessions(x.out[:0], x.rt.ListSessions())
 	return x.out
 }
 
 // Turns returns the number of turns that have not ended.
 func (x *Runtime) Turns() int {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	return len(x.turns)
 }
 
@@ -273,14 +248,6 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 		delete(x.turns, ht.handle)
 	}
 	x.out = wire.AppendAction(x.out[:0], &wa)
-	clear(ht.events)
-	ht.events = ht.events[:0]
-	return x.out
-}
-
-// pending encodes a pending action frame with the events so far.
-func (x *Runtime) pending(ht *hostTurn) []byte {
-	x.out = wire.AppendAction(x.out[:0], &wire.Action{Handle: ht.handle, Events: ht.events, Kind: wire.ActPending})
 	clear(ht.events)
 	ht.events = ht.events[:0]
 	return x.out

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"runtime"
 	"sync"
 	"syscall/js"
 	"unsafe"
@@ -33,10 +32,11 @@ import (
 const fieldFastPath = "fastPath"
 
 var (
-	fastMu sync.Mutex
-	fast   []*fastpath.Runtime // by number; nil once closed
-	in     []byte
-	out    []byte
+	fastMu  sync.Mutex
+	fast    []*fastpath.Runtime // by number; nil once closed and idle
+	closing []bool              // by number: closed, dropped once no turn is left
+	in      []byte
+	out     []byte
 )
 
 // registerFast gives rt a number on the fast path and sets it on o.
@@ -50,18 +50,30 @@ func registerFast(o js.Value, rt *core.Runtime, cfg *core.Config) {
 	}
 	fastMu.Lock()
 	fast = append(fast, fastpath.New(rt, native))
+	closing = append(closing, false)
 	n := len(fast) - 1
 	fastMu.Unlock()
 	o.Set(fieldFastPath, n)
 }
 
-// unregisterFast drops the runtime with number n (it was closed).
+// unregisterFast drops the runtime with number n (it was closed) once
+// its hosts have driven its last turns to their end (cancelled).
 func unregisterFast(n int) {
 	fastMu.Lock()
 	if n >= 0 && n < len(fast) {
-		fast[n] = nil
+		closing[n] = true
 	}
 	fastMu.Unlock()
+	dropIdle(n)
+}
+
+// dropIdle drops runtime n when it is closed and has no turn left.
+func dropIdle(n int) {
+	fastMu.Lock()
+	defer fastMu.Unlock()
+	if n >= 0 && n < len(fast) && closing[n] && fast[n] != nil && fast[n].Turns() == 0 {
+		fast[n] = nil
+	}
 }
 
 func fastRuntime(n int32) *fastpath.Runtime {
@@ -95,7 +107,9 @@ func guard(n, size int32, f func(x *fastpath.Runtime, frame []byte) []byte) (len
 	if size < 0 || int(size) > len(in) {
 		return answer(wire.AppendRefused(nil, core.NewError(core.CodeInvalidArgument, "the frame is longer than the input buffer")))
 	}
-	return answer(f(x, in[:size]))
+	length = answer(f(x, in[:size]))
+	dropIdle(int(n))
+	return length
 }
 
 //go:wasmexport agentrt_in
@@ -123,29 +137,20 @@ func exportBegin(rt, size int32) int32 {
 	return guard(rt, size, (*fastpath.Runtime).Begin)
 }
 
-//go:wasmexport agentrt_model
-func exportModel(rt, size int32) int32 {
-	return guard(rt, size, (*fastpath.Runtime).FeedModel)
+// agentrt_feed(rt, n): a model-reply, tool-result or delta frame; the
+// output is the turn's next action frame.
+//
+//go:wasmexport agentrt_feed
+func exportFeed(rt, size int32) int32 {
+	return guard(rt, size, (*fastpath.Runtime).Feed)
 }
 
-//go:wasmexport agentrt_tool
-func exportTool(rt, size int32) int32 {
-	return guard(rt, size, (*fastpath.Runtime).FeedTool)
-}
-
-//go:wasmexport agentrt_delta
-func exportDelta(rt, size int32) int32 {
-	return guard(rt, size, (*fastpath.Runtime).Delta)
-}
-
+// agentrt_next(rt, handle, expire): the turn's next action frame, after a
+// wait or a cancel; expire = 1 first stops it with a timeout.
+//
 //go:wasmexport agentrt_next
-func exportNext(rt int32, handle uint32) int32 {
-	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Next(uint64(handle)) })
-}
-
-//go:wasmexport agentrt_expire
-func exportExpire(rt int32, handle uint32) int32 {
-	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Expire(uint64(handle)) })
+func exportNext(rt int32, handle uint32, expire int32) int32 {
+	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Next(uint64(handle), expire == 1) })
 }
 
 // agentrt_cancel(rt, n): the input holds a run id as UTF-8; returns 1
@@ -164,45 +169,3 @@ func exportCancel(rt, size int32) int32 {
 	return 0
 }
 
-// agentrt_session(rt, n): the input holds a session id; the output is a
-// session frame, or a refused frame when there is no such session.
-//
-//go:wasmexport agentrt_session
-func exportSession(rt, size int32) int32 {
-	return guard(rt, size, func(x *fastpath.Runtime, b []byte) []byte { return x.Session(string(b)) })
-}
-
-// agentrt_delete(rt, n): the input holds a session id; returns 1 when
-// there was such a session.
-//
-//go:wasmexport agentrt_delete
-func exportDelete(rt, size int32) int32 {
-	var ok bool
-	guard(rt, size, func(x *fastpath.Runtime, b []byte) []byte {
-		ok = x.Delete(string(b))
-		return nil
-	})
-	if ok {
-		return 1
-	}
-	return 0
-}
-
-//go:wasmexport agentrt_sessions
-func exportSessions(rt int32) int32 {
-	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Sessions() })
-}
-
-// agentrt_stats(rt, gc): a stats frame; gc = 1 collects garbage first.
-//
-//go:wasmexport agentrt_stats
-func exportStats(rt, gc int32) int32 {
-	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte {
-		if gc == 1 {
-			runtime.GC()
-		}
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return x.Stats(ms.HeapAlloc)
-	})
-}
