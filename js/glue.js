@@ -11,10 +11,7 @@
 // argument and whose `code` is "invalid_argument"; everything else is an
 // AgentrtError with a stable `code`.
 
-import {
-  ACTION, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta,
-  readAction, readSession, readStats, readSessions, readRefused, frameKind, KIND,
-} from "./wire.js";
+import { ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, readAction, readRefused } from "./wire.js";
 
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
 const GLOBAL_PREFIX = "agentrt_";
@@ -595,7 +592,7 @@ export async function loadRuntime(options) {
   }
   let fast;
   try {
-    fast = new FastPath(instance.exports, core.fastPath, config);
+    fast = new FastPath(instance.exports, core.fastPath, config, () => core.listSessions());
   } catch (e) {
     delete globalThis[name];
     throw e;
@@ -741,8 +738,10 @@ class FastPath {
   #active = new Map(); // runId -> turn
   #waiting = new Map(); // sessionId -> [wake]
   #ended = 0;
+  #listSessions;
 
-  constructor(exports, number, config) {
+  constructor(exports, number, config, listSessions) {
+    this.#listSessions = listSessions;
     if (!exports || typeof exports.agentrt_begin !== "function" || !(exports.mem instanceof WebAssembly.Memory) ||
       !Number.isInteger(number)) {
       throw new AgentrtError("load_failed", "agentrt: the module has no fast path (agentrt_begin)");
@@ -778,16 +777,6 @@ class FastPath {
 
   #out(n) {
     return new Uint8Array(this.#ex.mem.buffer, this.#ex.agentrt_out(), n);
-  }
-
-  // #id calls fn with the UTF-8 of id in the input buffer and returns
-  // what it returns.
-  #id(fn, id) {
-    const bytes = encoder.encode(id);
-    const ex = this.#ex;
-    const at = ex.agentrt_in(bytes.length);
-    new Uint8Array(ex.mem.buffer, at, bytes.length).set(bytes);
-    return fn(this.#n, bytes.length);
   }
 
   // #action decodes an action frame, throwing a refusal as its error.
@@ -836,36 +825,17 @@ class FastPath {
     if (turn.wake) turn.wake();
   }
 
-  /** Cancels the run with runId; reports whether this call did. */
-  cancel(runId) {
-    const ok = this.#id(this.#ex.agentrt_cancel, runId) === 1;
+  /** Cancels the run with runId through core (cancelRun); reports whether this call did. */
+  cancel(core, runId) {
+    const ok = core.cancelRun(runId) === true;
     const turn = this.#active.get(runId);
     if (ok && turn) this.#interrupt(turn);
     return ok;
   }
 
-  /** A snapshot of the session with id, or null. */
-  session(id) {
-    const bytes = this.#out(this.#id(this.#ex.agentrt_session, id));
-    if (frameKind(bytes) === KIND.refused) return null;
-    const { messages } = readSession(bytes);
-    return { id, messageCount: messages.length, messages };
-  }
-
-  /** Removes the session with id and its mirror. */
-  deleteSession(id) {
+  /** Drops the mirror of the session with id (it is being deleted). */
+  forget(id) {
     this.#mirrors.delete(id);
-    return this.#id(this.#ex.agentrt_delete, id) === 1;
-  }
-
-  /** The ids of all sessions, sorted. */
-  listSessions() {
-    return readSessions(this.#out(this.#ex.agentrt_sessions(this.#n)));
-  }
-
-  /** The runtime's counters; gc collects garbage first. */
-  stats(gc) {
-    return readStats(this.#out(this.#ex.agentrt_stats(this.#n, gc ? 1 : 0)));
   }
 
   /** Drops every mirror and stops waiting turns (the runtime closed). */
@@ -876,8 +846,8 @@ class FastPath {
 
   // #prune drops the mirrors of sessions the module no longer holds.
   #prune() {
-    if (this.#mirrors.size === 0) return;
-    const live = new Set(this.listSessions());
+    if (this.#mirrors.size === 0 || this.#listSessions === undefined) return;
+    const live = new Set(this.#listSessions());
     for (const id of this.#mirrors.keys()) if (!live.has(id)) this.#mirrors.delete(id);
   }
 
@@ -942,7 +912,7 @@ class FastPath {
     }
     const w = this.#w.reset();
     const frame = failure === undefined ? writeToolResult(w, turn.handle, false, out) : writeToolResult(w, turn.handle, true, failure);
-    return this.#action(this.#call(this.#ex.agentrt_tool, frame));
+    return this.#action(this.#call(this.#ex.agentrt_feed, frame));
   }
 
   /** Drives the turn to its end: the Result, or a thrown error. */
@@ -985,8 +955,7 @@ class FastPath {
   // #resume asks for the next action after a wait or an interruption.
   #resume(turn) {
     turn.interrupted = false;
-    if (turn.expired) return this.#action(this.#out(this.#ex.agentrt_expire(this.#n, turn.handle)));
-    return this.#action(this.#out(this.#ex.agentrt_next(this.#n, turn.handle)));
+    return this.#action(this.#out(this.#ex.agentrt_next(this.#n, turn.handle, turn.expired ? 1 : 0)));
   }
 
   // #arm starts the policy's timeout once the turn holds its session.
@@ -1030,6 +999,12 @@ class FastPath {
   // #messages applies a model action's window to the session's mirror and
   // returns the messages [start, end) as a new array.
   #messages(turn, a) {
+    if (a.generation === 0) {
+      // The module sent the window alone: no mirror of this session.
+      this.#mirrors.delete(turn.sessionId);
+      turn.historyMirror = undefined;
+      return a.tail.slice();
+    }
     let m = this.#mirrors.get(turn.sessionId);
     if (a.adopt && turn.historyMirror !== undefined) m = { gen: a.generation, msgs: turn.historyMirror };
     turn.historyMirror = undefined;
@@ -1068,7 +1043,7 @@ class FastPath {
       tools: this.#allowedSpecs(turn), step: a.step,
       delta: (t) => {
         if (answered || turn.closed || typeof t !== "string") return;
-        const out = this.#action(this.#call(this.#ex.agentrt_delta, writeDelta(this.#w.reset(), handle, t)));
+        const out = this.#action(this.#call(this.#ex.agentrt_feed, writeDelta(this.#w.reset(), handle, t)));
         if (out.events !== undefined && turn.onEvent) this.#events(turn, out.events, out);
       },
     };
@@ -1097,7 +1072,7 @@ class FastPath {
     }
     const w = this.#w.reset();
     const frame = failure === undefined ? writeModelReply(w, handle, reply) : writeModelReply(w, handle, undefined, failure);
-    return this.#action(this.#call(this.#ex.agentrt_model, frame));
+    return this.#action(this.#call(this.#ex.agentrt_feed, frame));
   }
 }
 
@@ -1190,7 +1165,7 @@ class Runtime {
     if (onStarted) onStarted(runId);
     let aborted = false;
     const onAbort = () => {
-      if (fast.cancel(runId)) aborted = true;
+      if (fast.cancel(this.#core, runId)) aborted = true;
     };
     if (signal) signal.addEventListener("abort", onAbort, { once: true });
     try {
@@ -1292,7 +1267,7 @@ class Runtime {
           for (const w of waiting.splice(0)) w();
           if (started) {
             if (!settled && runId !== undefined && !this.#closed) {
-              try { this.#fast.cancel(runId); } catch { /* it ends anyway */ }
+              try { this.#fast.cancel(this.#core, runId); } catch { /* it ends anyway */ }
             }
             await started;
           }
@@ -1355,7 +1330,7 @@ class Runtime {
   cancelRun(runId) {
     if (typeof runId !== "string") throw argError("runId", "must be a string");
     this.#live();
-    return Boolean(this.#call(() => this.#fast.cancel(runId)));
+    return Boolean(this.#call(() => this.#fast.cancel(this.#core, runId)));
   }
 
   /**
@@ -1365,8 +1340,7 @@ class Runtime {
    */
   session(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
-    this.#live();
-    return this.#call(() => this.#fast.session(id));
+    return this.#call(() => this.#live().getSession(id)) ?? null;
   }
 
   /**
@@ -1376,8 +1350,8 @@ class Runtime {
    */
   deleteSession(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
-    this.#live();
-    return Boolean(this.#call(() => this.#fast.deleteSession(id)));
+    this.#fast.forget(id);
+    return Boolean(this.#call(() => this.#live().deleteSession(id)));
   }
 
   /**
@@ -1385,8 +1359,7 @@ class Runtime {
    * @returns {string[]}
    */
   listSessions() {
-    this.#live();
-    return this.#call(() => this.#fast.listSessions());
+    return this.#call(() => this.#live().listSessions());
   }
 
   /**
@@ -1396,8 +1369,8 @@ class Runtime {
    * @returns {object}
    */
   stats(options) {
-    this.#live();
-    return this.#call(() => this.#fast.stats(isObject(options) && options.gc === true));
+    const core = this.#live();
+    return this.#call(() => core.stats(isObject(options) && options.gc === true ? { gc: true } : undefined));
   }
 
   /**

@@ -252,6 +252,45 @@ func DecodeToolResult(b []byte) (*ToolResult, error) {
 	return &t, nil
 }
 
+// Answer is any host frame that answers a turn: a model reply, a tool
+// result or a delta, as DecodeAnswer returns it.
+type Answer struct {
+	Kind   Kind // KindModelReply, KindToolResult or KindDelta
+	Handle uint64
+	Failed bool
+	// Text is the tool's output, the failure's text, or the delta.
+	Text  string
+	Reply core.ModelReply
+}
+
+// DecodeAnswer decodes a model-reply, tool-result or delta frame.
+func DecodeAnswer(b []byte) (*Answer, error) {
+	var a Answer
+	k := KindDelta
+	if len(b) >= header {
+		k = Kind(b[header-1])
+	}
+	if k != KindModelReply && k != KindToolResult {
+		k = KindDelta
+	}
+	r := newReader(b, k)
+	a.Kind = k
+	a.Handle = r.uvarint()
+	if k != KindDelta {
+		a.Failed = r.bool("status")
+	}
+	if k == KindModelReply && !a.Failed {
+		a.Reply.Content = r.str("content")
+		a.Reply.ToolCalls = r.calls()
+	} else {
+		a.Text = r.str("text")
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
 // Delta is a delta frame: text a model streamed for the turn with
 // Handle.
 type Delta struct {

@@ -81,6 +81,7 @@ const header = len(Magic) + 2
 var itoa = decimal.Itoa
 
 // appendHeader starts a frame of kind k.
+//
 //go:noinline
 func appendHeader(dst []byte, k Kind) []byte {
 	return append(dst, Magic[0], Magic[1], Magic[2], Version, byte(k))
@@ -227,16 +228,8 @@ func (r *reader) fail(msg string) {
 }
 
 func (r *reader) header(k Kind) {
-	if len(r.s) < header || r.s[:len(Magic)] != Magic {
-		r.fail("wrong magic (want \"ARW\")")
-		return
-	}
-	if r.s[len(Magic)] != Version {
-		r.fail("unknown version " + itoa(int(r.s[len(Magic)])))
-		return
-	}
-	if Kind(r.s[len(Magic)+1]) != k {
-		r.fail("frame kind " + itoa(int(r.s[len(Magic)+1])) + ", want " + itoa(int(k)))
+	if len(r.s) < header || r.s[:len(Magic)] != Magic || r.s[len(Magic)] != Version || Kind(r.s[len(Magic)+1]) != k {
+		r.fail("not a version 1 frame of kind " + itoa(int(k)))
 		return
 	}
 	r.pos = header
@@ -321,15 +314,13 @@ func (r *reader) str(what string) string {
 	return v
 }
 
+//go:noinline
 func (r *reader) bool(what string) bool {
-	switch r.byte() {
-	case 0:
-		return false
-	case 1:
-		return true
+	b := r.byte()
+	if b > 1 {
+		r.fail(what + " must be 0 or 1")
 	}
-	r.fail(what + " must be 0 or 1")
-	return false
+	return b == 1
 }
 
 // end checks that the frame was read to its last byte.

@@ -34,8 +34,10 @@ type Runtime struct {
 	// nil means the host answers them.
 	native core.Model
 
-	turns map[uint64]*hostTurn
-	last  uint64
+	// turns holds the turns that have not ended; a turn's handle is its
+	// index + 1. Slots of ended turns are reused.
+	turns []*hostTurn
+	live  int
 	out   []byte
 }
 
@@ -72,7 +74,7 @@ func (ht *hostTurn) onEvent(ev core.Event) {
 // model call inside the module (pass core.Echo{} for the built-in echo
 // model); nil hands model calls to the host.
 func New(rt *core.Runtime, native core.Model) *Runtime {
-	return &Runtime{rt: rt, native: native, turns: make(map[uint64]*hostTurn)}
+	return &Runtime{rt: rt, native: native}
 }
 
 func (x *Runtime) refuse(err error) []byte {
@@ -108,9 +110,16 @@ func (x *Runtime) Begin(frame []byte) []byte {
 	if err != nil {
 		return x.refuse(err)
 	}
-	x.last++
-	ht.handle, ht.turn = x.last, tn
-	x.turns[ht.handle] = ht
+	slot := 0
+	for slot < len(x.turns) && x.turns[slot] != nil {
+		slot++
+	}
+	if slot == len(x.turns) {
+		x.turns = append(x.turns, nil)
+	}
+	x.turns[slot] = ht
+	x.live++
+	ht.handle, ht.turn = uint64(slot)+1, tn
 	return x.frame(ht, tn.Next())
 }
 
@@ -119,65 +128,47 @@ func (x *Runtime) Begin(frame []byte) []byte {
 // action frame (after a delta: a pending frame with the events it
 // emitted), or a refused frame for a malformed frame or an unknown handle.
 func (x *Runtime) Feed(frame []byte) []byte {
-	k, err := wire.FrameKind(frame)
+	a, err := wire.DecodeAnswer(frame)
 	if err != nil {
 		return x.refuse(err)
 	}
-	var handle uint64
-	var m *wire.ModelReply
-	var t *wire.ToolResult
-	var d *wire.Delta
-	switch k {
-	case wire.KindModelReply:
-		if m, err = wire.DecodeModelReply(frame); err == nil {
-			handle = m.Handle
-		}
-	case wire.KindToolResult:
-		if t, err = wire.DecodeToolResult(frame); err == nil {
-			handle = t.Handle
-		}
-	case wire.KindDelta:
-		if d, err = wire.DecodeDelta(frame); err == nil {
-			handle = d.Handle
-		}
-	default:
-		err = core.NewError(core.CodeInvalidArgument, "wire: frame kind "+itoa(uint64(k))+" does not answer a turn")
-	}
-	if err != nil {
-		return x.refuse(err)
-	}
-	ht := x.turns[handle]
+	ht := x.turn(a.Handle)
 	if ht == nil {
-		return x.refuse(unknownTurn(handle))
+		return x.refuse(unknownTurn(a.Handle))
 	}
-	switch {
-	case m != nil && m.Failed:
-		return x.frame(ht, ht.turn.FeedModel(nil, core.NewError(core.CodeModelError, m.Error)))
-	case m != nil:
-		return x.frame(ht, ht.turn.FeedModel(&m.Reply, nil))
-	case t != nil && t.Failed:
-		return x.frame(ht, ht.turn.FeedTool("", hostError(t.Text)))
-	case t != nil:
-		return x.frame(ht, ht.turn.FeedTool(t.Text, nil))
+	var act core.Action
+	var fail error
+	if a.Failed {
+		fail = core.NewError(core.CodeModelError, a.Text)
 	}
-	ht.turn.Delta(d.Text)
-	x.out = wire.AppendAction(x.out[:0], &wire.Action{Handle: ht.handle, Events: ht.events, Kind: wire.ActPending})
-	clear(ht.events)
-	ht.events = ht.events[:0]
-	return x.out
+	switch a.Kind {
+	case wire.KindDelta:
+		ht.turn.Delta(a.Text)
+		act.Kind = actionPending
+	case wire.KindToolResult:
+		if fail != nil {
+			a.Text = ""
+		}
+		act = ht.turn.FeedTool(a.Text, fail)
+	default:
+		if fail != nil {
+			act = ht.turn.FeedModel(nil, fail)
+		} else {
+			act = ht.turn.FeedModel(&a.Reply, nil)
+		}
+	}
+	return x.frame(ht, act)
 }
 
-// hostError is a tool's failure as the host described it.
-type hostError string
-
-func (e hostError) Error() string { return string(e) }
+// actionPending is the core.Action kind frame encodes as wire.ActPending.
+const actionPending core.ActionKind = -1
 
 // Next returns the action frame of the turn with handle: after a wait,
 // a cancel or an expiry. A call that is out is asked for again. With
 // expire set, it first stops the turn with a timeout, as the policy's
 // timeout does (the host keeps the timers).
 func (x *Runtime) Next(handle uint64, expire bool) []byte {
-	ht := x.turns[handle]
+	ht := x.turn(handle)
 	if ht == nil {
 		return x.refuse(unknownTurn(handle))
 	}
@@ -219,8 +210,20 @@ func (x *Runtime) Sessions() []byte {
 }
 
 // Turns returns the number of turns that have not ended.
-func (x *Runtime) Turns() int {
-	return len(x.turns)
+func (x *Runtime) Turns() int { return x.live }
+
+// turn returns the turn with handle, or nil.
+func (x *Runtime) turn(handle uint64) *hostTurn {
+	if handle == 0 || handle > uint64(len(x.turns)) {
+		return nil
+	}
+	return x.turns[handle-1]
+}
+
+// forget drops an ended turn.
+func (x *Runtime) forget(ht *hostTurn) {
+	x.turns[ht.handle-1] = nil
+	x.live--
 }
 
 // frame answers the native model's calls, then encodes a: events, and
@@ -233,6 +236,8 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 	}
 	wa := wire.Action{Handle: ht.handle, Events: ht.events}
 	switch a.Kind {
+	case actionPending:
+		wa.Kind = wire.ActPending
 	case core.ActionWait:
 		wa.Kind = wire.ActWait
 	case core.ActionModel:
@@ -242,10 +247,10 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 		wa.Kind, wa.Call = wire.ActTool, *a.Call
 	case core.ActionDone:
 		wa.Kind, wa.Result = wire.ActDone, a.Result
-		delete(x.turns, ht.handle)
+		x.forget(ht)
 	case core.ActionFailed:
 		wa.Kind, wa.Err = wire.ActFailed, a.Err
-		delete(x.turns, ht.handle)
+		x.forget(ht)
 	}
 	x.out = wire.AppendAction(x.out[:0], &wa)
 	clear(ht.events)
@@ -269,17 +274,14 @@ func (x *Runtime) window(ht *hostTurn, req *core.ModelRequest, wa *wire.Action) 
 	if ht.mirrorGen == req.Generation && ht.mirrorLen <= end {
 		from = ht.mirrorLen
 	}
-	wa.From = from
-	if from >= req.Offset {
-		wa.Tail = req.Messages[from-req.Offset:]
-	} else if s, ok := x.rt.Session(req.SessionID); ok && len(s.Messages) >= end {
-		wa.Tail = s.Messages[from:end]
-	} else {
-		// The session is gone (deleted during the call): send the window.
-		wa.From, wa.Adopt = req.Offset, false
-		wa.Tail = req.Messages
+	if from < req.Offset {
+		// The mirror lacks messages before the window: send the window
+		// alone, under generation 0 (no mirror), and start over.
+		wa.Generation, wa.Adopt, from = 0, false, req.Offset
 	}
-	ht.mirrorGen, ht.mirrorLen = req.Generation, end
+	wa.From = from
+	wa.Tail = req.Messages[from-req.Offset:]
+	ht.mirrorGen, ht.mirrorLen = wa.Generation, end
 }
 
 // complete calls the native model, turning a panic into a model error.
