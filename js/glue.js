@@ -397,6 +397,12 @@ async function readURL(url, as) {
   return new Uint8Array(await res.arrayBuffer());
 }
 
+// packagedModule is the URL of the agentrt.wasm shipped next to this file
+// (the npm package's layout). Bundlers see the literal and emit the file.
+function packagedModule() {
+  return new URL("./agentrt.wasm", import.meta.url);
+}
+
 function loadFailed(what, e) {
   return new AgentrtError("load_failed", `agentrt: cannot load ${what}: ${e && e.message ? e.message : e}`, { cause: e });
 }
@@ -408,7 +414,7 @@ function loadFailed(what, e) {
  * @param {string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module} wasm
  * @returns {Promise<WebAssembly.Module>}
  */
-export async function compile(wasm) {
+export async function compile(wasm = packagedModule()) {
   if (wasm instanceof WebAssembly.Module) return wasm;
   if (isBytes(wasm)) {
     try {
@@ -503,7 +509,7 @@ function nextTurn() {
 function checkConfig(options) {
   if (!isObject(options)) throw argError("options", "must be an object");
   const { wasm, wasmExec, systemPrompt, model, tools, limits } = options;
-  if (wasm === undefined || wasm === null) throw argError("options.wasm", "is required");
+  if (wasm === null) throw argError("options.wasm", "must be a URL, bytes, a Response or a WebAssembly.Module, or omitted");
   if (wasmExec !== undefined && typeof wasmExec !== "string" && !(wasmExec instanceof URL)) {
     throw argError("options.wasmExec", "must be a URL or a string");
   }
@@ -529,16 +535,18 @@ function checkConfig(options) {
 /**
  * Loads a new agentrt runtime: its own Go instance, published under its own
  * global name. The module is compiled from `wasm` unless it is a
- * WebAssembly.Module already (see compile). wasm_exec.js is loaded from
+ * WebAssembly.Module already (see compile); without `wasm`, from the
+ * agentrt.wasm next to this file, as the npm package ships it. wasm_exec.js is loaded from
  * `wasmExec` when no `Go` class is defined yet (default: wasm_exec.js next
  * to the module's URL, or next to this file).
  *
  * @param {object} options
  * @returns {Promise<Runtime>}
  */
-export async function loadRuntime(options) {
+export async function loadRuntime(options = {}) {
   checkConfig(options);
-  const { wasm, wasmExec, systemPrompt, model, tools, limits } = options;
+  const { wasmExec, systemPrompt, model, tools, limits } = options;
+  const wasm = options.wasm === undefined ? packagedModule() : options.wasm;
   let execURL;
   if (wasmExec !== undefined) execURL = toURL(wasmExec, "options.wasmExec");
   else if (typeof wasm === "string" || wasm instanceof URL) execURL = new URL("wasm_exec.js", toURL(wasm, "options.wasm"));
