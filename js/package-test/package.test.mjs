@@ -1,8 +1,8 @@
 // The npm package as a user gets it: `npm pack` of dist/ (what
 // `go run ./cmd/agentrt build` writes), installed into an empty folder
 // outside the repository, imported by name and run on Node, Bun and Deno
-// (a cold seed, then a noop), and a strict TypeScript file that
-// round-trips history type-checked against it.
+// (a cold seed, then a noop), bundled by Bun's bundler, and a strict
+// TypeScript file that round-trips history type-checked against it.
 //
 //   node --test js/package-test/
 //
@@ -152,6 +152,23 @@ test("Bun: imported by name, a cold seed then a noop", (t) => {
 test("Deno: imported by name, a cold seed then a noop", (t) => {
   if (!tool(t, DENO, "deno")) return;
   checkRun(run(DENO, ["run", "-A", "app.mjs"], app), "deno");
+});
+
+test("a bundler (bun build) resolves the exports; the bundle runs with the module copied beside it", async (t) => {
+  if (!tool(t, BUN, "bun")) return;
+  const out = path.join(app, "bundle");
+  const built = run(BUN, ["build", "app.mjs", "--outdir", out, "--target", "node"], app);
+  assert.equal(built.status, 0, `bun build failed:\n${built.stdout}${built.stderr}`);
+  // Bundlers that do not copy new URL(..., import.meta.url) assets (esbuild,
+  // Bun) need the module and wasm_exec.js next to the bundle (docs/package.md).
+  for (const f of ["agentrt.wasm", "wasm_exec.js"]) {
+    await copyFile(path.join(app, "node_modules", "agentrt", f), path.join(out, f));
+  }
+  await writeFile(path.join(out, "package.json"), JSON.stringify({ type: "module" }));
+  const r = run(process.execPath, ["app.js"], out);
+  assert.equal(r.status, 0, `the bundle exited ${r.status}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  const lines = r.stdout.trim().split("\n");
+  assert.deepEqual(JSON.parse(lines[lines.length - 1]), WANT, "the bundle's conversation");
 });
 
 test("TypeScript --strict: a file that stores history and passes it back type-checks", async (t) => {
