@@ -14,6 +14,25 @@ import {
   type Runtime,
   type Session,
 } from "../glue.js";
+import { openAIModel, toOpenAIMessages, type OpenAIModelOptions } from "../openai.js";
+
+export function models(runId: string): void {
+  const controllers = new Map<string, AbortController>();
+  const options: OpenAIModelOptions = {
+    baseURL: new URL("https://api.openai.com/v1"),
+    model: "gpt-4o-mini",
+    apiKey: "sk-...",
+    body: { temperature: 0 },
+    signal: (req) => controllers.get(req.runId)?.signal,
+  };
+  void loadRuntime({ model: openAIModel(options) });
+  void loadRuntime({ model: openAIModel({ baseURL: "http://127.0.0.1:8080/v1", model: "local", signal: new AbortController().signal }) });
+  console.log(toOpenAIMessages({ system: "s", messages: [{ role: "user", content: runId }] }).length);
+  // @ts-expect-error the model name is required
+  openAIModel({ baseURL: "https://api.openai.com/v1" });
+  // @ts-expect-error the key is a string
+  openAIModel({ baseURL: "https://api.openai.com/v1", model: "m", apiKey: 5 });
+}
 
 export async function usage(): Promise<void> {
   const wasm = await compile(new URL("./agentrt.wasm", import.meta.url));
