@@ -140,6 +140,14 @@ test("the tarball ships the glue, its modules and types, the module and wasm_exe
   assert.equal(Object.keys(pkg.exports["."])[0], "types", "types come first in exports");
 });
 
+test("Node imports dist/glue.js inside the repository without a module-type warning", () => {
+  const glue = new URL("glue.js", `file://${DIST}/`).href;
+  const r = run(process.execPath, ["--input-type=module", "-e", `const g = await import(${JSON.stringify(glue)}); console.log(typeof g.loadRuntime);`], ROOT);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim(), "function");
+  assert.equal(r.stderr, "", "node printed a warning");
+});
+
 test("Node: imported by name, a cold seed then a noop", (t) => {
   checkRun(run(process.execPath, ["app.mjs"], app), "node");
 });
