@@ -1002,6 +1002,7 @@ class Runtime {
     let delivered = false;
     let finished = false;
     let heldCompleted = null;
+    let completedPushed = false;
     let lastSeq = 0;
     const push = (item) => {
       queue.push(item);
@@ -1017,8 +1018,14 @@ class Runtime {
           reportCallbackError(e);
         }
       }
-      if (isObject(ev) && ev.type === "run.completed" && ev.result === undefined) heldCompleted = ev;
-      else push({ event: ev });
+      if (isObject(ev) && ev.type === "run.completed") {
+        if (ev.result === undefined) {
+          heldCompleted = ev;
+          return;
+        }
+        completedPushed = true;
+      }
+      push({ event: ev });
     };
     const start = () => {
       const options = { runId: req.runId, signal: req.signal, inspect: req.inspect, onEvent };
@@ -1030,7 +1037,7 @@ class Runtime {
           result = res;
           let done = heldCompleted;
           if (done) done.result = res;
-          else if (!queue.some((q) => q.event && q.event.type === "run.completed")) {
+          else if (!completedPushed) {
             done = { type: "run.completed", runId: res.runId, sessionId: res.sessionId, seq: lastSeq + 1, result: res };
           }
           if (done) push({ event: done });
