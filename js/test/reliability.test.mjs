@@ -4,6 +4,7 @@
 // `bun test` and `deno test -A`.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import process from "node:process";
 import { loadRuntime, AgentrtError } from "../glue.js";
 import { compiledModule, wasmURL, wasmExecURL, deferred, rejectsWith } from "./env.mjs";
 
@@ -114,12 +115,16 @@ describe("errors", () => {
   });
 
   test("a retry of loadRuntime after a failed load does not fail with the old error", async () => {
-    const missing = new URL("no-such-dir/agentrt.wasm", wasmURL);
-    const err = await rejection(loadRuntime({ wasm: missing }));
-    isAgentrtError(err, "load_failed");
-    const rt = await loadRuntime({ wasm: wasmURL });
-    opened.push(rt);
-    assert.equal((await rt.run({ sessionId: "s", input: "x" })).status, "completed");
+    // In a fresh process: the bug needs a realm where wasm_exec.js was
+    // never loaded.
+    const { execFile } = await import("node:child_process");
+    const fixture = new URL("fixtures/retry-load.mjs", import.meta.url);
+    const args = globalThis.Deno ? ["run", "-A"] : [];
+    const out = await new Promise((resolve, reject) => {
+      execFile(process.execPath, [...args, fixture.pathname, new URL("../glue.js", import.meta.url).href, wasmURL.href],
+        (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout.trim())));
+    });
+    assert.equal(out, "ok");
   });
 });
 
