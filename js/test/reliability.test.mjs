@@ -116,17 +116,62 @@ describe("errors", () => {
 
   test("a retry of loadRuntime after a failed load does not fail with the old error", async () => {
     // In a fresh process: the bug needs a realm where wasm_exec.js was
-    // never loaded.
+    // never loaded. The script is written to a temporary directory.
     const { execFile } = await import("node:child_process");
-    const fixture = new URL("fixtures/retry-load.mjs", import.meta.url);
+    const { mkdtemp, writeFile, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dir = await mkdtemp(join(tmpdir(), "agentrt-retry-"));
+    const script = join(dir, "retry-load.mjs");
+    await writeFile(script, retryScript);
     const args = globalThis.Deno ? ["run", "-A"] : [];
-    const out = await new Promise((resolve, reject) => {
-      execFile(process.execPath, [...args, fixture.pathname, new URL("../glue.js", import.meta.url).href, wasmURL.href],
-        (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout.trim())));
-    });
-    assert.equal(out, "ok");
+    try {
+      const out = await new Promise((resolve, reject) => {
+        execFile(process.execPath, [...args, script, new URL("../glue.js", import.meta.url).href, wasmURL.href],
+          (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout.trim())));
+      });
+      assert.equal(out, "ok");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
+
+const retryScript = `// A fresh realm for the loader's retry test: no Go class is defined yet.
+// The first loadRuntime fails while its wasm_exec.js (from a server that
+// answers 404 slowly) is still loading; the retry, with a correct path,
+// must not fail with that load's error. Prints "ok" or the error.
+// Usage: <runtime> retry-load.mjs <glue.js URL> <agentrt.wasm URL>
+import { createServer } from "node:http";
+import process from "node:process";
+
+const [glueURL, wasmURL] = process.argv.slice(-2);
+const { loadRuntime } = await import(glueURL);
+const server = createServer((req, res) => setTimeout(() => {
+  res.statusCode = 404;
+  res.setHeader("Connection", "close");
+  res.end();
+}, 200));
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+try {
+  try {
+    await loadRuntime({ wasm: new Uint8Array([0, 1, 2, 3]), wasmExec: \`http://127.0.0.1:\${server.address().port}/wasm_exec.js\` });
+    console.log("the first load did not fail");
+  } catch (e) {
+    if (e.code !== "load_failed") console.log("first:", e.code, e.message);
+  }
+  const rt = await loadRuntime({ wasm: new URL(wasmURL) });
+  const r = await rt.run({ sessionId: "s", input: "x" });
+  rt.close();
+  console.log(r.status === "completed" ? "ok" : "status " + r.status);
+} catch (e) {
+  console.log("retry:", e.code, e.message);
+} finally {
+  server.close();
+  server.closeAllConnections?.();
+}
+process.exit(0);
+`;
 
 describe("run ids", () => {
   test('runId "" and the generated prefixes are refused, changing nothing', async () => {
