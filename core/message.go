@@ -93,6 +93,12 @@ func (m Message) Clone() Message {
 // ContentMissing is set by decoders when the host's content was null or
 // absent: that is accepted only on an assistant message with tool calls
 // (whose Content is then empty), and refused everywhere else.
+//
+// Continues is set by decoders on a message that comes from the same host
+// message as the one before it (one Vercel AI SDK UIMessage may hold a
+// tool call, its result and more text: see docs/contract.md). Errors then
+// name the host message: their Index counts only the messages without
+// Continues. The zero value means one host message per SeedMessage.
 type SeedMessage struct {
 	ID             string
 	Role           Role
@@ -100,6 +106,24 @@ type SeedMessage struct {
 	ContentMissing bool
 	ToolCallID     string
 	ToolCalls      []ToolCall
+	Continues      bool
+}
+
+// HostIndex returns the position, in the array the host passed, of the
+// host message that history[i] comes from: i less the messages up to it
+// that continue an earlier host message. An i outside history is
+// returned as it is.
+func HostIndex(history []SeedMessage, i int) int {
+	if i < 0 || i >= len(history) {
+		return i
+	}
+	n := i
+	for j := 1; j <= i; j++ {
+		if history[j].Continues {
+			n--
+		}
+	}
+	return n
 }
 
 // Message returns the session message m seeds.
