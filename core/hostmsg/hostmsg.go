@@ -160,22 +160,39 @@ func Messages[V Value[V]](history V, maxMessages int) ([]core.SeedMessage, error
 	if history.Kind() != Array {
 		return nil, core.NewError(core.CodeInvalidArgument, "history must be an array")
 	}
-	if maxMessages <= 0 {
-		maxMessages = core.DefaultLimits.MaxSeedMessages
-	}
 	n := history.Len()
-	if n > maxMessages {
-		return nil, core.NewIndexError(core.CodeLimitExceeded, maxMessages,
-			"history has "+itoa(n)+" messages, more than maxSeedMessages ("+itoa(maxMessages)+")")
+	if err := CheckCount(n, maxMessages); err != nil {
+		return nil, err
 	}
 	out := make([]core.SeedMessage, 0, n)
 	for i := 0; i < n; i++ {
 		var msg string
 		if out, msg = Append(out, history.Index(i)); msg != "" {
-			return nil, core.NewIndexError(core.CodeInvalidHistory, i, msg)
+			return nil, Refusal(i, msg)
 		}
 	}
 	return out, nil
+}
+
+// CheckCount refuses a history of n host messages when n is over
+// maxMessages (zero or negative: the default limit), with
+// core.CodeLimitExceeded and index maxMessages, the first message over
+// the limit. Edges that read messages one by one call it first.
+func CheckCount(n, maxMessages int) error {
+	if maxMessages <= 0 {
+		maxMessages = core.DefaultLimits.MaxSeedMessages
+	}
+	if n > maxMessages {
+		return core.NewIndexError(core.CodeLimitExceeded, maxMessages,
+			"history has "+itoa(n)+" messages, more than maxSeedMessages ("+itoa(maxMessages)+")")
+	}
+	return nil
+}
+
+// Refusal returns the error for host message i, refused by Append with
+// msg: core.CodeInvalidHistory, Index i, Message msg.
+func Refusal(i int, msg string) error {
+	return core.NewIndexError(core.CodeInvalidHistory, i, msg)
 }
 
 // Append reads one host message v and appends the seed messages it
