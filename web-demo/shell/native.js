@@ -39,6 +39,22 @@ function toBase64(bytes) {
   return btoa(s);
 }
 
+// salted returns the module's bytes with a custom section of random bytes
+// appended: the same module, but not byte-identical, so an engine that
+// reuses compiled code for identical bytes (V8 does, within a process)
+// compiles it afresh. The benchmark measures a cold compile this way.
+function salted(bytes) {
+  const name = new TextEncoder().encode("agentrt-salt");
+  const payload = crypto.getRandomValues(new Uint8Array(16));
+  const size = 1 + name.length + payload.length; // < 128: one-byte LEB128s
+  const out = new Uint8Array(bytes.length + 2 + size);
+  out.set(bytes);
+  out.set([0, size, name.length], bytes.length);
+  out.set(name, bytes.length + 3);
+  out.set(payload, bytes.length + 3 + name.length);
+  return out;
+}
+
 function setStatus(text) {
   document.getElementById("status").textContent = text;
 }
@@ -51,7 +67,7 @@ const handlers = {
   }),
   // The module's bytes, copied out of the bundle for each webview.
   wasm: async () => {
-    const copy = wasmBytes.slice();
+    const copy = webview.salt ? salted(wasmBytes) : wasmBytes.slice();
     if (webview.transport === "base64") return { transport: "base64", base64: toBase64(copy) };
     return { result: { transport: "bytes", bytes: copy.buffer }, transfer: [copy.buffer] };
   },
@@ -73,16 +89,17 @@ const handlers = {
 
 /**
  * start opens a new webview on conversation. transport is how the module's
- * bytes cross the bridge: "base64" (default) or "bytes". Resolves with the
- * webview's boot timings once its runtime is ready.
+ * bytes cross the bridge: "base64" (default) or "bytes". salt appends a
+ * custom section of random bytes to the module (see salted). Resolves with
+ * the webview's boot timings once its runtime is ready.
  */
-async function start({ transport = "base64", conversation = "chat-1" } = {}) {
+async function start({ transport = "base64", conversation = "chat-1", salt = false } = {}) {
   if (webview) throw new Error("a webview is running: kill it first");
   await bytesReady;
   const iframe = document.createElement("iframe");
   iframe.title = "webview";
   const n = ++starts;
-  webview = { iframe, transport, conversation, bridge: null };
+  webview = { iframe, transport, conversation, salt, bridge: null };
   const wv = webview;
   const ready = new Promise((resolve, reject) => {
     handlers.ready = async (timings) => { if (webview === wv) resolve(timings); };
