@@ -56,6 +56,7 @@ const (
 	MethodBind      = "bind"      // Function.prototype.bind
 	MethodForEach   = "forEach"   // Array.prototype.forEach
 	MethodReject    = "reject"    // Promise.reject
+	MethodResolve   = "resolve"   // Promise.resolve
 )
 
 // Message fields, and the camelCase spellings also accepted in histories.
@@ -86,6 +87,7 @@ const (
 	FieldMaxSeedMessages       = "maxSeedMessages"
 	FieldMaxSeedBytes          = "maxSeedBytes"
 	FieldMaxMessageBytes       = "maxMessageBytes"
+	FieldMaxTotalBytes         = "maxTotalBytes"
 	// ModelEcho selects the built-in model (as does an omitted model).
 	ModelEcho = "echo"
 )
@@ -147,6 +149,10 @@ const (
 	FieldRunsCompleted = "runsCompleted"
 	FieldRunsFailed    = "runsFailed"
 	FieldRunsCancelled = "runsCancelled"
+	// FieldBudgetUsed and FieldBudgetBytes are core.Stats.BudgetUsed and
+	// BudgetBytes: the memory budget in use and its limit.
+	FieldBudgetUsed  = "budgetUsed"
+	FieldBudgetBytes = "budgetBytes"
 	// FieldHeapAlloc is the Go heap in use (runtime.MemStats.HeapAlloc),
 	// set by the module's stats().
 	FieldHeapAlloc = "heapAlloc"
@@ -170,6 +176,7 @@ const (
 	MethodStartRunWithHistory          = "startRunWithHistory"
 	MethodStartRunWithPolicyAndHistory = "startRunWithPolicyAndHistory"
 	MethodCancelRun                    = "cancelRun"
+	MethodRevertRun                    = "revertRun"
 	MethodGetSession                   = "getSession"
 	MethodDeleteSession                = "deleteSession"
 	MethodListSessions                 = "listSessions"
