@@ -317,7 +317,9 @@ func (t *turn) append(m Message) *Error {
 	if bytes+size > limits.MaxSessionBytes {
 		return NewError(CodeLimitExceeded, "the session would hold more than maxSessionBytes ("+itoa(int(limits.MaxSessionBytes))+")")
 	}
-	t.store.appendMessages(t.sess, []Message{m}, size)
+	if err := t.store.appendMessages(t.sess, []Message{m}, size, &t.run.reserved); err != nil {
+		return err
+	}
 	t.res.Appended = append(t.res.Appended, m)
 	mm := m
 	t.run.emit(Event{Type: EventMessageAppended, Message: &mm})
@@ -463,6 +465,8 @@ func (tn *Turn) Next() Action {
 	}
 	if tn.t.err != nil {
 		tn.t.rollback()
+	} else {
+		tn.t.store.markTail(tn.t.sess, r.id, tn.t.mark)
 	}
 	tn.end(true, tn.t.res, tn.t.err)
 	return tn.outcome()
@@ -522,6 +526,7 @@ func (tn *Turn) end(holds bool, res *Result, err *Error) {
 		r.rt.store.leave(r.lane)
 	}
 	r.ctx.stop(nil)
+	r.rt.store.release(&r.reserved, 0)
 	r.rt.finished(r)
 	close(r.done)
 }
