@@ -1,9 +1,6 @@
 package core
 
-import (
-	"sort"
-	"sync"
-)
+import "sync"
 
 // Config configures a Runtime. The zero Config is usable: no system
 // prompt, the built-in Echo model, no tools, DefaultLimits.
@@ -335,7 +332,7 @@ func (rt *Runtime) DeleteSession(id string) bool {
 // ListSessions returns the ids of all sessions, sorted.
 func (rt *Runtime) ListSessions() []string {
 	ids := rt.store.ids()
-	sort.Strings(ids)
+	sortStrings(ids)
 	return ids
 }
 
@@ -382,4 +379,17 @@ func (rt *Runtime) Close() {
 
 func hasPrefix(s, prefix string) bool {
 	return len(s) >= len(prefix) && s[:len(prefix)] == prefix
+}
+
+// sortStrings sorts ids in place (a shell sort): package sort would link
+// the generic pdqsort into the module, about 19 KB of code for a list of
+// at most MaxSessions ids.
+func sortStrings(ids []string) {
+	for gap := len(ids) / 2; gap > 0; gap /= 2 {
+		for i := gap; i < len(ids); i++ {
+			for j := i; j >= gap && ids[j] < ids[j-gap]; j -= gap {
+				ids[j], ids[j-gap] = ids[j-gap], ids[j]
+			}
+		}
+	}
 }

@@ -521,6 +521,7 @@ func (tn *Turn) end(holds bool, res *Result, err *Error) {
 	tn.ended = true
 	r := tn.run
 	r.finish(res, err)
+	tn.t.res, tn.t.err = r.result, r.err
 	if holds {
 		<-r.lane.sem
 		r.rt.store.leave(r.lane)
@@ -532,11 +533,8 @@ func (tn *Turn) end(holds bool, res *Result, err *Error) {
 }
 
 func (tn *Turn) outcome() Action {
-	r := tn.run
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err != nil {
-		return Action{Kind: ActionFailed, Err: r.err}
+	if tn.t.err != nil {
+		return Action{Kind: ActionFailed, Err: tn.t.err}
 	}
-	return Action{Kind: ActionDone, Result: r.result}
+	return Action{Kind: ActionDone, Result: tn.t.res}
 }
