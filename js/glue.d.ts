@@ -1,5 +1,5 @@
 // Types of agentrt's glue (glue.js). Hand-written; keep in sync with
-// glue.js and with the module's contract (DESIGN sections 4 and 5).
+// glue.js and with the module's contract (docs/contract.md, docs/glue.md).
 
 /** A stable error code. */
 export type ErrorCode =
@@ -65,13 +65,43 @@ export interface OpenAIToolCall {
 }
 
 /**
- * One prior turn, in any shape the glue accepts: the module's
- * (snake_case or camelCase) and OpenAI chat messages. Other roles are
- * passed on and refused by the module with their index.
+ * A part of OpenAI's array `content`: text (and refusal) parts are read;
+ * image_url, input_audio and file parts are skipped (docs/contract.md).
+ */
+export interface ContentPart {
+  type: "text" | "refusal" | "image_url" | "input_audio" | "file" | (string & {});
+  text?: string;
+  refusal?: string;
+  [extra: string]: unknown;
+}
+
+/**
+ * A part of a Vercel AI SDK UIMessage: text parts are read; tool parts
+ * ("tool-NAME", "dynamic-tool") with a result become a call and its
+ * result; reasoning, file, source, step-start and data-* parts are skipped.
+ */
+export interface UIMessagePart {
+  type: string;
+  text?: string;
+  toolCallId?: string;
+  toolName?: string;
+  state?: string;
+  input?: unknown;
+  output?: unknown;
+  errorText?: string;
+  [extra: string]: unknown;
+}
+
+/**
+ * One prior turn, in any shape the glue accepts (docs/contract.md): the
+ * module's (snake_case or camelCase), OpenAI chat messages (content parts,
+ * the developer role) and Vercel AI SDK UIMessages ({ id, role, parts }).
+ * Other roles are passed on and refused by the module with their index.
  */
 export interface HistoryMessage {
-  role: Role | (string & {});
-  content?: string | null;
+  role: Role | "developer" | (string & {});
+  content?: string | null | ReadonlyArray<ContentPart>;
+  parts?: ReadonlyArray<UIMessagePart> | null;
   id?: string | null;
   tool_call_id?: string | null;
   toolCallId?: string | null;
@@ -339,8 +369,9 @@ export declare function compile(wasm: LoadOptions["wasm"]): Promise<WebAssembly.
 export declare function packHistory(history: History): Uint8Array;
 
 /**
- * Converts history in any accepted shape to the module's message shape.
- * Throws like packHistory.
+ * Converts history in any accepted shape to the module's message shape:
+ * the messages the session will hold, system messages included (a
+ * UIMessage may yield several). Throws like packHistory.
  */
 export declare function toModuleHistory(history: ReadonlyArray<HistoryMessage>): ModuleMessage[];
 

@@ -38,13 +38,16 @@ export async function usage(): Promise<void> {
   await loadRuntime({ wasm: new Uint8Array(8), model: "echo" });
   await loadRuntime({ wasm: "/agentrt.wasm" });
 
-  // Host history in the module's shape and in OpenAI's.
+  // Host history in the module's shape, OpenAI's and the AI SDK's.
   const history: HistoryMessage[] = [
     { role: "system", content: "old prompt" },
     { role: "user", content: "hi", id: "m1" },
     { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "add", arguments: { a: 1, b: 2 } } }] },
     { role: "tool", tool_call_id: "c1", content: "3" },
     { role: "assistant", content: "3", toolCalls: [] },
+    { role: "developer", content: [{ type: "text", text: "Be brief." }] },
+    { id: "m5", role: "user", parts: [{ type: "text", text: "and 2 + 2?" }] },
+    { id: "m6", role: "assistant", parts: [{ type: "tool-add", toolCallId: "c2", state: "output-available", input: { a: 2, b: 2 }, output: 4 }, { type: "text", text: "4" }] },
   ];
   const ac = new AbortController();
   const result: Result = await rt.run({

@@ -6,8 +6,8 @@
 //
 //	{ version, createRuntime(config) -> Runtime }
 //
-// and then waits for calls. See DESIGN section 4 and docs/ for the
-// contract; package jsedge holds the conversions.
+// and then waits for calls. See docs/contract.md and docs/module.md for
+// the contract; package jsedge holds the conversions.
 //
 // Build it with `go run ./cmd/agentrt build` (or `make build`), which
 // writes dist/agentrt.wasm and the wasm_exec.js that runs it.
