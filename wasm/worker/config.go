@@ -8,18 +8,19 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/internal/envvar"
 	"github.com/agentrt/agentrt/openai"
 )
 
 // The worker's environment variables (wrangler vars and secrets).
 const (
-	EnvToken         = "AGENTRT_TOKEN"           // secret: bearer token; empty = no auth
-	EnvModel         = "AGENTRT_MODEL"           // "echo" (default) or "openai"
-	EnvOpenAIBaseURL = "AGENTRT_OPENAI_BASE_URL" // e.g. https://api.openai.com/v1
-	EnvOpenAIModel   = "AGENTRT_OPENAI_MODEL"    // model name sent upstream
-	EnvOpenAIKey     = "AGENTRT_OPENAI_KEY"      // secret
-	EnvMaxBodyBytes  = "AGENTRT_MAX_BODY_BYTES"  // default 1 MiB
-	EnvSystemPrompt  = "AGENTRT_SYSTEM_PROMPT"   // optional
+	EnvToken         = envvar.Token         // secret: bearer token; empty = no auth
+	EnvModel         = envvar.Model         // "echo" (default) or "openai"
+	EnvOpenAIBaseURL = envvar.OpenAIBaseURL // e.g. https://api.openai.com/v1
+	EnvOpenAIModel   = envvar.OpenAIModel   // model name sent upstream
+	EnvOpenAIKey     = envvar.OpenAIKey     // secret
+	EnvMaxBodyBytes  = envvar.MaxBodyBytes  // default 1 MiB
+	EnvSystemPrompt  = envvar.SystemPrompt  // optional
 )
 
 // config is the worker's configuration.

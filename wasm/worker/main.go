@@ -41,7 +41,7 @@ func main() {
 		if rerr != nil {
 			h = misconfigured(rerr.Error())
 		} else {
-			h = httpapi.New(httpapi.Config{Runtime: rt, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Version: version})
+			h = httpapi.New(httpapi.Config{Runtime: rt, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Version: core.Version})
 		}
 	}
 	b := newBridge(h, cfg.MaxBodyBytes)
@@ -49,9 +49,6 @@ func main() {
 	workers.Ready()
 	<-b.closed
 }
-
-// version is reported by /healthz.
-const version = "0.1.0"
 
 // misconfigured answers every request with 500 and says what is wrong
 // with the configuration (never a secret's value).
