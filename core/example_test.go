@@ -9,7 +9,7 @@ import (
 
 // A cold session is seeded from the host's history once; the next turn on
 // the warm session passes the same history and seeds nothing. The
-// README's Go snippet is this example.
+// README's Go snippet is taken from this example (TestReadme_GoSnippet).
 func Example() {
 	ctx := context.Background()
 	history := []core.SeedMessage{ // the host's durable copy
@@ -25,6 +25,7 @@ func Example() {
 		panic(err)
 	}
 	res, err := run.Wait(ctx)
+	// res.Seed.Mode == core.SeedCold the first time, core.SeedNoop after.
 	if err != nil {
 		panic(err)
 	}
