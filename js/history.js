@@ -263,12 +263,43 @@ function readMessage(m) {
   return read;
 }
 
+// readAt reads history[index] (already fetched as m). A host's getter or
+// Proxy trap may throw anything: that is a refusal of the message too.
 function readAt(m, index, fail) {
   try {
     return readMessage(m);
   } catch (e) {
     if (e instanceof Refused) throw fail(index, e.message);
-    throw e;
+    throw fail(index, `history[${index}] cannot be read: ${describe(e)}`);
+  }
+}
+
+// at returns history[i]; a Proxy may make even that throw.
+function at(history, i, fail) {
+  try {
+    return history[i];
+  } catch (e) {
+    throw fail(i, `history[${i}] cannot be read: ${describe(e)}`);
+  }
+}
+
+// lengthOf reads history.length, which a Proxy may make throw or lie.
+function lengthOf(history, fail) {
+  let n;
+  try {
+    n = history.length;
+  } catch (e) {
+    throw fail(-1, `history.length cannot be read: ${describe(e)}`);
+  }
+  if (!Number.isSafeInteger(n) || n < 0) throw fail(-1, "history.length is not a valid length");
+  return n;
+}
+
+function describe(e) {
+  try {
+    return e instanceof Error ? e.message : String(e);
+  } catch {
+    return "an exception";
   }
 }
 
@@ -292,9 +323,10 @@ function moduleMessage(r) {
  */
 export function toModuleHistory(history, fail = defaultFail) {
   if (!Array.isArray(history)) throw argError("history", "must be an array");
+  const n = lengthOf(history, fail);
   const out = [];
-  for (let i = 0; i < history.length; i++) {
-    const r = readAt(history[i], i, fail);
+  for (let i = 0; i < n; i++) {
+    const r = readAt(at(history, i, fail), i, fail);
     if (r === read) out.push(moduleMessage(r));
     else for (const x of r) out.push(moduleMessage(x));
   }
@@ -438,20 +470,25 @@ function varintSize(v) {
 export function packHistory(history, fail = defaultFail) {
   if (history instanceof Uint8Array) return history;
   if (!Array.isArray(history)) throw argError("history", "must be an array or a Uint8Array");
-  const n = history.length;
+  const n = lengthOf(history, fail);
   // One buffer sized from the content lengths (most messages are ASCII),
   // grown geometrically if the estimate falls short.
   let estimate = 16;
   for (let i = 0; i < n; i++) {
-    const m = history[i];
-    const c = isObject(m) ? m.content : undefined;
+    let c;
+    try {
+      const m = history[i];
+      c = isObject(m) ? m.content : undefined;
+    } catch {
+      c = undefined; // refused with its index below
+    }
     estimate += 24 + (typeof c === "string" ? c.length : 0);
   }
   const p = new Packer(HEADER_ROOM + estimate + (estimate >> 4));
   p.pos = HEADER_ROOM;
   let count = 0;
   for (let i = 0; i < n; i++) {
-    const r = readAt(history[i], i, fail);
+    const r = readAt(at(history, i, fail), i, fail);
     if (r === read) {
       packRecord(p, r, false);
       count++;

@@ -52,13 +52,14 @@ func runChat(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	var o chatOptions
 	fs.StringVar(&o.session, "session", "", "session (conversation) id (required)")
-	fs.StringVar(&o.history, "history", "", "JSON file holding the conversation: an array of messages (required; created if missing)")
+	fs.StringVar(&o.history, "history", "", "JSON file holding the conversation (required; created if missing): an array of messages\n"+
+		`{"role","content","tool_call_id"?,"tool_calls"?:[{"id","name","arguments"}],"id"?}, see docs/cli.md`)
 	fs.StringVar(&o.system, "system", "", "system prompt")
 	fs.StringVar(&o.module, "module", "", "the module to run (default: dist/agentrt.wasm, built first if missing)")
 	fs.StringVar(&o.model, "model", envOr(envModel, "echo"), `"echo" (built in, no network) or "openai" ($`+envModel+`)`)
 	fs.StringVar(&o.baseURL, "openai-base-url", os.Getenv(envOpenAIBaseURL), "OpenAI-compatible API root ($"+envOpenAIBaseURL+"); the key is read from $"+envOpenAIKey)
 	fs.StringVar(&o.modelName, "openai-model", os.Getenv(envOpenAIModel), "model name sent upstream ($"+envOpenAIModel+")")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if o.session == "" || o.history == "" {
@@ -129,6 +130,7 @@ func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io
 			interactive = true
 		}
 	}
+	failed, turns := 0, 0
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for {
@@ -142,13 +144,15 @@ func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io
 		if line == "" {
 			continue
 		}
+		turns++
 		// The history goes packed: read once by hostmsg, as every edge
 		// reads it, instead of converted to JavaScript objects per turn.
 		v, err := in.CallAsync(ctx, rt, "startRunWithHistory", o.session, line, &jshost.Uint8Array{Bytes: packed.Encode(seed)})
 		if err != nil {
 			var ex *jshost.Exception
 			if errors.As(err, &ex) {
-				fmt.Fprintf(stderr, "error: %v\n", ex)
+				failed++
+				fmt.Fprintf(stderr, "error: %s\n", turnError(ex))
 				continue // a refused or failed turn is not stored; the next may succeed
 			}
 			return err // the module ended, or ctx is done
@@ -168,7 +172,30 @@ func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io
 			return err
 		}
 	}
-	return sc.Err()
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d turns failed (not stored in %s)", failed, turns, o.history)
+	}
+	return nil
+}
+
+// turnError formats a refused or failed turn as one line: the message,
+// then " [code]" and " (index N)" when the error has them. The error's
+// name ("Error") is left out: the line already says it is one.
+func turnError(ex *jshost.Exception) string {
+	s := ex.Message
+	if s == "" {
+		s = ex.Name
+	}
+	if ex.Code != "" {
+		s += " [" + ex.Code + "]"
+	}
+	if ex.Index >= 0 {
+		s += fmt.Sprintf(" (index %d)", ex.Index)
+	}
+	return s
 }
 
 // chatModule returns the module to run: path if given, else
@@ -185,7 +212,7 @@ func chatModule(ctx context.Context, path string) (string, error) {
 	if _, err := os.Stat(p); err == nil {
 		return p, nil
 	}
-	if _, err := build.Build(ctx, root, filepath.Join(root, "dist")); err != nil {
+	if _, err := buildDist(ctx, "dist"); err != nil {
 		return "", err
 	}
 	return p, nil

@@ -138,11 +138,14 @@ func TestChat_Errors(t *testing.T) {
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`[{"role":"wizard","content":"x"}]`), 0o644)
 	out, errOut, err := runChatProcess(t, "hi\n", nil, "--session", "s", "--history", bad, "--module", mod)
-	if err != nil {
-		t.Fatalf("chat: %v\n%s", err, errOut)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("chat with a refused turn: got %v, want exit status 1\n%s", err, errOut)
 	}
-	if out != "" || !strings.Contains(errOut, "invalid_history") || !strings.Contains(errOut, "index 0") {
-		t.Errorf("stdout %q stderr %q; want an invalid_history error at index 0", out, errOut)
+	if out != "" || !strings.Contains(errOut, "error: unknown role \"wizard\" [invalid_history] (index 0)\n") {
+		t.Errorf("stdout %q stderr %q; want one clean invalid_history error at index 0", out, errOut)
+	}
+	if strings.Contains(errOut, "Error:") || !strings.Contains(errOut, "agentrt chat: 1 of 1 turns failed") {
+		t.Errorf("stderr %q: want no \"Error:\" and a closing count of failed turns", errOut)
 	}
 	if b, _ := os.ReadFile(bad); string(b) != `[{"role":"wizard","content":"x"}]` {
 		t.Errorf("the refused turn changed the file: %s", b)

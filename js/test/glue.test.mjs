@@ -58,10 +58,9 @@ describe("loadRuntime", () => {
 
   test("rejects bad options with a TypeError naming the option", async () => {
     const cases = [
-      [undefined, "options"],
       [null, "options"],
       ["agentrt.wasm", "options"],
-      [{}, "options.wasm"],
+      [{ wasm: null }, "options.wasm"],
       [{ wasm: 42 }, "wasm"],
       [{ wasm, systemPrompt: 7 }, "options.systemPrompt"],
       [{ wasm, model: "gpt" }, "options.model"],
@@ -79,6 +78,12 @@ describe("loadRuntime", () => {
       assert.ok(err instanceof TypeError, `${name}: ${err}`);
       assert.ok(err.message.includes(name), `${JSON.stringify(err.message)} names ${name}`);
     }
+  });
+
+  test("without wasm, the module next to glue.js is loaded (load_failed where there is none)", async () => {
+    // js/ has no agentrt.wasm beside glue.js; the package (dist/) has.
+    const err = await rejectsWith(assert, loadRuntime(), "load_failed");
+    assert.ok(err.message.includes("agentrt.wasm"), err.message);
   });
 
   test("a module that cannot be read fails with load_failed", async () => {

@@ -63,8 +63,9 @@ func (*Model) HonoursContext() {}
 //     model_error.
 //   - Complete waits for a Promise without blocking the event loop: it
 //     parks its goroutine until a then/catch handler answers.
-//   - delta's js.Func lives for one model call and is then released; a
-//     late call logs "call to released function" on the console.
+//   - delta is one long-lived js.Func bound to a number naming the model
+//     call: a call after the model has answered finds no call of that
+//     number and is ignored, silently.
 //   - request.messages are frozen objects from cache (see Cache), shared
 //     with later requests of the session; a nil cache converts them anew
 //     on every call.
@@ -72,15 +73,8 @@ func NewModel(fn js.Value, cache *Cache) *Model { return &Model{fn: fn, cache: c
 
 // Complete implements core.Model.
 func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
-	var done bool
-	delta := Func(nil, func(_ js.Value, args []js.Value) any {
-		if t := arg(args, 0); !done && t.Type() == js.TypeString {
-			req.Delta(t.String())
-		}
-		return nil
-	})
-	defer delta.Release()
-	defer func() { done = true }()
+	delta, forget := deltaFor(req.Delta)
+	defer forget()
 
 	msgs := m.cache.View(req.SessionID, req.Messages)
 	r := newObject()
@@ -142,4 +136,53 @@ func parse(s string) (js.Value, error) {
 func reply(v js.Value) (_ *core.ModelReply, err error) {
 	defer catch(&err, core.CodeModelError, nil)
 	return hostmsg.Reply(hostValue{v})
+}
+
+// deltas maps the number of each model call in progress to its
+// ModelRequest.Delta. deltaFunc, bound to such a number, is the delta
+// function a model request carries.
+var (
+	deltasMu  sync.Mutex
+	deltaNext int
+	deltas    = map[int]func(string){}
+	deltaFunc = Func(nil, func(_ js.Value, args []js.Value) any {
+		id, t := arg(args, 0), arg(args, 1)
+		if id.Type() != js.TypeNumber || t.Type() != js.TypeString {
+			return nil
+		}
+		deltasMu.Lock()
+		f := deltas[id.Int()]
+		deltasMu.Unlock()
+		if f != nil {
+			f(t.String())
+		}
+		return nil
+	})
+	deltaBindable = deltaFunc.Get(MethodBind).Type() == js.TypeFunction
+)
+
+// deltaFor returns the delta function of one model call and the function
+// that ends it. Where the host has no Function.prototype.bind, it is a
+// js.Func of its own, released at the end (a late call then logs "call
+// to released function").
+func deltaFor(f func(string)) (js.Value, func()) {
+	if !deltaBindable {
+		fn := Func(nil, func(_ js.Value, args []js.Value) any {
+			if t := arg(args, 0); t.Type() == js.TypeString {
+				f(t.String())
+			}
+			return nil
+		})
+		return fn.Value, fn.Release
+	}
+	deltasMu.Lock()
+	deltaNext++
+	id := deltaNext
+	deltas[id] = f
+	deltasMu.Unlock()
+	return deltaFunc.Call(MethodBind, js.Null(), id), func() {
+		deltasMu.Lock()
+		delete(deltas, id)
+		deltasMu.Unlock()
+	}
 }

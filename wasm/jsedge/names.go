@@ -61,6 +61,7 @@ const (
 	MethodBind      = "bind"      // Function.prototype.bind
 	MethodForEach   = "forEach"   // Array.prototype.forEach
 	MethodReject    = "reject"    // Promise.reject
+	MethodResolve   = "resolve"   // Promise.resolve
 )
 
 // Message fields, and the camelCase spellings also accepted in histories:
@@ -92,6 +93,7 @@ const (
 	FieldMaxSeedMessages       = "maxSeedMessages"
 	FieldMaxSeedBytes          = "maxSeedBytes"
 	FieldMaxMessageBytes       = "maxMessageBytes"
+	FieldMaxTotalBytes         = "maxTotalBytes"
 	// ModelEcho selects the built-in model (as does an omitted model).
 	ModelEcho = "echo"
 )
@@ -153,6 +155,10 @@ const (
 	FieldRunsCompleted = "runsCompleted"
 	FieldRunsFailed    = "runsFailed"
 	FieldRunsCancelled = "runsCancelled"
+	// FieldBudgetUsed and FieldBudgetBytes are core.Stats.BudgetUsed and
+	// BudgetBytes: the memory budget in use and its limit.
+	FieldBudgetUsed  = "budgetUsed"
+	FieldBudgetBytes = "budgetBytes"
 	// FieldHeapAlloc is the Go heap in use (runtime.MemStats.HeapAlloc),
 	// set by the module's stats().
 	FieldHeapAlloc = "heapAlloc"
@@ -176,6 +182,7 @@ const (
 	MethodStartRunWithHistory          = "startRunWithHistory"
 	MethodStartRunWithPolicyAndHistory = "startRunWithPolicyAndHistory"
 	MethodCancelRun                    = "cancelRun"
+	MethodRevertRun                    = "revertRun"
 	MethodGetSession                   = "getSession"
 	MethodDeleteSession                = "deleteSession"
 	MethodListSessions                 = "listSessions"
