@@ -159,8 +159,8 @@ export async function loop(rt: Runtime): Promise<Message[]> {
   last.reply.content = "changed";
   // @ts-expect-error their tool calls too
   last.appended[0].tool_calls?.push({ id: "x", name: "y", arguments: "{}" });
-  // @ts-expect-error a role the runtime refuses
-  await rt.run({ sessionId: "s", input: "x", history: [{ role: "developer", content: "x" }] });
+  // @ts-expect-error a role the runtime refuses ("developer" is read as "system")
+  await rt.run({ sessionId: "s", input: "x", history: [{ role: "robot", content: "x" }] });
   // @ts-expect-error content is text
   await rt.run({ sessionId: "s", input: "x", history: [{ role: "user", content: 5 }] });
   return stored;
