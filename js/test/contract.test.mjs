@@ -8,18 +8,21 @@
 // index and message, leaving no session behind.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, readdir } from "node:fs/promises";
+// node:fs, not node:fs/promises: the browser runner (js/test/browser)
+// serves no testdata/, so this suite is for Node, Bun and Deno only, and
+// an import the page cannot map is what excludes it there.
+import { readFileSync, readdirSync } from "node:fs";
 import { loadRuntime } from "../glue.js";
 import { toModuleHistory } from "../history.js";
 import { compiledModule, root, wasmExecURL } from "./env.mjs";
 
 const corpusDir = new URL("testdata/contract/", root);
 
-async function loadCorpus() {
-  const files = (await readdir(corpusDir)).filter((f) => f.endsWith(".json")).sort();
+function loadCorpus() {
+  const files = readdirSync(corpusDir).filter((f) => f.endsWith(".json")).sort();
   const cases = [];
   for (const f of files) {
-    const list = JSON.parse(await readFile(new URL(f, corpusDir), "utf8"));
+    const list = JSON.parse(readFileSync(new URL(f, corpusDir), "utf8"));
     for (const c of list) cases.push({ ...c, name: `${f.slice(0, -5)}/${c.name}` });
   }
   return cases;
@@ -89,7 +92,7 @@ const paths = [
 ];
 
 let wasm;
-const cases = await loadCorpus();
+const cases = loadCorpus();
 
 for (const path of paths) {
   describe(`contract: ${path.name}`, () => {
