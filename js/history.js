@@ -1,7 +1,7 @@
 // agentrt history: reads the messages a host passes, in every shape the
 // runtime accepts, and packs them in the module's packed format.
 //
-// These are the rules of core/hostmsg (docs/contract.md, "Host messages"),
+// These are the rules of core/hostmsg (docs/contract.md, "Messages and host messages"),
 // written once more in JavaScript because the glue must read the shapes
 // before it packs them. The corpus in testdata/contract/ holds both to the
 // same results: same messages, same error code, index and message text.
