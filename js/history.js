@@ -1,9 +1,9 @@
 // agentrt history: reads the messages a host passes, in every shape the
 // runtime accepts, and packs them in the module's packed format.
 //
-// These are the rules of core/hostmsg (docs/contract.md, "Messages and host messages"),
-// written once more in JavaScript because the glue must read the shapes
-// before it packs them. The corpus in testdata/contract/ holds both to the
+// These are the rules of core/hostmsg (docs/contract.md, "Messages and
+// host messages"), written once more in JavaScript because the glue must
+// read the shapes before it packs them. The corpus in testdata/contract/ holds both to the
 // same results: same messages, same error code, index and message text.
 // Imported by glue.js; dependency-free.
 

@@ -1,10 +1,10 @@
 // Package hostmsg reads the messages a host passes to agentrt, in every
 // shape the runtime accepts, into core.SeedMessage values, and reads a
 // model's reply into a core.ModelReply. It holds the rules of
-// docs/contract.md ("Messages and host messages") in one place: every edge (the
-// module's JavaScript array path, the HTTP API, the CLI's history file)
-// calls it, and the glue's js/history.js follows the same rules for the
-// packed path.
+// docs/contract.md ("Messages and host messages") in one place: every
+// edge (the module's JavaScript array path, the HTTP API, the CLI's
+// history file) calls it, and the glue's js/history.js follows the same
+// rules for the packed path.
 //
 //	v, err := hostjson.Parse(body)             // or a js.Value in jsedge
 //	h, err := hostmsg.Messages(v, 0)           // []core.SeedMessage
