@@ -197,7 +197,8 @@ func Refusal(i int, msg string) error {
 
 // Append reads one host message v and appends the seed messages it
 // yields to out: one, or several for a UIMessage with tool parts. It
-// returns what is wrong with v, or "" (out is then unchanged in length).
+// returns "" when v was read, or what is wrong with v (a message of
+// docs/contract.md's table), and then out unchanged in length.
 func Append[V Value[V]](out []core.SeedMessage, v V) ([]core.SeedMessage, string) {
 	if v.Kind() != Object {
 		return out, "message must be an object"
