@@ -160,16 +160,6 @@ class Page {
     });
   }
 
-  url() {
-    return this.lastURL;
-  }
-
-  async currentURL() {
-    await this.#focus();
-    this.lastURL = await this.#s.cmd("GET", "/url");
-    return this.lastURL;
-  }
-
   /** Runs fn (a function or an expression) in the page with args; awaits a returned promise. */
   async evaluate(fn, ...args) {
     await this.#focus();
