@@ -112,6 +112,29 @@ type SeedMessage struct {
 	ContentMissing bool       `json:"-"`
 	ToolCallID     string     `json:"tool_call_id,omitempty"`
 	ToolCalls      []ToolCall `json:"tool_calls,omitempty"`
+	// Continues is set by decoders on a message that comes from the same host
+	// message as the one before it (one Vercel AI SDK UIMessage may hold a
+	// tool call, its result and more text: see docs/contract.md). Errors then
+	// name the host message: their Index counts only the messages without
+	// Continues. The zero value means one host message per SeedMessage.
+	Continues bool `json:"-"`
+}
+
+// HostIndex returns the position, in the array the host passed, of the
+// host message that history[i] comes from: i less the messages up to it
+// that continue an earlier host message. An i outside history is
+// returned as it is.
+func HostIndex(history []SeedMessage, i int) int {
+	if i < 0 || i >= len(history) {
+		return i
+	}
+	n := i
+	for j := 1; j <= i; j++ {
+		if history[j].Continues {
+			n--
+		}
+	}
+	return n
 }
 
 // Message returns the session message m seeds.

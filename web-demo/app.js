@@ -180,7 +180,9 @@ async function runTurn(rt, job) {
     const conv = await storage.get(job.convId);
     if (!conv) throw codedError("not_found", "this conversation no longer exists");
     // Only the earlier turns go in history; the new message is the input.
-    const history = conv.messages.map(toStored);
+    // Sent as stored: the glue reads every shape by the rules of
+    // docs/contract.md.
+    const history = conv.messages;
     const policy = { seedMode: state.seedMode };
     const result = await Promise.race([
       rt.run({

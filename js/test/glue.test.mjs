@@ -428,10 +428,10 @@ describe("history shapes", () => {
 describe("refusals", () => {
   const cases = [
     { name: "unknown role", history: [...twoTurns, { role: "robot", content: "x" }], code: "invalid_history", index: 2 },
-    { name: "OpenAI developer role is not coerced", history: [{ role: "developer", content: "x" }], code: "invalid_history", index: 0 },
+    { name: "an unknown role", history: [{ role: "robot", content: "x" }], code: "invalid_history", index: 0 },
     { name: "missing content", history: [{ role: "user" }], code: "invalid_history", index: 0 },
     { name: "content of the wrong type", history: [...twoTurns, { role: "user", content: 42 }], code: "invalid_history", index: 2 },
-    { name: "content parts are not text", history: [{ role: "user", content: [{ type: "text", text: "x" }] }], code: "invalid_history", index: 0 },
+    { name: "a content part of an unknown type", history: [{ role: "user", content: [{ type: "video", url: "x" }] }], code: "invalid_history", index: 0 },
     { name: "role of the wrong type", history: [{ role: 1, content: "x" }], code: "invalid_history", index: 0 },
     { name: "a message that is not an object", history: [twoTurns[0], "hello"], code: "invalid_history", index: 1 },
     { name: "orphan tool result", history: [{ role: "user", content: "x" }, { role: "tool", tool_call_id: "nope", content: "r" }], code: "invalid_history", index: 1 },
