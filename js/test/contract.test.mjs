@@ -1,6 +1,7 @@
 // The host-message corpus (testdata/contract/) against the glue and the
 // module's array path, in this engine. Runs under `node --test`,
-// `bun test` and `deno test -A`.
+// `bun test` and `deno test -A`, and in Chromium, Firefox and WebKit
+// through js/test/browser (which serves testdata/).
 //
 // Every case seeds a fresh session with its history and the input "next",
 // then reads the session back: the messages before the new turn must be
@@ -8,21 +9,18 @@
 // index and message, leaving no session behind.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-// node:fs, not node:fs/promises: the browser runner (js/test/browser)
-// serves no testdata/, so this suite is for Node, Bun and Deno only, and
-// an import the page cannot map is what excludes it there.
-import { readFileSync, readdirSync } from "node:fs";
+import { readFile, readdir } from "node:fs/promises";
 import { loadRuntime } from "../glue.js";
 import { toModuleHistory } from "../history.js";
 import { compiledModule, root, wasmExecURL } from "./env.mjs";
 
 const corpusDir = new URL("testdata/contract/", root);
 
-function loadCorpus() {
-  const files = readdirSync(corpusDir).filter((f) => f.endsWith(".json")).sort();
+async function loadCorpus() {
+  const files = (await readdir(corpusDir)).filter((f) => f.endsWith(".json")).sort();
   const cases = [];
   for (const f of files) {
-    const list = JSON.parse(readFileSync(new URL(f, corpusDir), "utf8"));
+    const list = JSON.parse(await readFile(new URL(f, corpusDir), "utf8"));
     for (const c of list) cases.push({ ...c, name: `${f.slice(0, -5)}/${c.name}` });
   }
   return cases;
@@ -92,7 +90,7 @@ const paths = [
 ];
 
 let wasm;
-const cases = loadCorpus();
+const cases = await loadCorpus();
 
 for (const path of paths) {
   describe(`contract: ${path.name}`, () => {
