@@ -35,6 +35,12 @@ const POLL_MIN_MS = 1;
 const POLL_MAX_MS = 25;
 const PULL_EVERY = 8;
 
+// A streamed answer (Server-Sent Events) sends a comment line when it has
+// had nothing to send for this long: writing is how workerd notices a
+// client that went away, and the stream's cancel then aborts the run.
+export const HEARTBEAT_MS = 500;
+const HEARTBEAT = new TextEncoder().encode(": keepalive\n\n");
+
 const JSON_TYPE = "application/json; charset=utf-8";
 const DIED_MESSAGE = "the worker's Go instance stopped (out of memory or another fatal error) while answering; "
   + "the next request starts a fresh instance, whose sessions are seeded from the history each request sends";
@@ -239,12 +245,23 @@ export async function handle(inst, request, onDone = () => {}) {
     return new Response(nullBody(first.status, request) ? null : first.body, { status: first.status, headers: first.headers });
   }
   // "head": a streamed body (Server-Sent Events) follows.
+  let pending = null; // the step a heartbeat interrupted
   const stream = new ReadableStream({
     async pull(controller) {
       let m;
       try {
-        m = await step(inst, x);
+        if (pending === null) pending = step(inst, x);
+        let timer;
+        const beat = new Promise((resolve) => { timer = setTimeout(resolve, HEARTBEAT_MS, HEARTBEAT); });
+        m = await Promise.race([pending, beat]);
+        clearTimeout(timer);
+        if (m === HEARTBEAT) {
+          controller.enqueue(HEARTBEAT);
+          return;
+        }
+        pending = null;
       } catch (e) {
+        pending = null;
         abort(inst, x);
         unlisten();
         onDone();
@@ -282,23 +299,38 @@ function jsonError(status, code, message) {
     { status, headers: { "content-type": JSON_TYPE, "cache-control": "no-store" } });
 }
 
-export default {
-  async fetch(request, env) {
-    let inst = null;
-    try {
-      inst = await instanceFor(env);
-      return await handle(inst, request);
-    } catch (e) {
-      if (e instanceof InstanceDied || (inst !== null && !inst.isAlive())) {
-        console.error("agentrt:", DIED_MESSAGE);
-        return jsonError(500, "internal", DIED_MESSAGE);
-      }
-      if (e instanceof ClientGone) {
-        // Nobody reads this answer.
-        return jsonError(503, "cancelled", "the client went away");
-      }
-      console.error("agentrt:", e && e.message || e);
-      return jsonError(500, "internal", "the worker failed to answer");
+/**
+ * The worker's fetch handler: answers request with the isolate's instance,
+ * starting one when there is none or the last one died.
+ * @param {Request} request
+ * @param {object} env
+ * @param {{waitUntil?: (p: Promise<unknown>) => void}} [ctx]
+ */
+export async function serve(request, env, ctx) {
+  let inst = null;
+  let done = () => {};
+  if (ctx && typeof ctx.waitUntil === "function") {
+    // Keeps the request's context alive until its answer is complete, so
+    // that request.signal's abort reaches the handler when the client
+    // leaves (without it workerd may tear the context down first).
+    ctx.waitUntil(new Promise((resolve) => { done = resolve; }));
+  }
+  try {
+    inst = await instanceFor(env);
+    return await handle(inst, request, done);
+  } catch (e) {
+    done();
+    if (e instanceof InstanceDied || (inst !== null && !inst.isAlive())) {
+      console.error("agentrt:", DIED_MESSAGE);
+      return jsonError(500, "internal", DIED_MESSAGE);
     }
-  },
-};
+    if (e instanceof ClientGone) {
+      // Nobody reads this answer.
+      return jsonError(503, "cancelled", "the client went away");
+    }
+    console.error("agentrt:", e && e.message || e);
+    return jsonError(500, "internal", "the worker failed to answer");
+  }
+}
+
+export default { fetch: serve };

@@ -3,12 +3,16 @@
 package workerd_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,6 +29,8 @@ type slowUpstream struct {
 	calls    atomic.Int64
 	inFlight atomic.Int64
 	maxSeen  atomic.Int64
+	// cancelled counts calls whose client went away before the answer.
+	cancelled atomic.Int64
 }
 
 func newSlowUpstream(t testing.TB, delay time.Duration) *slowUpstream {
@@ -40,12 +46,19 @@ func newSlowUpstream(t testing.TB, delay time.Duration) *slowUpstream {
 		}
 		u.calls.Add(1)
 		var body struct {
-			Messages []json.RawMessage `json:"messages"`
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
 		}
 		_ = json.NewDecoder(r.Body).Decode(&body)
+		delay := u.delay
+		if n := len(body.Messages); n > 0 && strings.Contains(body.Messages[n-1].Content, "very slow") {
+			delay = 2 * time.Second
+		}
 		select {
-		case <-time.After(u.delay):
+		case <-time.After(delay):
 		case <-r.Context().Done():
+			u.cancelled.Add(1)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -200,4 +213,169 @@ func TestWorker_OpenAI_OverlappingRequests(t *testing.T) {
 			t.Errorf("a later turn: got %d %+v, want 200 (the session is not stuck busy)", r.Status, r.Error)
 		}
 	})
+}
+
+// waitFor polls cond every 10 ms for up to 10 s.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// abortEntry wraps the worker's handler for TestWorker_ClientDisconnect:
+// a request with X-Test-Abort-After-Ms gets a request.signal that aborts
+// after that many milliseconds, as workerd's own signal does in
+// production when the client goes away (a local workerd does not signal
+// it for a request that has not answered yet).
+const abortEntry = `import { serve } from "./worker.mjs";
+export default {
+  async fetch(request, env, ctx) {
+    const ms = Number(request.headers.get("x-test-abort-after-ms"));
+    if (!ms) return serve(request, env, ctx);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), ms);
+    return serve(new Request(request, { signal: ac.signal }), env, ctx);
+  },
+};
+`
+
+// Ensure a client that goes away, plain or streamed, cancels its run:
+// the upstream call is abandoned, the turn is rolled back (the session
+// keeps only the turns the client received), and the next turn finds no
+// dangling user message and no busy session.
+func TestWorker_ClientDisconnect_CancelsRun(t *testing.T) {
+	if bundle == nil {
+		t.Skip(skipWhy)
+	}
+	up := newSlowUpstream(t, 0)
+	if err := os.WriteFile(filepath.Join(bundle.Dir, "abort-entry.mjs"), []byte(abortEntry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := mustStart(t, workerd.Options{AllowLocalNetwork: true, Env: openaiEnv(up.URL), Entry: "abort-entry.mjs"})
+	for _, mode := range []string{"plain", "sse"} {
+		t.Run(mode, func(t *testing.T) {
+			sid := "gone-" + mode
+			if r := post(t, p, "/v1/sessions/"+sid+"/runs", turnBody{Input: "first"}); r.Status != 200 || r.MessageCount != 2 {
+				t.Fatalf("first turn: %d %+v", r.Status, r.Error)
+			}
+			before := up.cancelled.Load()
+			ctx, cancel := context.WithCancel(context.Background())
+			req, _ := http.NewRequestWithContext(ctx, "POST", p.URL+"/v1/sessions/"+sid+"/runs", strings.NewReader(`{"input":"a very slow question"}`))
+			if mode == "sse" {
+				req.Header.Set("Accept", "text/event-stream")
+			} else {
+				req.Header.Set("X-Test-Abort-After-Ms", "300")
+			}
+			start := time.Now()
+			errc := make(chan error, 1)
+			go func() {
+				res, err := client.Do(req)
+				if err != nil {
+					errc <- err
+					return
+				}
+				defer res.Body.Close()
+				// Read the first event, then leave.
+				line, err := bufio.NewReader(res.Body).ReadString('\n')
+				if err == nil && !strings.HasPrefix(line, "event: run.started") {
+					err = fmt.Errorf("first line %q", line)
+				}
+				errc <- err
+				<-ctx.Done()
+			}()
+			waitFor(t, "the upstream call", func() bool { return up.inFlight.Load() > 0 })
+			if mode == "sse" {
+				if err := <-errc; err != nil {
+					t.Fatal(err)
+				}
+			}
+			cancel()
+			waitFor(t, "the upstream call to be abandoned", func() bool { return up.cancelled.Load() > before })
+			// Past the moment the upstream would have answered.
+			time.Sleep(time.Until(start.Add(2500 * time.Millisecond)))
+			if got := sessionCount(t, p, sid); got != 2 {
+				t.Errorf("session holds %d messages after the client left, want 2 (the turn rolled back)", got)
+			}
+			r := post(t, p, "/v1/sessions/"+sid+"/runs", turnBody{Input: "next", Policy: map[string]any{"onBusy": "reject"}})
+			if r.Status != 200 || r.Reply.Content != "upstream saw 3 messages" || r.MessageCount != 4 {
+				t.Errorf("next turn: got %d %+v %+v, want 200 and no dangling message", r.Status, r.Reply, r.Error)
+			}
+		})
+	}
+	// A first turn on a new session: nothing at all remains.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", p.URL+"/v1/sessions/gone-new/runs", strings.NewReader(`{"input":"a very slow question"}`))
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := client.Do(req)
+	if err == nil {
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if got := sessionCount(t, p, "gone-new"); got != -1 {
+		t.Errorf("a new session holds %d messages after its only client left, want none", got)
+	}
+}
+
+// Ensure a Go instance that dies (out of memory, an unrecovered panic, an
+// exit) is noticed: the request that killed it and a request it was
+// serving get a typed JSON error, /healthz answers at once from a fresh
+// instance, and sessions are then cold and seeded from history.
+func TestWorker_InstanceDies_Restarts(t *testing.T) {
+	if bundle == nil {
+		t.Skip(skipWhy)
+	}
+	up := newSlowUpstream(t, 0)
+	env := openaiEnv(up.URL)
+	env["AGENTRT_TEST_FAULTS"] = "1"
+	env["AGENTRT_TOKEN"] = "t0ken"
+	auth := []string{"Authorization", "Bearer t0ken"}
+	p := mustStart(t, workerd.Options{AllowLocalNetwork: true, Env: env})
+	// Without the token the fault route is just an unknown route.
+	if st, b, _ := rawPost(p, "/_test/fault/exit", ""); st != 404 {
+		t.Fatalf("fault without token: %d %s", st, b)
+	}
+	for _, kind := range []string{"oom", "panic", "exit"} {
+		t.Run(kind, func(t *testing.T) {
+			sid := "die-" + kind
+			r := post(t, p, "/v1/sessions/"+sid+"/runs", turnBody{Input: "hi"}, auth...)
+			if r.Status != 200 || r.MessageCount != 2 {
+				t.Fatalf("first turn: %d %+v", r.Status, r.Error)
+			}
+			// A request in flight when the instance dies.
+			inflight := make(chan result, 1)
+			calls := up.calls.Load()
+			go func() {
+				inflight <- post(t, p, "/v1/sessions/other-"+kind+"/runs", turnBody{Input: "a very slow question"}, auth...)
+			}()
+			waitFor(t, "the upstream call", func() bool { return up.calls.Load() > calls })
+			start := time.Now()
+			st, b, err := rawPost(p, "/_test/fault/"+kind, "", auth...)
+			var e result
+			_ = json.Unmarshal([]byte(b), &e)
+			if err != nil || st != 500 || e.Error.Code != "internal" || !strings.Contains(e.Error.Message, "Go instance stopped") {
+				t.Fatalf("the request that killed the instance: %d %q %v", st, b, err)
+			}
+			t.Logf("%s: the instance died and answered in %v", kind, time.Since(start))
+			if g := doReq(t, p, "GET", "/healthz", nil); g.Status != 200 {
+				t.Fatalf("healthz after the death: %d", g.Status)
+			}
+			f := <-inflight
+			if f.Status != 500 || f.Error.Code != "internal" || !strings.Contains(f.Error.Message, "Go instance stopped") {
+				t.Errorf("the request in flight: got %d %+v", f.Status, f.Error)
+			}
+			if g := doReq(t, p, "GET", "/v1/sessions/"+sid, nil, auth...); g.Status != 404 {
+				t.Errorf("session after restart: %d, want 404 (cold)", g.Status)
+			}
+			r = post(t, p, "/v1/sessions/"+sid+"/runs", turnBody{Input: "again", History: []msg{{"user", "hi", ""}, {"assistant", "upstream saw 1 messages", ""}}}, auth...)
+			if r.Status != 200 || r.Seed.Mode != "cold" || r.Seed.Seeded != 2 || r.Reply.Content != "upstream saw 3 messages" {
+				t.Errorf("turn after restart: %d %+v %+v %+v", r.Status, r.Seed, r.Reply, r.Error)
+			}
+		})
+	}
 }
