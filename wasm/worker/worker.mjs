@@ -38,7 +38,7 @@ const PULL_EVERY = 8;
 // A streamed answer (Server-Sent Events) sends a comment line when it has
 // had nothing to send for this long: writing is how workerd notices a
 // client that went away, and the stream's cancel then aborts the run.
-export const HEARTBEAT_MS = 500;
+const HEARTBEAT_MS = 500;
 const HEARTBEAT = new TextEncoder().encode(": keepalive\n\n");
 
 const JSON_TYPE = "application/json; charset=utf-8";
