@@ -379,3 +379,43 @@ func TestWorker_InstanceDies_Restarts(t *testing.T) {
 		})
 	}
 }
+
+// Ensure every method workerd delivers that no route serves (PUT,
+// PATCH, OPTIONS, WebDAV's) answers JSON 405 method_not_allowed on the
+// worker. Methods workerd's HTTP parser does not know (lowercase
+// spellings, arbitrary tokens) never reach the worker: workerd answers
+// them 501 itself, and the instance keeps serving.
+func TestWorker_UnknownMethods(t *testing.T) {
+	p := mustStart(t, workerd.Options{})
+	check := func(method, path string, want int) {
+		t.Helper()
+		req, _ := http.NewRequest(method, p.URL+path, nil)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if want == 501 {
+			if res.StatusCode != 501 {
+				t.Errorf("%s %s: got %d %q; workerd now delivers it: move it to the JSON 405 list", method, path, res.StatusCode, b)
+			}
+			return
+		}
+		var e result
+		if res.StatusCode != 405 || json.Unmarshal(b, &e) != nil || e.Error.Code != "method_not_allowed" || res.Header.Get("Allow") != "GET, HEAD, POST, DELETE" {
+			t.Errorf("%s %s: got %d %q, want JSON 405 method_not_allowed", method, path, res.StatusCode, b)
+		}
+	}
+	for _, path := range []string{"/healthz", "/v1/sessions/a", "/v1/sessions/a/runs", "/nowhere"} {
+		for _, m := range []string{"PUT", "PATCH", "OPTIONS", "PROPFIND", "MKCOL", "PURGE"} {
+			check(m, path, 405)
+		}
+		for _, m := range []string{"get", "post", "Delete", "FOO", "M-SEARCH"} {
+			check(m, path, 501)
+		}
+	}
+	if g := doReq(t, p, "GET", "/healthz", nil); g.Status != 200 {
+		t.Errorf("healthz afterwards: %d", g.Status)
+	}
+}
