@@ -4,6 +4,7 @@ package workerd_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
