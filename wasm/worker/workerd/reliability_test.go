@@ -306,6 +306,28 @@ func TestWorker_ClientDisconnect_CancelsRun(t *testing.T) {
 			}
 		})
 	}
+	// A request queued behind a slow run on its session, whose client
+	// leaves while it waits: it never runs, and the slow run's turn is the
+	// only one added.
+	t.Run("queued", func(t *testing.T) {
+		slow := make(chan result, 1)
+		calls := up.calls.Load()
+		go func() { slow <- post(t, p, "/v1/sessions/gone-queued/runs", turnBody{Input: "a very slow question"}) }()
+		waitFor(t, "the slow run's upstream call", func() bool { return up.calls.Load() > calls })
+		st, b, err := rawPost(p, "/v1/sessions/gone-queued/runs", `{"input":"queued"}`, "X-Test-Abort-After-Ms", "300")
+		if err != nil || st != 503 || !strings.Contains(b, `"cancelled"`) {
+			t.Errorf("the queued request: %d %q %v, want the synthetic abort's 503 cancelled", st, b, err)
+		}
+		if r := <-slow; r.Status != 200 || r.MessageCount != 2 {
+			t.Fatalf("the slow run: %d %+v", r.Status, r.Error)
+		}
+		if got := sessionCount(t, p, "gone-queued"); got != 2 {
+			t.Errorf("session holds %d messages, want 2 (the queued turn never ran)", got)
+		}
+		if c := up.calls.Load(); c != calls+1 {
+			t.Errorf("upstream calls: %d, want %d", c-calls, 1)
+		}
+	})
 	// A first turn on a new session: nothing at all remains.
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
