@@ -80,8 +80,11 @@ export async function startInstance(env, mod = wasmModule) {
       readyPromise.then(() => binding.agentrt),
       exited.then(() => { throw new Error("agentrt: the Go module exited during start-up"); }),
     ]);
-    // go.exited is set synchronously by Go's exit, before any promise
-    // settles: checking it needs no cross-request promise.
+    // From here on a death is noticed through go.exited, which Go's exit
+    // sets synchronously. The promise go.run returned belongs to this
+    // request; settling it after this request ended would only make
+    // workerd log a cross-request warning, so wasm_exec.js is told not to.
+    go._resolveExitPromise = () => {};
     return { api, isAlive: () => !go.exited };
   } finally {
     delete globalThis.context;

@@ -357,7 +357,17 @@ func TestWorker_InstanceDies_Restarts(t *testing.T) {
 	env["AGENTRT_TEST_FAULTS"] = "1"
 	env["AGENTRT_TOKEN"] = "t0ken"
 	auth := []string{"Authorization", "Bearer t0ken"}
-	p := mustStart(t, workerd.Options{AllowLocalNetwork: true, Env: env})
+	p, logs := mustStartLogs(t, workerd.Options{AllowLocalNetwork: true, Env: env})
+	defer func() {
+		for _, bad := range []string{"different request context", "hung"} {
+			if strings.Contains(logs.String(), bad) {
+				t.Errorf("workerd logged %q", bad)
+			}
+		}
+		if !strings.Contains(logs.String(), "fatal error: out of memory") {
+			t.Error("the oom fault did not end in Go's fatal out of memory")
+		}
+	}()
 	// Without the token the fault route is just an unknown route.
 	if st, b, _ := rawPost(p, "/_test/fault/exit", ""); st != 404 {
 		t.Fatalf("fault without token: %d %s", st, b)
