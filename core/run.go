@@ -19,6 +19,11 @@ type Run struct {
 	seedMsgs []Message
 	id       string
 	lane     *lane
+	// reserved is the part of the run's budget reservation not yet
+	// stored or released, and inputCost what its input will take; both
+	// are changed under the store's lock.
+	reserved  int64
+	inputCost int64
 
 	ctx *runContext
 
@@ -106,6 +111,7 @@ func (r *Run) emit(ev Event) {
 func (r *Run) execute() {
 	defer close(r.done)
 	defer r.rt.finished(r)
+	defer r.rt.store.release(&r.reserved, 0)
 	// The run's end stops its context: an abandoned model or tool call
 	// sees it done.
 	defer r.ctx.stop(nil)
@@ -128,6 +134,8 @@ func (r *Run) execute() {
 	res, err := t.play()
 	if err != nil {
 		t.rollback()
+	} else {
+		t.store.markTail(t.sess, r.id, t.mark)
 	}
 	r.finish(res, err)
 }
@@ -265,7 +273,9 @@ func (t *turn) append(res *Result, m Message) *Error {
 	if bytes+size > limits.MaxSessionBytes {
 		return NewError(CodeLimitExceeded, "the session would hold more than maxSessionBytes ("+itoa(int(limits.MaxSessionBytes))+")")
 	}
-	t.store.appendMessages(t.sess, []Message{m}, size)
+	if err := t.store.appendMessages(t.sess, []Message{m}, size, &t.run.reserved); err != nil {
+		return err
+	}
 	res.Appended = append(res.Appended, m)
 	mm := m
 	t.run.emit(Event{Type: EventMessageAppended, Message: &mm})

@@ -310,6 +310,8 @@ func Stats(s *core.Stats) js.Value {
 	o.Set(FieldRunsCompleted, s.RunsCompleted)
 	o.Set(FieldRunsFailed, s.RunsFailed)
 	o.Set(FieldRunsCancelled, s.RunsCancelled)
+	o.Set(FieldBudgetUsed, float64(s.BudgetUsed))
+	o.Set(FieldBudgetBytes, float64(s.BudgetBytes))
 	return o
 }
 

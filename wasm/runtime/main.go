@@ -111,6 +111,14 @@ func newRuntime(st *runtimeState) js.Value {
 		id := arg(args, 0)
 		return id.Type() == js.TypeString && rt.CancelRun(id.String())
 	}))
+	o.Set(jsedge.MethodRevertRun, jsedge.Func(false, func(_ js.Value, args []js.Value) any {
+		sid, id := arg(args, 0), arg(args, 1)
+		if sid.Type() != js.TypeString || id.Type() != js.TypeString {
+			return false
+		}
+		st.cache.Forget(sid.String())
+		return rt.RevertRun(sid.String(), id.String())
+	}))
 	o.Set(jsedge.MethodGetSession, jsedge.Func(js.Null(), func(_ js.Value, args []js.Value) any {
 		id := arg(args, 0)
 		if id.Type() != js.TypeString {
