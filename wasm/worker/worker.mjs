@@ -256,8 +256,11 @@ export async function handle(inst, request, onDone = () => {}) {
         if (pending === null) pending = step(inst, x);
         let timer;
         const beat = new Promise((resolve) => { timer = setTimeout(resolve, HEARTBEAT_MS, HEARTBEAT); });
-        m = await Promise.race([pending, beat]);
-        clearTimeout(timer);
+        try {
+          m = await Promise.race([pending, beat]);
+        } finally {
+          clearTimeout(timer);
+        }
         if (m === HEARTBEAT) {
           controller.enqueue(HEARTBEAT);
           return;
