@@ -18,6 +18,7 @@ import (
 //	agentrt.begin(method, url, headers, body, length, state)    -> id
 //	agentrt.next(id)    -> message, null (nothing yet) or false (no such id)
 //	agentrt.fetched(id, fid, status, headers, body, error)
+//	agentrt.waiting(id, fid) -> whether Go still waits for that fetch
 //	agentrt.abort(id)   cancels the request (the client went away)
 //	agentrt.close()     ends the Go instance
 //
@@ -64,6 +65,7 @@ func (b *jsBridge) export(binding js.Value) {
 	api.Set("begin", jsutil.Func(badCall, b.begin))
 	api.Set("next", jsutil.Func(badCall, b.next))
 	api.Set("fetched", jsutil.Func(badCall, b.fetched))
+	api.Set("waiting", jsutil.Func(badCall, b.waiting))
 	api.Set("abort", jsutil.Func(badCall, b.abort))
 	api.Set("close", jsutil.Func(badCall, func(js.Value, []js.Value) any {
 		b.once.Do(func() { close(b.closed) })
@@ -138,6 +140,13 @@ func (b *jsBridge) fetched(_ js.Value, args []js.Value) any {
 		r.Body = jsutil.BytesFromJS(jsutil.Arg(args, 4))
 	}
 	return x.Fetched(fid.Int(), r)
+}
+
+// waiting(id, fid) reports whether Go still waits for the fetch's answer.
+func (b *jsBridge) waiting(_ js.Value, args []js.Value) any {
+	x := b.lookup(jsutil.Arg(args, 0))
+	fid := jsutil.Arg(args, 1)
+	return x != nil && fid.Type() == js.TypeNumber && x.Waiting(fid.Int())
 }
 
 func messageToJS(m *bridge.Message) js.Value {

@@ -176,15 +176,42 @@ async function pull(inst, x) {
   }
 }
 
+// upstreamFetch makes the fetch Go asked for and hands Go the answer.
+// While it is in flight the handler keeps asking Go (when Go flagged the
+// request, and every PULL_EVERY ticks) whether it still waits for it: a
+// run that timed out or was cancelled stops waiting, and the fetch is
+// then abandoned at once instead of holding the answer back.
 async function upstreamFetch(inst, x, job) {
+  const ac = new AbortController();
+  const onAbort = () => ac.abort();
+  if (x.signal) x.signal.addEventListener("abort", onAbort);
+  let settled = false;
+  const watch = async () => {
+    let wait = POLL_MIN_MS;
+    let ticks = 0;
+    while (!settled) {
+      await sleep(wait);
+      wait = Math.min(wait * 2, POLL_MAX_MS);
+      if (settled) return;
+      if (x.gone || !inst.isAlive()) return onAbort();
+      if (x.state.ready || ++ticks % PULL_EVERY === 0) {
+        x.state.ready = false;
+        if (!call(inst, (api) => api.waiting(x.id, job.fid))) return onAbort();
+      }
+    }
+  };
+  watch().catch(onAbort);
   let status = 0, headers = [], body = null, error = "";
   try {
-    const res = await fetch(job.url, { method: job.method, headers: job.headers, body: job.body, signal: x.signal });
+    const res = await fetch(job.url, { method: job.method, headers: job.headers, body: job.body, signal: ac.signal });
     body = new Uint8Array(await res.arrayBuffer());
     status = res.status;
     headers = [...res.headers];
   } catch (e) {
     error = String(e && e.message || e) || "fetch failed";
+  } finally {
+    settled = true;
+    if (x.signal) x.signal.removeEventListener("abort", onAbort);
   }
   call(inst, (api) => api.fetched(x.id, job.fid, status, headers, body, error));
 }

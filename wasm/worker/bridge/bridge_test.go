@@ -166,6 +166,9 @@ func TestFetchClient_Do(t *testing.T) {
 	if m.Kind != KindFetch || m.Fetch.Method != "POST" || m.Fetch.URL != "https://up.example/v1/x" || string(m.Fetch.Body) != "ask" || m.Fetch.Header.Get("Authorization") != "Bearer k" {
 		t.Fatalf("fetch message: %+v %+v", m, m.Fetch)
 	}
+	if !x.Waiting(m.Fetch.ID) || x.Waiting(m.Fetch.ID+1) {
+		t.Error("Waiting: wrong before the answer")
+	}
 	if !x.Fetched(m.Fetch.ID, FetchResult{Status: 200, Header: http.Header{}, Body: []byte("answer")}) {
 		t.Fatal("Fetched: false")
 	}
@@ -195,6 +198,9 @@ func TestFetchClient_Do(t *testing.T) {
 	m = mustNext(t, x)
 	s2.Abort(x.ID())
 	<-done
+	if x.Waiting(m.Fetch.ID) {
+		t.Error("Waiting: true after the abort")
+	}
 	if x.Fetched(m.Fetch.ID, FetchResult{Status: 200}) {
 		t.Error("Fetched: true on an aborted exchange")
 	}

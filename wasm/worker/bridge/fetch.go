@@ -48,6 +48,16 @@ func (x *Exchange) Fetched(fid int, r FetchResult) bool {
 	return true
 }
 
+// Waiting reports whether the handler still waits for the answer to
+// fetch job fid: false once it was answered, or its request's context
+// ended (a timeout, an abort), or the exchange is gone. The host stops a
+// fetch nobody waits for.
+func (x *Exchange) Waiting(fid int) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.fetches[fid] != nil
+}
+
 // FetchClient is an openai.Doer that asks the host to fetch, in the
 // context of the request being served: it works only for requests whose
 // context comes from a Server's exchange (ErrNoExchange otherwise). It

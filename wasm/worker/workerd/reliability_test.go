@@ -451,3 +451,42 @@ func TestWorker_UnknownMethods(t *testing.T) {
 		t.Errorf("healthz afterwards: %d", g.Status)
 	}
 }
+
+// Ensure policy.timeoutMs stops a run on time while its upstream call is
+// in flight, also when the run started executing in another request's
+// call into Go (it was queued behind that request's run): the run
+// answers 504 timeout at once, the upstream call is abandoned, and the
+// turn is rolled back.
+func TestWorker_OpenAI_QueuedRunTimesOut(t *testing.T) {
+	if bundle == nil {
+		t.Skip(skipWhy)
+	}
+	up := newSlowUpstream(t, 300*time.Millisecond)
+	p := mustStart(t, workerd.Options{AllowLocalNetwork: true, Env: openaiEnv(up.URL)})
+	first := make(chan result, 1)
+	calls := up.calls.Load()
+	go func() { first <- post(t, p, "/v1/sessions/to/runs", turnBody{Input: "quick"}) }()
+	waitFor(t, "the first upstream call", func() bool { return up.calls.Load() > calls })
+	start := time.Now()
+	r := post(t, p, "/v1/sessions/to/runs", turnBody{Input: "a very slow question", Policy: map[string]any{"timeoutMs": 500}})
+	took := time.Since(start)
+	if f := <-first; f.Status != 200 {
+		t.Fatalf("first: %d %+v", f.Status, f.Error)
+	}
+	if r.Status != 504 || r.Error.Code != "timeout" {
+		t.Errorf("queued run with timeoutMs 500: got %d %+v after %v, want 504 timeout", r.Status, r.Error, took)
+	}
+	if took > 1500*time.Millisecond {
+		t.Errorf("the timeout answered after %v, want about 800 ms (the wait in the queue, then 500 ms)", took)
+	}
+	t.Logf("queued run timed out after %v", took)
+	waitFor(t, "the timed-out run's upstream call to be abandoned", func() bool { return up.cancelled.Load() >= 1 })
+	start = time.Now()
+	r = post(t, p, "/v1/sessions/to2/runs", turnBody{Input: "a very slow question", Policy: map[string]any{"timeoutMs": 500}})
+	if took := time.Since(start); r.Status != 504 || took > 1500*time.Millisecond {
+		t.Errorf("run with timeoutMs 500, not queued: got %d after %v, want 504 after about 500 ms", r.Status, took)
+	}
+	if got := sessionCount(t, p, "to"); got != 2 {
+		t.Errorf("session holds %d messages, want 2", got)
+	}
+}
