@@ -25,4 +25,7 @@ const (
 	MaxBodyBytes = "AGENTRT_MAX_BODY_BYTES"
 	// SystemPrompt is the worker's system prompt (optional).
 	SystemPrompt = "AGENTRT_SYSTEM_PROMPT"
+	// TestFaults set to "1" enables the worker's test-only fault routes.
+	// Never set it in a deployment.
+	TestFaults = "AGENTRT_TEST_FAULTS"
 )

@@ -21,6 +21,9 @@ const (
 	EnvOpenAIKey     = envvar.OpenAIKey     // secret
 	EnvMaxBodyBytes  = envvar.MaxBodyBytes  // default 1 MiB
 	EnvSystemPrompt  = envvar.SystemPrompt  // optional
+	// EnvTestFaults set to "1" enables the test-only fault routes (see
+	// withFaults). Never set it in a deployment.
+	EnvTestFaults = envvar.TestFaults
 )
 
 // config is the worker's configuration.
@@ -30,12 +33,14 @@ type config struct {
 	// Model is nil for echo.
 	Model        *openai.Model
 	MaxBodyBytes int64
+	// TestFaults enables the fault routes (EnvTestFaults).
+	TestFaults bool
 }
 
 // configFrom reads the configuration through get (the worker's env). The
 // openai model's Client is left nil for the caller to set.
 func configFrom(get func(string) string) (config, error) {
-	c := config{Token: get(EnvToken), SystemPrompt: get(EnvSystemPrompt), MaxBodyBytes: httpapi.DefaultMaxBodyBytes}
+	c := config{Token: get(EnvToken), SystemPrompt: get(EnvSystemPrompt), MaxBodyBytes: httpapi.DefaultMaxBodyBytes, TestFaults: get(EnvTestFaults) == "1"}
 	if s := strings.TrimSpace(get(EnvMaxBodyBytes)); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n <= 0 {
