@@ -403,3 +403,41 @@ describe("a Go program that exits", () => {
     assert.ok(seen.includes("run.started"));
   });
 });
+
+describe("memory", () => {
+  const MiB = 1 << 20;
+  // The echo reply repeats the input: leave room under maxMessageBytes.
+  const input = "m".repeat(MiB - 1024);
+
+  // About 25 s on Node, 8 s on Bun.
+  test("the default budget survives 1 MiB inputs over 1000 sessions, past where Go used to run out of memory", { timeout: 300_000 }, async () => {
+    const rt = await load();
+    for (let i = 0; i < 2000; i++) {
+      const r = await rt.run({ sessionId: `s${i % 1000}`, input });
+      assert.equal(r.status, "completed");
+    }
+    const st = rt.stats();
+    assert.ok(st.budgetUsed <= st.budgetBytes, JSON.stringify(st));
+    assert.ok(st.evictions > 0);
+    assert.equal((await rt.run({ sessionId: "after", input: "alive?" })).status, "completed");
+  });
+
+  // The real failure: with the budget lifted, Go runs out of wasm32's
+  // 4 GiB, and the glue starts a fresh instance. It takes about 100 s and
+  // 4 GiB of memory, so it runs only when AGENTRT_SLOW is set.
+  test("with the budget lifted, Go's out-of-memory exit is survived", { skip: !process.env.AGENTRT_SLOW && "set AGENTRT_SLOW=1", timeout: 600_000 }, async () => {
+    const rt = await load({ limits: { maxTotalBytes: 2 ** 40, maxSessionBytes: 64 * MiB } });
+    let err;
+    for (let i = 0; i < 4000 && !err; i++) {
+      try {
+        await rt.run({ sessionId: `s${i % 1000}`, input });
+      } catch (e) {
+        err = e;
+      }
+    }
+    isAgentrtError(err, "internal");
+    assert.match(err.message, /exited/);
+    const r = await rt.run({ sessionId: "after", input: "alive?", history: [{ role: "user", content: "earlier" }, { role: "assistant", content: "ok" }] });
+    assert.equal(r.seed.mode, "cold");
+  });
+});
