@@ -708,13 +708,20 @@ async function startInstance(boot) {
 // Those calls come from the module's own callbacks (a model's Promise
 // settling, a timer firing) as well as from the glue; thrown from a
 // callback, the exception would be uncaught, and end a Node or Bun process.
-// The glue checks go.exited around its own calls instead.
+// The glue checks go.exited around its own calls instead. The Go runtime's
+// own timers are cleared: wasm_exec.js resumes Go for a timer until Go
+// deletes it, which a Go program that exited never does.
 function quietAfterExit(go) {
   const resume = go._resume;
   if (typeof resume !== "function") return;
   go._resume = function (...args) {
-    if (this.exited) return undefined;
-    return resume.apply(this, args);
+    if (!this.exited) return resume.apply(this, args);
+    const timers = this._scheduledTimeouts;
+    if (timers instanceof Map) {
+      for (const t of timers.values()) clearTimeout(t);
+      timers.clear();
+    }
+    return undefined;
   };
 }
 

@@ -391,6 +391,22 @@ describe("a Go program that exits", () => {
     isAgentrtError(await rejection(rt.run({ sessionId: "d", input: "w" })), "invalid_argument");
   });
 
+  test("a Go timer that fires after the exit neither throws nor spins", async () => {
+    const rt = await load();
+    await rt.run({ sessionId: "a", input: "x" });
+    const go = made.at(-1);
+    kill(go);
+    // What the Go runtime does to sleep: a timeout that resumes Go. wasm_exec.js
+    // resumes Go until Go deletes the timeout, which a dead Go never does.
+    const imports = go.importObject.gojs ?? go.importObject.go;
+    go.mem.setUint32(8, 0, true);
+    go.mem.setUint32(12, 0, true);
+    imports["runtime.scheduleTimeoutEvent"](0);
+    await sleep(20);
+    assert.equal(go._scheduledTimeouts.size, 0);
+    assert.equal((await rt.run({ sessionId: "b", input: "y" })).status, "completed");
+  });
+
   test("exiting while a stream runs makes the iterator throw internal", async () => {
     const entered = deferred();
     const rt = await load({ model: () => { entered.resolve(); return new Promise(() => {}); } });
