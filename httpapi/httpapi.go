@@ -251,7 +251,7 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, cerr)
 		return
 	}
-	req, cerr := DecodeRunBody(body)
+	req, cerr := decodeRunBody(body, h.rt.Limits().MaxSeedMessages)
 	if cerr != nil {
 		writeError(w, cerr)
 		return

@@ -1,5 +1,10 @@
 // Types of agentrt's glue (glue.js). Hand-written; keep in sync with
-// glue.js and with the module's contract (DESIGN sections 4 and 5).
+// glue.js and with the module's contract (docs/module.md, docs/glue.md).
+//
+// The messages the runtime hands out (result.appended, result.reply,
+// session().messages, events, model requests) are frozen objects: their
+// types are readonly. Every one of them, and arrays of them, can be passed
+// back as history: store them as they are.
 
 /** A stable error code. */
 export type ErrorCode =
@@ -34,56 +39,67 @@ export declare class AgentrtError extends Error {
   name: string;
 }
 
-/** A tool call in the module's shape. `arguments` is JSON text. */
+/** A tool call in the module's shape. `arguments` is JSON text. Frozen when the runtime hands it out. */
 export interface ToolCall {
-  id: string;
-  name: string;
-  arguments: string;
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: string;
 }
 
 /** A message role the runtime knows. */
 export type Role = "user" | "assistant" | "tool" | "system";
 
-/** A message in the module's shape, as sessions hold it. */
+/**
+ * A message in the module's shape, as sessions hold it. The runtime hands
+ * out frozen objects (writing to one throws in strict code): copy one to
+ * change it. A Message is a HistoryMessage, so stored messages go back as
+ * history unchanged.
+ */
 export interface Message {
-  role: Role;
-  content: string;
-  tool_call_id?: string;
-  tool_calls?: ToolCall[];
-  id?: string;
+  readonly role: Role;
+  readonly content: string;
+  readonly tool_call_id?: string;
+  readonly tool_calls?: readonly ToolCall[];
+  readonly id?: string;
 }
 
 /** A tool call as a host may pass it in history: the module's shape (arguments may be an object). */
 export interface HistoryToolCall {
-  id: string;
-  name: string;
-  arguments?: string | Record<string, unknown>;
+  readonly id: string;
+  readonly name: string;
+  readonly arguments?: string | Readonly<Record<string, unknown>>;
 }
 
 /** A tool call in OpenAI's chat shape. */
 export interface OpenAIToolCall {
-  id: string;
-  type?: "function";
-  function: { name: string; arguments?: string | Record<string, unknown> };
+  readonly id: string;
+  readonly type?: "function";
+  readonly function: { readonly name: string; readonly arguments?: string | Readonly<Record<string, unknown>> };
 }
 
 /**
  * One prior turn, in any shape the glue accepts: the module's
- * (snake_case or camelCase) and OpenAI chat messages. Other roles are
- * passed on and refused by the module with their index.
+ * (snake_case or camelCase, as Message, Result.appended and
+ * Session.messages are) and OpenAI chat messages. Content may be null or
+ * absent only on an assistant message with tool calls. Other fields of a
+ * stored object (timestamps, ...) are ignored; a fresh object literal
+ * with unknown fields is a type error, to catch typos.
  */
 export interface HistoryMessage {
-  role: Role | (string & {});
-  content?: string | null;
-  id?: string | null;
-  tool_call_id?: string | null;
-  toolCallId?: string | null;
-  tool_calls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null;
-  toolCalls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null;
-  [extra: string]: unknown;
+  readonly role: Role;
+  readonly content?: string | null;
+  readonly id?: string | null;
+  readonly tool_call_id?: string | null;
+  readonly toolCallId?: string | null;
+  readonly tool_calls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null;
+  readonly toolCalls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null;
 }
 
-/** History: messages, or a Uint8Array already in the packed format. */
+/**
+ * History: messages (any array of HistoryMessage, Message included, such
+ * as stored `result.appended` or `session().messages`), or a Uint8Array
+ * already in the packed format.
+ */
 export type History = ReadonlyArray<HistoryMessage> | Uint8Array;
 
 /** How a run's history is applied. */
@@ -112,7 +128,11 @@ export interface Result {
   status: "completed";
   /** The final assistant message (frozen: see ModelRequest.messages). */
   reply: Message;
-  /** The messages this turn added, in order (frozen objects). */
+  /**
+   * The messages this turn added, in order (frozen objects in a new
+   * array). Append them to the host's store and pass the store back as
+   * the next turn's history.
+   */
   appended: Message[];
   seed: SeedReport;
   messageCount: number;
@@ -161,12 +181,12 @@ export interface ModelRequest {
 /** A model's answer. */
 export interface ModelReply {
   content?: string | null;
-  toolCalls?: HistoryToolCall[];
-  tool_calls?: HistoryToolCall[];
+  toolCalls?: ReadonlyArray<HistoryToolCall>;
+  tool_calls?: ReadonlyArray<HistoryToolCall>;
 }
 
-/** A model: the built-in "echo", or a function. */
-export type Model = "echo" | ((request: ModelRequest) => ModelReply | Promise<ModelReply>);
+/** A model: the built-in "echo", or a function (see openAIModel in "agentrt/openai"). */
+export type Model = "echo" | ((request: ModelRequest) => string | ModelReply | Promise<string | ModelReply>);
 
 /** What a tool's call receives besides its arguments. */
 export interface ToolContext {
@@ -204,8 +224,12 @@ export interface Limits {
 
 /** What loadRuntime needs. */
 export interface LoadOptions {
-  /** The module: a URL (string or URL), its bytes, a fetch Response, or a compiled module. */
-  wasm: string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module;
+  /**
+   * The module: a URL (string or URL), its bytes, a fetch Response, or a
+   * compiled module. Default: the agentrt.wasm next to glue.js, where the
+   * npm package ships it.
+   */
+  wasm?: string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module;
   /** wasm_exec.js, loaded only when no `Go` class is defined yet. */
   wasmExec?: string | URL;
   systemPrompt?: string;
@@ -336,9 +360,10 @@ export interface Runtime {
  * be loaded, "invalid_argument" when the module refuses the configuration).
  * @example
  * import { loadRuntime } from "agentrt";
- * const rt = await loadRuntime({ wasm: new URL("./agentrt.wasm", import.meta.url), systemPrompt: "Be brief." });
+ * const rt = await loadRuntime({ systemPrompt: "Be brief." }); // the packaged agentrt.wasm
+ * const rt2 = await loadRuntime({ wasm: "/assets/agentrt.wasm" }); // or one you serve
  */
-export declare function loadRuntime(options: LoadOptions): Promise<Runtime>;
+export declare function loadRuntime(options?: LoadOptions): Promise<Runtime>;
 
 /**
  * Compiles the module once, so that many runtimes load without compiling again.
@@ -346,7 +371,7 @@ export declare function loadRuntime(options: LoadOptions): Promise<Runtime>;
  * const wasm = await compile("/agentrt.wasm");
  * const [a, b] = await Promise.all([loadRuntime({ wasm }), loadRuntime({ wasm })]);
  */
-export declare function compile(wasm: LoadOptions["wasm"]): Promise<WebAssembly.Module>;
+export declare function compile(wasm?: LoadOptions["wasm"]): Promise<WebAssembly.Module>;
 
 /**
  * Encodes history in the packed format (a Uint8Array is returned as it is).

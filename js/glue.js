@@ -12,18 +12,10 @@
 // AgentrtErrors too: their message names the argument, their `code` is
 // "invalid_argument").
 
+import { packHistory as pack, toModuleHistory as readHistory } from "./history.js";
+
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
 const GLOBAL_PREFIX = "agentrt_";
-
-/** Packed history format: magic "ARH" and version 1 (docs/packed-history.md). */
-const PACK_MAGIC = [0x41, 0x52, 0x48];
-const PACK_VERSION = 1;
-const ROLE_CODES = { user: 0, assistant: 1, tool: 2, system: 3 };
-const ROLE_OTHER = 255;
-const FLAG_CONTENT = 1;
-const FLAG_ID = 2;
-const FLAG_TOOL_CALL_ID = 4;
-const FLAG_TOOL_CALLS = 8;
 
 /** How many event-loop turns loadRuntime waits for the module to publish. */
 const PUBLISH_TURNS = 100;
@@ -41,7 +33,7 @@ const encoder = new TextEncoder();
 
 /**
  * The error type of agentrt. `code` is stable and machine-readable (see
- * DESIGN section 3: invalid_argument, invalid_history, session_busy,
+ * docs/contract.md, "Errors": invalid_argument, invalid_history, session_busy,
  * limit_exceeded, model_error, tool_error, cancelled, timeout, internal;
  * plus load_failed from loadRuntime); `index`, when set, is the position of
  * the message at fault in the history the host passed.
@@ -151,238 +143,23 @@ function reportCallbackError(e) {
 }
 
 // ---------------------------------------------------------------------------
-// Packed history
-
-class Packer {
-  constructor(capacity) {
-    this.buf = new Uint8Array(Math.max(64, capacity));
-    this.pos = 0;
-  }
-
-  reserve(n) {
-    const need = this.pos + n;
-    if (need <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < need) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
-  }
-
-  byte(b) {
-    this.reserve(1);
-    this.buf[this.pos++] = b;
-  }
-
-  uvarint(v) {
-    this.reserve(10);
-    while (v >= 0x80) {
-      this.buf[this.pos++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    this.buf[this.pos++] = v;
-  }
-
-  string(s) {
-    // A UTF-16 code unit encodes to at most 3 bytes of UTF-8, and to at
-    // least 1: write the bytes after room for the shortest length prefix,
-    // and move them on in the rare case the real length needs more.
-    const n = s.length;
-    const room = varintSize(n);
-    this.reserve(room + n * 3);
-    const start = this.pos + room;
-    const written = n > LONG_STRING ? encoder.encodeInto(s, this.buf.subarray(start)).written : encodeShort(s, this.buf, start);
-    const size = varintSize(written);
-    if (size !== room) this.buf.copyWithin(this.pos + size, start, start + written);
-    this.uvarint(written);
-    this.pos += written;
-  }
-
-  bytes() {
-    return this.buf.subarray(0, this.pos);
-  }
-}
-
-// Strings longer than this many UTF-16 code units are encoded with
-// TextEncoder.encodeInto; shorter ones (ids, roles, short turns) by
-// encodeShort, which costs no call into the engine and no subarray view
-// per string. Measured on V8 with the benchmark history: encodeShort for
-// every string was slower than encodeInto for every string; 32 was the
-// fastest split.
-const LONG_STRING = 32;
-
-// encodeShort writes s as UTF-8 into buf at start, as TextEncoder does
-// (a lone surrogate becomes U+FFFD), and returns the byte count. buf must
-// have room for s.length * 3 bytes.
-function encodeShort(s, buf, start) {
-  let pos = start;
-  const n = s.length;
-  for (let i = 0; i < n; i++) {
-    let c = s.charCodeAt(i);
-    if (c < 0x80) {
-      buf[pos++] = c;
-    } else if (c < 0x800) {
-      buf[pos++] = 0xc0 | (c >> 6);
-      buf[pos++] = 0x80 | (c & 0x3f);
-    } else if (c < 0xd800 || c > 0xdfff) {
-      buf[pos++] = 0xe0 | (c >> 12);
-      buf[pos++] = 0x80 | ((c >> 6) & 0x3f);
-      buf[pos++] = 0x80 | (c & 0x3f);
-    } else {
-      const d = c <= 0xdbff && i + 1 < n ? s.charCodeAt(i + 1) : 0;
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        // A surrogate pair: 4 bytes from 2 code units.
-        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-        i++;
-        buf[pos++] = 0xf0 | (c >> 18);
-        buf[pos++] = 0x80 | ((c >> 12) & 0x3f);
-        buf[pos++] = 0x80 | ((c >> 6) & 0x3f);
-        buf[pos++] = 0x80 | (c & 0x3f);
-      } else {
-        buf[pos++] = 0xef; // U+FFFD
-        buf[pos++] = 0xbf;
-        buf[pos++] = 0xbd;
-      }
-    }
-  }
-  return pos - start;
-}
-
-function varintSize(v) {
-  let n = 1;
-  while (v >= 0x80) {
-    v = Math.floor(v / 0x80);
-    n++;
-  }
-  return n;
-}
+// History: read by js/history.js, the rules of docs/contract.md
 
 function historyError(index, message) {
-  return new AgentrtError("invalid_history", `agentrt: history[${index}]: ${message}`, { index });
-}
-
-function optionalString(v) {
-  return v === undefined || v === null || typeof v === "string";
-}
-
-// normalizeCall converts one tool call, in the module's shape ({id, name,
-// arguments}) or OpenAI's ({id, type: "function", function: {name,
-// arguments}}), to the module's shape with arguments as JSON text.
-function normalizeCall(c, index, j) {
-  if (!isObject(c)) throw historyError(index, `tool_calls[${j}] must be an object`);
-  let name = c.name;
-  let args = c.arguments;
-  if (c.function !== undefined) {
-    if (c.type !== undefined && c.type !== "function") {
-      throw historyError(index, `tool_calls[${j}].type must be "function"`);
-    }
-    if (!isObject(c.function)) throw historyError(index, `tool_calls[${j}].function must be an object`);
-    name = c.function.name;
-    args = c.function.arguments;
-  }
-  if (!optionalString(c.id)) throw historyError(index, `tool_calls[${j}].id must be a string`);
-  if (!optionalString(name)) throw historyError(index, `tool_calls[${j}] name must be a string`);
-  if (args === undefined || args === null) args = "";
-  else if (!isObject(args) && typeof args !== "string") {
-    throw historyError(index, `tool_calls[${j}] arguments must be JSON text or an object`);
-  } else if (typeof args !== "string") {
-    try {
-      args = JSON.stringify(args);
-    } catch (e) {
-      throw historyError(index, `tool_calls[${j}] arguments cannot be turned into JSON: ${e && e.message}`);
-    }
-    if (typeof args !== "string") throw historyError(index, `tool_calls[${j}] arguments cannot be turned into JSON`);
-  }
-  return { id: c.id ?? "", name: name ?? "", arguments: args };
-}
-
-// The fields readMessage found, reused for every message so that packing
-// a long history allocates nothing per message.
-const read = { role: "", content: null, id: undefined, toolCallId: undefined, calls: undefined };
-
-/**
- * Reads and checks one history message, in the module's shape, camelCase,
- * or OpenAI's chat shape, into `read`. Throws AgentrtError (invalid_history,
- * with index) when a field has the wrong type. Unknown roles pass through:
- * the module refuses them with their index.
- */
-function readMessage(m, index) {
-  if (!isObject(m) || Array.isArray(m)) throw historyError(index, "must be an object");
-  const role = m.role;
-  if (typeof role !== "string") throw historyError(index, "role must be a string");
-  const content = m.content;
-  if (!optionalString(content)) throw historyError(index, "content must be a string or null");
-  const id = m.id;
-  if (!optionalString(id)) throw historyError(index, "id must be a string");
-  const toolCallId = m.tool_call_id ?? m.toolCallId;
-  if (!optionalString(toolCallId)) throw historyError(index, "tool_call_id must be a string");
-  const rawCalls = m.tool_calls ?? m.toolCalls;
-  let calls;
-  if (rawCalls !== undefined && rawCalls !== null) {
-    if (!Array.isArray(rawCalls)) throw historyError(index, "tool_calls must be an array");
-    calls = new Array(rawCalls.length);
-    for (let j = 0; j < rawCalls.length; j++) calls[j] = normalizeCall(rawCalls[j], index, j);
-  }
-  read.role = role;
-  read.content = typeof content === "string" ? content : null;
-  read.id = typeof id === "string" ? id : undefined;
-  read.toolCallId = typeof toolCallId === "string" ? toolCallId : undefined;
-  read.calls = calls;
-}
-
-/** Converts one history message to the module's shape (see readMessage). */
-function normalizeMessage(m, index) {
-  readMessage(m, index);
-  const out = { role: read.role, content: read.content };
-  if (read.id !== undefined) out.id = read.id;
-  if (read.toolCallId !== undefined) out.tool_call_id = read.toolCallId;
-  if (read.calls !== undefined) out.tool_calls = read.calls;
-  return out;
+  return new AgentrtError("invalid_history", message, index >= 0 ? { index } : {});
 }
 
 /**
- * Converts a history to the module's message shape, accepting the shapes
- * hosts store: the module's own (snake_case or camelCase) and OpenAI chat
- * messages (assistant `content: null`, `tool_calls: [{id, type: "function",
- * function: {name, arguments}}]`, arguments objects JSON-stringified).
+ * Converts a history to the module's message shape, accepting every shape
+ * of docs/contract.md: the module's own (snake_case or camelCase), OpenAI
+ * chat messages and Vercel AI SDK UIMessages (one may yield several
+ * messages). Refusals are AgentrtErrors (invalid_history, index).
  *
  * @param {ReadonlyArray<object>} history
  * @returns {Array<object>} new objects; the input is not changed
  */
 export function toModuleHistory(history) {
-  if (!Array.isArray(history)) throw argError("history", "must be an array");
-  const n = historyLength(history);
-  const out = new Array(n);
-  for (let i = 0; i < n; i++) {
-    try {
-      out[i] = normalizeMessage(history[i], i);
-    } catch (e) {
-      throw hostHistoryError(e, i);
-    }
-  }
-  return out;
-}
-
-// historyLength reads history.length, which a Proxy may make throw or lie.
-function historyLength(history) {
-  let n;
-  try {
-    n = history.length;
-  } catch (e) {
-    throw new AgentrtError("invalid_history", `agentrt: history.length cannot be read: ${describe(e)}`, { cause: e });
-  }
-  if (!Number.isSafeInteger(n) || n < 0) {
-    throw new AgentrtError("invalid_history", "agentrt: history.length is not a valid length");
-  }
-  return n;
-}
-
-// hostHistoryError turns what reading message i threw into an
-// invalid_history error with the index: the glue's own checks throw
-// AgentrtErrors, a host's getter or Proxy trap anything.
-function hostHistoryError(e, i) {
-  if (e instanceof AgentrtError) return e;
-  return new AgentrtError("invalid_history", `agentrt: history[${i}] cannot be read: ${describe(e)}`, { index: i, cause: e });
+  return readHistory(history, historyError);
 }
 
 /**
@@ -394,59 +171,7 @@ function hostHistoryError(e, i) {
  * @returns {Uint8Array}
  */
 export function packHistory(history) {
-  if (history instanceof Uint8Array) return history;
-  if (!Array.isArray(history)) throw argError("history", "must be an array or a Uint8Array");
-  const n = historyLength(history);
-  // One buffer sized from the content lengths (most messages are ASCII),
-  // grown geometrically if the estimate falls short.
-  let estimate = 16;
-  for (let i = 0; i < n; i++) {
-    try {
-      const m = history[i];
-      const c = isObject(m) ? m.content : undefined;
-      estimate += 24 + (typeof c === "string" ? c.length : 0);
-    } catch (e) {
-      throw hostHistoryError(e, i);
-    }
-  }
-  const p = new Packer(estimate + (estimate >> 4));
-  for (const b of PACK_MAGIC) p.byte(b);
-  p.byte(PACK_VERSION);
-  p.uvarint(n);
-  for (let i = 0; i < n; i++) {
-    try {
-      packMessage(p, history[i], i);
-    } catch (e) {
-      throw hostHistoryError(e, i);
-    }
-  }
-  return p.bytes();
-}
-
-// packMessage checks one message with readMessage and writes it.
-function packMessage(p, m, index) {
-  readMessage(m, index);
-  const { role, content, id, toolCallId, calls } = read;
-  const code = Object.prototype.hasOwnProperty.call(ROLE_CODES, role) ? ROLE_CODES[role] : ROLE_OTHER;
-  let flags = 0;
-  if (content !== null) flags |= FLAG_CONTENT;
-  if (id !== undefined) flags |= FLAG_ID;
-  if (toolCallId !== undefined) flags |= FLAG_TOOL_CALL_ID;
-  if (calls !== undefined) flags |= FLAG_TOOL_CALLS;
-  p.byte(code);
-  p.byte(flags);
-  if (code === ROLE_OTHER) p.string(role);
-  if (content !== null) p.string(content);
-  if (id !== undefined) p.string(id);
-  if (toolCallId !== undefined) p.string(toolCallId);
-  if (calls !== undefined) {
-    p.uvarint(calls.length);
-    for (const c of calls) {
-      p.string(c.id);
-      p.string(c.name);
-      p.string(c.arguments);
-    }
-  }
+  return pack(history, historyError);
 }
 
 // ---------------------------------------------------------------------------
@@ -491,6 +216,12 @@ async function readURL(url, as) {
   return new Uint8Array(await res.arrayBuffer());
 }
 
+// packagedModule is the URL of the agentrt.wasm shipped next to this file
+// (the npm package's layout). Bundlers see the literal and emit the file.
+function packagedModule() {
+  return new URL("./agentrt.wasm", import.meta.url);
+}
+
 function loadFailed(what, e) {
   return new AgentrtError("load_failed", `agentrt: cannot load ${what}: ${e && e.message ? e.message : e}`, { cause: e });
 }
@@ -502,7 +233,7 @@ function loadFailed(what, e) {
  * @param {string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module} wasm
  * @returns {Promise<WebAssembly.Module>}
  */
-export async function compile(wasm) {
+export async function compile(wasm = packagedModule()) {
   if (wasm instanceof WebAssembly.Module) return wasm;
   if (isBytes(wasm)) {
     try {
@@ -603,7 +334,7 @@ function nextTurn() {
 function checkConfig(options) {
   if (!isObject(options)) throw argError("options", "must be an object");
   const { wasm, wasmExec, systemPrompt, model, tools, limits } = options;
-  if (wasm === undefined || wasm === null) throw argError("options.wasm", "is required");
+  if (wasm === null) throw argError("options.wasm", "must be a URL, bytes, a Response or a WebAssembly.Module, or omitted");
   if (wasmExec !== undefined && typeof wasmExec !== "string" && !(wasmExec instanceof URL)) {
     throw argError("options.wasmExec", "must be a URL or a string");
   }
@@ -629,20 +360,22 @@ function checkConfig(options) {
 /**
  * Loads a new agentrt runtime: its own Go instance, published under its own
  * global name. The module is compiled from `wasm` unless it is a
- * WebAssembly.Module already (see compile). wasm_exec.js is loaded from
+ * WebAssembly.Module already (see compile); without `wasm`, from the
+ * agentrt.wasm next to this file, as the npm package ships it. wasm_exec.js is loaded from
  * `wasmExec` when no `Go` class is defined yet (default: wasm_exec.js next
  * to the module's URL, or next to this file).
  *
  * @param {object} options
  * @returns {Promise<Runtime>}
  */
-export async function loadRuntime(options) {
+export async function loadRuntime(options = {}) {
   try {
     checkConfig(options);
   } catch (e) {
     throw toError(e, "invalid_argument");
   }
-  const { wasm, wasmExec, systemPrompt, model, tools, limits } = options;
+  const { wasmExec, systemPrompt, model, tools, limits } = options;
+  const wasm = options.wasm === undefined ? packagedModule() : options.wasm;
   let execURL;
   if (wasmExec !== undefined) execURL = toURL(wasmExec, "options.wasmExec");
   else if (typeof wasm === "string" || wasm instanceof URL) execURL = new URL("wasm_exec.js", toURL(wasm, "options.wasm"));

@@ -7,6 +7,7 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
 )
 
 // Model is a core.Model backed by a JavaScript function. Create it with
@@ -50,9 +51,11 @@ func (*Model) HonoursContext() {}
 // model.delta event; calls after the model has answered are ignored.
 //
 // fn returns a reply or a Promise of one. A reply is { content,
-// toolCalls? } (tool_calls accepted too), each call { id?, name,
-// arguments } with arguments a JSON text or an object (stringified; absent
-// is "{}"); a bare string is taken as the content.
+// toolCalls? } (tool_calls accepted too, and winning when both are set),
+// each call { id?, name, arguments } or OpenAI's { id, type: "function",
+// function: { name, arguments } }, arguments read by the one rule of
+// docs/contract.md (JSON text as it is, an object stringified, absent
+// "{}", anything else refused); a bare string is taken as the content.
 //
 // # Notes
 //
@@ -128,48 +131,11 @@ func parse(s string) (js.Value, error) {
 	return try(func() js.Value { return jsJSON.Call(MethodParse, s) })
 }
 
-func modelError(msg string) error { return core.NewError(core.CodeModelError, msg) }
-
-// reply converts what a model function answered.
+// reply converts what a model function answered, by hostmsg.Reply's
+// rules (tool-call arguments as in histories: absent is "{}").
 func reply(v js.Value) (_ *core.ModelReply, err error) {
 	defer catch(&err, core.CodeModelError, nil)
-	switch v.Type() {
-	case js.TypeString:
-		return &core.ModelReply{Content: v.String()}, nil
-	case js.TypeObject:
-	default:
-		return nil, modelError("the model must answer an object { content, toolCalls? } or a string")
-	}
-	var r core.ModelReply
-	switch c := get(v, FieldContent); c.Type() {
-	case js.TypeString:
-		r.Content = c.String()
-	case js.TypeUndefined, js.TypeNull:
-	default:
-		return nil, modelError("reply.content must be a string")
-	}
-	calls := get(v, FieldToolCallsCamel)
-	if nullish(calls) {
-		calls = get(v, FieldToolCalls)
-	}
-	if nullish(calls) {
-		return &r, nil
-	}
-	if !isArray(calls) {
-		return nil, modelError("reply.toolCalls must be an Array")
-	}
-	r.ToolCalls = make([]core.ToolCall, length(calls))
-	for i := range r.ToolCalls {
-		c := &r.ToolCalls[i]
-		cv := get(calls, i)
-		if msg := toolCall(cv, c); msg != "" {
-			return nil, modelError("reply.toolCalls[" + itoa(i) + "]: " + msg)
-		}
-		if nullish(get(cv, FieldArguments)) {
-			c.Arguments = "{}"
-		}
-	}
-	return &r, nil
+	return hostmsg.Reply(hostValue{v})
 }
 
 // deltas maps the number of each model call in progress to its

@@ -25,8 +25,10 @@
 // The API is unstable until version 1.0.
 package jsedge
 
+import "github.com/agentrt/agentrt/core/hostmsg"
+
 // Every name that crosses the Go/JavaScript line. Keep in sync with
-// shared DESIGN section 4, js/glue.js and js/glue.d.ts.
+// docs/contract.md, js/glue.js, js/history.js and js/glue.d.ts.
 
 // JavaScript globals the edge uses.
 const (
@@ -59,17 +61,18 @@ const (
 	MethodResolve   = "resolve"   // Promise.resolve
 )
 
-// Message fields, and the camelCase spellings also accepted in histories.
+// Message fields, and the camelCase spellings also accepted in histories:
+// hostmsg's names, which reads every shape of host message.
 const (
-	FieldRole            = "role"
-	FieldContent         = "content"
-	FieldToolCallID      = "tool_call_id"
-	FieldToolCallIDCamel = "toolCallId"
-	FieldToolCalls       = "tool_calls"
-	FieldToolCallsCamel  = "toolCalls"
-	FieldID              = "id"
-	FieldName            = "name"
-	FieldArguments       = "arguments"
+	FieldRole            = hostmsg.FieldRole
+	FieldContent         = hostmsg.FieldContent
+	FieldToolCallID      = hostmsg.FieldToolCallID
+	FieldToolCallIDCamel = hostmsg.FieldToolCallIDCamel
+	FieldToolCalls       = hostmsg.FieldToolCalls
+	FieldToolCallsCamel  = hostmsg.FieldToolCallsCamel
+	FieldID              = hostmsg.FieldID
+	FieldName            = hostmsg.FieldName
+	FieldArguments       = hostmsg.FieldArguments
 )
 
 // Config, tool and limits fields.
