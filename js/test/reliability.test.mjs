@@ -287,6 +287,35 @@ describe("stream: no turn the host did not receive", () => {
   });
 });
 
+describe("hostile models", () => {
+  test("a thenable that throws after resolving, one that settles twice, and a late delta", async () => {
+    let lateDelta;
+    const modes = {
+      throwAfterResolve: () => ({ then(ok) { ok("resolved"); throw new Error("after"); } }),
+      settleTwice: () => ({ then(ok, bad) { ok("first"); ok("second"); bad(new Error("late")); } }),
+      settleTwiceLater: () => ({ then(ok) { setTimeout(() => { ok("later"); ok("again"); }, 1); } }),
+      lateDelta: (req) => { lateDelta = req.delta; req.delta("early"); return "done"; },
+    };
+    const rt = await load({ model: (req) => modes[req.messages.at(-1).content](req) });
+    const printed = [];
+    const saved = { error: console.error, warn: console.warn, log: console.log };
+    for (const k of Object.keys(saved)) console[k] = (...a) => printed.push(a.map(String).join(" "));
+    try {
+      assert.equal((await rt.run({ sessionId: "a", input: "throwAfterResolve" })).reply.content, "resolved");
+      assert.equal((await rt.run({ sessionId: "b", input: "settleTwice" })).reply.content, "first");
+      assert.equal((await rt.run({ sessionId: "c", input: "settleTwiceLater" })).reply.content, "later");
+      const deltas = [];
+      await rt.run({ sessionId: "d", input: "lateDelta", onEvent: (e) => { if (e.type === "model.delta") deltas.push(e.delta); } });
+      lateDelta("late");
+      await sleep(5);
+      assert.deepEqual(deltas, ["early"]);
+    } finally {
+      Object.assign(console, saved);
+    }
+    assert.deepEqual(printed, [], "nothing printed");
+  });
+});
+
 describe("onEvent", () => {
   test("a throwing onEvent is logged where there is no reportError, and the process lives on", async () => {
     const rt = await load();
