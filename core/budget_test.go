@@ -312,3 +312,30 @@ func TestStore_Budget_Hammer(t *testing.T) {
 		t.Fatalf("stats %+v disagree with the store (%d messages, %d bytes)", st, msgs, bytes)
 	}
 }
+
+// Ensure a run refused as busy evicts nothing, though its input would
+// have needed room.
+func TestRuntime_Start_ErrSessionBusyEvictsNothing(t *testing.T) {
+	turn := cost(1) + cost(2)
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	m := &mock.Model{}
+	rt := mustRuntime(t, core.Config{Model: m, Limits: core.Limits{MaxTotalBytes: 3 * turn}})
+	mustComplete(t, rt, core.RunRequest{SessionID: "idle", Input: "x"})
+	m.CompleteFn = mock.Blocking(started, release)
+	busy, err := rt.Start(bg, core.RunRequest{SessionID: "busy", Input: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	_, err = rt.Start(bg, core.RunRequest{SessionID: "busy", Input: strings.Repeat("z", int(2*turn)), Policy: core.Policy{OnBusy: core.BusyReject}})
+	if core.ErrorCode(err) != core.CodeSessionBusy {
+		t.Fatalf("err = %v, want session_busy", err)
+	}
+	if _, ok := rt.Session("idle"); !ok || rt.Stats().Evictions != 0 {
+		t.Fatalf("a refused run evicted: stats %+v", rt.Stats())
+	}
+	close(release)
+	if _, err := waitRun(t, busy); err != nil {
+		t.Fatal(err)
+	}
+}
