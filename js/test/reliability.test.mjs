@@ -111,6 +111,10 @@ describe("errors", () => {
     isAgentrtError(await rejection(rt.startRun("s", "x", opts)), "invalid_argument");
     const bad = new Proxy({}, { get() { throw new Proxy({}, { get() { throw 1; } }); } });
     isAgentrtError(await rejection(loadRuntime(bad)), "invalid_argument");
+    // A getter that throws only the second time it is read.
+    let reads = 0;
+    const flaky = { wasm, get systemPrompt() { if (++reads > 1) throw new Error("second read"); return "s"; } };
+    isAgentrtError(await rejection(loadRuntime(flaky)), "invalid_argument");
     assert.deepEqual(rt.listSessions(), []);
   });
 
