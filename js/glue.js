@@ -369,17 +369,17 @@ function checkConfig(options) {
  * @returns {Promise<Runtime>}
  */
 export async function loadRuntime(options = {}) {
+  let wasm, wasmExec, systemPrompt, model, tools, limits, execURL;
   try {
     checkConfig(options);
+    ({ wasmExec, systemPrompt, model, tools, limits } = options);
+    wasm = options.wasm === undefined ? packagedModule() : options.wasm;
+    if (wasmExec !== undefined) execURL = toURL(wasmExec, "options.wasmExec");
+    else if (typeof wasm === "string" || wasm instanceof URL) execURL = new URL("wasm_exec.js", toURL(wasm, "options.wasm"));
+    else execURL = new URL("./wasm_exec.js", import.meta.url);
   } catch (e) {
     throw toError(e, "invalid_argument");
   }
-  const { wasmExec, systemPrompt, model, tools, limits } = options;
-  const wasm = options.wasm === undefined ? packagedModule() : options.wasm;
-  let execURL;
-  if (wasmExec !== undefined) execURL = toURL(wasmExec, "options.wasmExec");
-  else if (typeof wasm === "string" || wasm instanceof URL) execURL = new URL("wasm_exec.js", toURL(wasm, "options.wasm"));
-  else execURL = new URL("./wasm_exec.js", import.meta.url);
 
   const [module, Go] = await Promise.all([compile(wasm), loadGo(execURL)]);
   const config = {};
