@@ -227,7 +227,7 @@ async function coldStarts(module, glue) {
 // own heap figure (stats().heapAlloc after a collection) if it reports
 // one.
 async function heapPerMessage(module, packer) {
-  const limits = { maxMessagesPerSession: 2 * HEAP_N, maxSeedMessages: HEAP_N, maxSessionBytes: 1 << 30, maxSeedBytes: 1 << 30 };
+  const limits = { maxMessagesPerSession: 2 * HEAP_N, maxSeedMessages: HEAP_N, maxSessionBytes: 1 << 30, maxSeedBytes: 1 << 30, maxTotalBytes: 2 ** 31 };
   const r = await rawRuntime(module, { limits });
   await r.rt.startRun("warm", "hello");
   const history = makeHistory(HEAP_N);

@@ -20,7 +20,10 @@ export type ErrorCode =
   | "load_failed";
 
 /**
- * The error of every failed call that is not a bad argument.
+ * The error of every failed call. Bad arguments are TypeErrors with code
+ * "invalid_argument", and `instanceof AgentrtError` is true for them too.
+ * Code "internal" with a message saying the Go program exited means the
+ * instance died (a fatal error in Go); the next call gets a fresh one.
  *
  * @example
  * try { await rt.run({ sessionId: "s", input: "hi", history }); }
@@ -242,6 +245,13 @@ export interface Limits {
   maxSeedMessages?: number;
   maxSeedBytes?: number;
   maxMessageBytes?: number;
+  /**
+   * The memory budget of all sessions together, in bytes (default 16 MiB):
+   * message bytes plus a fixed overhead per message, and what runs in
+   * flight carry. Idle sessions used longest ago are evicted to stay
+   * within it; a turn that cannot fit is refused with "limit_exceeded".
+   */
+  maxTotalBytes?: number;
 }
 
 /** What loadRuntime needs. */
@@ -262,7 +272,10 @@ export interface LoadOptions {
 
 /** Options of the four ADR entry points. */
 export interface RunOptions {
-  /** Names the run; by default the glue makes one up. */
+  /**
+   * Names the run; by default the glue makes one up ("glue:" and a number).
+   * Must not be empty, nor start with "glue:" or "agentrt:".
+   */
   runId?: string;
   /** Called for each event in order. An exception it throws is reported, not propagated. */
   onEvent?: (event: RunEvent) => void;
@@ -299,6 +312,10 @@ export interface Stats {
   runsCompleted?: number;
   runsFailed?: number;
   runsCancelled?: number;
+  /** What counts against limits.maxTotalBytes now, in bytes. */
+  budgetUsed?: number;
+  /** limits.maxTotalBytes in force, in bytes. */
+  budgetBytes?: number;
   /**
    * Bytes of Go heap in use in the module (live objects and garbage not
    * yet collected), for measurements.

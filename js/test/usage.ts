@@ -53,7 +53,7 @@ export async function usage(): Promise<void> {
         call: (args: { a: number; b: number }, ctx) => `${args.a + args.b} for ${ctx.toolCallId}`,
       },
     ],
-    limits: { maxSessions: 10, maxMessageBytes: 1 << 20 },
+    limits: { maxSessions: 10, maxMessageBytes: 1 << 20, maxTotalBytes: 32 << 20 },
   });
   await loadRuntime({ wasm: new Uint8Array(8), model: "echo" });
   await loadRuntime({ wasm: "/agentrt.wasm" });
@@ -103,6 +103,8 @@ export async function usage(): Promise<void> {
   const deleted: boolean = rt.deleteSession("chat-1");
   const ids: string[] = rt.listSessions();
   const active: number = rt.stats().activeRuns;
+  const budget: number | undefined = rt.stats().budgetUsed;
+  console.log(budget, rt.stats().budgetBytes);
   const cancelled: boolean = rt.cancelRun("r1");
   console.log(deleted, ids, active, cancelled, rt.version, rt.globalName, toModuleHistory(history).length);
 
