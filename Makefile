@@ -16,7 +16,7 @@ demo:
 # wazero), the module and glue suites on Node, Bun and Deno, the npm
 # package installed from its tarball, the worker on workerd, and the web
 # demo in Chromium and Firefox. It builds dist/ itself, and ends with
-# "N passed, N failed (suites)".
+# "suites: N passed, N failed".
 test:
 	bash scripts/test.sh
 

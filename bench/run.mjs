@@ -1,4 +1,4 @@
-// agentrt's benchmark harness (DESIGN section 8). In one Node process it
+// agentrt's benchmark harness (docs/BENCHMARKS.md). In one Node process it
 // loads the built module twice, through js/glue.js (history sent packed)
 // and raw (wasm_exec.js and the global's createRuntime, history passed as
 // arrays), next to the two JS baselines (bench/baselines), and measures

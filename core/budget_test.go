@@ -3,6 +3,8 @@ package core_test
 import (
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
@@ -245,5 +247,95 @@ func TestRuntime_Start_RunIDs(t *testing.T) {
 		if _, err := waitRun(t, r); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestStore_Budget_Hammer runs, reverts, deletes and reads from many
+// goroutines under a small budget; the budget is never exceeded, and
+// when all is done it counts exactly the stored messages.
+func TestStore_Budget_Hammer(t *testing.T) {
+	budget := 40 * cost(64)
+	rt := mustRuntime(t, core.Config{Limits: core.Limits{MaxTotalBytes: budget, MaxMessageBytes: budget}})
+	var wg sync.WaitGroup
+	var over atomic.Int64
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 60; i++ {
+				id := string(rune('a' + (g+i)%10))
+				input := strings.Repeat("x", (g*7+i*13)%200)
+				if st := rt.Stats(); st.BudgetUsed > st.BudgetBytes {
+					over.Store(st.BudgetUsed)
+				}
+				switch i % 6 {
+				case 0:
+					rt.DeleteSession(id)
+				case 1:
+					res, err := rt.Execute(bg, core.RunRequest{SessionID: id, Input: input})
+					if err == nil {
+						rt.RevertRun(id, res.RunID)
+					}
+				default:
+					run, err := rt.Start(bg, core.RunRequest{SessionID: id, Input: input, WithHistory: true,
+						History: []core.SeedMessage{user("h"), assistant(strings.Repeat("y", i*3))}})
+					if err != nil {
+						if core.ErrorCode(err) != core.CodeLimitExceeded {
+							t.Error(err)
+						}
+						continue
+					}
+					if i%7 == 0 {
+						run.Cancel()
+					}
+					if _, err := run.Wait(bg); err != nil && core.ErrorCode(err) != core.CodeLimitExceeded && core.ErrorCode(err) != core.CodeCancelled {
+						t.Error(err)
+					}
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if v := over.Load(); v != 0 {
+		t.Fatalf("budgetUsed reached %d > %d", v, budget)
+	}
+	st := rt.Stats()
+	var msgs int
+	var bytes int64
+	for _, id := range rt.ListSessions() {
+		for _, m := range messagesOf(rt, id) {
+			msgs++
+			bytes += m.Size()
+		}
+	}
+	if st.Messages != msgs || st.Bytes != bytes || st.BudgetUsed != bytes+int64(msgs)*core.MessageOverhead || st.ActiveRuns != 0 {
+		t.Fatalf("stats %+v disagree with the store (%d messages, %d bytes)", st, msgs, bytes)
+	}
+}
+
+// Ensure a run refused as busy evicts nothing, though its input would
+// have needed room.
+func TestRuntime_Start_ErrSessionBusyEvictsNothing(t *testing.T) {
+	turn := cost(1) + cost(2)
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	m := &mock.Model{}
+	rt := mustRuntime(t, core.Config{Model: m, Limits: core.Limits{MaxTotalBytes: 3 * turn}})
+	mustComplete(t, rt, core.RunRequest{SessionID: "idle", Input: "x"})
+	m.CompleteFn = mock.Blocking(started, release)
+	busy, err := rt.Start(bg, core.RunRequest{SessionID: "busy", Input: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	_, err = rt.Start(bg, core.RunRequest{SessionID: "busy", Input: strings.Repeat("z", int(2*turn)), Policy: core.Policy{OnBusy: core.BusyReject}})
+	if core.ErrorCode(err) != core.CodeSessionBusy {
+		t.Fatalf("err = %v, want session_busy", err)
+	}
+	if _, ok := rt.Session("idle"); !ok || rt.Stats().Evictions != 0 {
+		t.Fatalf("a refused run evicted: stats %+v", rt.Stats())
+	}
+	close(release)
+	if _, err := waitRun(t, busy); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -219,29 +219,18 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		r.seedMsgs = nonSystem(req.History, info.skippedSystem)
 		r.req.History = nil
 	}
-	// The run's input and history count against the memory budget from
-	// now until they are stored or dropped.
-	r.inputCost = int64(len(req.Input)) + MessageOverhead
-	cost := r.inputCost + info.bytes + int64(len(r.seedMsgs))*MessageOverhead
-	if err := rt.store.reserve(req.SessionID, cost); err != nil {
-		return nil, err
-	}
-	r.reserved = cost
-	refuse := func(err *Error) (*Run, error) {
-		rt.mu.Unlock()
-		rt.store.release(&r.reserved, 0)
-		return nil, err
-	}
 	rt.mu.Lock()
 	if rt.closed {
-		return refuse(NewError(CodeInvalidArgument, "runtime is closed"))
+		rt.mu.Unlock()
+		return nil, NewError(CodeInvalidArgument, "runtime is closed")
 	}
 	if req.RunID == "" {
 		rt.nextID++
 		r.id = GeneratedRunIDPrefix + "run-" + itoa(int(rt.nextID))
 	} else {
 		if rt.runs[req.RunID] != nil {
-			return refuse(NewError(CodeInvalidArgument, "runId "+quote(req.RunID)+" is already running"))
+			rt.mu.Unlock()
+			return nil, NewError(CodeInvalidArgument, "runId "+quote(req.RunID)+" is already running")
 		}
 		r.id = req.RunID
 	}
@@ -249,8 +238,20 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	// that a refused run leaves no trace.
 	ln, busy := rt.store.join(req.SessionID, req.Policy.OnBusy == BusyReject)
 	if busy {
-		return refuse(NewError(CodeSessionBusy, "session "+quote(req.SessionID)+" is running another run"))
+		rt.mu.Unlock()
+		return nil, NewError(CodeSessionBusy, "session "+quote(req.SessionID)+" is running another run")
 	}
+	// The run's input and history count against the memory budget from
+	// now until they are stored or dropped. Reserved last, so that a run
+	// refused for any other reason evicts nothing.
+	r.inputCost = int64(len(req.Input)) + MessageOverhead
+	cost := r.inputCost + info.bytes + int64(len(r.seedMsgs))*MessageOverhead
+	if err := rt.store.reserve(req.SessionID, cost); err != nil {
+		rt.store.leave(ln)
+		rt.mu.Unlock()
+		return nil, err
+	}
+	r.reserved = cost
 	rt.runs[r.id] = r
 	rt.mu.Unlock()
 

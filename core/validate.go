@@ -12,8 +12,9 @@ type historyInfo struct {
 // the message at fault in the array the host passed (see
 // SeedMessage.Continues).
 //
-// The rules (docs/contract.md, "Seeding rules"): every role is known; content is present
-// (an assistant message with tool calls may have none); only assistant
+// The rules (docs/contract.md, "Seeding rules"): every role is known;
+// content is present (an assistant message with tool calls may have
+// none); only assistant
 // messages carry tool calls, each with a unique, non-empty id and a name;
 // only tool messages carry tool_call_id, and they must; each tool result
 // answers, exactly once, a call of the nearest preceding assistant message;

@@ -1,5 +1,5 @@
 // Types of agentrt's glue (glue.js). Hand-written; keep in sync with
-// glue.js and with the module's contract (docs/module.md, docs/glue.md).
+// glue.js and with the module's contract (docs/contract.md, docs/glue.md).
 //
 // The messages the runtime hands out (result.appended, result.reply,
 // session().messages, events, model requests) are frozen objects: their
@@ -20,7 +20,10 @@ export type ErrorCode =
   | "load_failed";
 
 /**
- * The error of every failed call that is not a bad argument.
+ * The error of every failed call. Bad arguments are TypeErrors with code
+ * "invalid_argument", and `instanceof AgentrtError` is true for them too.
+ * Code "internal" with a message saying the Go program exited means the
+ * instance died (a fatal error in Go); the next call gets a fresh one.
  *
  * @example
  * try { await rt.run({ sessionId: "s", input: "hi", history }); }
@@ -75,16 +78,48 @@ export interface OpenAIToolCall {
 }
 
 /**
- * One prior turn, in any shape the glue accepts: the module's
- * (snake_case or camelCase, as Message, Result.appended and
- * Session.messages are) and OpenAI chat messages. Content may be null or
- * absent only on an assistant message with tool calls. Other fields of a
- * stored object (timestamps, ...) are ignored; a fresh object literal
- * with unknown fields is a type error, to catch typos.
+ * A part of OpenAI's array `content`: text (and refusal) parts are read;
+ * image_url, input_audio and file parts are skipped (docs/contract.md).
+ */
+export interface ContentPart {
+  readonly type: "text" | "refusal" | "image_url" | "input_audio" | "file" | (string & {});
+  readonly text?: string;
+  readonly refusal?: string;
+  readonly [extra: string]: unknown;
+}
+
+/**
+ * A part of a Vercel AI SDK UIMessage: text parts are read; tool parts
+ * ("tool-NAME", "dynamic-tool") with a result become a call and its
+ * result; reasoning, file, source, step-start and data-* parts are skipped
+ * (docs/contract.md).
+ */
+export interface UIMessagePart {
+  readonly type: string;
+  readonly text?: string;
+  readonly toolCallId?: string;
+  readonly toolName?: string;
+  readonly state?: string;
+  readonly input?: unknown;
+  readonly output?: unknown;
+  readonly errorText?: string;
+  readonly [extra: string]: unknown;
+}
+
+/**
+ * One prior turn, in any shape the glue accepts (docs/contract.md): the
+ * module's (snake_case or camelCase, as Message, Result.appended and
+ * Session.messages are), OpenAI chat messages (content parts, the
+ * developer role) and Vercel AI SDK UIMessages ({ id, role, parts }).
+ * Content may be null or absent only on an assistant message with tool
+ * calls, or on a UIMessage. Other fields of a stored object (timestamps,
+ * metadata, ...) are ignored; a fresh object literal with unknown fields
+ * is a type error, to catch typos.
  */
 export interface HistoryMessage {
-  readonly role: Role;
-  readonly content?: string | null;
+  readonly role: Role | "developer";
+  readonly content?: string | null | ReadonlyArray<ContentPart>;
+  readonly parts?: ReadonlyArray<UIMessagePart> | null;
   readonly id?: string | null;
   readonly tool_call_id?: string | null;
   readonly toolCallId?: string | null;
@@ -210,6 +245,13 @@ export interface Limits {
   maxSeedMessages?: number;
   maxSeedBytes?: number;
   maxMessageBytes?: number;
+  /**
+   * The memory budget of all sessions together, in bytes (default 16 MiB):
+   * message bytes plus a fixed overhead per message, and what runs in
+   * flight carry. Idle sessions used longest ago are evicted to stay
+   * within it; a turn that cannot fit is refused with "limit_exceeded".
+   */
+  maxTotalBytes?: number;
 }
 
 /** What loadRuntime needs. */
@@ -230,7 +272,10 @@ export interface LoadOptions {
 
 /** Options of the four ADR entry points. */
 export interface RunOptions {
-  /** Names the run; by default the glue makes one up. */
+  /**
+   * Names the run; by default the glue makes one up ("glue:" and a number).
+   * Must not be empty, nor start with "glue:" or "agentrt:".
+   */
   runId?: string;
   /** Called for each event in order. An exception it throws is reported, not propagated. */
   onEvent?: (event: RunEvent) => void;
@@ -267,6 +312,10 @@ export interface Stats {
   runsCompleted?: number;
   runsFailed?: number;
   runsCancelled?: number;
+  /** What counts against limits.maxTotalBytes now, in bytes. */
+  budgetUsed?: number;
+  /** limits.maxTotalBytes in force, in bytes. */
+  budgetBytes?: number;
   /**
    * Bytes of Go heap in use in the module (live objects and garbage not
    * yet collected), for measurements.
@@ -364,8 +413,9 @@ export declare function compile(wasm?: LoadOptions["wasm"]): Promise<WebAssembly
 export declare function packHistory(history: History): Uint8Array;
 
 /**
- * Converts history in any accepted shape to the module's message shape.
- * Throws like packHistory.
+ * Converts history in any accepted shape to the module's message shape:
+ * the messages the session will hold, system messages included (a
+ * UIMessage may yield several). Throws like packHistory.
  */
 export declare function toModuleHistory(history: ReadonlyArray<HistoryMessage>): ModuleMessage[];
 

@@ -370,17 +370,17 @@ function checkConfig(options) {
  * @returns {Promise<Runtime>}
  */
 export async function loadRuntime(options = {}) {
+  let wasm, wasmExec, systemPrompt, model, tools, limits, execURL;
   try {
     checkConfig(options);
+    ({ wasmExec, systemPrompt, model, tools, limits } = options);
+    wasm = options.wasm === undefined ? packagedModule() : options.wasm;
+    if (wasmExec !== undefined) execURL = toURL(wasmExec, "options.wasmExec");
+    else if (typeof wasm === "string" || wasm instanceof URL) execURL = new URL("wasm_exec.js", toURL(wasm, "options.wasm"));
+    else execURL = new URL("./wasm_exec.js", import.meta.url);
   } catch (e) {
     throw toError(e, "invalid_argument");
   }
-  const { wasmExec, systemPrompt, model, tools, limits } = options;
-  const wasm = options.wasm === undefined ? packagedModule() : options.wasm;
-  let execURL;
-  if (wasmExec !== undefined) execURL = toURL(wasmExec, "options.wasmExec");
-  else if (typeof wasm === "string" || wasm instanceof URL) execURL = new URL("wasm_exec.js", toURL(wasm, "options.wasm"));
-  else execURL = new URL("./wasm_exec.js", import.meta.url);
 
   const [module, Go] = await Promise.all([compile(wasm), loadGo(execURL)]);
   const config = {};
@@ -448,13 +448,20 @@ async function startInstance(boot) {
 // Those calls come from the module's own callbacks (a model's Promise
 // settling, a timer firing) as well as from the glue; thrown from a
 // callback, the exception would be uncaught, and end a Node or Bun process.
-// The glue checks go.exited around its own calls instead.
+// The glue checks go.exited around its own calls instead. The Go runtime's
+// own timers are cleared: wasm_exec.js resumes Go for a timer until Go
+// deletes it, which a Go program that exited never does.
 function quietAfterExit(go) {
   const resume = go._resume;
   if (typeof resume !== "function") return;
   go._resume = function (...args) {
-    if (this.exited) return undefined;
-    return resume.apply(this, args);
+    if (!this.exited) return resume.apply(this, args);
+    const timers = this._scheduledTimeouts;
+    if (timers instanceof Map) {
+      for (const t of timers.values()) clearTimeout(t);
+      timers.clear();
+    }
+    return undefined;
   };
 }
 

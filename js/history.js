@@ -1,9 +1,9 @@
 // agentrt history: reads the messages a host passes, in every shape the
 // runtime accepts, and packs them in the module's packed format.
 //
-// These are the rules of core/hostmsg (docs/contract.md, "Host messages"),
-// written once more in JavaScript because the glue must read the shapes
-// before it packs them. The corpus in testdata/contract/ holds both to the
+// These are the rules of core/hostmsg (docs/contract.md, "Messages and
+// host messages"), written once more in JavaScript because the glue must
+// read the shapes before it packs them. The corpus in testdata/contract/ holds both to the
 // same results: same messages, same error code, index and message text.
 // Imported by glue.js; dependency-free.
 
@@ -106,7 +106,7 @@ function readArguments(a, at) {
 
 // readCall reads one tool call, in the module's shape ({id, name,
 // arguments}) or OpenAI's ({id, type: "function", function: {name,
-// arguments}}). at is "tool_calls[j]" or "reply.tool_calls[j]".
+// arguments}}). at is the call's path, "tool_calls[j]".
 function readCall(c, at) {
   if (!isRecord(c)) throw new Refused(`${at} must be an object`);
   const id = c.id;
@@ -331,36 +331,6 @@ export function toModuleHistory(history, fail = defaultFail) {
     else for (const x of r) out.push(moduleMessage(x));
   }
   return out;
-}
-
-/**
- * Reads a model's reply as core/hostmsg's Reply does: a string is the
- * content; an object is {content, tool_calls?} (toolCalls accepted too).
- * Returns {content, toolCalls} with each call {id, name, arguments}, or
- * throws `fail(message)`.
- *
- * @param {unknown} v
- * @param {(message: string) => Error} [fail]
- */
-export function readReply(v, fail = (message) => Object.assign(new Error(message), { code: "model_error" })) {
-  try {
-    if (typeof v === "string") return { content: v, toolCalls: [] };
-    if (!isRecord(v)) throw new Refused("the model must answer an object { content, toolCalls? } or a string");
-    let content = v.content;
-    if (nullish(content)) content = "";
-    else if (Array.isArray(content)) content = contentText(content, "reply.content");
-    else if (typeof content !== "string") throw new Refused("reply.content must be a string, an array of parts, or null");
-    const raw = v.tool_calls ?? v.toolCalls;
-    const toolCalls = [];
-    if (!nullish(raw)) {
-      if (!Array.isArray(raw)) throw new Refused("reply.tool_calls must be an array");
-      for (let j = 0; j < raw.length; j++) toolCalls.push(readCall(raw[j], `reply.tool_calls[${j}]`));
-    }
-    return { content, toolCalls };
-  } catch (e) {
-    if (e instanceof Refused) throw fail(e.message);
-    throw e;
-  }
 }
 
 // ---------------------------------------------------------------------------

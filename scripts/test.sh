@@ -2,7 +2,7 @@
 # Runs every test suite of agentrt (`make test`), or only gofmt and vet
 # (`scripts/test.sh check`). It builds dist/ first, runs every suite even
 # after one fails, and ends with one line counting suites:
-#   N passed, N failed (suites)
+#   suites: N passed, N failed
 # and exits 1 when any failed.
 #
 # The JavaScript tools are pinned in package.json and installed with
@@ -38,7 +38,7 @@ suite() {
 summary() {
 	echo
 	for f in "${failures[@]+"${failures[@]}"}"; do echo "failed: $f"; done
-	echo "$passed passed, $failed failed (suites)"
+	echo "suites: $passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
 }
 
@@ -86,11 +86,13 @@ suite "gofmt and go vet" fmt_and_vet
 suite "build dist/ (the npm package)" go run ./cmd/agentrt build
 suite "go test -race (native packages, the module under wazero, the worker)" go test -race -count=1 ./...
 suite "module suite on Node" node --test wasm/runtime/test/
-suite "glue suite on Node (V8)" node --test js/test/
+suite "glue suite on Node (V8)" node --test js/test/*.test.mjs
 suite "glue types (tsc --strict)" node_modules/.bin/tsc -p js/test/tsconfig.json
 suite "glue suite on Bun (JavaScriptCore)" pinned node_modules/@oven/bun-linux-x64/bin/bun test ./js/test/
 suite "glue suite on Deno" pinned node_modules/.bin/deno test -A js/test/
 suite "npm package: packed, installed and run on Node, Bun and Deno; strict types" node --test js/package-test/
-suite "web demo in Chromium and Firefox ESR" node web-demo/test/e2e.mjs
+suite "web demo in Chromium, Firefox ESR and WebKit" node web-demo/test/e2e.mjs
+suite "glue suites in a page of Chromium, Firefox ESR and WebKit" node js/test/browser/run.mjs
+suite "shell stand-in (strict CSP, bridge, kill, cold seed) in Chromium, Firefox ESR and WebKit" node web-demo/test/shell.mjs
 
 summary

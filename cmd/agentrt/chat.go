@@ -18,6 +18,7 @@ import (
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
 	"github.com/agentrt/agentrt/internal/build"
+	"github.com/agentrt/agentrt/internal/envvar"
 	"github.com/agentrt/agentrt/jshost"
 	"github.com/agentrt/agentrt/openai"
 	"github.com/agentrt/agentrt/wasm/packed"
@@ -30,10 +31,10 @@ func init() {
 // The environment variables of the chat command's model, the same as the
 // worker's.
 const (
-	envModel         = "AGENTRT_MODEL"           // "echo" (default) or "openai"
-	envOpenAIBaseURL = "AGENTRT_OPENAI_BASE_URL" // e.g. https://api.openai.com/v1
-	envOpenAIModel   = "AGENTRT_OPENAI_MODEL"    // model name sent upstream
-	envOpenAIKey     = "AGENTRT_OPENAI_KEY"      // secret: never a flag
+	envModel         = envvar.Model         // "echo" (default) or "openai"
+	envOpenAIBaseURL = envvar.OpenAIBaseURL // e.g. https://api.openai.com/v1
+	envOpenAIModel   = envvar.OpenAIModel   // model name sent upstream
+	envOpenAIKey     = envvar.OpenAIKey     // secret: never a flag
 )
 
 // chatOptions are the chat command's flags.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentrt/agentrt/internal/build"
+	"github.com/agentrt/agentrt/internal/envvar"
 	"github.com/agentrt/agentrt/wasm/worker/workerd"
 )
 
@@ -50,7 +51,7 @@ func runWorker(ctx context.Context, args []string) error {
 	// The AGENTRT_* variables of this shell, then -env flags over them.
 	vars := map[string]string{}
 	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "AGENTRT_") && k != "AGENTRT_GLOBAL" {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, envvar.Prefix) && k != envvar.Global {
 			vars[k] = v
 		}
 	}

@@ -1,10 +1,10 @@
 // Package hostmsg reads the messages a host passes to agentrt, in every
 // shape the runtime accepts, into core.SeedMessage values, and reads a
 // model's reply into a core.ModelReply. It holds the rules of
-// docs/contract.md ("Host messages") in one place: every edge (the
-// module's JavaScript array path, the HTTP API, the CLI's history file)
-// calls it, and the glue's js/history.js follows the same rules for the
-// packed path.
+// docs/contract.md ("Messages and host messages") in one place: every
+// edge (the module's JavaScript array path, the HTTP API, the CLI's
+// history file) calls it, and the glue's js/history.js follows the same
+// rules for the packed path.
 //
 //	v, err := hostjson.Parse(body)             // or a js.Value in jsedge
 //	h, err := hostmsg.Messages(v, 0)           // []core.SeedMessage
@@ -197,7 +197,8 @@ func Refusal(i int, msg string) error {
 
 // Append reads one host message v and appends the seed messages it
 // yields to out: one, or several for a UIMessage with tool parts. It
-// returns what is wrong with v, or "" (out is then unchanged in length).
+// returns "" when v was read, or what is wrong with v (a message of
+// docs/contract.md's table), and then out unchanged in length.
 func Append[V Value[V]](out []core.SeedMessage, v V) ([]core.SeedMessage, string) {
 	if v.Kind() != Object {
 		return out, "message must be an object"

@@ -1,6 +1,7 @@
 // The host-message corpus (testdata/contract/) against the glue and the
 // module's array path, in this engine. Runs under `node --test`,
-// `bun test` and `deno test -A`.
+// `bun test` and `deno test -A`, and in Chromium, Firefox and WebKit
+// through js/test/browser (which serves testdata/).
 //
 // Every case seeds a fresh session with its history and the input "next",
 // then reads the session back: the messages before the new turn must be

@@ -53,7 +53,7 @@ export async function usage(): Promise<void> {
         call: (args: { a: number; b: number }, ctx) => `${args.a + args.b} for ${ctx.toolCallId}`,
       },
     ],
-    limits: { maxSessions: 10, maxMessageBytes: 1 << 20 },
+    limits: { maxSessions: 10, maxMessageBytes: 1 << 20, maxTotalBytes: 32 << 20 },
   });
   await loadRuntime({ wasm: new Uint8Array(8), model: "echo" });
   await loadRuntime({ wasm: "/agentrt.wasm" });
@@ -61,13 +61,16 @@ export async function usage(): Promise<void> {
   await loadRuntime();
   await loadRuntime({ systemPrompt: "x", model: () => "a plain string answer" });
 
-  // Host history in the module's shape and in OpenAI's.
+  // Host history in the module's shape, OpenAI's and the AI SDK's.
   const history: HistoryMessage[] = [
     { role: "system", content: "old prompt" },
     { role: "user", content: "hi", id: "m1" },
     { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "add", arguments: { a: 1, b: 2 } } }] },
     { role: "tool", tool_call_id: "c1", content: "3" },
     { role: "assistant", content: "3", toolCalls: [] },
+    { role: "developer", content: [{ type: "text", text: "Be brief." }] },
+    { id: "m5", role: "user", parts: [{ type: "text", text: "and 2 + 2?" }] },
+    { id: "m6", role: "assistant", parts: [{ type: "tool-add", toolCallId: "c2", state: "output-available", input: { a: 2, b: 2 }, output: 4 }, { type: "text", text: "4" }] },
   ];
   const ac = new AbortController();
   const result: Result = await rt.run({
@@ -100,6 +103,8 @@ export async function usage(): Promise<void> {
   const deleted: boolean = rt.deleteSession("chat-1");
   const ids: string[] = rt.listSessions();
   const active: number = rt.stats().activeRuns;
+  const budget: number | undefined = rt.stats().budgetUsed;
+  console.log(budget, rt.stats().budgetBytes);
   const cancelled: boolean = rt.cancelRun("r1");
   console.log(deleted, ids, active, cancelled, rt.version, rt.globalName, toModuleHistory(history).length);
 
@@ -156,8 +161,8 @@ export async function loop(rt: Runtime): Promise<Message[]> {
   last.reply.content = "changed";
   // @ts-expect-error their tool calls too
   last.appended[0].tool_calls?.push({ id: "x", name: "y", arguments: "{}" });
-  // @ts-expect-error a role the runtime refuses
-  await rt.run({ sessionId: "s", input: "x", history: [{ role: "developer", content: "x" }] });
+  // @ts-expect-error a role the runtime refuses ("developer" is read as "system")
+  await rt.run({ sessionId: "s", input: "x", history: [{ role: "robot", content: "x" }] });
   // @ts-expect-error content is text
   await rt.run({ sessionId: "s", input: "x", history: [{ role: "user", content: 5 }] });
   return stored;

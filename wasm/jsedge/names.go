@@ -25,7 +25,10 @@
 // The API is unstable until version 1.0.
 package jsedge
 
-import "github.com/agentrt/agentrt/core/hostmsg"
+import (
+	"github.com/agentrt/agentrt/core/hostmsg"
+	"github.com/agentrt/agentrt/internal/envvar"
+)
 
 // Every name that crosses the Go/JavaScript line. Keep in sync with
 // docs/contract.md, js/glue.js, js/history.js and js/glue.d.ts.
@@ -169,7 +172,7 @@ const (
 	// DefaultGlobal is the global name when AGENTRT_GLOBAL is unset.
 	DefaultGlobal = "agentrt"
 	// EnvGlobal names the environment variable that overrides it.
-	EnvGlobal = "AGENTRT_GLOBAL"
+	EnvGlobal = envvar.Global
 
 	ExportVersion       = "version"
 	ExportCreateRuntime = "createRuntime"

@@ -179,7 +179,7 @@ func Seed(r *core.SeedReport) js.Value {
 	return o
 }
 
-// Result returns r as a JavaScript Result (DESIGN section 4), with
+// Result returns r as a JavaScript Result (docs/contract.md), with
 // modelCalls always present and each call's messages only when the run
 // asked for inspection. A nil r is null. It is (*Cache)(nil).Result.
 func Result(r *core.Result) js.Value { return (*Cache)(nil).Result(r) }

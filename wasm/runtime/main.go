@@ -6,8 +6,8 @@
 //
 //	{ version, createRuntime(config) -> Runtime }
 //
-// and then waits for calls. See DESIGN section 4 and docs/ for the
-// contract; package jsedge holds the conversions.
+// and then waits for calls. See docs/contract.md and docs/module.md for
+// the contract; package jsedge holds the conversions.
 //
 // Build it with `go run ./cmd/agentrt build` (or `make build`), which
 // writes dist/agentrt.wasm and the wasm_exec.js that runs it.
@@ -22,16 +22,13 @@ import (
 	"github.com/agentrt/agentrt/wasm/jsedge"
 )
 
-// version is the module's version, published as the global's version.
-const version = "0.1.0"
-
 func main() {
 	name, ok := syscall.Getenv(jsedge.EnvGlobal)
 	if !ok || name == "" {
 		name = jsedge.DefaultGlobal
 	}
 	api := js.Global().Get(jsedge.GlobalObject).New()
-	api.Set(jsedge.ExportVersion, version)
+	api.Set(jsedge.ExportVersion, core.Version)
 	api.Set(jsedge.ExportCreateRuntime, jsedge.Func(js.Null(), createRuntime))
 	js.Global().Set(name, api)
 	select {}

@@ -76,9 +76,9 @@ export const ENGINE_NAMES = ENGINES.map((e) => e.name);
 
 /**
  * watchPage records what goes wrong in page: console errors, page errors,
- * failed requests and HTTP errors (puppeteer), or uncaught errors and
- * unhandled rejections seen after each navigation (WebDriver, whose pages
- * have no console). take() resolves with the problems since its last call.
+ * failed requests and HTTP errors (puppeteer), or what webdriver.mjs records
+ * in the page after each navigation (WebDriver shows no console). take()
+ * resolves with the problems since its last call.
  */
 export function watchPage(page, label) {
   if (typeof page.problems === "function") {

@@ -9,8 +9,9 @@
 // Without --url it builds the CLI and runs `agentrt demo` on a free port
 // with its own dist/ directory in a temporary folder. Screenshots go to
 // artifacts/e2e/. The test fails on any console error, page error or failed
-// request (in WebKit, whose WebDriver has no console: on any uncaught error
-// or unhandled rejection after the page loaded). A browser that is not
+// request (in WebKit, whose WebDriver has no console: on any uncaught
+// error, unhandled rejection, failed load of an element or console.error
+// call of the page after it loaded). A browser that is not
 // installed is skipped, unless CI is set: then it is a failure. The last
 // line reads "N passed, N failed".
 

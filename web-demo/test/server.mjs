@@ -1,13 +1,15 @@
 // A static file server for the browser suites, laid out like `agentrt demo`
 // (web-demo/ at /, the built module at /dist/) plus the glue's sources at
-// /js/. Pages under /shell/ are sent with the shell's strict Content
+// /js/ and the shared test data at /testdata/. A directory requested with
+// ?readdir is answered with the JSON array of its entries' names (what the
+// browser stand-in of node:fs/promises' readdir reads). Pages under /shell/ are sent with the shell's strict Content
 // Security Policy as a header (they carry it in a <meta> tag too, so
 // `agentrt demo` serves them under the same policy).
 //
 //   const srv = await serve({ dist });   // srv.url, srv.requests, srv.stop()
 
 import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { createServer } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,6 +42,7 @@ export async function serve({ dist = DIST } = {}) {
   const mounts = [
     ["/dist/", dist],
     ["/js/", path.join(ROOT, "js")],
+    ["/testdata/", path.join(ROOT, "testdata")],
     ["/", path.join(ROOT, "web-demo")],
   ];
   const requests = [];
@@ -51,10 +54,20 @@ export async function serve({ dist = DIST } = {}) {
     if (url.pathname.startsWith("/shell/")) res.setHeader("content-security-policy", SHELL_CSP);
     if (req.method !== "GET" && req.method !== "HEAD") { res.writeHead(405).end(); return; }
     let rel = decodeURIComponent(url.pathname);
-    if (rel.endsWith("/")) rel += "index.html";
+    const listing = url.searchParams.has("readdir");
+    if (rel.endsWith("/") && !listing) rel += "index.html";
     const [prefix, dir] = mounts.find(([p]) => rel.startsWith(p));
     const file = path.join(dir, rel.slice(prefix.length));
-    if (!file.startsWith(dir + path.sep)) { res.writeHead(404).end(); return; }
+    if (!file.startsWith(dir + path.sep) && !(listing && file === dir)) { res.writeHead(404).end(); return; }
+    if (listing) {
+      try {
+        const names = JSON.stringify(await readdir(file));
+        res.writeHead(200, { "content-type": "application/json" }).end(names);
+      } catch {
+        res.writeHead(404, { "content-type": "text/plain" }).end("not a directory");
+      }
+      return;
+    }
     try {
       const st = await stat(file);
       if (!st.isFile()) throw new Error("not a file");

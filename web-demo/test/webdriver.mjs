@@ -10,9 +10,10 @@
 //   await wd.close();
 //
 // Only the endpoints the tests use are wrapped. The page's console is not
-// reachable over classic WebDriver: Page.problems() instead reads the
-// uncaught errors and unhandled rejections a listener records in the page
-// (installed after each navigation), and the page's failed resource loads.
+// reachable over classic WebDriver: Page.problems() instead reads what a
+// listener installed after each navigation records in the page: uncaught
+// errors, unhandled rejections, failed loads of elements, and the page's
+// own console.error calls (not the browser's console messages).
 
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -83,8 +84,9 @@ class Session {
   }
 }
 
-// Installed in the page after each navigation: records uncaught errors and
-// unhandled rejections (the console is not visible over classic WebDriver).
+// Installed in the page after each navigation: records uncaught errors,
+// unhandled rejections, failed loads of elements and the page's own
+// console.error calls (the console is not visible over classic WebDriver).
 const WATCH = `
   if (!window.__wdProblems) {
     window.__wdProblems = [];
@@ -96,6 +98,11 @@ const WATCH = `
     addEventListener("unhandledrejection", (e) => {
       window.__wdProblems.push("unhandled rejection: " + (e.reason && e.reason.message ? e.reason.message : e.reason));
     });
+    const consoleError = console.error;
+    console.error = function (...args) {
+      window.__wdProblems.push("console error: " + args.map((a) => (a && a.message ? a.message : String(a))).join(" "));
+      return consoleError.apply(this, args);
+    };
   }
 `;
 
@@ -158,16 +165,6 @@ class Page {
     return this.#s.cmd("POST", "/execute/sync", {
       script: "const p = window.__wdProblems || []; window.__wdProblems = []; return p;", args: [],
     });
-  }
-
-  url() {
-    return this.lastURL;
-  }
-
-  async currentURL() {
-    await this.#focus();
-    this.lastURL = await this.#s.cmd("GET", "/url");
-    return this.lastURL;
   }
 
   /** Runs fn (a function or an expression) in the page with args; awaits a returned promise. */

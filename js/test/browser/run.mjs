@@ -10,8 +10,9 @@
 // prints one line per test and engine.
 //
 // Exclusion rule: a suite file that imports any other node: module (or
-// reaches for one with import()) needs Node and is not run in browsers; it
-// is listed as excluded. Today none is.
+// reaches for one with import()), or a function of node:fs/promises other
+// than readFile, stat and readdir, needs Node and is not run in browsers;
+// it is listed as excluded.
 //
 // A browser that is not installed is skipped, unless CI is set: then it is
 // a failure. The last line reads "N passed, N failed".
@@ -26,6 +27,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SUITES = path.resolve(HERE, "..");
 // What the page's import map provides.
 const SHIMMED = new Set(["node:test", "node:assert", "node:assert/strict", "node:fs/promises"]);
+const FS_SHIMMED = new Set(["readFile", "stat", "readdir", "default"]);
 // A guard against hangs, not a speed assertion: the whole suite in a cold browser.
 const WAIT_MS = 600_000;
 
@@ -40,6 +42,12 @@ async function suites() {
   for (const f of (await readdir(SUITES)).filter((f) => f.endsWith(".test.mjs")).sort()) {
     const src = await readFile(path.join(SUITES, f), "utf8");
     const needs = [...src.matchAll(/(?:from\s+|import\s*\(\s*)["'](node:[^"']+)["']/g)].map((m) => m[1]).filter((s) => !SHIMMED.has(s));
+    // The names taken from node:fs/promises, statically or with await import().
+    const fsNames = [
+      ...src.matchAll(/import\s*\{([^{}]*)\}\s*from\s*["']node:fs\/promises["']/g),
+      ...src.matchAll(/\{([^{}]*)\}\s*=\s*await\s+import\(\s*["']node:fs\/promises["']\s*\)/g),
+    ].flatMap((m) => m[1].split(",").map((n) => n.trim().split(/\s+as\s+|\s*:\s*/)[0]).filter(Boolean));
+    for (const n of fsNames) if (!FS_SHIMMED.has(n)) needs.push(`node:fs/promises ${n}`);
     if (needs.length) excluded.push([f, [...new Set(needs)]]);
     else run.push(f);
   }
