@@ -333,6 +333,37 @@ export function toModuleHistory(history, fail = defaultFail) {
   return out;
 }
 
+/**
+ * Reads a model's reply as core/hostmsg's Reply does: a string is the
+ * content; an object is {content, tool_calls?} (toolCalls accepted too).
+ * Returns {content, toolCalls} with each call {id, name, arguments}, or
+ * throws `fail(message)`. The glue's fast path reads its model's replies
+ * with it, where the module's syscall/js path reads them in Go.
+ *
+ * @param {unknown} v
+ * @param {(message: string) => Error} [fail]
+ */
+export function readReply(v, fail = (message) => Object.assign(new Error(message), { code: "model_error" })) {
+  try {
+    if (typeof v === "string") return { content: v, toolCalls: [] };
+    if (!isRecord(v)) throw new Refused("the model must answer an object { content, toolCalls? } or a string");
+    let content = v.content;
+    if (nullish(content)) content = "";
+    else if (Array.isArray(content)) content = contentText(content, "reply.content");
+    else if (typeof content !== "string") throw new Refused("reply.content must be a string, an array of parts, or null");
+    const raw = v.tool_calls ?? v.toolCalls;
+    const toolCalls = [];
+    if (!nullish(raw)) {
+      if (!Array.isArray(raw)) throw new Refused("reply.tool_calls must be an array");
+      for (let j = 0; j < raw.length; j++) toolCalls.push(readCall(raw[j], `reply.tool_calls[${j}]`));
+    }
+    return { content, toolCalls };
+  } catch (e) {
+    if (e instanceof Refused) throw fail(e.message);
+    throw e;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Packing
 
