@@ -631,8 +631,10 @@ class FastPath {
     let packed;
     let historyMirror;
     if (withHistory) {
+      // A cold session's mirror is built while packing, and only where a
+      // JavaScript model will be handed the messages.
       let onRecord;
-      if (mirror === undefined && Array.isArray(history)) {
+      if (mirror === undefined && this.#modelFn !== null && Array.isArray(history)) {
         const out = historyMirror = [];
         onRecord = (r) => {
           if (r.role !== "system") out.push(mirrorMessage(r.role, r.content, r.id, r.toolCallId, r.calls));
