@@ -121,6 +121,9 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 	if err := Module(ctx, root, RuntimePkg, d.Module); err != nil {
 		return nil, err
 	}
+	if err := WasiModule(ctx, root, WasiPkg, filepath.Join(dir, WasiModuleName)); err != nil {
+		return nil, err
+	}
 	src, err := WasmExec(ctx)
 	if err != nil {
 		return nil, err
