@@ -209,7 +209,9 @@ func (m *recorder) Complete(ctx core.Context, req *core.ModelRequest) (*core.Mod
 }
 
 var clock = core.Tool{ToolSpec: core.ToolSpec{Name: "clock", Description: "the time"},
-	Call: func(ctx core.Context, inv core.ToolInvocation) (string, error) { return "noon for " + inv.ToolCallID, nil }}
+	Call: func(ctx core.Context, inv core.ToolInvocation) (string, error) {
+		return "noon for " + inv.ToolCallID, nil
+	}}
 
 // Ensure a Go model and Go tools get through the module exactly what
 // native core gives them, and the turns end with the same results and
