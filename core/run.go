@@ -100,52 +100,34 @@ func (r *Run) emit(ev Event) {
 }
 
 // execute runs the turn in the calling goroutine: it waits for the
-// session's lane, then drives the turn's machine, making each model and
-// tool call itself (see callModel and callTool).
+// session's lane, then drives the turn's machine as a Turn whose model
+// and tool calls it makes itself (see callModel and callTool).
 func (r *Run) execute() {
-	defer close(r.done)
-	defer r.rt.finished(r)
-	// The run's end stops its context: an abandoned model or tool call
-	// sees it done.
-	defer r.ctx.stop(nil)
-
-	// Wait for the lane.
+	tn := &Turn{run: r, t: turn{run: r, store: r.rt.store}}
 	select {
 	case r.lane.sem <- struct{}{}:
+		tn.holds = true
+		r.startTimeout()
 	case <-r.ctx.Done():
-		r.rt.store.leave(r.lane)
-		r.finish(nil, r.stopError())
-		return
 	}
-	defer r.rt.store.leave(r.lane)
-	defer func() { <-r.lane.sem }()
-
-	r.startTimeout()
-	t := turn{run: r, store: r.rt.store}
+	a := tn.Next()
 	for {
-		s := t.next()
-		switch s.phase {
-		case phaseModelIn:
-			reply, err := t.callModel(s.req)
-			t.answerModel(reply, err)
-			continue
-		case phaseToolIn:
-			out, terr := t.callTool(s.call)
-			t.answerTool(out, terr)
-			continue
+		switch a.Kind {
+		case ActionModel:
+			tn.t.answerModel(tn.t.callModel(a.Request))
+		case ActionTool:
+			tn.t.answerTool(tn.t.callTool(a.Call))
+		default:
+			return
 		}
-		break
+		a = tn.Next()
 	}
-	if t.err != nil {
-		t.rollback()
-	}
-	r.finish(t.res, t.err)
 }
 
 // startTimeout arms the policy's timeout, counted from now.
 func (r *Run) startTimeout() {
 	if ms := r.req.Policy.TimeoutMs; ms > 0 {
-		r.ctx.setTimeout(r.rt.afterFunc, ms, NewError(CodeTimeout, "run timed out after "+itoa(int(ms))+" ms"))
+		r.ctx.setTimeout(r.rt.afterFunc, ms, timeoutError(ms))
 	}
 }
 

@@ -68,7 +68,7 @@ func (t *turn) next() step {
 		case phaseModel:
 			policy := &t.run.req.Policy
 			if t.step > policy.maxSteps() {
-				t.fail(NewError(CodeLimitExceeded, "the run needs more than maxSteps ("+itoa(policy.maxSteps())+") model calls"))
+				t.fail(tooManySteps(policy))
 				continue
 			}
 			t.req = t.modelRequest()
@@ -182,7 +182,7 @@ func (t *turn) answerModel(reply *ModelReply, err error) {
 		return
 	}
 	if len(msg.ToolCalls) > 0 && t.step == policy.maxSteps() {
-		t.fail(NewError(CodeLimitExceeded, "the run needs more than maxSteps ("+itoa(policy.maxSteps())+") model calls"))
+		t.fail(tooManySteps(policy))
 		return
 	}
 	if e := t.append(msg); e != nil {
@@ -195,6 +195,10 @@ func (t *turn) answerModel(reply *ModelReply, err error) {
 		return
 	}
 	t.reply, t.call, t.phase = msg, 0, phaseTool
+}
+
+func tooManySteps(p *Policy) *Error {
+	return NewError(CodeLimitExceeded, "the run needs more than maxSteps ("+itoa(p.maxSteps())+") model calls")
 }
 
 // checkReply turns the model's answer into the assistant message to
@@ -501,8 +505,11 @@ func (tn *Turn) Delta(text string) {
 // Expire stops the run with CodeTimeout, as the policy's timeout does.
 // It reports whether the run was still going.
 func (tn *Turn) Expire() bool {
-	ms := tn.run.req.Policy.TimeoutMs
-	return tn.run.ctx.stop(NewError(CodeTimeout, "run timed out after "+itoa(int(ms))+" ms"))
+	return tn.run.ctx.stop(timeoutError(tn.run.req.Policy.TimeoutMs))
+}
+
+func timeoutError(ms int64) *Error {
+	return NewError(CodeTimeout, "run timed out after "+itoa(int(ms))+" ms")
 }
 
 // end finishes the run as Run.execute does: outcome, lane, context.

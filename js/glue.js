@@ -11,6 +11,8 @@
 // argument and whose `code` is "invalid_argument"; everything else is an
 // AgentrtError with a stable `code`.
 
+import { ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, readAction, readRefused } from "./wire.js";
+
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
 const GLOBAL_PREFIX = "agentrt_";
 
@@ -329,10 +331,16 @@ export function packHistory(history) {
   return p.bytes();
 }
 
+// mirrorSink, while set, receives the session message of every
+// non-system message packMessage writes (see FastPath: the mirror a cold
+// seed adopts).
+let mirrorSink = null;
+
 // packMessage checks one message with readMessage and writes it.
 function packMessage(p, m, index) {
   readMessage(m, index);
   const { role, content, id, toolCallId, calls } = read;
+  if (mirrorSink !== null && role !== "system") mirrorSink.push(mirrorMessage(role, content, id, toolCallId, calls));
   const code = Object.prototype.hasOwnProperty.call(ROLE_CODES, role) ? ROLE_CODES[role] : ROLE_OTHER;
   let flags = 0;
   if (content !== null) flags |= FLAG_CONTENT;
@@ -582,7 +590,490 @@ export async function loadRuntime(options) {
     delete globalThis[name];
     throw toError(e, "invalid_argument");
   }
-  return new Runtime(core, name, typeof api.version === "string" ? api.version : "");
+  let fast;
+  try {
+    fast = new FastPath(instance.exports, core.fastPath, config, () => core.listSessions());
+  } catch (e) {
+    delete globalThis[name];
+    throw e;
+  }
+  return new Runtime(core, name, typeof api.version === "string" ? api.version : "", fast);
+}
+
+// ---------------------------------------------------------------------------
+// The fast path: turns driven through the module's wasmexport functions
+// over the wire (docs/wire.md), with a mirror of each session's messages
+
+// mirrorMessage returns the frozen session message the module stores for
+// a history message read by readMessage (null content is "", empty ids
+// and empty tool-call lists are left out), in the shape and key order of
+// the module's messages.
+function mirrorMessage(role, content, id, toolCallId, calls) {
+  const m = { role, content: content === null ? "" : content };
+  if (toolCallId) m.tool_call_id = toolCallId;
+  if (calls !== undefined && calls.length > 0) {
+    for (const c of calls) Object.freeze(c);
+    m.tool_calls = Object.freeze(calls);
+  }
+  if (id) m.id = id;
+  return Object.freeze(m);
+}
+
+const NO_TOOLS = Object.freeze([]);
+const MAX_TIMEOUT_MS = 365 * 24 * 3600 * 1000;
+
+function policyError(msg) {
+  return new AgentrtError("invalid_argument", msg);
+}
+
+// checkPolicy checks the JavaScript types of a policy as the module's
+// syscall/js path does, and returns it (or undefined for none).
+function checkPolicy(p) {
+  if (p === undefined || p === null) return undefined;
+  if (!isObject(p)) throw policyError("policy must be an object");
+  if (Array.isArray(p)) throw policyError("policy must be an object, not an Array");
+  for (const f of ["seedMode", "onBusy", "toolErrors"]) {
+    const v = p[f];
+    if (v !== undefined && v !== null && typeof v !== "string") throw policyError(`policy.${f} must be a string`);
+  }
+  for (const f of ["maxSteps", "maxContextMessages", "maxContextBytes", "timeoutMs"]) {
+    const v = p[f];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw policyError(`policy.${f} must be a non-negative integer`);
+  }
+  if ((p.timeoutMs ?? 0) > MAX_TIMEOUT_MS) throw policyError("policy.timeoutMs is too large");
+  const tools = p.allowedTools;
+  if (tools !== undefined && tools !== null) {
+    if (!Array.isArray(tools)) throw policyError("policy.allowedTools must be an Array of strings");
+    tools.forEach((t, i) => {
+      if (typeof t !== "string") throw policyError(`policy.allowedTools[${i}] must be a string`);
+    });
+  }
+  return p;
+}
+
+// text describes a thrown or rejected value as the module does: an
+// Error's message, a string as it is, anything else as String(v).
+function text(v) {
+  try {
+    let s;
+    if (typeof v === "string") s = v;
+    else if (isObject(v) && typeof v.message === "string") s = v.message;
+    else s = String(v);
+    return s.length > 1024 ? s.slice(0, 1024) + "..." : s;
+  } catch {
+    return "(a value that cannot be shown)";
+  }
+}
+
+function isThenable(v) {
+  return (isObject(v) || typeof v === "function") && typeof v.then === "function";
+}
+
+// replyCall converts one tool call of a model reply, or returns the
+// message that refuses it.
+function replyCall(c) {
+  if (!isObject(c)) return "tool call must be an object";
+  const id = c.id ?? "";
+  if (typeof id !== "string") return "id must be a string";
+  const name = c.name ?? "";
+  if (typeof name !== "string") return "name must be a string";
+  let args = c.arguments;
+  if (args === undefined || args === null) args = "{}";
+  else if (typeof args === "object") {
+    try {
+      args = JSON.stringify(args);
+    } catch {
+      return "arguments cannot be converted to JSON";
+    }
+    if (typeof args !== "string") return "arguments cannot be converted to JSON";
+  } else if (typeof args !== "string") return "arguments must be a JSON string or an object";
+  return { id, name, arguments: args };
+}
+
+// modelReply converts what a model function answered to { content,
+// toolCalls }, or returns the message that refuses it.
+function modelReply(v) {
+  if (typeof v === "string") return { content: v, toolCalls: NO_TOOLS };
+  if (!isObject(v)) return "the model must answer an object { content, toolCalls? } or a string";
+  const content = v.content;
+  if (content !== undefined && content !== null && typeof content !== "string") return "reply.content must be a string";
+  let calls = v.toolCalls;
+  if (calls === undefined || calls === null) calls = v.tool_calls;
+  const out = { content: content ?? "", toolCalls: NO_TOOLS };
+  if (calls === undefined || calls === null) return out;
+  if (!Array.isArray(calls)) return "reply.toolCalls must be an Array";
+  out.toolCalls = new Array(calls.length);
+  for (let i = 0; i < calls.length; i++) {
+    const c = replyCall(calls[i]);
+    if (typeof c === "string") return `reply.toolCalls[${i}]: ${c}`;
+    out.toolCalls[i] = c;
+  }
+  return out;
+}
+
+function refusedError(e) {
+  return new AgentrtError(e.code, e.message, { index: e.index });
+}
+
+// How many turns end between two prunings of the mirrors of sessions the
+// module no longer holds (evicted).
+const PRUNE_EVERY = 256;
+
+/**
+ * FastPath runs turns through the module's wasmexport functions: one
+ * export call per model or tool answer, frames in linear memory, and a
+ * mirror of each session's messages from which model requests are
+ * sliced. See docs/adr/0007-js-boundary.md.
+ */
+class FastPath {
+  #ex;
+  #n;
+  #w = new Writer(4096);
+  #modelFn;
+  #system;
+  #tools = new Map();
+  #specs = [];
+  #mirrors = new Map();
+  #active = new Map(); // runId -> turn
+  #waiting = new Map(); // sessionId -> [wake]
+  #ended = 0;
+  #listSessions;
+
+  constructor(exports, number, config, listSessions) {
+    this.#listSessions = listSessions;
+    if (!exports || typeof exports.agentrt_begin !== "function" || !(exports.mem instanceof WebAssembly.Memory) ||
+      !Number.isInteger(number)) {
+      throw new AgentrtError("load_failed", "agentrt: the module has no fast path (agentrt_begin)");
+    }
+    this.#ex = exports;
+    this.#n = number;
+    this.#modelFn = typeof config.model === "function" ? config.model : null;
+    this.#system = typeof config.systemPrompt === "string" ? config.systemPrompt : "";
+    for (const t of config.tools ?? []) {
+      this.#tools.set(t.name, t);
+      const spec = { name: t.name, description: typeof t.description === "string" ? t.description : "" };
+      let params = t.parameters;
+      try {
+        if (typeof params === "string") params = params === "" ? undefined : JSON.parse(params);
+        else if (isObject(params)) params = JSON.parse(JSON.stringify(params));
+        else params = undefined;
+      } catch {
+        params = undefined;
+      }
+      if (params !== undefined) spec.parameters = params;
+      this.#specs.push(spec);
+    }
+  }
+
+  // #call writes frame into the module's input buffer, calls fn and
+  // returns the answer's bytes (valid until the next call).
+  #call(fn, frame) {
+    const ex = this.#ex;
+    const at = ex.agentrt_in(frame.length);
+    new Uint8Array(ex.mem.buffer, at, frame.length).set(frame);
+    return this.#out(fn(this.#n, frame.length));
+  }
+
+  #out(n) {
+    return new Uint8Array(this.#ex.mem.buffer, this.#ex.agentrt_out(), n);
+  }
+
+  // #action decodes an action frame, throwing a refusal as its error.
+  #action(bytes) {
+    if (bytes.length > 4 && bytes[4] === KIND.refused) throw refusedError(readRefused(bytes));
+    return readAction(bytes);
+  }
+
+  /** Begins a turn; throws (a refusal) or returns the turn to drive. */
+  begin(sessionId, input, policy, history, withHistory, runId, inspect, onEvent) {
+    policy = checkPolicy(policy);
+    const mirror = this.#mirrors.get(sessionId);
+    let packed;
+    let historyMirror;
+    if (withHistory) {
+      if (mirror === undefined && Array.isArray(history)) {
+        historyMirror = [];
+        mirrorSink = historyMirror;
+      }
+      try {
+        packed = packHistory(history ?? []);
+      } finally {
+        mirrorSink = null;
+      }
+    }
+    const frame = writeBegin(this.#w.reset(), {
+      sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,
+      historyMirror: historyMirror !== undefined, policy,
+      mirrorGen: mirror ? mirror.gen : 0, mirrorLen: mirror ? mirror.msgs.length : 0,
+    });
+    const first = this.#action(this.#call(this.#ex.agentrt_begin, frame));
+    const turn = {
+      handle: first.handle, runId, sessionId, onEvent, historyMirror, first,
+      timeoutMs: policy ? policy.timeoutMs ?? 0 : 0, timer: undefined, expired: false,
+      allowed: policy && Array.isArray(policy.allowedTools) ? [...policy.allowedTools] : undefined,
+      wake: null, interrupted: false, closed: false,
+    };
+    this.#active.set(runId, turn);
+    return turn;
+  }
+
+  // #interrupt stops waiting for the turn's model, tool or session: it is
+  // asked for its next action at once.
+  #interrupt(turn) {
+    turn.interrupted = true;
+    if (turn.wake) turn.wake();
+  }
+
+  /** Cancels the run with runId through core (cancelRun); reports whether this call did. */
+  cancel(core, runId) {
+    const ok = core.cancelRun(runId) === true;
+    const turn = this.#active.get(runId);
+    if (ok && turn) this.#interrupt(turn);
+    return ok;
+  }
+
+  /** Drops the mirror of the session with id (it is being deleted). */
+  forget(id) {
+    this.#mirrors.delete(id);
+  }
+
+  /** Drops every mirror and stops waiting turns (the runtime closed). */
+  close() {
+    this.#mirrors.clear();
+    for (const turn of this.#active.values()) this.#interrupt(turn);
+  }
+
+  // #prune drops the mirrors of sessions the module no longer holds.
+  #prune() {
+    if (this.#mirrors.size === 0 || this.#listSessions === undefined) return;
+    const live = new Set(this.#listSessions());
+    for (const id of this.#mirrors.keys()) if (!live.has(id)) this.#mirrors.delete(id);
+  }
+
+  // #events hands a frame's events to the turn's listener, in the shape
+  // of the module's events; run.completed carries the result.
+  #events(turn, events, a) {
+    for (const e of events) {
+      const ev = { type: e.type, runId: turn.runId, sessionId: turn.sessionId, seq: e.seq };
+      if (e.seed !== undefined) ev.seed = e.seed;
+      if (e.type === "model.delta") {
+        ev.delta = e.delta;
+        ev.step = e.step;
+      }
+      if (e.toolCall !== undefined) ev.toolCall = e.toolCall;
+      if (e.message !== undefined) ev.message = e.message;
+      if (e.type === "run.completed" && a.kind === ACTION.done) ev.result = a.result;
+      if (e.error !== undefined) ev.error = refusedError(e.error);
+      turn.onEvent(ev);
+    }
+  }
+
+  async #callTool(turn, a) {
+    const call = a.call;
+    const tool = this.#tools.get(call.name);
+    let out;
+    let failure;
+    let args;
+    if (call.arguments === "") args = {};
+    else {
+      try {
+        args = JSON.parse(call.arguments);
+      } catch (e) {
+        failure = "arguments are not valid JSON: " + text(e);
+      }
+    }
+    if (failure === undefined) {
+      let v;
+      try {
+        v = tool.call(args, { runId: turn.runId, sessionId: turn.sessionId, toolCallId: call.id });
+      } catch (e) {
+        failure = "threw: " + text(e);
+      }
+      if (failure === undefined && isThenable(v)) {
+        const s = await this.#settle(turn, v);
+        if (s === null) return this.#resume(turn);
+        if (s.ok) v = s.value;
+        else failure = "rejected: " + text(s.reason);
+      }
+      if (turn.interrupted) return this.#resume(turn);
+      if (failure === undefined) {
+        if (typeof v === "string") out = v;
+        else if (v === undefined) out = "";
+        else {
+          try {
+            out = JSON.stringify(v);
+          } catch {
+            out = undefined;
+          }
+          if (typeof out !== "string") failure = "the result cannot be converted to JSON";
+        }
+      }
+    }
+    const w = this.#w.reset();
+    const frame = failure === undefined ? writeToolResult(w, turn.handle, false, out) : writeToolResult(w, turn.handle, true, failure);
+    return this.#action(this.#call(this.#ex.agentrt_feed, frame));
+  }
+
+  /** Drives the turn to its end: the Result, or a thrown error. */
+  async drive(turn) {
+    let a = turn.first;
+    turn.first = undefined;
+    try {
+      for (;;) {
+        if (a.events !== undefined && turn.onEvent) this.#events(turn, a.events, a);
+        switch (a.kind) {
+          case ACTION.wait:
+            await this.#wait(turn);
+            a = this.#resume(turn);
+            continue;
+          case ACTION.model:
+            this.#arm(turn);
+            a = await this.#callModel(turn, a);
+            continue;
+          case ACTION.tool:
+            this.#arm(turn);
+            a = await this.#callTool(turn, a);
+            continue;
+          case ACTION.done:
+            return a.result;
+          case ACTION.failed:
+            throw refusedError(a.error);
+          default:
+            throw new AgentrtError("internal", `agentrt: unexpected action ${a.kind}`);
+        }
+      }
+    } finally {
+      turn.closed = true;
+      if (turn.timer !== undefined) clearTimeout(turn.timer);
+      this.#active.delete(turn.runId);
+      this.#release(turn.sessionId);
+      if (++this.#ended % PRUNE_EVERY === 0) this.#prune();
+    }
+  }
+
+  // #resume asks for the next action after a wait or an interruption.
+  #resume(turn) {
+    turn.interrupted = false;
+    return this.#action(this.#out(this.#ex.agentrt_next(this.#n, turn.handle, turn.expired ? 1 : 0)));
+  }
+
+  // #arm starts the policy's timeout once the turn holds its session.
+  #arm(turn) {
+    if (turn.timeoutMs > 0 && turn.timer === undefined) {
+      turn.timer = setTimeout(() => {
+        turn.expired = true;
+        this.#interrupt(turn);
+      }, turn.timeoutMs);
+    }
+  }
+
+  // #settle waits for v when it is a thenable, or until the turn is
+  // interrupted: { ok, value } or { ok: false, reason }, or null when
+  // interrupted.
+  #settle(turn, v) {
+    return new Promise((resolve) => {
+      turn.wake = () => resolve(null);
+      v.then((value) => resolve({ ok: true, value }), (reason) => resolve({ ok: false, reason }));
+    }).finally(() => { turn.wake = null; });
+  }
+
+  #wait(turn) {
+    return new Promise((resolve) => {
+      if (turn.interrupted) return resolve();
+      turn.wake = resolve;
+      let q = this.#waiting.get(turn.sessionId);
+      if (!q) this.#waiting.set(turn.sessionId, q = []);
+      q.push(resolve);
+    }).finally(() => { turn.wake = null; });
+  }
+
+  // #release wakes the turns waiting for a session a turn has left.
+  #release(sessionId) {
+    const q = this.#waiting.get(sessionId);
+    if (!q) return;
+    this.#waiting.delete(sessionId);
+    for (const wake of q) wake();
+  }
+
+  // #messages applies a model action's window to the session's mirror and
+  // returns the messages [start, end) as a new array.
+  #messages(turn, a) {
+    if (a.generation === 0) {
+      // The module sent the window alone: no mirror of this session.
+      this.#mirrors.delete(turn.sessionId);
+      turn.historyMirror = undefined;
+      return a.tail.slice();
+    }
+    let m = this.#mirrors.get(turn.sessionId);
+    if (a.adopt && turn.historyMirror !== undefined) m = { gen: a.generation, msgs: turn.historyMirror };
+    turn.historyMirror = undefined;
+    if (m === undefined || m.gen !== a.generation || m.msgs.length < a.from) {
+      if (a.from !== 0) {
+        // The module counted on a mirror this glue does not hold: use the
+        // window if the tail covers it, and start the mirror again.
+        this.#mirrors.delete(turn.sessionId);
+        if (a.from <= a.start) return a.tail.slice(a.start - a.from);
+        throw new AgentrtError("internal", "agentrt: the session mirror is out of step with the module");
+      }
+      m = { gen: a.generation, msgs: [] };
+    }
+    const msgs = m.msgs;
+    if (msgs.length !== a.from) msgs.length = a.from;
+    for (const x of a.tail) msgs.push(x);
+    m.gen = a.generation;
+    this.#mirrors.set(turn.sessionId, m);
+    return msgs.slice(a.start, a.end);
+  }
+
+  // #allowedSpecs returns the tool specs the turn's policy allows, as a
+  // new array (the shared empty one when there are none).
+  #allowedSpecs(turn) {
+    const allowed = turn.allowed;
+    const specs = allowed === undefined ? this.#specs : this.#specs.filter((t) => allowed.includes(t.name));
+    return specs.length === 0 ? NO_TOOLS : specs.slice();
+  }
+
+  async #callModel(turn, a) {
+    const messages = this.#messages(turn, a);
+    const handle = turn.handle;
+    let answered = false;
+    const req = {
+      runId: turn.runId, sessionId: turn.sessionId, system: this.#system, messages,
+      tools: this.#allowedSpecs(turn), step: a.step,
+      delta: (t) => {
+        if (answered || turn.closed || typeof t !== "string") return;
+        const out = this.#action(this.#call(this.#ex.agentrt_feed, writeDelta(this.#w.reset(), handle, t)));
+        if (out.events !== undefined && turn.onEvent) this.#events(turn, out.events, out);
+      },
+    };
+    let v;
+    let failure;
+    try {
+      v = this.#modelFn(req);
+    } catch (e) {
+      failure = "model threw: " + text(e);
+    }
+    if (failure === undefined && isThenable(v)) {
+      const s = await this.#settle(turn, v);
+      if (s === null) {
+        answered = true;
+        return this.#resume(turn);
+      }
+      if (s.ok) v = s.value;
+      else failure = "model rejected: " + text(s.reason);
+    }
+    answered = true;
+    if (turn.interrupted) return this.#resume(turn);
+    let reply;
+    if (failure === undefined) {
+      reply = modelReply(v);
+      if (typeof reply === "string") failure = reply;
+    }
+    const w = this.#w.reset();
+    const frame = failure === undefined ? writeModelReply(w, handle, reply) : writeModelReply(w, handle, undefined, failure);
+    return this.#action(this.#call(this.#ex.agentrt_feed, frame));
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -625,11 +1116,13 @@ class Runtime {
   #version;
   #closed = false;
   #runs = 0;
+  #fast;
 
-  constructor(core, name, version) {
+  constructor(core, name, version, fast) {
     this.#core = core;
     this.#name = name;
     this.#version = version;
+    this.#fast = fast;
   }
 
   /** The module's version. */
@@ -647,55 +1140,36 @@ class Runtime {
   }
 
   // #start runs one turn; it is the body of run(), stream() and the four
-  // ADR entry points. Arguments are checked by the caller.
+  // ADR entry points. Arguments are checked by the caller. The turn runs
+  // on the fast path (see FastPath).
   async #start(sessionId, input, policy, history, withHistory, options, onStarted) {
-    const core = this.#live();
+    this.#live();
+    const fast = this.#fast;
     const signal = options && options.signal ? options.signal : undefined;
     if (signal && signal.aborted) throw abortError(signal.reason);
-    const packed = withHistory ? packHistory(history ?? []) : undefined;
     const runId = options && options.runId !== undefined ? options.runId : `glue-${++this.#runs}`;
     const onEvent = options && options.onEvent;
-    const modOptions = { runId };
-    if (options && options.inspect) modOptions.inspect = true;
-    if (onEvent) {
-      modOptions.onEvent = (ev) => {
-        try {
-          onEvent(ev);
-        } catch (e) {
-          reportCallbackError(e);
-        }
-      };
-    }
-    let pending;
-    try {
-      // The module's methods are called as plain functions (they do not
-      // use `this`): a receiver would cost the module one more value to
-      // take in on every call.
-      let call;
-      if (withHistory && policy) {
-        call = core.startRunWithPolicyAndHistory;
-        pending = call(sessionId, input, policy, packed, modOptions);
-      } else if (withHistory) {
-        call = core.startRunWithHistory;
-        pending = call(sessionId, input, packed, modOptions);
-      } else if (policy) {
-        call = core.startRunWithPolicy;
-        pending = call(sessionId, input, policy, modOptions);
-      } else {
-        call = core.startRun;
-        pending = call(sessionId, input, modOptions);
+    const listener = onEvent ? (ev) => {
+      try {
+        onEvent(ev);
+      } catch (e) {
+        reportCallbackError(e);
       }
+    } : undefined;
+    let turn;
+    try {
+      turn = fast.begin(sessionId, input, policy, history, withHistory, runId, Boolean(options && options.inspect), listener);
     } catch (e) {
       throw toError(e);
     }
     if (onStarted) onStarted(runId);
     let aborted = false;
     const onAbort = () => {
-      if (core.cancelRun(runId)) aborted = true;
+      if (fast.cancel(this.#core, runId)) aborted = true;
     };
     if (signal) signal.addEventListener("abort", onAbort, { once: true });
     try {
-      return await pending;
+      return await fast.drive(turn);
     } catch (e) {
       if (aborted) throw abortError(e);
       throw toError(e);
@@ -793,7 +1267,7 @@ class Runtime {
           for (const w of waiting.splice(0)) w();
           if (started) {
             if (!settled && runId !== undefined && !this.#closed) {
-              try { this.#core.cancelRun(runId); } catch { /* it ends anyway */ }
+              try { this.#fast.cancel(this.#core, runId); } catch { /* it ends anyway */ }
             }
             await started;
           }
@@ -855,7 +1329,8 @@ class Runtime {
    */
   cancelRun(runId) {
     if (typeof runId !== "string") throw argError("runId", "must be a string");
-    return Boolean(this.#call(() => this.#live().cancelRun(runId)));
+    this.#live();
+    return Boolean(this.#call(() => this.#fast.cancel(this.#core, runId)));
   }
 
   /**
@@ -875,6 +1350,7 @@ class Runtime {
    */
   deleteSession(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
+    this.#fast.forget(id);
     return Boolean(this.#call(() => this.#live().deleteSession(id)));
   }
 
@@ -887,11 +1363,14 @@ class Runtime {
   }
 
   /**
-   * The runtime's counters.
+   * The runtime's counters. With options.gc true, garbage is collected
+   * first, so that heapAlloc counts live objects only.
+   * @param {{gc?: boolean}} [options]
    * @returns {object}
    */
-  stats() {
-    return this.#call(() => this.#live().stats());
+  stats(options) {
+    const core = this.#live();
+    return this.#call(() => core.stats(isObject(options) && options.gc === true ? { gc: true } : undefined));
   }
 
   /**
@@ -904,6 +1383,7 @@ class Runtime {
     const core = this.#core;
     this.#core = null;
     try {
+      this.#fast.close();
       core.close();
     } catch {
       // The instance is being dropped: nothing to report.

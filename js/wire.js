@@ -355,8 +355,9 @@ export class Reader {
     const sessionId = this.string();
     const seed = this.seed();
     const messageCount = this.uvarint();
-    const reply = this.message();
     const appended = this.messages();
+    if (appended.length === 0) this.fail("a result appends at least its reply");
+    const reply = appended[appended.length - 1];
     const n = this.count("model call count");
     const modelCalls = new Array(n);
     for (let i = 0; i < n; i++) {

@@ -84,6 +84,7 @@ func seedByte(m core.SeedOutcome) byte {
 	return 0
 }
 
+//go:noinline
 func appendSeed(dst []byte, s *core.SeedReport) []byte {
 	dst = append(dst, seedByte(s.Mode))
 	dst = AppendUvarint(dst, uint64(s.Seeded))
@@ -106,9 +107,10 @@ func (r *reader) seed(s *core.SeedReport) {
 // run.completed event's result is the done action's).
 func AppendEvent(dst []byte, ev *core.Event) []byte {
 	var t byte
-	for i, et := range eventTypes {
-		if et == ev.Type {
+	for i := range eventTypes {
+		if eventTypes[i] == ev.Type {
 			t = byte(i)
+			break
 		}
 	}
 	dst = append(dst, t)
@@ -203,13 +205,13 @@ func (r *reader) event(ev *core.Event) {
 	}
 }
 
-// AppendResult appends a completed run's result.
+// AppendResult appends a completed run's result. The reply is not
+// written: it is the last appended message.
 func AppendResult(dst []byte, res *core.Result) []byte {
 	dst = AppendString(dst, res.RunID)
 	dst = AppendString(dst, res.SessionID)
 	dst = appendSeed(dst, &res.Seed)
 	dst = AppendUvarint(dst, uint64(res.MessageCount))
-	dst = AppendMessage(dst, &res.Reply)
 	dst = AppendMessages(dst, res.Appended)
 	dst = AppendUvarint(dst, uint64(len(res.ModelCalls)))
 	for i := range res.ModelCalls {
@@ -232,8 +234,13 @@ func (r *reader) result() *core.Result {
 	res.SessionID = r.str("sessionId")
 	r.seed(&res.Seed)
 	res.MessageCount = r.int("message count", maxInt32)
-	r.message(&res.Reply)
 	res.Appended = r.messages()
+	if r.err == nil && len(res.Appended) == 0 {
+		r.fail("a result appends at least its reply")
+	}
+	if r.err == nil {
+		res.Reply = res.Appended[len(res.Appended)-1]
+	}
 	n := r.count("model call count", 3)
 	if r.err != nil {
 		return nil

@@ -1,9 +1,6 @@
 package wire
 
-import (
-	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/wasm/packed"
-)
+import "github.com/agentrt/agentrt/core"
 
 // Begin is a begin-turn frame: everything one run needs, as the four
 // entry points of the JavaScript API carry it, plus the state of the
@@ -68,7 +65,7 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 	if b.WithHistory {
 		h := b.Packed
 		if b.History != nil || h == nil {
-			h = packed.Encode(b.History)
+			h = AppendHistory(nil, b.History)
 		}
 		dst = AppendUvarint(dst, uint64(len(h)))
 		dst = append(dst, h...)
@@ -171,7 +168,7 @@ func DecodeBegin(b []byte, maxMessages int) (*Begin, error) {
 	}
 	if out.WithHistory {
 		var err error
-		if out.History, err = packed.DecodeString(h, maxMessages); err != nil {
+		if out.History, err = DecodeHistory(h, maxMessages); err != nil {
 			return nil, err
 		}
 		if out.History == nil {
@@ -253,6 +250,45 @@ func DecodeToolResult(b []byte) (*ToolResult, error) {
 		return nil, err
 	}
 	return &t, nil
+}
+
+// Answer is any host frame that answers a turn: a model reply, a tool
+// result or a delta, as DecodeAnswer returns it.
+type Answer struct {
+	Kind   Kind // KindModelReply, KindToolResult or KindDelta
+	Handle uint64
+	Failed bool
+	// Text is the tool's output, the failure's text, or the delta.
+	Text  string
+	Reply core.ModelReply
+}
+
+// DecodeAnswer decodes a model-reply, tool-result or delta frame.
+func DecodeAnswer(b []byte) (*Answer, error) {
+	var a Answer
+	k := KindDelta
+	if len(b) >= header {
+		k = Kind(b[header-1])
+	}
+	if k != KindModelReply && k != KindToolResult {
+		k = KindDelta
+	}
+	r := newReader(b, k)
+	a.Kind = k
+	a.Handle = r.uvarint()
+	if k != KindDelta {
+		a.Failed = r.bool("status")
+	}
+	if k == KindModelReply && !a.Failed {
+		a.Reply.Content = r.str("content")
+		a.Reply.ToolCalls = r.calls()
+	} else {
+		a.Text = r.str("text")
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return &a, nil
 }
 
 // Delta is a delta frame: text a model streamed for the turn with

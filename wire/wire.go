@@ -81,11 +81,15 @@ const header = len(Magic) + 2
 var itoa = decimal.Itoa
 
 // appendHeader starts a frame of kind k.
+//
+//go:noinline
 func appendHeader(dst []byte, k Kind) []byte {
 	return append(dst, Magic[0], Magic[1], Magic[2], Version, byte(k))
 }
 
 // AppendUvarint appends x as an unsigned LEB128 varint.
+//
+//go:noinline
 func AppendUvarint(dst []byte, x uint64) []byte {
 	for x >= 0x80 {
 		dst = append(dst, byte(x)|0x80)
@@ -95,11 +99,14 @@ func AppendUvarint(dst []byte, x uint64) []byte {
 }
 
 // AppendString appends s as a varint length and its bytes.
+//
+//go:noinline
 func AppendString(dst []byte, s string) []byte {
 	dst = AppendUvarint(dst, uint64(len(s)))
 	return append(dst, s...)
 }
 
+//go:noinline
 func appendBool(dst []byte, b bool) []byte {
 	if b {
 		return append(dst, 1)
@@ -202,37 +209,33 @@ type reader struct {
 	// index is the message being decoded, for errors, or core.NoIndex.
 	index int
 	code  core.Code
+	// prefix opens error messages.
+	prefix string
 }
 
 func newReader(b []byte, k Kind) *reader {
-	r := &reader{s: string(b), index: core.NoIndex, code: core.CodeInvalidArgument}
+	r := &reader{s: string(b), index: core.NoIndex, code: core.CodeInvalidArgument, prefix: "wire: "}
 	r.header(k)
 	return r
 }
 
+//go:noinline
 func (r *reader) fail(msg string) {
 	if r.err == nil {
-		r.err = core.NewIndexError(r.code, r.index, "wire: "+msg)
+		r.err = core.NewIndexError(r.code, r.index, r.prefix+msg)
 	}
 	r.pos = len(r.s)
 }
 
 func (r *reader) header(k Kind) {
-	if len(r.s) < header || r.s[:len(Magic)] != Magic {
-		r.fail("wrong magic (want \"ARW\")")
-		return
-	}
-	if r.s[len(Magic)] != Version {
-		r.fail("unknown version " + itoa(int(r.s[len(Magic)])))
-		return
-	}
-	if Kind(r.s[len(Magic)+1]) != k {
-		r.fail("frame kind " + itoa(int(r.s[len(Magic)+1])) + ", want " + itoa(int(k)))
+	if len(r.s) < header || r.s[:len(Magic)] != Magic || r.s[len(Magic)] != Version || Kind(r.s[len(Magic)+1]) != k {
+		r.fail("not a version 1 frame of kind " + itoa(int(k)))
 		return
 	}
 	r.pos = header
 }
 
+//go:noinline
 func (r *reader) byte() byte {
 	if r.err != nil {
 		return 0
@@ -311,15 +314,13 @@ func (r *reader) str(what string) string {
 	return v
 }
 
+//go:noinline
 func (r *reader) bool(what string) bool {
-	switch r.byte() {
-	case 0:
-		return false
-	case 1:
-		return true
+	b := r.byte()
+	if b > 1 {
+		r.fail(what + " must be 0 or 1")
 	}
-	r.fail(what + " must be 0 or 1")
-	return false
+	return b == 1
 }
 
 // end checks that the frame was read to its last byte.
@@ -334,14 +335,21 @@ func (r *reader) end() error {
 	return nil
 }
 
-func (r *reader) message(m *core.Message) {
+func (r *reader) message(m *core.Message) { r.messageInto(m) }
+
+// messageInto decodes one message into m and returns its flags.
+func (r *reader) messageInto(m *core.Message) byte {
+	if len(r.s)-r.pos < 2 {
+		r.fail("truncated")
+		return 0
+	}
 	role, flags := r.byte(), r.byte()
 	if r.err != nil {
-		return
+		return 0
 	}
 	if flags&flagsReserved != 0 {
 		r.fail("reserved flag bits are set")
-		return
+		return 0
 	}
 	switch role {
 	case RoleUser:
@@ -356,7 +364,7 @@ func (r *reader) message(m *core.Message) {
 		m.Role = core.Role(r.str("role"))
 	default:
 		r.fail("unknown role byte " + itoa(int(role)))
-		return
+		return 0
 	}
 	if flags&FlagContent != 0 {
 		m.Content = r.str("content")
@@ -370,6 +378,7 @@ func (r *reader) message(m *core.Message) {
 	if flags&FlagToolCalls != 0 {
 		m.ToolCalls = r.calls()
 	}
+	return flags
 }
 
 func (r *reader) calls() []core.ToolCall {
@@ -435,7 +444,7 @@ func DecodeRefused(b []byte) (*core.Error, error) {
 // FrameKind returns the kind of frame b, or an error when b has no valid
 // header.
 func FrameKind(b []byte) (Kind, error) {
-	r := &reader{s: string(b[:min(len(b), header)]), index: core.NoIndex, code: core.CodeInvalidArgument}
+	r := &reader{s: string(b[:min(len(b), header)]), index: core.NoIndex, code: core.CodeInvalidArgument, prefix: "wire: "}
 	if len(r.s) < header {
 		r.fail("truncated header")
 		return 0, r.err

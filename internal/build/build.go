@@ -112,7 +112,7 @@ type Dist struct {
 }
 
 // Build writes dir: agentrt.wasm, the wasm_exec.js of the Go that built
-// it, and js/glue.js and js/glue.d.ts.
+// it, and js/glue.js, js/glue.d.ts and js/wire.js.
 func Build(ctx context.Context, root, dir string) (*Dist, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 	if err := copyFile(src, d.WasmExec); err != nil {
 		return nil, err
 	}
-	for _, name := range []string{"glue.js", "glue.d.ts"} {
+	for _, name := range []string{"glue.js", "glue.d.ts", "wire.js"} {
 		p := filepath.Join(root, "js", name)
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			continue // not written yet

@@ -18,12 +18,11 @@
 //
 //   - The frame a method returns is valid until the next call on the
 //     same Runtime: the buffer is reused.
-//   - Safe for concurrent use; calls are serialised.
+//   - Not safe for concurrent use: a wasm module's exports are called
+//     one at a time.
 package fastpath
 
 import (
-	"sync"
-
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/wire"
 )
@@ -35,9 +34,10 @@ type Runtime struct {
 	// nil means the host answers them.
 	native core.Model
 
-	mu    sync.Mutex
-	turns map[uint64]*hostTurn
-	last  uint64
+	// turns holds the turns that have not ended; a turn's handle is its
+	// index + 1. Slots of ended turns are reused.
+	turns []*hostTurn
+	live  int
 	out   []byte
 }
 
@@ -74,7 +74,7 @@ func (ht *hostTurn) onEvent(ev core.Event) {
 // model call inside the module (pass core.Echo{} for the built-in echo
 // model); nil hands model calls to the host.
 func New(rt *core.Runtime, native core.Model) *Runtime {
-	return &Runtime{rt: rt, native: native, turns: make(map[uint64]*hostTurn)}
+	return &Runtime{rt: rt, native: native}
 }
 
 func (x *Runtime) refuse(err error) []byte {
@@ -90,8 +90,6 @@ func unknownTurn(h uint64) error {
 // first action frame, or a refused frame when the frame or the run is
 // refused (then nothing changed).
 func (x *Runtime) Begin(frame []byte) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	b, err := wire.DecodeBegin(frame, x.rt.Limits().MaxSeedMessages)
 	if err != nil {
 		return x.refuse(err)
@@ -112,95 +110,71 @@ func (x *Runtime) Begin(frame []byte) []byte {
 	if err != nil {
 		return x.refuse(err)
 	}
-	x.last++
-	ht.handle, ht.turn = x.last, tn
-	x.turns[ht.handle] = ht
+	slot := 0
+	for slot < len(x.turns) && x.turns[slot] != nil {
+		slot++
+	}
+	if slot == len(x.turns) {
+		x.turns = append(x.turns, nil)
+	}
+	x.turns[slot] = ht
+	x.live++
+	ht.handle, ht.turn = uint64(slot)+1, tn
 	return x.frame(ht, tn.Next())
 }
 
-// FeedModel decodes a model-reply frame and feeds it to its turn; it
-// returns the next action frame, or a refused frame for a malformed
-// frame or an unknown handle.
-func (x *Runtime) FeedModel(frame []byte) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	m, err := wire.DecodeModelReply(frame)
+// Feed decodes a host frame that answers a turn (a model reply, a tool
+// result or a delta) and hands it to its turn. It returns the turn's next
+// action frame (after a delta: a pending frame with the events it
+// emitted), or a refused frame for a malformed frame or an unknown handle.
+func (x *Runtime) Feed(frame []byte) []byte {
+	a, err := wire.DecodeAnswer(frame)
 	if err != nil {
 		return x.refuse(err)
 	}
-	ht := x.turns[m.Handle]
+	ht := x.turn(a.Handle)
 	if ht == nil {
-		return x.refuse(unknownTurn(m.Handle))
+		return x.refuse(unknownTurn(a.Handle))
 	}
-	if m.Failed {
-		return x.frame(ht, ht.turn.FeedModel(nil, core.NewError(core.CodeModelError, m.Error)))
+	var act core.Action
+	var fail error
+	if a.Failed {
+		fail = core.NewError(core.CodeModelError, a.Text)
 	}
-	return x.frame(ht, ht.turn.FeedModel(&m.Reply, nil))
+	switch a.Kind {
+	case wire.KindDelta:
+		ht.turn.Delta(a.Text)
+		act.Kind = actionPending
+	case wire.KindToolResult:
+		if fail != nil {
+			a.Text = ""
+		}
+		act = ht.turn.FeedTool(a.Text, fail)
+	default:
+		if fail != nil {
+			act = ht.turn.FeedModel(nil, fail)
+		} else {
+			act = ht.turn.FeedModel(&a.Reply, nil)
+		}
+	}
+	return x.frame(ht, act)
 }
 
-// hostError is a tool's failure as the host described it.
-type hostError string
-
-func (e hostError) Error() string { return string(e) }
-
-// FeedTool decodes a tool-result frame and feeds it to its turn, as
-// FeedModel does.
-func (x *Runtime) FeedTool(frame []byte) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	t, err := wire.DecodeToolResult(frame)
-	if err != nil {
-		return x.refuse(err)
-	}
-	ht := x.turns[t.Handle]
-	if ht == nil {
-		return x.refuse(unknownTurn(t.Handle))
-	}
-	if t.Failed {
-		return x.frame(ht, ht.turn.FeedTool("", hostError(t.Text)))
-	}
-	return x.frame(ht, ht.turn.FeedTool(t.Text, nil))
-}
-
-// Delta decodes a delta frame and reports its text on its turn. It
-// returns a pending action frame with the events that emitted.
-func (x *Runtime) Delta(frame []byte) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	d, err := wire.DecodeDelta(frame)
-	if err != nil {
-		return x.refuse(err)
-	}
-	ht := x.turns[d.Handle]
-	if ht == nil {
-		return x.refuse(unknownTurn(d.Handle))
-	}
-	ht.turn.Delta(d.Text)
-	return x.pending(ht)
-}
+// actionPending is the core.Action kind frame encodes as wire.ActPending.
+const actionPending core.ActionKind = -1
 
 // Next returns the action frame of the turn with handle: after a wait,
-// a cancel or an expiry. A call that is out is asked for again.
-func (x *Runtime) Next(handle uint64) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	ht := x.turns[handle]
+// a cancel or an expiry. A call that is out is asked for again. With
+// expire set, it first stops the turn with a timeout, as the policy's
+// timeout does (the host keeps the timers).
+func (x *Runtime) Next(handle uint64, expire bool) []byte {
+	ht := x.turn(handle)
 	if ht == nil {
 		return x.refuse(unknownTurn(handle))
 	}
-	return x.frame(ht, ht.turn.Next())
-}
-
-// Expire stops the turn with handle with a timeout and returns its next
-// action frame (failed, unless it had ended).
-func (x *Runtime) Expire(handle uint64) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	ht := x.turns[handle]
-	if ht == nil {
-		return x.refuse(unknownTurn(handle))
+	if expire {
+		ht.turn.Expire()
 	}
-	ht.turn.Expire()
 	return x.frame(ht, ht.turn.Next())
 }
 
@@ -212,8 +186,6 @@ func (x *Runtime) Cancel(runID string) bool { return x.rt.CancelRun(runID) }
 // Session returns a session frame for id, or a refused frame when there
 // is no such session (code invalid_argument).
 func (x *Runtime) Session(id string) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	s, ok := x.rt.Session(id)
 	if !ok {
 		return x.refuse(core.NewError(core.CodeInvalidArgument, "no session "+id))
@@ -227,25 +199,31 @@ func (x *Runtime) Delete(id string) bool { return x.rt.DeleteSession(id) }
 
 // Stats returns a stats frame; heap is the module's heap in use.
 func (x *Runtime) Stats(heap uint64) []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	x.out = wire.AppendStats(x.out[:0], &wire.Stats{Stats: x.rt.Stats(), HeapAlloc: heap})
 	return x.out
 }
 
 // Sessions returns a session-ids frame, sorted.
 func (x *Runtime) Sessions() []byte {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	x.out = wire.AppendSessions(x.out[:0], x.rt.ListSessions())
 	return x.out
 }
 
 // Turns returns the number of turns that have not ended.
-func (x *Runtime) Turns() int {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return len(x.turns)
+func (x *Runtime) Turns() int { return x.live }
+
+// turn returns the turn with handle, or nil.
+func (x *Runtime) turn(handle uint64) *hostTurn {
+	if handle == 0 || handle > uint64(len(x.turns)) {
+		return nil
+	}
+	return x.turns[handle-1]
+}
+
+// forget drops an ended turn.
+func (x *Runtime) forget(ht *hostTurn) {
+	x.turns[ht.handle-1] = nil
+	x.live--
 }
 
 // frame answers the native model's calls, then encodes a: events, and
@@ -258,6 +236,8 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 	}
 	wa := wire.Action{Handle: ht.handle, Events: ht.events}
 	switch a.Kind {
+	case actionPending:
+		wa.Kind = wire.ActPending
 	case core.ActionWait:
 		wa.Kind = wire.ActWait
 	case core.ActionModel:
@@ -267,20 +247,12 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 		wa.Kind, wa.Call = wire.ActTool, *a.Call
 	case core.ActionDone:
 		wa.Kind, wa.Result = wire.ActDone, a.Result
-		delete(x.turns, ht.handle)
+		x.forget(ht)
 	case core.ActionFailed:
 		wa.Kind, wa.Err = wire.ActFailed, a.Err
-		delete(x.turns, ht.handle)
+		x.forget(ht)
 	}
 	x.out = wire.AppendAction(x.out[:0], &wa)
-	clear(ht.events)
-	ht.events = ht.events[:0]
-	return x.out
-}
-
-// pending encodes a pending action frame with the events so far.
-func (x *Runtime) pending(ht *hostTurn) []byte {
-	x.out = wire.AppendAction(x.out[:0], &wire.Action{Handle: ht.handle, Events: ht.events, Kind: wire.ActPending})
 	clear(ht.events)
 	ht.events = ht.events[:0]
 	return x.out
@@ -302,17 +274,14 @@ func (x *Runtime) window(ht *hostTurn, req *core.ModelRequest, wa *wire.Action) 
 	if ht.mirrorGen == req.Generation && ht.mirrorLen <= end {
 		from = ht.mirrorLen
 	}
-	wa.From = from
-	if from >= req.Offset {
-		wa.Tail = req.Messages[from-req.Offset:]
-	} else if s, ok := x.rt.Session(req.SessionID); ok && len(s.Messages) >= end {
-		wa.Tail = s.Messages[from:end]
-	} else {
-		// The session is gone (deleted during the call): send the window.
-		wa.From, wa.Adopt = req.Offset, false
-		wa.Tail = req.Messages
+	if from < req.Offset {
+		// The mirror lacks messages before the window: send the window
+		// alone, under generation 0 (no mirror), and start over.
+		wa.Generation, wa.Adopt, from = 0, false, req.Offset
 	}
-	ht.mirrorGen, ht.mirrorLen = req.Generation, end
+	wa.From = from
+	wa.Tail = req.Messages[from-req.Offset:]
+	ht.mirrorGen, ht.mirrorLen = wa.Generation, end
 }
 
 // complete calls the native model, turning a panic into a model error.

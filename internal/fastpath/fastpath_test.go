@@ -65,7 +65,7 @@ func TestRuntime_Mirror(t *testing.T) {
 			t.Fatalf("got action %d, want model", a.Kind)
 		}
 		sent := m.apply(a, histMsgs)
-		done := mustAction(t, x.FeedModel(wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Reply: core.ModelReply{Content: "r-" + input}})))
+		done := mustAction(t, x.Feed(wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Reply: core.ModelReply{Content: "r-" + input}})))
 		if done.Kind != wire.ActDone {
 			t.Fatalf("got action %d, want done", done.Kind)
 		}
@@ -117,9 +117,9 @@ func TestRuntime_Refusals(t *testing.T) {
 		{"ErrHistory", cp(x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", WithHistory: true,
 			History: []core.SeedMessage{{Role: core.RoleUser, Content: "a"}, {Role: "bot", Content: "b"}}}))), core.CodeInvalidHistory, 1},
 		// Ensure an answer for an unknown turn is refused.
-		{"ErrHandle", cp(x.FeedModel(wire.AppendModelReply(nil, &wire.ModelReply{Handle: 99}))), core.CodeInvalidArgument, core.NoIndex},
+		{"ErrHandle", cp(x.Feed(wire.AppendModelReply(nil, &wire.ModelReply{Handle: 99}))), core.CodeInvalidArgument, core.NoIndex},
 		// Ensure a malformed tool result is refused.
-		{"ErrToolFrame", cp(x.FeedTool([]byte{'A', 'R', 'W', 1, 3})), core.CodeInvalidArgument, core.NoIndex},
+		{"ErrToolFrame", cp(x.Feed([]byte{'A', 'R', 'W', 1, 3})), core.CodeInvalidArgument, core.NoIndex},
 		// Ensure a missing session is refused.
 		{"ErrSession", cp(x.Session("none")), core.CodeInvalidArgument, core.NoIndex},
 	}

@@ -3,13 +3,10 @@
 package main
 
 import (
-	"runtime"
-	"sync"
 	"syscall/js"
 	"unsafe"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/decimal"
 	"github.com/agentrt/agentrt/internal/fastpath"
 	"github.com/agentrt/agentrt/wasm/jsedge"
 	"github.com/agentrt/agentrt/wire"
@@ -32,11 +29,12 @@ import (
 // number on the fast path. Keep in sync with js/glue.js.
 const fieldFastPath = "fastPath"
 
+// The module runs one goroutine at a time and exports run to their end
+// without yielding, so these need no lock.
 var (
-	fastMu sync.Mutex
-	fast   []*fastpath.Runtime // by number; nil once closed
-	in     []byte
-	out    []byte
+	fast []*fastpath.Runtime // by number; nil once closed
+	in   []byte
+	out  []byte
 )
 
 // registerFast gives rt a number on the fast path and sets it on o.
@@ -48,54 +46,55 @@ func registerFast(o js.Value, rt *core.Runtime, cfg *core.Config) {
 			native = core.Echo{}
 		}
 	}
-	fastMu.Lock()
 	fast = append(fast, fastpath.New(rt, native))
-	n := len(fast) - 1
-	fastMu.Unlock()
-	o.Set(fieldFastPath, n)
+	o.Set(fieldFastPath, len(fast)-1)
 }
 
-// unregisterFast drops the runtime with number n (it was closed).
+// unregisterFast drops the runtime with number n (it was closed), unless
+// turns are still to be driven to their end (cancelled): a host that
+// closes a runtime with active runs leaves its entry in place.
 func unregisterFast(n int) {
-	fastMu.Lock()
-	if n >= 0 && n < len(fast) {
+	if n >= 0 && n < len(fast) && fast[n] != nil && fast[n].Turns() == 0 {
 		fast[n] = nil
 	}
-	fastMu.Unlock()
 }
 
-func fastRuntime(n int32) *fastpath.Runtime {
-	fastMu.Lock()
-	defer fastMu.Unlock()
-	if n < 0 || int(n) >= len(fast) {
-		return nil
-	}
-	return fast[n]
-}
+// Operations of call.
+const (
+	opBegin = iota
+	opFeed
+	opNext
+	opExpire
+)
 
-// answer keeps frame as the output and returns its length.
-func answer(frame []byte) int32 {
-	out = frame
-	return int32(len(frame))
-}
-
-// guard runs f for runtime n with the input frame of length size,
-// answering a refused frame when the runtime is unknown, the size is
-// wrong, or f panics: a panic must not reach the wasm instance.
-func guard(n, size int32, f func(x *fastpath.Runtime, frame []byte) []byte) (length int32) {
+// call runs op on runtime n, with the input frame of length size or the
+// turn handle, and returns the output frame's length: a refused frame
+// when the runtime is unknown, the size is wrong, or the call panics (a
+// panic must not reach the wasm instance).
+func call(op int, n, size int32, handle uint32) (length int32) {
 	defer func() {
 		if recover() != nil {
-			length = answer(wire.AppendRefused(nil, core.NewError(core.CodeInternal, "the module failed on this call")))
+			out = wire.AppendRefused(nil, core.NewError(core.CodeInternal, "the module failed on this call"))
+			length = int32(len(out))
 		}
 	}()
-	x := fastRuntime(n)
-	if x == nil {
-		return answer(wire.AppendRefused(nil, core.NewError(core.CodeInvalidArgument, "no open runtime has number "+decimal.Itoa(int(n)))))
+	var x *fastpath.Runtime
+	if n >= 0 && int(n) < len(fast) {
+		x = fast[n]
 	}
-	if size < 0 || int(size) > len(in) {
-		return answer(wire.AppendRefused(nil, core.NewError(core.CodeInvalidArgument, "the frame is longer than the input buffer")))
+	switch {
+	case x == nil:
+		out = wire.AppendRefused(nil, core.NewError(core.CodeInvalidArgument, "no open runtime has this number"))
+	case size < 0 || int(size) > len(in):
+		out = wire.AppendRefused(nil, core.NewError(core.CodeInvalidArgument, "the frame is longer than the input buffer"))
+	case op == opBegin:
+		out = x.Begin(in[:size])
+	case op == opFeed:
+		out = x.Feed(in[:size])
+	default:
+		out = x.Next(uint64(handle), op == opExpire)
 	}
-	return answer(f(x, in[:size]))
+	return int32(len(out))
 }
 
 //go:wasmexport agentrt_in
@@ -119,90 +118,21 @@ func exportOut() uint32 {
 }
 
 //go:wasmexport agentrt_begin
-func exportBegin(rt, size int32) int32 {
-	return guard(rt, size, (*fastpath.Runtime).Begin)
-}
+func exportBegin(rt, size int32) int32 { return call(opBegin, rt, size, 0) }
 
-//go:wasmexport agentrt_model
-func exportModel(rt, size int32) int32 {
-	return guard(rt, size, (*fastpath.Runtime).FeedModel)
-}
+// agentrt_feed(rt, n): a model-reply, tool-result or delta frame; the
+// output is the turn's next action frame.
+//
+//go:wasmexport agentrt_feed
+func exportFeed(rt, size int32) int32 { return call(opFeed, rt, size, 0) }
 
-//go:wasmexport agentrt_tool
-func exportTool(rt, size int32) int32 {
-	return guard(rt, size, (*fastpath.Runtime).FeedTool)
-}
-
-//go:wasmexport agentrt_delta
-func exportDelta(rt, size int32) int32 {
-	return guard(rt, size, (*fastpath.Runtime).Delta)
-}
-
+// agentrt_next(rt, handle, expire): the turn's next action frame, after a
+// wait or a cancel; expire = 1 first stops it with a timeout.
+//
 //go:wasmexport agentrt_next
-func exportNext(rt int32, handle uint32) int32 {
-	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Next(uint64(handle)) })
-}
-
-//go:wasmexport agentrt_expire
-func exportExpire(rt int32, handle uint32) int32 {
-	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Expire(uint64(handle)) })
-}
-
-// agentrt_cancel(rt, n): the input holds a run id as UTF-8; returns 1
-// when this call cancelled the run.
-//
-//go:wasmexport agentrt_cancel
-func exportCancel(rt, size int32) int32 {
-	var ok bool
-	guard(rt, size, func(x *fastpath.Runtime, b []byte) []byte {
-		ok = x.Cancel(string(b))
-		return nil
-	})
-	if ok {
-		return 1
+func exportNext(rt int32, handle uint32, expire int32) int32 {
+	if expire == 1 {
+		return call(opExpire, rt, 0, handle)
 	}
-	return 0
-}
-
-// agentrt_session(rt, n): the input holds a session id; the output is a
-// session frame, or a refused frame when there is no such session.
-//
-//go:wasmexport agentrt_session
-func exportSession(rt, size int32) int32 {
-	return guard(rt, size, func(x *fastpath.Runtime, b []byte) []byte { return x.Session(string(b)) })
-}
-
-// agentrt_delete(rt, n): the input holds a session id; returns 1 when
-// there was such a session.
-//
-//go:wasmexport agentrt_delete
-func exportDelete(rt, size int32) int32 {
-	var ok bool
-	guard(rt, size, func(x *fastpath.Runtime, b []byte) []byte {
-		ok = x.Delete(string(b))
-		return nil
-	})
-	if ok {
-		return 1
-	}
-	return 0
-}
-
-//go:wasmexport agentrt_sessions
-func exportSessions(rt int32) int32 {
-	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Sessions() })
-}
-
-// agentrt_stats(rt, gc): a stats frame; gc = 1 collects garbage first.
-//
-//go:wasmexport agentrt_stats
-func exportStats(rt, gc int32) int32 {
-	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte {
-		if gc == 1 {
-			runtime.GC()
-		}
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return x.Stats(ms.HeapAlloc)
-	})
+	return call(opNext, rt, 0, handle)
 }
