@@ -23,11 +23,8 @@ const (
 	expCreate     = "agentrt_create"
 	expClose      = "agentrt_close"
 	expBegin      = "agentrt_begin"
-	expModel      = "agentrt_model"
-	expTool       = "agentrt_tool"
-	expDelta      = "agentrt_delta"
+	expFeed       = "agentrt_feed"
 	expNext       = "agentrt_next"
-	expExpire     = "agentrt_expire"
 	expCancel     = "agentrt_cancel"
 	expSession    = "agentrt_session"
 	expDelete     = "agentrt_delete"
@@ -43,7 +40,7 @@ type Instance struct {
 	mod   api.Module
 	mem   api.Memory
 	fn    map[string]api.Function
-	stack [2]uint64
+	stack [3]uint64
 	dead  bool
 }
 
@@ -71,12 +68,13 @@ func (in *Instance) Close(ctx context.Context) error {
 	return in.mod.Close(ctx)
 }
 
-// call calls export name with up to two arguments and returns its
+// call calls export name with up to three arguments and returns its
 // result as an int32 (0 for exports with none). The caller holds mu.
 func (in *Instance) call(name string, args ...uint64) (int32, error) {
 	if in.dead {
 		return 0, ErrDead
 	}
+	in.stack = [3]uint64{}
 	copy(in.stack[:], args)
 	if err := in.fn[name].CallWithStack(context.Background(), in.stack[:]); err != nil {
 		in.dead = true

@@ -77,8 +77,8 @@ func cacheFor(dir string) wazero.CompilationCache {
 
 // The exports the module must have (docs/wasi.md).
 var requiredExports = []string{
-	expInitialize, expIn, expOut, expCreate, expClose, expBegin, expModel, expTool, expDelta,
-	expNext, expExpire, expCancel, expSession, expDelete, expSessions, expStats,
+	expInitialize, expIn, expOut, expCreate, expClose, expBegin, expFeed,
+	expNext, expCancel, expSession, expDelete, expSessions, expStats,
 }
 
 // Compile compiles the bytes of a WASI module. It fails if the module

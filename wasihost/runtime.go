@@ -166,20 +166,20 @@ func (t *turn) run(begin []byte) (*core.Result, error) {
 			case <-time.After(50 * time.Millisecond): // a session freed by a run of another host path
 			}
 			wake = rt.endedChan()
-			out, err = t.stopOr(func() ([]byte, error) { return rt.next(expNext, t.handle) })
+			out, err = t.stopOr(func() ([]byte, error) { return rt.next(t.handle, false) })
 		case wire.ActModel:
 			frame, ferr := t.model(a)
 			if ferr != nil {
 				return nil, ferr
 			}
 			wake = rt.endedChan()
-			out, err = t.stopOr(func() ([]byte, error) { return rt.exchange(expModel, frame) })
+			out, err = t.stopOr(func() ([]byte, error) { return rt.exchange(expFeed, frame) })
 		case wire.ActTool:
 			frame := t.tool(a)
 			wake = rt.endedChan()
-			out, err = t.stopOr(func() ([]byte, error) { return rt.exchange(expTool, frame) })
+			out, err = t.stopOr(func() ([]byte, error) { return rt.exchange(expFeed, frame) })
 		default: // ActPending: nothing is out; ask again.
-			out, err = rt.next(expNext, t.handle)
+			out, err = rt.next(t.handle, false)
 		}
 	}
 }
@@ -190,13 +190,13 @@ func (t *turn) run(begin []byte) (*core.Result, error) {
 func (t *turn) stopOr(feed func() ([]byte, error)) ([]byte, error) {
 	rt := t.rt
 	if !t.deadline.IsZero() && !time.Now().Before(t.deadline) {
-		return rt.next(expExpire, t.handle)
+		return rt.next(t.handle, true)
 	}
 	if t.ctx.Err() != nil {
 		if _, err := rt.cancel(t.req.RunID); err != nil {
 			return nil, err
 		}
-		return rt.next(expNext, t.handle)
+		return rt.next(t.handle, false)
 	}
 	return feed()
 }
@@ -246,7 +246,7 @@ func (t *turn) model(a *wire.Action) ([]byte, error) {
 			if text == "" || closed.Load() {
 				return
 			}
-			out, err := rt.exchange(expDelta, wire.AppendDelta(nil, &wire.Delta{Handle: handle, Text: text}))
+			out, err := rt.exchange(expFeed, wire.AppendDelta(nil, &wire.Delta{Handle: handle, Text: text}))
 			if err != nil || refused(out) != nil {
 				return
 			}
@@ -419,11 +419,22 @@ func (rt *Runtime) exchange(name string, frame []byte) ([]byte, error) {
 	return out, err
 }
 
-// next calls agentrt_next or agentrt_expire for handle.
-func (rt *Runtime) next(name string, handle uint64) ([]byte, error) {
+// next calls agentrt_next for handle; expire first stops the turn with
+// a timeout.
+func (rt *Runtime) next(handle uint64, expire bool) ([]byte, error) {
+	var e uint64
+	if expire {
+		e = 1
+	}
+	return rt.query(expNext, uint64(uint32(handle)), e)
+}
+
+// query calls export name of this runtime with args and returns its
+// output frame.
+func (rt *Runtime) query(name string, args ...uint64) ([]byte, error) {
 	rt.in.mu.Lock()
 	defer rt.in.mu.Unlock()
-	n, err := rt.in.call(name, uint64(uint32(rt.num)), uint64(uint32(handle)))
+	n, err := rt.in.call(name, append([]uint64{uint64(uint32(rt.num))}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -486,7 +497,7 @@ func (rt *Runtime) DeleteSession(id string) (bool, error) {
 
 // ListSessions returns the ids of the live sessions, sorted.
 func (rt *Runtime) ListSessions() ([]string, error) {
-	out, err := rt.next(expSessions, 0)
+	out, err := rt.query(expSessions)
 	if err != nil {
 		return nil, err
 	}
@@ -503,7 +514,7 @@ func (rt *Runtime) Stats(gc bool) (*wire.Stats, error) {
 	if gc {
 		g = 1
 	}
-	out, err := rt.next(expStats, g)
+	out, err := rt.query(expStats, g)
 	if err != nil {
 		return nil, err
 	}

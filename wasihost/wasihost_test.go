@@ -351,14 +351,14 @@ func TestInstance_Exports_BadInput(t *testing.T) {
 		{"ErrGarbage", func() error { return raw(expBegin, rt.num, []byte("not a frame")) }, core.CodeInvalidArgument, core.NoIndex},
 		{"ErrEmpty", func() error { return raw(expBegin, rt.num, nil) }, core.CodeInvalidArgument, core.NoIndex},
 		{"ErrTruncated", func() error { return raw(expBegin, rt.num, begin[:len(begin)-2]) }, core.CodeInvalidArgument, core.NoIndex},
-		{"ErrWrongKind", func() error { return raw(expModel, rt.num, begin) }, core.CodeInvalidArgument, core.NoIndex},
+		{"ErrWrongKind", func() error { return raw(expFeed, rt.num, begin) }, core.CodeInvalidArgument, core.NoIndex},
 		{"ErrUnknownRuntime", func() error { return raw(expBegin, 99, begin) }, core.CodeInvalidArgument, core.NoIndex},
 		{"ErrNegativeRuntime", func() error { return raw(expBegin, -1, begin) }, core.CodeInvalidArgument, core.NoIndex},
 		{"ErrUnknownHandle", func() error {
-			return raw(expModel, rt.num, wire.AppendModelReply(nil, &wire.ModelReply{Handle: 12345}))
+			return raw(expFeed, rt.num, wire.AppendModelReply(nil, &wire.ModelReply{Handle: 12345}))
 		}, core.CodeInvalidArgument, core.NoIndex},
 		{"ErrUnknownTurnTool", func() error {
-			return raw(expTool, rt.num, wire.AppendToolResult(nil, &wire.ToolResult{Handle: 7}))
+			return raw(expFeed, rt.num, wire.AppendToolResult(nil, &wire.ToolResult{Handle: 7}))
 		}, core.CodeInvalidArgument, core.NoIndex},
 		{"ErrBadHistory", func() error {
 			return raw(expBegin, rt.num, wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "x", WithHistory: true,

@@ -26,7 +26,6 @@
 package wasmexport
 
 import (
-	"runtime"
 	"sync"
 	"unsafe"
 
@@ -92,10 +91,11 @@ func Refuse(err *core.Error) int32 {
 	return Answer(wire.AppendRefused(nil, err))
 }
 
-// guard runs f for runtime n with the input frame of length size,
-// answering a refused frame when the runtime is unknown, the size is
-// wrong, or f panics.
-func guard(n, size int32, f func(x *fastpath.Runtime, frame []byte) []byte) (length int32) {
+// Call runs f for runtime n with the input frame of length size and
+// returns the length of the frame f returns, kept as the output. It
+// answers a refused frame instead when the runtime is unknown, the size
+// is wrong, or f panics. Main packages define their own exports with it.
+func Call(n, size int32, f func(x *fastpath.Runtime, frame []byte) []byte) (length int32) {
 	defer func() {
 		if recover() != nil {
 			length = Refuse(core.NewError(core.CodeInternal, "the module failed on this call"))
@@ -132,91 +132,26 @@ func exportOut() uint32 {
 	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(out))))
 }
 
+// agentrt_begin(rt, n): a begin frame; the output is the turn's first
+// action frame, or a refused frame.
+//
 //go:wasmexport agentrt_begin
 func exportBegin(rt, size int32) int32 {
-	return guard(rt, size, (*fastpath.Runtime).Begin)
+	return Call(rt, size, (*fastpath.Runtime).Begin)
 }
 
-//go:wasmexport agentrt_model
-func exportModel(rt, size int32) int32 {
-	return guard(rt, size, (*fastpath.Runtime).FeedModel)
+// agentrt_feed(rt, n): a model-reply, tool-result or delta frame; the
+// output is the turn's next action frame.
+//
+//go:wasmexport agentrt_feed
+func exportFeed(rt, size int32) int32 {
+	return Call(rt, size, (*fastpath.Runtime).Feed)
 }
 
-//go:wasmexport agentrt_tool
-func exportTool(rt, size int32) int32 {
-	return guard(rt, size, (*fastpath.Runtime).FeedTool)
-}
-
-//go:wasmexport agentrt_delta
-func exportDelta(rt, size int32) int32 {
-	return guard(rt, size, (*fastpath.Runtime).Delta)
-}
-
+// agentrt_next(rt, handle, expire): the turn's next action frame, after a
+// wait or a cancel; expire = 1 first stops it with a timeout.
+//
 //go:wasmexport agentrt_next
-func exportNext(rt int32, handle uint32) int32 {
-	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Next(uint64(handle)) })
-}
-
-//go:wasmexport agentrt_expire
-func exportExpire(rt int32, handle uint32) int32 {
-	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Expire(uint64(handle)) })
-}
-
-// agentrt_cancel(rt, n): the input holds a run id as UTF-8; returns 1
-// when this call cancelled the run.
-//
-//go:wasmexport agentrt_cancel
-func exportCancel(rt, size int32) int32 {
-	var ok bool
-	guard(rt, size, func(x *fastpath.Runtime, b []byte) []byte {
-		ok = x.Cancel(string(b))
-		return nil
-	})
-	if ok {
-		return 1
-	}
-	return 0
-}
-
-// agentrt_session(rt, n): the input holds a session id; the output is a
-// session frame, or a refused frame when there is no such session.
-//
-//go:wasmexport agentrt_session
-func exportSession(rt, size int32) int32 {
-	return guard(rt, size, func(x *fastpath.Runtime, b []byte) []byte { return x.Session(string(b)) })
-}
-
-// agentrt_delete(rt, n): the input holds a session id; returns 1 when
-// there was such a session.
-//
-//go:wasmexport agentrt_delete
-func exportDelete(rt, size int32) int32 {
-	var ok bool
-	guard(rt, size, func(x *fastpath.Runtime, b []byte) []byte {
-		ok = x.Delete(string(b))
-		return nil
-	})
-	if ok {
-		return 1
-	}
-	return 0
-}
-
-//go:wasmexport agentrt_sessions
-func exportSessions(rt int32) int32 {
-	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Sessions() })
-}
-
-// agentrt_stats(rt, gc): a stats frame; gc = 1 collects garbage first.
-//
-//go:wasmexport agentrt_stats
-func exportStats(rt, gc int32) int32 {
-	return guard(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte {
-		if gc == 1 {
-			runtime.GC()
-		}
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return x.Stats(ms.HeapAlloc)
-	})
+func exportNext(rt int32, handle uint32, expire int32) int32 {
+	return Call(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Next(uint64(handle), expire == 1) })
 }

@@ -85,7 +85,7 @@ describe("agentrt-wasi.wasm under node:wasi", () => {
     const raw = (name, num, bytes) => readRefused(inst.exchange(name, num, bytes));
     assert.equal(raw("agentrt_begin", rt.num, new TextEncoder().encode("not a frame")).code, "invalid_argument");
     assert.equal(raw("agentrt_begin", 99, writeBegin(new Writer(), { sessionId: "s", input: "x" })).code, "invalid_argument");
-    assert.equal(raw("agentrt_model", rt.num, writeModelReply(new Writer(), 4242, { content: "", toolCalls: [] })).code, "invalid_argument");
+    assert.equal(raw("agentrt_feed", rt.num, writeModelReply(new Writer(), 4242, { content: "", toolCalls: [] })).code, "invalid_argument");
     const full = writeBegin(new Writer(), { sessionId: "s", input: "x" });
     assert.equal(raw("agentrt_begin", rt.num, full.subarray(0, full.length - 2)).code, "invalid_argument");
     const bad = new Uint8Array([0x41, 0x52, 0x43, 1, 0, 9]);

@@ -152,21 +152,29 @@ export class Runtime {
         case ACTION.model: {
           let mirror = this.mirrors.get(sessionId);
           if (a.adopt) mirror = { generation: a.generation, messages: hist };
-          if (!mirror || mirror.generation !== a.generation) {
-            if (a.from !== 0) throw new Error("the module extended a mirror the host does not hold");
-            mirror = { generation: a.generation, messages: [] };
+          let messages;
+          if (!mirror || mirror.generation !== a.generation || mirror.messages.length < a.from) {
+            if (a.from !== 0 && a.from !== a.start) throw new Error("the module extended a mirror the host does not hold");
+            if (a.from !== 0) {
+              // The window alone: the host keeps no mirror of the session.
+              this.mirrors.delete(sessionId);
+              messages = a.tail;
+            } else mirror = { generation: a.generation, messages: [] };
           }
-          mirror.messages.length = a.from;
-          mirror.messages.push(...a.tail);
-          this.mirrors.set(sessionId, mirror);
+          if (messages === undefined) {
+            mirror.messages.length = a.from;
+            for (const m of a.tail) mirror.messages.push(m);
+            this.mirrors.set(sessionId, mirror);
+            messages = mirror.messages.slice(a.start, a.end);
+          }
           let frame;
           try {
-            const reply = await this.model({ messages: mirror.messages.slice(a.start, a.end), step: a.step });
+            const reply = await this.model({ messages, step: a.step });
             frame = writeModelReply(inst.w.reset(), a.handle, { content: reply.content ?? "", toolCalls: reply.toolCalls ?? [] });
           } catch (err) {
             frame = writeModelReply(inst.w.reset(), a.handle, undefined, String(err?.message ?? err));
           }
-          out = inst.exchange("agentrt_model", this.num, frame);
+          out = inst.exchange("agentrt_feed", this.num, frame);
           break;
         }
         case ACTION.tool: {
@@ -177,11 +185,11 @@ export class Runtime {
           } catch (err) {
             frame = writeToolResult(inst.w.reset(), a.handle, true, String(err?.message ?? err));
           }
-          out = inst.exchange("agentrt_tool", this.num, frame);
+          out = inst.exchange("agentrt_feed", this.num, frame);
           break;
         }
         default:
-          out = inst.output(inst.x.agentrt_next(this.num, a.handle));
+          out = inst.output(inst.x.agentrt_next(this.num, a.handle, 0));
       }
     }
   }

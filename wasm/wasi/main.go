@@ -14,6 +14,7 @@
 package main
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/agentrt/agentrt/core"
@@ -97,4 +98,69 @@ func exportClose(n int32) int32 {
 	wasmexport.Unregister(n)
 	rt.Close()
 	return 1
+}
+
+// agentrt_cancel(rt, n): the input holds a run id as UTF-8; returns 1
+// when this call cancelled the run. The turn's host learns it from the
+// turn's next action frame (agentrt_next).
+//
+//go:wasmexport agentrt_cancel
+func exportCancel(rt, size int32) int32 {
+	var ok bool
+	wasmexport.Call(rt, size, func(x *fastpath.Runtime, b []byte) []byte {
+		ok = x.Cancel(string(b))
+		return nil
+	})
+	return boolInt(ok)
+}
+
+// agentrt_session(rt, n): the input holds a session id; the output is a
+// session frame, or a refused frame (invalid_argument) when there is no
+// such session.
+//
+//go:wasmexport agentrt_session
+func exportSession(rt, size int32) int32 {
+	return wasmexport.Call(rt, size, func(x *fastpath.Runtime, b []byte) []byte { return x.Session(string(b)) })
+}
+
+// agentrt_delete(rt, n): the input holds a session id; returns 1 when
+// there was such a session.
+//
+//go:wasmexport agentrt_delete
+func exportDelete(rt, size int32) int32 {
+	var ok bool
+	wasmexport.Call(rt, size, func(x *fastpath.Runtime, b []byte) []byte {
+		ok = x.Delete(string(b))
+		return nil
+	})
+	return boolInt(ok)
+}
+
+// agentrt_sessions(rt): a session-ids frame, sorted.
+//
+//go:wasmexport agentrt_sessions
+func exportSessions(rt int32) int32 {
+	return wasmexport.Call(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Sessions() })
+}
+
+// agentrt_stats(rt, gc): a stats frame; gc = 1 collects garbage first,
+// so that heapAlloc counts live objects only.
+//
+//go:wasmexport agentrt_stats
+func exportStats(rt, gc int32) int32 {
+	return wasmexport.Call(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte {
+		if gc == 1 {
+			runtime.GC()
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return x.Stats(ms.HeapAlloc)
+	})
+}
+
+func boolInt(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
 }
