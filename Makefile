@@ -1,17 +1,23 @@
 # agentrt: the two commands of the README are `make demo` (or
 # `go run ./cmd/agentrt demo`) and `make test`.
-.PHONY: build demo test check bench fuzz
+.PHONY: build package demo test check bench fuzz
 
 build:
 	go run ./cmd/agentrt build
+
+# The npm package: dist/ packed into agentrt-VERSION.tgz (docs/package.md).
+package:
+	go run ./cmd/agentrt pack
 
 demo:
 	go run ./cmd/agentrt demo
 
 # Every test: Go (native, with the race detector, and the real module under
-# wazero), the module and glue suites on Node, Bun and Deno, the worker on
-# workerd, and the web demo in Chromium and Firefox.
-test: build
+# wazero), the module and glue suites on Node, Bun and Deno, the npm
+# package installed from its tarball, the worker on workerd, and the web
+# demo in Chromium and Firefox. It builds dist/ itself, and ends with
+# "suites: N passed, N failed".
+test:
 	bash scripts/test.sh
 
 # Formatting and vet only.

@@ -7,7 +7,8 @@ import "github.com/agentrt/agentrt/internal/decimal"
 // HTTP status. Codes never change meaning once released.
 type Code string
 
-// The error codes of the runtime. See DESIGN section 3.
+// The error codes of the runtime; docs/contract.md lists what each means
+// and where it is used.
 const (
 	CodeInvalidArgument Code = "invalid_argument"
 	CodeInvalidHistory  Code = "invalid_history"

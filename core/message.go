@@ -23,10 +23,13 @@ func (r Role) Valid() bool {
 
 // ToolCall is one call an assistant message asks for. Arguments is JSON
 // text, passed to the tool as it is.
+//
+// Its JSON tags give the shape every edge uses (the glue, the HTTP API,
+// the chat command's history file): {"id","name","arguments"}.
 type ToolCall struct {
-	ID        string
-	Name      string
-	Arguments string
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // Message is one turn held in a session. The runtime never stores system
@@ -34,12 +37,17 @@ type ToolCall struct {
 //
 // ToolCalls is set only on assistant messages, ToolCallID only on tool
 // messages. ID is the host's id for the message, or empty.
+//
+// Its JSON tags give the wire shape of every edge: "role" and "content"
+// always, "tool_call_id", "tool_calls" and "id" only when set. A Go host
+// can store a result's messages with encoding/json and read them back as
+// history (see SeedMessages).
 type Message struct {
-	ID         string
-	Role       Role
-	Content    string
-	ToolCallID string
-	ToolCalls  []ToolCall
+	ID         string     `json:"id,omitempty"`
+	Role       Role       `json:"role"`
+	Content    string     `json:"content"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // Size is the number of bytes a message counts against the byte limits:
@@ -93,16 +101,59 @@ func (m Message) Clone() Message {
 // ContentMissing is set by decoders when the host's content was null or
 // absent: that is accepted only on an assistant message with tool calls
 // (whose Content is then empty), and refused everywhere else.
+//
+// Its JSON tags are Message's; ContentMissing has none (encoding/json
+// decodes a null content as "" and leaves ContentMissing false, which
+// Validate accepts wherever an empty content is valid).
 type SeedMessage struct {
-	ID             string
-	Role           Role
-	Content        string
-	ContentMissing bool
-	ToolCallID     string
-	ToolCalls      []ToolCall
+	ID             string     `json:"id,omitempty"`
+	Role           Role       `json:"role"`
+	Content        string     `json:"content"`
+	ContentMissing bool       `json:"-"`
+	ToolCallID     string     `json:"tool_call_id,omitempty"`
+	ToolCalls      []ToolCall `json:"tool_calls,omitempty"`
+	// Continues is set by decoders on a message that comes from the same host
+	// message as the one before it (one Vercel AI SDK UIMessage may hold a
+	// tool call, its result and more text: see docs/contract.md). Errors then
+	// name the host message: their Index counts only the messages without
+	// Continues. The zero value means one host message per SeedMessage.
+	Continues bool `json:"-"`
+}
+
+// HostIndex returns the position, in the array the host passed, of the
+// host message that history[i] comes from: i less the messages up to it
+// that continue an earlier host message. An i outside history is
+// returned as it is.
+func HostIndex(history []SeedMessage, i int) int {
+	if i < 0 || i >= len(history) {
+		return i
+	}
+	n := i
+	for j := 1; j <= i; j++ {
+		if history[j].Continues {
+			n--
+		}
+	}
+	return n
 }
 
 // Message returns the session message m seeds.
 func (m *SeedMessage) Message() Message {
 	return Message{ID: m.ID, Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolCalls: m.ToolCalls}
+}
+
+// SeedMessages converts messages a host stored (a Result's Appended, a
+// Session's Messages, or history decoded from JSON) to the history a run
+// takes. It returns nil for no messages; the tool calls are shared with
+// msgs, not copied (runs never change them).
+func SeedMessages(msgs []Message) []SeedMessage {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]SeedMessage, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		out[i] = SeedMessage{ID: m.ID, Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolCalls: m.ToolCalls}
+	}
+	return out
 }

@@ -124,16 +124,39 @@ type Limits struct {
 	MaxSeedMessages int
 	MaxSeedBytes    int64
 	MaxMessageBytes int64
+	// MaxTotalBytes is the memory budget of the whole store: the bytes of
+	// every session's messages plus MessageOverhead per message, plus what
+	// admitted runs carry (their input and history) until it is stored or
+	// dropped. It is enforced before bytes are taken: the least recently
+	// used idle sessions are evicted to make room, and a run whose input,
+	// history or reply cannot fit even then is refused (or fails) with
+	// CodeLimitExceeded, changing nothing.
+	MaxTotalBytes int64
 }
 
+// MessageOverhead is what each stored message counts against
+// Limits.MaxTotalBytes on top of its Size: the Go value that holds it and
+// the JavaScript object an edge caches for it.
+const MessageOverhead = 256
+
 // DefaultLimits are the limits used for zero fields.
+//
+// The budget (MaxTotalBytes, 16 MiB) is sized for the smallest host: a
+// Cloudflare Workers isolate has 128 MB for everything (workerd, the
+// JavaScript heap and the module's linear memory). Go's collector lets
+// the heap grow to about twice what is live, and an edge keeps a
+// JavaScript copy of each stored message, so 16 MiB of messages costs
+// about 50 MB at peak, leaving room for the host. A phone's webview gives
+// a page more, but the same figure keeps a tab cheap. Raise it where
+// memory allows; see docs/adr/0004-memory-budget-and-no-divergence.md.
 var DefaultLimits = Limits{
 	MaxSessions:           1000,
 	MaxMessagesPerSession: 100000,
-	MaxSessionBytes:       64 << 20,
+	MaxSessionBytes:       8 << 20,
 	MaxSeedMessages:       100000,
-	MaxSeedBytes:          64 << 20,
+	MaxSeedBytes:          8 << 20,
 	MaxMessageBytes:       1 << 20,
+	MaxTotalBytes:         16 << 20,
 }
 
 // withDefaults returns l with zero fields replaced by the defaults.
@@ -157,13 +180,16 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxMessageBytes > 0 {
 		d.MaxMessageBytes = l.MaxMessageBytes
 	}
+	if l.MaxTotalBytes > 0 {
+		d.MaxTotalBytes = l.MaxTotalBytes
+	}
 	return d
 }
 
 // Validate refuses negative limits with CodeInvalidArgument.
 func (l *Limits) Validate() error {
 	if l.MaxSessions < 0 || l.MaxMessagesPerSession < 0 || l.MaxSessionBytes < 0 ||
-		l.MaxSeedMessages < 0 || l.MaxSeedBytes < 0 || l.MaxMessageBytes < 0 {
+		l.MaxSeedMessages < 0 || l.MaxSeedBytes < 0 || l.MaxMessageBytes < 0 || l.MaxTotalBytes < 0 {
 		return NewError(CodeInvalidArgument, "limits must not be negative")
 	}
 	return nil

@@ -16,6 +16,11 @@ type Run struct {
 	seedMsgs []Message
 	id       string
 	lane     *lane
+	// reserved is the part of the run's budget reservation not yet
+	// stored or released, and inputCost what its input will take; both
+	// are changed under the store's lock.
+	reserved  int64
+	inputCost int64
 
 	ctx *runContext
 

@@ -1,9 +1,6 @@
 package core
 
-import (
-	"sort"
-	"sync"
-)
+import "sync"
 
 // Config configures a Runtime. The zero Config is usable: no system
 // prompt, the built-in Echo model, no tools, DefaultLimits.
@@ -94,8 +91,9 @@ type RunRequest struct {
 	// Start copies it: the caller may reuse the slice once Start returns.
 	History     []SeedMessage
 	WithHistory bool
-	// RunID names the run; empty means one is generated. It must not be
-	// the id of an active run.
+	// RunID names the run; empty means one is generated
+	// (GeneratedRunIDPrefix and a number). It must not be the id of an
+	// active run, nor start with GeneratedRunIDPrefix.
 	RunID string
 	// OnEvent, if set, is called for each event in order, from the run's
 	// goroutine. It must not block for long; it may call CancelRun.
@@ -133,6 +131,11 @@ func (rt *Runtime) Limits() Limits { return rt.limits }
 
 // MaxIDBytes bounds session and run ids.
 const MaxIDBytes = 512
+
+// GeneratedRunIDPrefix starts every run id the runtime generates. Host
+// run ids may not start with it, so a generated id never collides with
+// one a host chose.
+const GeneratedRunIDPrefix = "agentrt:"
 
 // Start validates req and starts the run. A refused run returns an *Error
 // (CodeInvalidArgument, CodeInvalidHistory, CodeLimitExceeded or
@@ -191,6 +194,9 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	if len(req.RunID) > MaxIDBytes {
 		return nil, NewError(CodeInvalidArgument, "runId is longer than "+itoa(MaxIDBytes)+" bytes")
 	}
+	if hasPrefix(req.RunID, GeneratedRunIDPrefix) {
+		return nil, NewError(CodeInvalidArgument, "runId must not start with "+quote(GeneratedRunIDPrefix)+": such ids are generated")
+	}
 	if err := req.Policy.Validate(); err != nil {
 		return nil, err
 	}
@@ -220,11 +226,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	}
 	if req.RunID == "" {
 		rt.nextID++
-		r.id = "run-" + itoa(int(rt.nextID))
-		for rt.runs[r.id] != nil {
-			rt.nextID++
-			r.id = "run-" + itoa(int(rt.nextID))
-		}
+		r.id = GeneratedRunIDPrefix + "run-" + itoa(int(rt.nextID))
 	} else {
 		if rt.runs[req.RunID] != nil {
 			rt.mu.Unlock()
@@ -239,6 +241,17 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		rt.mu.Unlock()
 		return nil, NewError(CodeSessionBusy, "session "+quote(req.SessionID)+" is running another run")
 	}
+	// The run's input and history count against the memory budget from
+	// now until they are stored or dropped. Reserved last, so that a run
+	// refused for any other reason evicts nothing.
+	r.inputCost = int64(len(req.Input)) + MessageOverhead
+	cost := r.inputCost + info.bytes + int64(len(r.seedMsgs))*MessageOverhead
+	if err := rt.store.reserve(req.SessionID, cost); err != nil {
+		rt.store.leave(ln)
+		rt.mu.Unlock()
+		return nil, err
+	}
+	r.reserved = cost
 	rt.runs[r.id] = r
 	rt.mu.Unlock()
 
@@ -258,6 +271,30 @@ func (rt *Runtime) CancelRun(runID string) bool {
 		return false
 	}
 	return r.Cancel()
+}
+
+// RevertRun takes the turn of the completed run runID off session
+// sessionID, for a host that never received the run's result: after it,
+// the session holds what it held before the run appended anything (what
+// seeding added stays, as the host's history has it), and the next turn
+// continues from the host's history, not from the lost turn.
+//
+// The turn is cut when it is still the session's tail and no run holds or
+// waits for the session; RevertRun then reports true. Otherwise something
+// newer was built on the turn (or is being built), and the session is
+// removed instead, so that the next run seeds it from the host's history
+// (a cold start); RevertRun then reports false, as it does when there is
+// no such session. Either way the session no longer holds the turn. A run
+// still active on a removed session finishes on it, as after
+// DeleteSession.
+//
+// # Notes
+//
+//   - Call it only for a run that completed: a failed or cancelled run
+//     has rolled its turn back already, and reverting it removes the
+//     session (a cold start, harmless but not free).
+func (rt *Runtime) RevertRun(sessionID, runID string) bool {
+	return rt.store.revert(sessionID, runID)
 }
 
 func (rt *Runtime) finished(r *Run) {
@@ -296,17 +333,22 @@ func (rt *Runtime) DeleteSession(id string) bool {
 // ListSessions returns the ids of all sessions, sorted.
 func (rt *Runtime) ListSessions() []string {
 	ids := rt.store.ids()
-	sort.Strings(ids)
+	sortStrings(ids)
 	return ids
 }
 
 // Stats are counters of a Runtime.
 type Stats struct {
-	Sessions      int
-	Messages      int
-	Bytes         int64
-	ActiveRuns    int
-	Evictions     int
+	Sessions   int
+	Messages   int
+	Bytes      int64
+	ActiveRuns int
+	Evictions  int
+	// BudgetUsed is what counts against Limits.MaxTotalBytes now (stored
+	// messages with their overhead, and what admitted runs carry), and
+	// BudgetBytes is that limit: how close the runtime is to evicting.
+	BudgetUsed    int64
+	BudgetBytes   int64
 	RunsCompleted int
 	RunsFailed    int
 	RunsCancelled int
@@ -333,5 +375,22 @@ func (rt *Runtime) Close() {
 	rt.mu.Unlock()
 	for _, r := range runs {
 		r.Cancel()
+	}
+}
+
+func hasPrefix(s, prefix string) bool {
+	return len(s) >= len(prefix) && s[:len(prefix)] == prefix
+}
+
+// sortStrings sorts ids in place (a shell sort): package sort would link
+// the generic pdqsort into the module, about 19 KB of code for a list of
+// at most MaxSessions ids.
+func sortStrings(ids []string) {
+	for gap := len(ids) / 2; gap > 0; gap /= 2 {
+		for i := gap; i < len(ids); i++ {
+			for j := i; j >= gap && ids[j] < ids[j-gap]; j -= gap {
+				ids[j], ids[j-gap] = ids[j-gap], ids[j]
+			}
+		}
 	}
 }

@@ -53,12 +53,19 @@ func (t *turn) seed() (SeedReport, *Error) {
 			if t.sess == nil {
 				t.sess, t.created = t.store.create(req.SessionID), true
 			}
+			var err *Error
 			if replace || len(current) == 0 {
 				// add is the run's own slice (see nonSystem): an empty
 				// session takes it as it is instead of a copy.
-				t.store.replace(t.sess, add, size)
+				err = t.store.replace(t.sess, add, size, &r.reserved)
 			} else {
-				t.store.appendMessages(t.sess, add, size)
+				err = t.store.appendMessages(t.sess, add, size, &r.reserved)
+			}
+			if err != nil {
+				if t.created {
+					t.store.removeIfEmpty(t.sess)
+				}
+				return report, err
 			}
 			report.Seeded = len(add)
 		}
@@ -67,6 +74,9 @@ func (t *turn) seed() (SeedReport, *Error) {
 		t.sess, t.created = t.store.create(req.SessionID), true
 	}
 	t.mark = len(t.store.messagesOf(t.sess))
+	// The history is stored or dropped now: only the input stays reserved.
+	r.seedMsgs = nil
+	t.store.release(&r.reserved, r.inputCost)
 	return report, nil
 }
 

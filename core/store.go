@@ -21,6 +21,9 @@ type store struct {
 	completed int
 	failed    int
 	cancelled int
+	// reserved is what admitted runs carry (input and history) and have
+	// not yet stored or dropped; it counts against MaxTotalBytes.
+	reserved int64
 	// gens numbers session generations (see session.gen).
 	gens uint64
 }
@@ -31,6 +34,10 @@ type session struct {
 	bytes int64
 	elem  *list.Element
 	gone  bool // removed from the store (deleted or evicted)
+	// tailRun is the run whose completed turn is the session's tail, from
+	// message tailMark on, or "" once anything else changed the session.
+	tailRun  string
+	tailMark int
 	// gen names the session's messages for hosts that mirror them: it
 	// changes whenever they change other than by appending.
 	gen uint64
@@ -163,28 +170,167 @@ func (s *store) messagesOf(ss *session) []Message {
 	return ss.msgs[:len(ss.msgs):len(ss.msgs)]
 }
 
-// appendMessages adds msgs to ss. The caller holds the lane.
-func (s *store) appendMessages(ss *session, msgs []Message, size int64) {
+// appendMessages adds msgs to ss, taking their cost from the run's
+// reservation res first and making room in the budget for the rest; it
+// refuses with CodeLimitExceeded, changing nothing, when the rest cannot
+// fit. The caller holds the lane.
+func (s *store) appendMessages(ss *session, msgs []Message, size int64, res *int64) *Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss.msgs = append(ss.msgs, msgs...)
-	ss.bytes += size
+	cost := size + int64(len(msgs))*MessageOverhead
 	if !ss.gone {
+		if err := s.take(cost, res, ss.id); err != nil {
+			return err
+		}
 		s.messages += len(msgs)
 		s.bytes += size
 	}
+	ss.msgs = append(ss.msgs, msgs...)
+	ss.bytes += size
+	ss.tailRun = ""
+	return nil
 }
 
-// replace sets the session's messages. The caller holds the lane.
-func (s *store) replace(ss *session, msgs []Message, size int64) {
+// replace sets the session's messages, as appendMessages does for the
+// difference in cost. The caller holds the lane.
+func (s *store) replace(ss *session, msgs []Message, size int64, res *int64) *Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !ss.gone {
+		delta := size - ss.bytes + int64(len(msgs)-len(ss.msgs))*MessageOverhead
+		if delta > 0 {
+			if err := s.take(delta, res, ss.id); err != nil {
+				return err
+			}
+		}
 		s.messages += len(msgs) - len(ss.msgs)
 		s.bytes += size - ss.bytes
 	}
 	ss.msgs, ss.bytes = msgs, size
+	ss.tailRun = ""
 	ss.gen = s.newGen()
+	return nil
+}
+
+// used is what the budget counts now; s.mu is held.
+func (s *store) used() int64 {
+	return s.bytes + int64(s.messages)*MessageOverhead + s.reserved
+}
+
+// take accounts for cost bytes about to be stored: what the reservation
+// res covers moves out of s.reserved, the rest must fit (see room). s.mu
+// is held.
+func (s *store) take(cost int64, res *int64, keep string) *Error {
+	covered := cost
+	if res == nil || *res < covered {
+		covered = 0
+		if res != nil {
+			covered = *res
+		}
+	}
+	if err := s.room(cost-covered, keep); err != nil {
+		return err
+	}
+	if res != nil {
+		*res -= covered
+	}
+	s.reserved -= covered
+	return nil
+}
+
+// room makes need more bytes fit in the budget by evicting the least
+// recently used idle sessions other than keep. When even evicting all of
+// them would not be enough it evicts nothing and refuses. s.mu is held.
+func (s *store) room(need int64, keep string) *Error {
+	budget := s.limits.MaxTotalBytes
+	over := s.used() + need - budget
+	if need <= 0 || over <= 0 {
+		return nil
+	}
+	var free int64
+	for e := s.lru.Back(); e != nil && free < over; e = e.Prev() {
+		if ss := e.Value.(*session); s.evictable(ss, keep) {
+			free += ss.cost()
+		}
+	}
+	if free < over {
+		return NewError(CodeLimitExceeded, "the runtime's memory budget (maxTotalBytes, "+itoa(int(budget))+
+			") cannot fit "+itoa(int(need))+" more bytes, even after evicting every idle session")
+	}
+	for e := s.lru.Back(); e != nil && over > 0; {
+		prev := e.Prev()
+		if ss := e.Value.(*session); s.evictable(ss, keep) {
+			over -= ss.cost()
+			s.drop(ss)
+			s.evictions++
+		}
+		e = prev
+	}
+	return nil
+}
+
+// evictable reports whether ss may be evicted: no run holds or waits for
+// its lane, and it is not keep. s.mu is held.
+func (s *store) evictable(ss *session, keep string) bool {
+	return ss.id != keep && s.lanes[ss.id] == nil
+}
+
+// cost is what ss counts against the budget; s.mu is held.
+func (ss *session) cost() int64 {
+	return ss.bytes + int64(len(ss.msgs))*MessageOverhead
+}
+
+// reserve sets cost bytes aside for a run on session id (its input and
+// history), making room as appendMessages does; the session itself is
+// never evicted for it.
+func (s *store) reserve(id string, cost int64) *Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.room(cost, id); err != nil {
+		return err
+	}
+	s.reserved += cost
+	return nil
+}
+
+// release gives back what the reservation res holds beyond keep.
+func (s *store) release(res *int64, keep int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if *res > keep {
+		s.reserved -= *res - keep
+		*res = keep
+	}
+}
+
+// markTail records that the turn run runID appended from message mark on
+// is the session's tail. The caller holds the lane.
+func (s *store) markTail(ss *session, runID string, mark int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss.tailRun, ss.tailMark = runID, mark
+}
+
+// revert removes the turn of run runID from session id (see
+// Runtime.RevertRun).
+func (s *store) revert(id, runID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.sessions[id]
+	if ss == nil {
+		return false
+	}
+	if ss.tailRun != runID || s.lanes[id] != nil {
+		// Something newer was built on the turn, or is being built:
+		// drop the session instead, so that the host's history seeds it.
+		s.drop(ss)
+		return false
+	}
+	s.cut(ss, ss.tailMark)
+	if len(ss.msgs) == 0 {
+		s.drop(ss)
+	}
+	return true
 }
 
 // truncate cuts the session back to n messages. The capacity is cut too,
@@ -193,6 +339,11 @@ func (s *store) replace(ss *session, msgs []Message, size int64) {
 func (s *store) truncate(ss *session, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.cut(ss, n)
+}
+
+// cut is truncate with s.mu held.
+func (s *store) cut(ss *session, n int) {
 	if n >= len(ss.msgs) {
 		return
 	}
@@ -206,6 +357,7 @@ func (s *store) truncate(ss *session, n int) {
 	}
 	ss.bytes -= cut
 	ss.msgs = ss.msgs[:n:n]
+	ss.tailRun = ""
 	ss.gen = s.newGen()
 }
 
@@ -237,6 +389,8 @@ func (s *store) stats() Stats {
 		Messages:      s.messages,
 		Bytes:         s.bytes,
 		Evictions:     s.evictions,
+		BudgetUsed:    s.used(),
+		BudgetBytes:   s.limits.MaxTotalBytes,
 		RunsCompleted: s.completed,
 		RunsFailed:    s.failed,
 		RunsCancelled: s.cancelled,

@@ -317,7 +317,9 @@ func (t *turn) append(m Message) *Error {
 	if bytes+size > limits.MaxSessionBytes {
 		return NewError(CodeLimitExceeded, "the session would hold more than maxSessionBytes ("+itoa(int(limits.MaxSessionBytes))+")")
 	}
-	t.store.appendMessages(t.sess, []Message{m}, size)
+	if err := t.store.appendMessages(t.sess, []Message{m}, size, &t.run.reserved); err != nil {
+		return err
+	}
 	t.res.Appended = append(t.res.Appended, m)
 	mm := m
 	t.run.emit(Event{Type: EventMessageAppended, Message: &mm})
@@ -463,6 +465,8 @@ func (tn *Turn) Next() Action {
 	}
 	if tn.t.err != nil {
 		tn.t.rollback()
+	} else {
+		tn.t.store.markTail(tn.t.sess, r.id, tn.t.mark)
 	}
 	tn.end(true, tn.t.res, tn.t.err)
 	return tn.outcome()
@@ -517,21 +521,20 @@ func (tn *Turn) end(holds bool, res *Result, err *Error) {
 	tn.ended = true
 	r := tn.run
 	r.finish(res, err)
+	tn.t.res, tn.t.err = r.result, r.err
 	if holds {
 		<-r.lane.sem
 		r.rt.store.leave(r.lane)
 	}
 	r.ctx.stop(nil)
+	r.rt.store.release(&r.reserved, 0)
 	r.rt.finished(r)
 	close(r.done)
 }
 
 func (tn *Turn) outcome() Action {
-	r := tn.run
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err != nil {
-		return Action{Kind: ActionFailed, Err: r.err}
+	if tn.t.err != nil {
+		return Action{Kind: ActionFailed, Err: tn.t.err}
 	}
-	return Action{Kind: ActionDone, Result: r.result}
+	return Action{Kind: ActionDone, Result: tn.t.res}
 }

@@ -9,10 +9,12 @@ type historyInfo struct {
 // ValidateHistory checks a whole history against the seeding rules and the
 // seed limits, without changing anything. It returns nil or an *Error with
 // CodeInvalidHistory or CodeLimitExceeded whose Index is the position of
-// the message at fault in history.
+// the message at fault in the array the host passed (see
+// SeedMessage.Continues).
 //
-// The rules (DESIGN section 3): every role is known; content is present
-// (an assistant message with tool calls may have none); only assistant
+// The rules (docs/contract.md, "Seeding rules"): every role is known;
+// content is present (an assistant message with tool calls may have
+// none); only assistant
 // messages carry tool calls, each with a unique, non-empty id and a name;
 // only tool messages carry tool_call_id, and they must; each tool result
 // answers, exactly once, a call of the nearest preceding assistant message;
@@ -28,6 +30,14 @@ func ValidateHistory(history []SeedMessage, limits Limits) error {
 }
 
 func validateHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
+	info, err := checkHistory(history, limits)
+	if err != nil && err.Index >= 0 {
+		err.Index = HostIndex(history, err.Index)
+	}
+	return info, err
+}
+
+func checkHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
 	var info historyInfo
 	if len(history) > limits.MaxSeedMessages {
 		return info, NewIndexError(CodeLimitExceeded, limits.MaxSeedMessages,

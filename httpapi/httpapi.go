@@ -15,6 +15,9 @@
 //	DELETE /v1/sessions/{id}       -> 204 (for an unknown session too)
 //	GET    /healthz                -> 200 {"ok": true, "version": ...}
 //
+// A method no route serves (anything but GET, HEAD, POST and DELETE,
+// lowercase spellings included) answers 405 method_not_allowed on every
+// path.
 // Every error is {"error": {"code", "message", "index"?}} with the status
 // of StatusOf. Any isolate or process can answer any session: the client
 // sends its history and the runtime seeds a cold session from it.
@@ -138,7 +141,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serve(rw, r)
 }
 
+// apiMethods are the methods some route serves. Any other method, or one
+// in another case ("get": methods are case-sensitive), is refused on
+// every path with 405 and this Allow list.
+const apiMethods = "GET, HEAD, POST, DELETE"
+
+func knownMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
+	if !knownMethod(r.Method) {
+		methodNotAllowed(w, apiMethods)
+		return
+	}
 	path := r.URL.EscapedPath()
 	if path == "/healthz" {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -251,7 +271,7 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, cerr)
 		return
 	}
-	req, cerr := DecodeRunBody(body)
+	req, cerr := decodeRunBody(body, h.rt.Limits().MaxSeedMessages)
 	if cerr != nil {
 		writeError(w, cerr)
 		return

@@ -1,5 +1,10 @@
 // Types of agentrt's glue (glue.js). Hand-written; keep in sync with
-// glue.js and with the module's contract (DESIGN sections 4 and 5).
+// glue.js and with the module's contract (docs/contract.md, docs/glue.md).
+//
+// The messages the runtime hands out (result.appended, result.reply,
+// session().messages, events, model requests) are frozen objects: their
+// types are readonly. Every one of them, and arrays of them, can be passed
+// back as history: store them as they are.
 
 /** A stable error code. */
 export type ErrorCode =
@@ -15,7 +20,10 @@ export type ErrorCode =
   | "load_failed";
 
 /**
- * The error of every failed call that is not a bad argument.
+ * The error of every failed call. Bad arguments are TypeErrors with code
+ * "invalid_argument", and `instanceof AgentrtError` is true for them too.
+ * Code "internal" with a message saying the Go program exited means the
+ * instance died (a fatal error in Go); the next call gets a fresh one.
  *
  * @example
  * try { await rt.run({ sessionId: "s", input: "hi", history }); }
@@ -31,56 +39,99 @@ export declare class AgentrtError extends Error {
   name: string;
 }
 
-/** A tool call in the module's shape. `arguments` is JSON text. */
+/** A tool call in the module's shape. `arguments` is JSON text. Frozen when the runtime hands it out. */
 export interface ToolCall {
-  id: string;
-  name: string;
-  arguments: string;
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: string;
 }
 
 /** A message role the runtime knows. */
 export type Role = "user" | "assistant" | "tool" | "system";
 
-/** A message in the module's shape, as sessions hold it. */
+/**
+ * A message in the module's shape, as sessions hold it. The runtime hands
+ * out frozen objects (writing to one throws in strict code): copy one to
+ * change it. A Message is a HistoryMessage, so stored messages go back as
+ * history unchanged.
+ */
 export interface Message {
-  role: Role;
-  content: string;
-  tool_call_id?: string;
-  tool_calls?: ToolCall[];
-  id?: string;
+  readonly role: Role;
+  readonly content: string;
+  readonly tool_call_id?: string;
+  readonly tool_calls?: readonly ToolCall[];
+  readonly id?: string;
 }
 
 /** A tool call as a host may pass it in history: the module's shape (arguments may be an object). */
 export interface HistoryToolCall {
-  id: string;
-  name: string;
-  arguments?: string | Record<string, unknown>;
+  readonly id: string;
+  readonly name: string;
+  readonly arguments?: string | Readonly<Record<string, unknown>>;
 }
 
 /** A tool call in OpenAI's chat shape. */
 export interface OpenAIToolCall {
-  id: string;
-  type?: "function";
-  function: { name: string; arguments?: string | Record<string, unknown> };
+  readonly id: string;
+  readonly type?: "function";
+  readonly function: { readonly name: string; readonly arguments?: string | Readonly<Record<string, unknown>> };
 }
 
 /**
- * One prior turn, in any shape the glue accepts: the module's
- * (snake_case or camelCase) and OpenAI chat messages. Other roles are
- * passed on and refused by the module with their index.
+ * A part of OpenAI's array `content`: text (and refusal) parts are read;
+ * image_url, input_audio and file parts are skipped (docs/contract.md).
  */
-export interface HistoryMessage {
-  role: Role | (string & {});
-  content?: string | null;
-  id?: string | null;
-  tool_call_id?: string | null;
-  toolCallId?: string | null;
-  tool_calls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null;
-  toolCalls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null;
-  [extra: string]: unknown;
+export interface ContentPart {
+  readonly type: "text" | "refusal" | "image_url" | "input_audio" | "file" | (string & {});
+  readonly text?: string;
+  readonly refusal?: string;
+  readonly [extra: string]: unknown;
 }
 
-/** History: messages, or a Uint8Array already in the packed format. */
+/**
+ * A part of a Vercel AI SDK UIMessage: text parts are read; tool parts
+ * ("tool-NAME", "dynamic-tool") with a result become a call and its
+ * result; reasoning, file, source, step-start and data-* parts are skipped
+ * (docs/contract.md).
+ */
+export interface UIMessagePart {
+  readonly type: string;
+  readonly text?: string;
+  readonly toolCallId?: string;
+  readonly toolName?: string;
+  readonly state?: string;
+  readonly input?: unknown;
+  readonly output?: unknown;
+  readonly errorText?: string;
+  readonly [extra: string]: unknown;
+}
+
+/**
+ * One prior turn, in any shape the glue accepts (docs/contract.md): the
+ * module's (snake_case or camelCase, as Message, Result.appended and
+ * Session.messages are), OpenAI chat messages (content parts, the
+ * developer role) and Vercel AI SDK UIMessages ({ id, role, parts }).
+ * Content may be null or absent only on an assistant message with tool
+ * calls, or on a UIMessage. Other fields of a stored object (timestamps,
+ * metadata, ...) are ignored; a fresh object literal with unknown fields
+ * is a type error, to catch typos.
+ */
+export interface HistoryMessage {
+  readonly role: Role | "developer";
+  readonly content?: string | null | ReadonlyArray<ContentPart>;
+  readonly parts?: ReadonlyArray<UIMessagePart> | null;
+  readonly id?: string | null;
+  readonly tool_call_id?: string | null;
+  readonly toolCallId?: string | null;
+  readonly tool_calls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null;
+  readonly toolCalls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null;
+}
+
+/**
+ * History: messages (any array of HistoryMessage, Message included, such
+ * as stored `result.appended` or `session().messages`), or a Uint8Array
+ * already in the packed format.
+ */
 export type History = ReadonlyArray<HistoryMessage> | Uint8Array;
 
 /** How a run's history is applied. */
@@ -109,7 +160,11 @@ export interface Result {
   status: "completed";
   /** The final assistant message (frozen: see ModelRequest.messages). */
   reply: Message;
-  /** The messages this turn added, in order (frozen objects). */
+  /**
+   * The messages this turn added, in order (frozen objects in a new
+   * array). Append them to the host's store and pass the store back as
+   * the next turn's history.
+   */
   appended: Message[];
   seed: SeedReport;
   messageCount: number;
@@ -158,12 +213,12 @@ export interface ModelRequest {
 /** A model's answer. */
 export interface ModelReply {
   content?: string | null;
-  toolCalls?: HistoryToolCall[];
-  tool_calls?: HistoryToolCall[];
+  toolCalls?: ReadonlyArray<HistoryToolCall>;
+  tool_calls?: ReadonlyArray<HistoryToolCall>;
 }
 
-/** A model: the built-in "echo", or a function. */
-export type Model = "echo" | ((request: ModelRequest) => ModelReply | Promise<ModelReply>);
+/** A model: the built-in "echo", or a function (see openAIModel in "agentrt/openai"). */
+export type Model = "echo" | ((request: ModelRequest) => string | ModelReply | Promise<string | ModelReply>);
 
 /** What a tool's call receives besides its arguments. */
 export interface ToolContext {
@@ -190,12 +245,23 @@ export interface Limits {
   maxSeedMessages?: number;
   maxSeedBytes?: number;
   maxMessageBytes?: number;
+  /**
+   * The memory budget of all sessions together, in bytes (default 16 MiB):
+   * message bytes plus a fixed overhead per message, and what runs in
+   * flight carry. Idle sessions used longest ago are evicted to stay
+   * within it; a turn that cannot fit is refused with "limit_exceeded".
+   */
+  maxTotalBytes?: number;
 }
 
 /** What loadRuntime needs. */
 export interface LoadOptions {
-  /** The module: a URL (string or URL), its bytes, a fetch Response, or a compiled module. */
-  wasm: string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module;
+  /**
+   * The module: a URL (string or URL), its bytes, a fetch Response, or a
+   * compiled module. Default: the agentrt.wasm next to glue.js, where the
+   * npm package ships it.
+   */
+  wasm?: string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module;
   /** wasm_exec.js, loaded only when no `Go` class is defined yet. */
   wasmExec?: string | URL;
   systemPrompt?: string;
@@ -206,7 +272,10 @@ export interface LoadOptions {
 
 /** Options of the four ADR entry points. */
 export interface RunOptions {
-  /** Names the run; by default the glue makes one up. */
+  /**
+   * Names the run; by default the glue makes one up ("glue:" and a number).
+   * Must not be empty, nor start with "glue:" or "agentrt:".
+   */
   runId?: string;
   /** Called for each event in order. An exception it throws is reported, not propagated. */
   onEvent?: (event: RunEvent) => void;
@@ -243,6 +312,10 @@ export interface Stats {
   runsCompleted?: number;
   runsFailed?: number;
   runsCancelled?: number;
+  /** What counts against limits.maxTotalBytes now, in bytes. */
+  budgetUsed?: number;
+  /** limits.maxTotalBytes in force, in bytes. */
+  budgetBytes?: number;
   /**
    * Bytes of Go heap in use in the module (live objects and garbage not
    * yet collected), for measurements.
@@ -319,9 +392,10 @@ export interface Runtime {
  * be loaded, "invalid_argument" when the module refuses the configuration).
  * @example
  * import { loadRuntime } from "agentrt";
- * const rt = await loadRuntime({ wasm: new URL("./agentrt.wasm", import.meta.url), systemPrompt: "Be brief." });
+ * const rt = await loadRuntime({ systemPrompt: "Be brief." }); // the packaged agentrt.wasm
+ * const rt2 = await loadRuntime({ wasm: "/assets/agentrt.wasm" }); // or one you serve
  */
-export declare function loadRuntime(options: LoadOptions): Promise<Runtime>;
+export declare function loadRuntime(options?: LoadOptions): Promise<Runtime>;
 
 /**
  * Compiles the module once, so that many runtimes load without compiling again.
@@ -329,7 +403,7 @@ export declare function loadRuntime(options: LoadOptions): Promise<Runtime>;
  * const wasm = await compile("/agentrt.wasm");
  * const [a, b] = await Promise.all([loadRuntime({ wasm }), loadRuntime({ wasm })]);
  */
-export declare function compile(wasm: LoadOptions["wasm"]): Promise<WebAssembly.Module>;
+export declare function compile(wasm?: LoadOptions["wasm"]): Promise<WebAssembly.Module>;
 
 /**
  * Encodes history in the packed format (a Uint8Array is returned as it is).
@@ -339,8 +413,9 @@ export declare function compile(wasm: LoadOptions["wasm"]): Promise<WebAssembly.
 export declare function packHistory(history: History): Uint8Array;
 
 /**
- * Converts history in any accepted shape to the module's message shape.
- * Throws like packHistory.
+ * Converts history in any accepted shape to the module's message shape:
+ * the messages the session will hold, system messages included (a
+ * UIMessage may yield several). Throws like packHistory.
  */
 export declare function toModuleHistory(history: ReadonlyArray<HistoryMessage>): ModuleMessage[];
 

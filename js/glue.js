@@ -7,35 +7,34 @@
 // callbacks and async iteration into the module's calls. See docs/glue.md.
 //
 // Error convention: functions that return a Promise reject, functions that
-// return a value throw. Bad arguments are TypeErrors whose message names the
-// argument and whose `code` is "invalid_argument"; everything else is an
-// AgentrtError with a stable `code`.
+// return a value throw, and what they reject or throw is always an
+// AgentrtError with a stable `code` (bad arguments are TypeErrors that are
+// AgentrtErrors too: their message names the argument, their `code` is
+// "invalid_argument").
 
+import { packHistory as pack, toModuleHistory as readHistory, readReply } from "./history.js";
 import { ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, readAction, readRefused } from "./wire.js";
 
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
 const GLOBAL_PREFIX = "agentrt_";
 
-/** Packed history format: magic "ARH" and version 1 (docs/packed-history.md). */
-const PACK_MAGIC = [0x41, 0x52, 0x48];
-const PACK_VERSION = 1;
-const ROLE_CODES = { user: 0, assistant: 1, tool: 2, system: 3 };
-const ROLE_OTHER = 255;
-const FLAG_CONTENT = 1;
-const FLAG_ID = 2;
-const FLAG_TOOL_CALL_ID = 4;
-const FLAG_TOOL_CALLS = 8;
-
 /** How many event-loop turns loadRuntime waits for the module to publish. */
 const PUBLISH_TURNS = 100;
 
+/** Prefixes of generated run ids: the glue's, and the runtime's own. */
+const GLUE_RUN_PREFIX = "glue:";
+const CORE_RUN_PREFIX = "agentrt:";
+
 let instances = 0;
-let goLoading = null;
+/** wasm_exec.js loads in progress, by URL. */
+const goLoads = new Map();
+/** The TypeErrors of bad arguments, which are AgentrtErrors too. */
+const argErrors = new WeakSet();
 const encoder = new TextEncoder();
 
 /**
  * The error type of agentrt. `code` is stable and machine-readable (see
- * DESIGN section 3: invalid_argument, invalid_history, session_busy,
+ * docs/contract.md, "Errors": invalid_argument, invalid_history, session_busy,
  * limit_exceeded, model_error, tool_error, cancelled, timeout, internal;
  * plus load_failed from loadRuntime); `index`, when set, is the position of
  * the message at fault in the history the host passed.
@@ -52,32 +51,69 @@ export class AgentrtError extends Error {
     this.code = code;
     if (Number.isInteger(options.index) && options.index >= 0) this.index = options.index;
   }
+
+  /**
+   * `e instanceof AgentrtError` is true for every error the glue rejects or
+   * throws, the TypeErrors of bad arguments included.
+   */
+  static [Symbol.hasInstance](v) {
+    return Function.prototype[Symbol.hasInstance].call(this, v) || (this === AgentrtError && isObject(v) && argErrors.has(v));
+  }
 }
 
 function argError(name, what) {
   const err = new TypeError(`agentrt: ${name} ${what}`);
   err.code = "invalid_argument";
+  argErrors.add(err);
   return err;
+}
+
+// describe returns a thrown value's text without trusting it: a host's
+// exception may be a Proxy or have a throwing getter.
+function describe(e) {
+  try {
+    if (e instanceof Error && typeof e.message === "string") return e.message;
+    return String(e);
+  } catch {
+    return "(a value that cannot be shown)";
+  }
+}
+
+function closedError() {
+  return new AgentrtError("invalid_argument", "agentrt: the runtime is closed");
+}
+
+// lostError is the rejection of a call that met an instance whose Go
+// program had exited (a fatal error such as running out of memory).
+function lostError(cause) {
+  return new AgentrtError("internal", "agentrt: the module's Go program exited" +
+    (cause === undefined ? "" : ` (${describe(cause)})`) +
+    "; a fresh instance serves the next call, its sessions cold until the host's history seeds them",
+    { cause });
 }
 
 function abortError(cause) {
   return new AgentrtError("cancelled", "agentrt: the run was aborted", { name: "AbortError", cause });
 }
 
-// toError returns e as an Error with a string code: an Error that has one is
-// returned as it is; anything else is wrapped.
+// toError returns e as an AgentrtError: one is returned as it is; an
+// error with a string code (the module's) is copied with its code, index
+// and name; anything else (a host's exception) gets fallbackCode.
 function toError(e, fallbackCode = "internal") {
-  if (e instanceof Error && typeof e.code === "string") {
-    if (e.index !== undefined && !(Number.isInteger(e.index) && e.index >= 0)) {
-      try { delete e.index; } catch { /* frozen: leave it */ }
+  if (e instanceof AgentrtError) return e;
+  let code, message, index, name;
+  try {
+    if (isObject(e) && typeof e.code === "string") {
+      code = e.code;
+      message = typeof e.message === "string" ? e.message : code;
+      index = e.index;
+      name = e.name === "AbortError" ? e.name : undefined;
     }
-    return e;
+  } catch {
+    code = undefined;
   }
-  if (e !== null && typeof e === "object" && typeof e.code === "string") {
-    return new AgentrtError(e.code, String(e.message ?? e.code), { index: e.index, cause: e });
-  }
-  const message = e instanceof Error ? e.message : String(e);
-  return new AgentrtError(fallbackCode, message, { cause: e });
+  if (code === undefined) return new AgentrtError(fallbackCode, `agentrt: ${describe(e)}`, { cause: e });
+  return new AgentrtError(code, message, { index, cause: e, name });
 }
 
 function isObject(v) {
@@ -92,215 +128,39 @@ function isSignal(v) {
   return isObject(v) && typeof v.aborted === "boolean" && typeof v.addEventListener === "function";
 }
 
+// reportCallbackError reports an exception of a host callback like an event
+// listener's: reportError where the host has it, else console.error (Node
+// has no reportError, and an uncaught exception would end its process).
 function reportCallbackError(e) {
-  if (typeof globalThis.reportError === "function") globalThis.reportError(e);
-  else queueMicrotask(() => { throw e; });
+  try {
+    if (typeof globalThis.reportError === "function") {
+      globalThis.reportError(e);
+      return;
+    }
+  } catch { /* fall through */ }
+  try {
+    console.error("agentrt: an onEvent callback threw:", e);
+  } catch { /* nowhere to report it */ }
 }
 
 // ---------------------------------------------------------------------------
-// Packed history
-
-class Packer {
-  constructor(capacity) {
-    this.buf = new Uint8Array(Math.max(64, capacity));
-    this.pos = 0;
-  }
-
-  reserve(n) {
-    const need = this.pos + n;
-    if (need <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < need) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
-  }
-
-  byte(b) {
-    this.reserve(1);
-    this.buf[this.pos++] = b;
-  }
-
-  uvarint(v) {
-    this.reserve(10);
-    while (v >= 0x80) {
-      this.buf[this.pos++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    this.buf[this.pos++] = v;
-  }
-
-  string(s) {
-    // A UTF-16 code unit encodes to at most 3 bytes of UTF-8, and to at
-    // least 1: write the bytes after room for the shortest length prefix,
-    // and move them on in the rare case the real length needs more.
-    const n = s.length;
-    const room = varintSize(n);
-    this.reserve(room + n * 3);
-    const start = this.pos + room;
-    const written = n > LONG_STRING ? encoder.encodeInto(s, this.buf.subarray(start)).written : encodeShort(s, this.buf, start);
-    const size = varintSize(written);
-    if (size !== room) this.buf.copyWithin(this.pos + size, start, start + written);
-    this.uvarint(written);
-    this.pos += written;
-  }
-
-  bytes() {
-    return this.buf.subarray(0, this.pos);
-  }
-}
-
-// Strings longer than this many UTF-16 code units are encoded with
-// TextEncoder.encodeInto; shorter ones (ids, roles, short turns) by
-// encodeShort, which costs no call into the engine and no subarray view
-// per string. Measured on V8 with the benchmark history: encodeShort for
-// every string was slower than encodeInto for every string; 32 was the
-// fastest split.
-const LONG_STRING = 32;
-
-// encodeShort writes s as UTF-8 into buf at start, as TextEncoder does
-// (a lone surrogate becomes U+FFFD), and returns the byte count. buf must
-// have room for s.length * 3 bytes.
-function encodeShort(s, buf, start) {
-  let pos = start;
-  const n = s.length;
-  for (let i = 0; i < n; i++) {
-    let c = s.charCodeAt(i);
-    if (c < 0x80) {
-      buf[pos++] = c;
-    } else if (c < 0x800) {
-      buf[pos++] = 0xc0 | (c >> 6);
-      buf[pos++] = 0x80 | (c & 0x3f);
-    } else if (c < 0xd800 || c > 0xdfff) {
-      buf[pos++] = 0xe0 | (c >> 12);
-      buf[pos++] = 0x80 | ((c >> 6) & 0x3f);
-      buf[pos++] = 0x80 | (c & 0x3f);
-    } else {
-      const d = c <= 0xdbff && i + 1 < n ? s.charCodeAt(i + 1) : 0;
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        // A surrogate pair: 4 bytes from 2 code units.
-        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-        i++;
-        buf[pos++] = 0xf0 | (c >> 18);
-        buf[pos++] = 0x80 | ((c >> 12) & 0x3f);
-        buf[pos++] = 0x80 | ((c >> 6) & 0x3f);
-        buf[pos++] = 0x80 | (c & 0x3f);
-      } else {
-        buf[pos++] = 0xef; // U+FFFD
-        buf[pos++] = 0xbf;
-        buf[pos++] = 0xbd;
-      }
-    }
-  }
-  return pos - start;
-}
-
-function varintSize(v) {
-  let n = 1;
-  while (v >= 0x80) {
-    v = Math.floor(v / 0x80);
-    n++;
-  }
-  return n;
-}
+// History: read by js/history.js, the rules of docs/contract.md
 
 function historyError(index, message) {
-  return new AgentrtError("invalid_history", `agentrt: history[${index}]: ${message}`, { index });
-}
-
-function optionalString(v) {
-  return v === undefined || v === null || typeof v === "string";
-}
-
-// normalizeCall converts one tool call, in the module's shape ({id, name,
-// arguments}) or OpenAI's ({id, type: "function", function: {name,
-// arguments}}), to the module's shape with arguments as JSON text.
-function normalizeCall(c, index, j) {
-  if (!isObject(c)) throw historyError(index, `tool_calls[${j}] must be an object`);
-  let name = c.name;
-  let args = c.arguments;
-  if (c.function !== undefined) {
-    if (c.type !== undefined && c.type !== "function") {
-      throw historyError(index, `tool_calls[${j}].type must be "function"`);
-    }
-    if (!isObject(c.function)) throw historyError(index, `tool_calls[${j}].function must be an object`);
-    name = c.function.name;
-    args = c.function.arguments;
-  }
-  if (!optionalString(c.id)) throw historyError(index, `tool_calls[${j}].id must be a string`);
-  if (!optionalString(name)) throw historyError(index, `tool_calls[${j}] name must be a string`);
-  if (args === undefined || args === null) args = "";
-  else if (!isObject(args) && typeof args !== "string") {
-    throw historyError(index, `tool_calls[${j}] arguments must be JSON text or an object`);
-  } else if (typeof args !== "string") {
-    try {
-      args = JSON.stringify(args);
-    } catch (e) {
-      throw historyError(index, `tool_calls[${j}] arguments cannot be turned into JSON: ${e && e.message}`);
-    }
-    if (typeof args !== "string") throw historyError(index, `tool_calls[${j}] arguments cannot be turned into JSON`);
-  }
-  return { id: c.id ?? "", name: name ?? "", arguments: args };
-}
-
-// The fields readMessage found, reused for every message so that packing
-// a long history allocates nothing per message.
-const read = { role: "", content: null, id: undefined, toolCallId: undefined, calls: undefined };
-
-/**
- * Reads and checks one history message, in the module's shape, camelCase,
- * or OpenAI's chat shape, into `read`. Throws AgentrtError (invalid_history,
- * with index) when a field has the wrong type. Unknown roles pass through:
- * the module refuses them with their index.
- */
-function readMessage(m, index) {
-  if (!isObject(m) || Array.isArray(m)) throw historyError(index, "must be an object");
-  const role = m.role;
-  if (typeof role !== "string") throw historyError(index, "role must be a string");
-  const content = m.content;
-  if (!optionalString(content)) throw historyError(index, "content must be a string or null");
-  const id = m.id;
-  if (!optionalString(id)) throw historyError(index, "id must be a string");
-  const toolCallId = m.tool_call_id ?? m.toolCallId;
-  if (!optionalString(toolCallId)) throw historyError(index, "tool_call_id must be a string");
-  const rawCalls = m.tool_calls ?? m.toolCalls;
-  let calls;
-  if (rawCalls !== undefined && rawCalls !== null) {
-    if (!Array.isArray(rawCalls)) throw historyError(index, "tool_calls must be an array");
-    calls = new Array(rawCalls.length);
-    for (let j = 0; j < rawCalls.length; j++) calls[j] = normalizeCall(rawCalls[j], index, j);
-  }
-  read.role = role;
-  read.content = typeof content === "string" ? content : null;
-  read.id = typeof id === "string" ? id : undefined;
-  read.toolCallId = typeof toolCallId === "string" ? toolCallId : undefined;
-  read.calls = calls;
-}
-
-/** Converts one history message to the module's shape (see readMessage). */
-function normalizeMessage(m, index) {
-  readMessage(m, index);
-  const out = { role: read.role, content: read.content };
-  if (read.id !== undefined) out.id = read.id;
-  if (read.toolCallId !== undefined) out.tool_call_id = read.toolCallId;
-  if (read.calls !== undefined) out.tool_calls = read.calls;
-  return out;
+  return new AgentrtError("invalid_history", message, index >= 0 ? { index } : {});
 }
 
 /**
- * Converts a history to the module's message shape, accepting the shapes
- * hosts store: the module's own (snake_case or camelCase) and OpenAI chat
- * messages (assistant `content: null`, `tool_calls: [{id, type: "function",
- * function: {name, arguments}}]`, arguments objects JSON-stringified).
+ * Converts a history to the module's message shape, accepting every shape
+ * of docs/contract.md: the module's own (snake_case or camelCase), OpenAI
+ * chat messages and Vercel AI SDK UIMessages (one may yield several
+ * messages). Refusals are AgentrtErrors (invalid_history, index).
  *
  * @param {ReadonlyArray<object>} history
  * @returns {Array<object>} new objects; the input is not changed
  */
 export function toModuleHistory(history) {
-  if (!Array.isArray(history)) throw argError("history", "must be an array");
-  const out = new Array(history.length);
-  for (let i = 0; i < history.length; i++) out[i] = normalizeMessage(history[i], i);
-  return out;
+  return readHistory(history, historyError);
 }
 
 /**
@@ -312,55 +172,7 @@ export function toModuleHistory(history) {
  * @returns {Uint8Array}
  */
 export function packHistory(history) {
-  if (history instanceof Uint8Array) return history;
-  if (!Array.isArray(history)) throw argError("history", "must be an array or a Uint8Array");
-  const n = history.length;
-  // One buffer sized from the content lengths (most messages are ASCII),
-  // grown geometrically if the estimate falls short.
-  let estimate = 16;
-  for (let i = 0; i < n; i++) {
-    const m = history[i];
-    const c = isObject(m) ? m.content : undefined;
-    estimate += 24 + (typeof c === "string" ? c.length : 0);
-  }
-  const p = new Packer(estimate + (estimate >> 4));
-  for (const b of PACK_MAGIC) p.byte(b);
-  p.byte(PACK_VERSION);
-  p.uvarint(n);
-  for (let i = 0; i < n; i++) packMessage(p, history[i], i);
-  return p.bytes();
-}
-
-// mirrorSink, while set, receives the session message of every
-// non-system message packMessage writes (see FastPath: the mirror a cold
-// seed adopts).
-let mirrorSink = null;
-
-// packMessage checks one message with readMessage and writes it.
-function packMessage(p, m, index) {
-  readMessage(m, index);
-  const { role, content, id, toolCallId, calls } = read;
-  if (mirrorSink !== null && role !== "system") mirrorSink.push(mirrorMessage(role, content, id, toolCallId, calls));
-  const code = Object.prototype.hasOwnProperty.call(ROLE_CODES, role) ? ROLE_CODES[role] : ROLE_OTHER;
-  let flags = 0;
-  if (content !== null) flags |= FLAG_CONTENT;
-  if (id !== undefined) flags |= FLAG_ID;
-  if (toolCallId !== undefined) flags |= FLAG_TOOL_CALL_ID;
-  if (calls !== undefined) flags |= FLAG_TOOL_CALLS;
-  p.byte(code);
-  p.byte(flags);
-  if (code === ROLE_OTHER) p.string(role);
-  if (content !== null) p.string(content);
-  if (id !== undefined) p.string(id);
-  if (toolCallId !== undefined) p.string(toolCallId);
-  if (calls !== undefined) {
-    p.uvarint(calls.length);
-    for (const c of calls) {
-      p.string(c.id);
-      p.string(c.name);
-      p.string(c.arguments);
-    }
-  }
+  return pack(history, historyError);
 }
 
 // ---------------------------------------------------------------------------
@@ -405,6 +217,12 @@ async function readURL(url, as) {
   return new Uint8Array(await res.arrayBuffer());
 }
 
+// packagedModule is the URL of the agentrt.wasm shipped next to this file
+// (the npm package's layout). Bundlers see the literal and emit the file.
+function packagedModule() {
+  return new URL("./agentrt.wasm", import.meta.url);
+}
+
 function loadFailed(what, e) {
   return new AgentrtError("load_failed", `agentrt: cannot load ${what}: ${e && e.message ? e.message : e}`, { cause: e });
 }
@@ -416,7 +234,7 @@ function loadFailed(what, e) {
  * @param {string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module} wasm
  * @returns {Promise<WebAssembly.Module>}
  */
-export async function compile(wasm) {
+export async function compile(wasm = packagedModule()) {
   if (wasm instanceof WebAssembly.Module) return wasm;
   if (isBytes(wasm)) {
     try {
@@ -464,10 +282,15 @@ function loadScriptTag(url) {
 
 // loadGo returns the Go class of wasm_exec.js, loading the file from url
 // once per realm when no Go class is defined yet.
+//
+// Loads are shared by URL: a call with another URL (a retry after a wrong
+// path) starts its own load instead of waiting for one that will fail, and
+// a failed load is forgotten, so a retry starts afresh.
 async function loadGo(url) {
   if (typeof globalThis.Go === "function") return globalThis.Go;
-  if (!goLoading) {
-    goLoading = (async () => {
+  let loading = goLoads.get(url.href);
+  if (!loading) {
+    loading = (async () => {
       const inPage = typeof document !== "undefined" && typeof document.createElement === "function" &&
         url.protocol !== "file:" && !globalThis.Deno;
       if (inPage) {
@@ -480,10 +303,11 @@ async function loadGo(url) {
       if (typeof globalThis.Go !== "function") throw new Error(`${url.href} did not define Go`);
       return globalThis.Go;
     })();
-    goLoading.catch(() => { goLoading = null; });
+    goLoads.set(url.href, loading);
+    loading.then(() => goLoads.delete(url.href), () => goLoads.delete(url.href));
   }
   try {
-    return await goLoading;
+    return await loading;
   } catch (e) {
     throw loadFailed(url.href, e);
   }
@@ -511,7 +335,7 @@ function nextTurn() {
 function checkConfig(options) {
   if (!isObject(options)) throw argError("options", "must be an object");
   const { wasm, wasmExec, systemPrompt, model, tools, limits } = options;
-  if (wasm === undefined || wasm === null) throw argError("options.wasm", "is required");
+  if (wasm === null) throw argError("options.wasm", "must be a URL, bytes, a Response or a WebAssembly.Module, or omitted");
   if (wasmExec !== undefined && typeof wasmExec !== "string" && !(wasmExec instanceof URL)) {
     throw argError("options.wasmExec", "must be a URL or a string");
   }
@@ -537,52 +361,70 @@ function checkConfig(options) {
 /**
  * Loads a new agentrt runtime: its own Go instance, published under its own
  * global name. The module is compiled from `wasm` unless it is a
- * WebAssembly.Module already (see compile). wasm_exec.js is loaded from
+ * WebAssembly.Module already (see compile); without `wasm`, from the
+ * agentrt.wasm next to this file, as the npm package ships it. wasm_exec.js is loaded from
  * `wasmExec` when no `Go` class is defined yet (default: wasm_exec.js next
  * to the module's URL, or next to this file).
  *
  * @param {object} options
  * @returns {Promise<Runtime>}
  */
-export async function loadRuntime(options) {
-  checkConfig(options);
-  const { wasm, wasmExec, systemPrompt, model, tools, limits } = options;
-  let execURL;
-  if (wasmExec !== undefined) execURL = toURL(wasmExec, "options.wasmExec");
-  else if (typeof wasm === "string" || wasm instanceof URL) execURL = new URL("wasm_exec.js", toURL(wasm, "options.wasm"));
-  else execURL = new URL("./wasm_exec.js", import.meta.url);
+export async function loadRuntime(options = {}) {
+  let wasm, wasmExec, systemPrompt, model, tools, limits, execURL;
+  try {
+    checkConfig(options);
+    ({ wasmExec, systemPrompt, model, tools, limits } = options);
+    wasm = options.wasm === undefined ? packagedModule() : options.wasm;
+    if (wasmExec !== undefined) execURL = toURL(wasmExec, "options.wasmExec");
+    else if (typeof wasm === "string" || wasm instanceof URL) execURL = new URL("wasm_exec.js", toURL(wasm, "options.wasm"));
+    else execURL = new URL("./wasm_exec.js", import.meta.url);
+  } catch (e) {
+    throw toError(e, "invalid_argument");
+  }
 
   const [module, Go] = await Promise.all([compile(wasm), loadGo(execURL)]);
+  const config = {};
+  if (systemPrompt !== undefined) config.systemPrompt = systemPrompt;
+  if (model !== undefined) config.model = model;
+  if (tools !== undefined) config.tools = tools;
+  if (limits !== undefined) config.limits = limits;
+  const boot = { module, Go, config };
+  return new Runtime(boot, await startInstance(boot));
+}
+
+// startInstance starts a Go instance of boot.module under a new global name
+// and creates its runtime from boot.config. It resolves with the instance:
+// { go, name, core, version, dead, pending, onExit }.
+async function startInstance(boot) {
   const name = uniqueName();
-  const go = new Go();
+  const go = new boot.Go();
   go.argv = ["agentrt"];
   go.env = { AGENTRT_GLOBAL: name };
+  quietAfterExit(go);
   let instance;
   try {
-    instance = await WebAssembly.instantiate(module, go.importObject);
+    instance = await WebAssembly.instantiate(boot.module, go.importObject);
   } catch (e) {
     throw loadFailed("an instance of the module", e);
   }
-  let exited = false;
-  go.run(instance).then(() => { exited = true; }, () => { exited = true; });
+  const inst = { go, name, core: null, fast: null, version: "", dead: false, pending: new Set(), onExit: null };
+  const exited = () => {
+    if (inst.onExit) inst.onExit();
+  };
+  go.run(instance).then(exited, exited);
   let api = globalThis[name];
-  for (let turn = 0; !isObject(api) && !exited && turn < PUBLISH_TURNS; turn++) {
+  for (let turn = 0; !isObject(api) && !go.exited && turn < PUBLISH_TURNS; turn++) {
     await nextTurn();
     api = globalThis[name];
   }
   if (!isObject(api) || typeof api.createRuntime !== "function") {
     delete globalThis[name];
     throw new AgentrtError("load_failed", `agentrt: the module did not publish globalThis.${name}` +
-      (exited ? " (it exited)" : ""));
+      (go.exited ? " (it exited)" : ""));
   }
-  const config = {};
-  if (systemPrompt !== undefined) config.systemPrompt = systemPrompt;
-  if (model !== undefined) config.model = model;
-  if (tools !== undefined) config.tools = tools;
-  if (limits !== undefined) config.limits = limits;
   let core;
   try {
-    core = api.createRuntime(config);
+    core = api.createRuntime(boot.config);
     // The module answers a refused configuration with an Error value (Go
     // cannot throw into JavaScript).
     if (core instanceof Error || !isObject(core)) throw core;
@@ -590,14 +432,49 @@ export async function loadRuntime(options) {
     delete globalThis[name];
     throw toError(e, "invalid_argument");
   }
-  let fast;
   try {
-    fast = new FastPath(instance.exports, core.fastPath, config, () => core.listSessions());
+    inst.fast = new FastPath(instance.exports, core.fastPath, boot.config, () => core.listSessions());
   } catch (e) {
     delete globalThis[name];
     throw e;
   }
-  return new Runtime(core, name, typeof api.version === "string" ? api.version : "", fast);
+  inst.core = core;
+  inst.version = typeof api.version === "string" ? api.version : "";
+  return inst;
+}
+
+// quietAfterExit makes calls into an instance whose Go program has exited
+// return undefined instead of throwing "Go program has already exited".
+// Those calls come from the module's own callbacks (a model's Promise
+// settling, a timer firing) as well as from the glue; thrown from a
+// callback, the exception would be uncaught, and end a Node or Bun process.
+// The glue checks go.exited around its own calls instead. The Go runtime's
+// own timers are cleared: wasm_exec.js resumes Go for a timer until Go
+// deletes it, which a Go program that exited never does.
+function quietAfterExit(go) {
+  const resume = go._resume;
+  if (typeof resume !== "function") return;
+  go._resume = function (...args) {
+    if (!this.exited) return resume.apply(this, args);
+    const timers = this._scheduledTimeouts;
+    if (timers instanceof Map) {
+      for (const t of timers.values()) clearTimeout(t);
+      timers.clear();
+    }
+    return undefined;
+  };
+}
+
+// disposeInstance closes an instance's runtime and deletes its global.
+function disposeInstance(inst) {
+  try {
+    if (inst.fast) inst.fast.close();
+    if (!inst.dead && !inst.go.exited) inst.core.close();
+  } catch {
+    // The instance is being dropped: nothing to report.
+  } finally {
+    delete globalThis[inst.name];
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -620,6 +497,7 @@ function mirrorMessage(role, content, id, toolCallId, calls) {
 }
 
 const NO_TOOLS = Object.freeze([]);
+
 const MAX_TIMEOUT_MS = 365 * 24 * 3600 * 1000;
 
 function policyError(msg) {
@@ -670,47 +548,8 @@ function isThenable(v) {
   return (isObject(v) || typeof v === "function") && typeof v.then === "function";
 }
 
-// replyCall converts one tool call of a model reply, or returns the
-// message that refuses it.
-function replyCall(c) {
-  if (!isObject(c)) return "tool call must be an object";
-  const id = c.id ?? "";
-  if (typeof id !== "string") return "id must be a string";
-  const name = c.name ?? "";
-  if (typeof name !== "string") return "name must be a string";
-  let args = c.arguments;
-  if (args === undefined || args === null) args = "{}";
-  else if (typeof args === "object") {
-    try {
-      args = JSON.stringify(args);
-    } catch {
-      return "arguments cannot be converted to JSON";
-    }
-    if (typeof args !== "string") return "arguments cannot be converted to JSON";
-  } else if (typeof args !== "string") return "arguments must be a JSON string or an object";
-  return { id, name, arguments: args };
-}
-
-// modelReply converts what a model function answered to { content,
-// toolCalls }, or returns the message that refuses it.
-function modelReply(v) {
-  if (typeof v === "string") return { content: v, toolCalls: NO_TOOLS };
-  if (!isObject(v)) return "the model must answer an object { content, toolCalls? } or a string";
-  const content = v.content;
-  if (content !== undefined && content !== null && typeof content !== "string") return "reply.content must be a string";
-  let calls = v.toolCalls;
-  if (calls === undefined || calls === null) calls = v.tool_calls;
-  const out = { content: content ?? "", toolCalls: NO_TOOLS };
-  if (calls === undefined || calls === null) return out;
-  if (!Array.isArray(calls)) return "reply.toolCalls must be an Array";
-  out.toolCalls = new Array(calls.length);
-  for (let i = 0; i < calls.length; i++) {
-    const c = replyCall(calls[i]);
-    if (typeof c === "string") return `reply.toolCalls[${i}]: ${c}`;
-    out.toolCalls[i] = c;
-  }
-  return out;
-}
+// ReplyRefused carries readReply's refusal of a model's reply.
+class ReplyRefused extends Error {}
 
 function refusedError(e) {
   return new AgentrtError(e.code, e.message, { index: e.index });
@@ -792,15 +631,14 @@ class FastPath {
     let packed;
     let historyMirror;
     if (withHistory) {
+      let onRecord;
       if (mirror === undefined && Array.isArray(history)) {
-        historyMirror = [];
-        mirrorSink = historyMirror;
+        const out = historyMirror = [];
+        onRecord = (r) => {
+          if (r.role !== "system") out.push(mirrorMessage(r.role, r.content, r.id, r.toolCallId, r.calls));
+        };
       }
-      try {
-        packed = packHistory(history ?? []);
-      } finally {
-        mirrorSink = null;
-      }
+      packed = pack(history ?? [], historyError, onRecord);
     }
     const frame = writeBegin(this.#w.reset(), {
       sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,
@@ -1067,8 +905,11 @@ class FastPath {
     if (turn.interrupted) return this.#resume(turn);
     let reply;
     if (failure === undefined) {
-      reply = modelReply(v);
-      if (typeof reply === "string") failure = reply;
+      try {
+        reply = readReply(v, (message) => new ReplyRefused(message));
+      } catch (e) {
+        failure = e instanceof ReplyRefused ? e.message : "the model's reply cannot be read: " + text(e);
+      }
     }
     const w = this.#w.reset();
     const frame = failure === undefined ? writeModelReply(w, handle, reply) : writeModelReply(w, handle, undefined, failure);
@@ -1087,7 +928,14 @@ function checkRunArgs(sessionId, input, policy, options, where) {
   }
   if (options === undefined || options === null) return;
   if (!isObject(options)) throw argError("options", "must be an object");
-  if (options.runId !== undefined && typeof options.runId !== "string") throw argError(`${where}runId`, "must be a string");
+  const runId = options.runId;
+  if (runId !== undefined) {
+    if (typeof runId !== "string") throw argError(`${where}runId`, "must be a string");
+    if (runId === "") throw argError(`${where}runId`, "must not be empty");
+    if (runId.startsWith(GLUE_RUN_PREFIX) || runId.startsWith(CORE_RUN_PREFIX)) {
+      throw argError(`${where}runId`, `must not start with "${GLUE_RUN_PREFIX}" or "${CORE_RUN_PREFIX}": those are generated ids`);
+    }
+  }
   if (options.onEvent !== undefined && typeof options.onEvent !== "function") throw argError(`${where}onEvent`, "must be a function");
   if (options.signal !== undefined && options.signal !== null && !isSignal(options.signal)) {
     throw argError(`${where}signal`, "must be an AbortSignal");
@@ -1100,54 +948,131 @@ function checkHistory(history, name) {
   }
 }
 
-function checkRequest(req) {
-  if (!isObject(req)) throw argError("request", "must be an object");
-  checkRunArgs(req.sessionId, req.input, req.policy, req, "request.");
-  checkHistory(req.history, "request.history");
+// readRequest checks a run() or stream() request and copies its fields, so
+// that each getter is read once. A host exception is invalid_argument.
+function readRequest(req) {
+  try {
+    if (!isObject(req)) throw argError("request", "must be an object");
+    const r = {
+      sessionId: req.sessionId, input: req.input, policy: req.policy, history: req.history,
+      runId: req.runId, signal: req.signal, onEvent: req.onEvent, inspect: req.inspect,
+    };
+    checkRunArgs(r.sessionId, r.input, r.policy, r, "request.");
+    checkHistory(r.history, "request.history");
+    return r;
+  } catch (e) {
+    throw toError(e, "invalid_argument");
+  }
+}
+
+// readOptions checks the arguments of an ADR entry point and copies its
+// options; a host exception is invalid_argument.
+function readOptions(sessionId, input, policy, options, history, withHistory) {
+  try {
+    checkRunArgs(sessionId, input, policy, options, "");
+    if (withHistory) checkHistory(history, "history");
+    if (options === undefined || options === null) return undefined;
+    return { runId: options.runId, signal: options.signal, onEvent: options.onEvent, inspect: options.inspect };
+  } catch (e) {
+    throw toError(e, "invalid_argument");
+  }
 }
 
 /**
  * A runtime: one Go instance of the module and the sessions it holds.
  * Created by loadRuntime; close() frees it.
+ *
+ * If the instance's Go program exits (a fatal error in Go, such as running
+ * out of memory), the calls in flight reject with code "internal", and a
+ * fresh instance of the same module and configuration is started for the
+ * next call: its sessions are cold, and the host's history seeds them.
  */
 class Runtime {
-  #core;
-  #name;
-  #version;
+  #boot;
+  #inst;
+  #restarting = null;
   #closed = false;
   #runs = 0;
-  #fast;
+  #version;
 
-  constructor(core, name, version, fast) {
-    this.#core = core;
-    this.#name = name;
-    this.#version = version;
-    this.#fast = fast;
+  constructor(boot, inst) {
+    this.#boot = boot;
+    this.#version = inst.version;
+    this.#adopt(inst);
   }
 
   /** The module's version. */
   get version() { return this.#version; }
 
-  /** The global name this runtime's instance published its exports at. */
-  get globalName() { return this.#name; }
+  /** The global name the current instance published its exports at. */
+  get globalName() { return this.#inst.name; }
 
   /** Whether close() was called. */
   get closed() { return this.#closed; }
 
-  #live() {
-    if (this.#closed) throw new AgentrtError("invalid_argument", "agentrt: the runtime is closed");
-    return this.#core;
+  #adopt(inst) {
+    this.#inst = inst;
+    inst.onExit = () => this.#lost(inst);
+  }
+
+  // #lost handles the exit of inst's Go program: the calls waiting for it
+  // reject, and a fresh instance is started in its place.
+  #lost(inst, cause) {
+    if (inst.dead) return;
+    inst.dead = true;
+    delete globalThis[inst.name];
+    for (const reject of inst.pending) reject(lostError(cause));
+    inst.pending.clear();
+    if (!this.#closed && this.#inst === inst && !this.#restarting) this.#restart();
+  }
+
+  #restart() {
+    const p = startInstance(this.#boot).then((fresh) => {
+      this.#restarting = null;
+      if (this.#closed) disposeInstance(fresh);
+      else this.#adopt(fresh);
+    }, () => {
+      // The next call tries again.
+      this.#restarting = null;
+    });
+    this.#restarting = p;
+  }
+
+  // #ready returns the live instance, waiting for a restart when the last
+  // one exited.
+  async #ready() {
+    for (let attempt = 0; ; attempt++) {
+      if (this.#closed) throw closedError();
+      const inst = this.#inst;
+      if (inst.go.exited) this.#lost(inst);
+      if (!inst.dead) return inst;
+      if (attempt === 2) throw new AgentrtError("internal", "agentrt: the module's Go program exited and a fresh instance could not be started");
+      if (!this.#restarting) this.#restart();
+      await this.#restarting;
+    }
+  }
+
+  // #now returns the live instance for a synchronous call; while a fresh
+  // one is starting it throws.
+  #now() {
+    if (this.#closed) throw closedError();
+    const inst = this.#inst;
+    if (inst.go.exited) this.#lost(inst);
+    if (inst.dead) {
+      throw new AgentrtError("internal", "agentrt: the module's Go program exited; a fresh instance is starting, retry");
+    }
+    return inst;
   }
 
   // #start runs one turn; it is the body of run(), stream() and the four
-  // ADR entry points. Arguments are checked by the caller. The turn runs
-  // on the fast path (see FastPath).
+  // ADR entry points. Arguments are checked by the caller.
   async #start(sessionId, input, policy, history, withHistory, options, onStarted) {
-    this.#live();
-    const fast = this.#fast;
+    const inst = this.#restarting || this.#inst.dead || this.#inst.go.exited ? await this.#ready() : this.#now();
+    const core = inst.core;
     const signal = options && options.signal ? options.signal : undefined;
     if (signal && signal.aborted) throw abortError(signal.reason);
-    const runId = options && options.runId !== undefined ? options.runId : `glue-${++this.#runs}`;
+    const fast = inst.fast;
+    const runId = options && options.runId !== undefined ? options.runId : `${GLUE_RUN_PREFIX}${++this.#runs}`;
     const onEvent = options && options.onEvent;
     const listener = onEvent ? (ev) => {
       try {
@@ -1160,16 +1085,35 @@ class Runtime {
     try {
       turn = fast.begin(sessionId, input, policy, history, withHistory, runId, Boolean(options && options.inspect), listener);
     } catch (e) {
+      if (inst.go.exited) {
+        this.#lost(inst, e);
+        throw lostError(e);
+      }
       throw toError(e);
     }
-    if (onStarted) onStarted(runId);
+    if (onStarted) onStarted(runId, inst);
+    // The turn's Promise never settles if the Go program exits: #lost
+    // rejects it instead.
+    const settled = new Promise((resolve, reject) => {
+      inst.pending.add(reject);
+      fast.drive(turn).then((v) => {
+        inst.pending.delete(reject);
+        resolve(v);
+      }, (e) => {
+        inst.pending.delete(reject);
+        if (inst.go.exited) this.#lost(inst, e);
+        reject(e);
+      });
+    });
     let aborted = false;
     const onAbort = () => {
-      if (fast.cancel(this.#core, runId)) aborted = true;
+      try {
+        if (!inst.dead && fast.cancel(core, runId)) aborted = true;
+      } catch { /* the run ends anyway */ }
     };
     if (signal) signal.addEventListener("abort", onAbort, { once: true });
     try {
-      return await fast.drive(turn);
+      return await settled;
     } catch (e) {
       if (aborted) throw abortError(e);
       throw toError(e);
@@ -1178,37 +1122,51 @@ class Runtime {
     }
   }
 
+  // #revert takes a completed turn the host never received off its session
+  // (the no-divergence rule, docs/adr/0004-memory-budget-and-no-divergence.md).
+  #revert(inst, sessionId, runId) {
+    if (inst.dead || inst.go.exited) return; // a fresh instance is cold
+    try {
+      if (typeof inst.core.revertRun === "function") inst.core.revertRun(sessionId, runId);
+      else inst.core.deleteSession(sessionId);
+    } catch { /* the instance is going away */ }
+  }
+
   /**
    * Runs one turn. See RunRequest in glue.d.ts.
    * @param {object} request
    * @returns {Promise<object>} the Result
    */
   async run(request) {
-    checkRequest(request);
-    const { sessionId, input, policy, history } = request;
-    return this.#start(sessionId, input, policy ?? undefined, history, history !== undefined && history !== null, request);
+    const r = readRequest(request);
+    return this.#start(r.sessionId, r.input, r.policy ?? undefined, r.history, r.history !== undefined && r.history !== null, r);
   }
 
   /**
    * Runs one turn and yields its events as they come; the last is
    * run.completed with `result`. A refusal, failure or cancel makes the
-   * iterator throw; leaving the loop early cancels the run.
+   * iterator throw; leaving the loop early cancels the run, or, when it had
+   * completed before its result was handed out, takes its turn back off the
+   * session.
    * @param {object} request
    * @returns {AsyncIterableIterator<object>}
    */
   stream(request) {
-    checkRequest(request);
-    this.#live();
-    const { sessionId, input, policy, history } = request;
-    const userOnEvent = request.onEvent;
+    const req = readRequest(request);
+    if (this.#closed) throw closedError();
+    const { sessionId, input, policy, history } = req;
+    const userOnEvent = req.onEvent;
     const queue = [];
     const waiting = [];
     let started = null;
     let runId;
+    let runInst;
     let settled = false;
-    let failure = null;
+    let result = null;
+    let delivered = false;
     let finished = false;
     let heldCompleted = null;
+    let completedPushed = false;
     let lastSeq = 0;
     const push = (item) => {
       queue.push(item);
@@ -1224,20 +1182,27 @@ class Runtime {
           reportCallbackError(e);
         }
       }
-      if (isObject(ev) && ev.type === "run.completed" && ev.result === undefined) heldCompleted = ev;
-      else push({ event: ev });
+      if (isObject(ev) && ev.type === "run.completed") {
+        if (ev.result === undefined) {
+          heldCompleted = ev;
+          return;
+        }
+        completedPushed = true;
+      }
+      push({ event: ev });
     };
     const start = () => {
-      const options = { runId: request.runId, signal: request.signal, inspect: request.inspect, onEvent };
+      const options = { runId: req.runId, signal: req.signal, inspect: req.inspect, onEvent };
       started = this.#start(sessionId, input, policy ?? undefined, history,
-        history !== undefined && history !== null, options, (id) => { runId = id; })
-        .then((result) => {
+        history !== undefined && history !== null, options, (id, inst) => { runId = id; runInst = inst; })
+        .then((res) => {
           if (settled) return;
           settled = true;
+          result = res;
           let done = heldCompleted;
-          if (done) done.result = result;
-          else if (!queue.some((q) => q.event && q.event.type === "run.completed")) {
-            done = { type: "run.completed", runId: result.runId, sessionId: result.sessionId, seq: lastSeq + 1, result };
+          if (done) done.result = res;
+          else if (!completedPushed) {
+            done = { type: "run.completed", runId: res.runId, sessionId: res.sessionId, seq: lastSeq + 1, result: res };
           }
           if (done) push({ event: done });
           push({ end: true });
@@ -1256,7 +1221,10 @@ class Runtime {
           if (finished) return { value: undefined, done: true };
         }
         const item = queue.shift();
-        if (item.event !== undefined) return { value: item.event, done: false };
+        if (item.event !== undefined) {
+          if (isObject(item.event) && item.event.type === "run.completed") delivered = true;
+          return { value: item.event, done: false };
+        }
         finished = true;
         if (item.error) throw item.error;
         return { value: undefined, done: true };
@@ -1266,10 +1234,13 @@ class Runtime {
           finished = true;
           for (const w of waiting.splice(0)) w();
           if (started) {
-            if (!settled && runId !== undefined && !this.#closed) {
-              try { this.#fast.cancel(this.#core, runId); } catch { /* it ends anyway */ }
+            if (!settled && runId !== undefined && !runInst.dead) {
+              try { runInst.fast.cancel(runInst.core, runId); } catch { /* it ends anyway */ }
             }
             await started;
+            // The run completed before its result reached the host: the
+            // session must not keep a turn the host never stored.
+            if (result !== null && !delivered && !this.#closed) this.#revert(runInst, sessionId, result.runId ?? runId);
           }
         }
         return { value, done: true };
@@ -1288,8 +1259,8 @@ class Runtime {
    * @returns {Promise<object>}
    */
   async startRun(sessionId, input, options) {
-    checkRunArgs(sessionId, input, undefined, options, "");
-    return this.#start(sessionId, input, undefined, undefined, false, options);
+    const o = readOptions(sessionId, input, undefined, options, undefined, false);
+    return this.#start(sessionId, input, undefined, undefined, false, o);
   }
 
   /**
@@ -1297,8 +1268,8 @@ class Runtime {
    * @returns {Promise<object>}
    */
   async startRunWithPolicy(sessionId, input, policy, options) {
-    checkRunArgs(sessionId, input, policy, options, "");
-    return this.#start(sessionId, input, policy ?? {}, undefined, false, options);
+    const o = readOptions(sessionId, input, policy, options, undefined, false);
+    return this.#start(sessionId, input, policy ?? {}, undefined, false, o);
   }
 
   /**
@@ -1306,9 +1277,8 @@ class Runtime {
    * @returns {Promise<object>}
    */
   async startRunWithHistory(sessionId, input, history, options) {
-    checkRunArgs(sessionId, input, undefined, options, "");
-    checkHistory(history, "history");
-    return this.#start(sessionId, input, undefined, history, true, options);
+    const o = readOptions(sessionId, input, undefined, options, history, true);
+    return this.#start(sessionId, input, undefined, history, true, o);
   }
 
   /**
@@ -1317,9 +1287,8 @@ class Runtime {
    * @returns {Promise<object>}
    */
   async startRunWithPolicyAndHistory(sessionId, input, policy, history, options) {
-    checkRunArgs(sessionId, input, policy, options, "");
-    checkHistory(history, "history");
-    return this.#start(sessionId, input, policy ?? {}, history, true, options);
+    const o = readOptions(sessionId, input, policy, options, history, true);
+    return this.#start(sessionId, input, policy ?? {}, history, true, o);
   }
 
   /**
@@ -1329,8 +1298,7 @@ class Runtime {
    */
   cancelRun(runId) {
     if (typeof runId !== "string") throw argError("runId", "must be a string");
-    this.#live();
-    return Boolean(this.#call(() => this.#fast.cancel(this.#core, runId)));
+    return Boolean(this.#call((core, inst) => inst.fast.cancel(core, runId)));
   }
 
   /**
@@ -1340,7 +1308,7 @@ class Runtime {
    */
   session(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
-    return this.#call(() => this.#live().getSession(id)) ?? null;
+    return this.#call((core) => core.getSession(id)) ?? null;
   }
 
   /**
@@ -1350,8 +1318,10 @@ class Runtime {
    */
   deleteSession(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
-    this.#fast.forget(id);
-    return Boolean(this.#call(() => this.#live().deleteSession(id)));
+    return Boolean(this.#call((core, inst) => {
+      inst.fast.forget(id);
+      return core.deleteSession(id);
+    }));
   }
 
   /**
@@ -1359,18 +1329,15 @@ class Runtime {
    * @returns {string[]}
    */
   listSessions() {
-    return this.#call(() => this.#live().listSessions());
+    return this.#call((core) => core.listSessions());
   }
 
   /**
-   * The runtime's counters. With options.gc true, garbage is collected
-   * first, so that heapAlloc counts live objects only.
-   * @param {{gc?: boolean}} [options]
+   * The runtime's counters.
    * @returns {object}
    */
-  stats(options) {
-    const core = this.#live();
-    return this.#call(() => core.stats(isObject(options) && options.gc === true ? { gc: true } : undefined));
+  stats() {
+    return this.#call((core) => core.stats());
   }
 
   /**
@@ -1380,23 +1347,27 @@ class Runtime {
   close() {
     if (this.#closed) return;
     this.#closed = true;
-    const core = this.#core;
-    this.#core = null;
-    try {
-      this.#fast.close();
-      core.close();
-    } catch {
-      // The instance is being dropped: nothing to report.
-    } finally {
-      delete globalThis[this.#name];
-    }
+    const inst = this.#inst;
+    this.#inst = { ...inst, core: null, dead: true, pending: new Set() };
+    disposeInstance(inst);
   }
 
   #call(f) {
+    const inst = this.#now();
+    let v;
     try {
-      return f();
+      v = f(inst.core, inst);
     } catch (e) {
+      if (inst.go.exited) {
+        this.#lost(inst, e);
+        throw lostError(e);
+      }
       throw toError(e);
     }
+    if (inst.go.exited) {
+      this.#lost(inst);
+      throw lostError();
+    }
+    return v;
   }
 }

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentrt/agentrt/core"
 )
@@ -186,7 +187,7 @@ func (m *Model) Complete(cctx core.Context, req *core.ModelRequest) (*core.Model
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, modelError("the model request failed: " + m.redact(networkReason(err)))
+		return nil, modelError("the model request failed: " + m.clean(networkReason(err)))
 	}
 	defer res.Body.Close()
 	limit := m.MaxResponseBytes
@@ -199,7 +200,7 @@ func (m *Model) Complete(cctx core.Context, req *core.ModelRequest) (*core.Model
 		msg := "the model answered " + strconv.Itoa(res.StatusCode)
 		var e errorResponse
 		if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
-			msg += ": " + m.redact(short(e.Error.Message))
+			msg += ": " + m.clean(e.Error.Message)
 		}
 		return nil, modelError(msg)
 	}
@@ -319,24 +320,27 @@ func networkReason(err error) string {
 	for {
 		u := errors.Unwrap(err)
 		if u == nil {
-			return short(err.Error())
+			return err.Error()
 		}
 		err = u
 	}
 }
 
+// short cuts s to at most 200 bytes, at a character boundary.
 func short(s string) string {
-	const max = 200
-	if len(s) > max {
-		return s[:max] + "..."
+	max := 200
+	if len(s) <= max {
+		return s
 	}
-	return s
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max] + "..."
 }
 
-// redact removes the key from text that came from elsewhere.
-func (m *Model) redact(s string) string {
-	if len(m.Key) >= 4 {
-		s = strings.ReplaceAll(s, m.Key, "[redacted]")
-	}
-	return s
+// clean makes text that came from elsewhere fit for an error message:
+// the key redacted in every encoding (Redact), then cut short. In that
+// order: a key that straddles the cut is redacted whole first.
+func (m *Model) clean(s string) string {
+	return short(Redact(s, m.Key))
 }

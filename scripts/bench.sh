@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make bench` (after `make build`): the benchmark suite of DESIGN section 8.
+# `make bench` (after `make build`): the benchmark suite of docs/BENCHMARKS.md.
 # It checks the JS peer baseline, runs the native Go core benchmarks and the
 # worker's latency benchmark on workerd, builds
 # the minimal syscall/js module and a wasm-opt'ed copy of the module for the

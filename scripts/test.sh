@@ -1,46 +1,98 @@
 #!/usr/bin/env bash
-# Runs every test of agentrt. `make test` builds dist/ first and calls this.
-# Tests that need Chromium, Firefox, workerd, Bun or Deno skip when the tool
-# is missing and CI is unset; under CI they fail instead.
-set -euo pipefail
+# Runs every test suite of agentrt (`make test`), or only gofmt and vet
+# (`scripts/test.sh check`). It builds dist/ first, runs every suite even
+# after one fails, and ends with one line counting suites:
+#   suites: N passed, N failed
+# and exits 1 when any failed.
+#
+# The JavaScript tools are pinned in package.json and installed with
+#   PUPPETEER_SKIP_DOWNLOAD=1 npm ci
+# Without node_modules the run fails at once and says so. A suite whose
+# tool (Chromium, Firefox, workerd, Bun, Deno) is missing skips itself,
+# unless CI is set: then it fails.
+#
+# To add a suite, add a `suite "name" command args...` line below.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n== %s\n' "$*"; }
+INSTALL="PUPPETEER_SKIP_DOWNLOAD=1 npm ci"
+passed=0
+failed=0
+failures=()
 
-step "gofmt and go vet"
-unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)
-if [ -n "$unformatted" ]; then
-	echo "gofmt would change:"; echo "$unformatted"; exit 1
-fi
-go vet ./...
-GOOS=js GOARCH=wasm go vet ./wasm/...
-[ "${1:-}" = check ] && exit 0
+# suite NAME COMMAND...: runs one suite and counts it.
+suite() {
+	local name=$1 start=$SECONDS
+	shift
+	printf '\n== %s\n' "$name"
+	if "$@"; then
+		passed=$((passed + 1))
+		printf -- '-- ok: %s (%ds)\n' "$name" $((SECONDS - start))
+	else
+		failed=$((failed + 1))
+		failures+=("$name")
+		printf -- '-- FAILED: %s (%ds)\n' "$name" $((SECONDS - start))
+	fi
+}
 
-step "go test -race (native packages, the module under wazero, the worker)"
-go test -race -count=1 ./...
+summary() {
+	echo
+	for f in "${failures[@]+"${failures[@]}"}"; do echo "failed: $f"; done
+	echo "suites: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+}
 
-if [ -d node_modules ]; then :; else
-	if [ -n "${CI:-}" ]; then echo "node_modules missing: run npm ci" >&2; exit 1; fi
-	echo "node_modules missing: skipping the JavaScript suites (run npm ci)"; exit 0
-fi
+fmt_and_vet() {
+	local unformatted
+	unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null)
+	if [ -n "$unformatted" ]; then
+		echo "gofmt would change:"
+		echo "$unformatted"
+		return 1
+	fi
+	go vet ./... && GOOS=js GOARCH=wasm go vet ./wasm/...
+}
 
-# The JavaScript suites. Each line is one suite; keep them in this order.
-step "module suite on Node"
-node --test wasm/runtime/test/
-step "glue suite on Node (V8)"
-node --test js/test/
-step "glue types (tsc --strict)"
-node_modules/.bin/tsc -p js/test/tsconfig.json
 # pinned TOOL ARGS...: runs TOOL (from node_modules) with ARGS; a missing
 # tool skips the suite, or fails it under CI.
 pinned() {
-	if [ -x "$1" ]; then "$@"
-	elif [ -n "${CI:-}" ]; then echo "$1 missing: run npm ci" >&2; return 1
-	else echo "$1 missing: skipped (run npm ci)"; fi
+	if [ -x "$1" ]; then
+		"$@"
+	elif [ -n "${CI:-}" ]; then
+		echo "$1 missing: run $INSTALL" >&2
+		return 1
+	else
+		echo "$1 missing: skipped (run $INSTALL)"
+	fi
 }
-step "glue suite on Bun (JavaScriptCore)"
-pinned node_modules/@oven/bun-linux-x64/bin/bun test ./js/test/
-step "glue suite on Deno"
-pinned node_modules/.bin/deno test -A js/test/
-step "web demo in Chromium and Firefox ESR"
-node web-demo/test/e2e.mjs
+
+if [ "${1:-}" = check ]; then
+	suite "gofmt and go vet" fmt_and_vet
+	summary
+	exit
+fi
+
+if [ ! -d node_modules ] || [ ! -x node_modules/.bin/tsc ]; then
+	echo "node_modules is missing or incomplete: the JavaScript suites cannot run." >&2
+	echo "Install the pinned tools, then run make test again:" >&2
+	echo "  $INSTALL" >&2
+	failures+=("JavaScript tools not installed")
+	failed=1
+	summary
+	exit 1
+fi
+
+suite "gofmt and go vet" fmt_and_vet
+suite "build dist/ (the npm package)" go run ./cmd/agentrt build
+suite "go test -race (native packages, the module under wazero, the worker)" go test -race -count=1 ./...
+suite "module suite on Node" node --test wasm/runtime/test/
+suite "glue suite on Node (V8)" node --test js/test/*.test.mjs
+suite "glue types (tsc --strict)" node_modules/.bin/tsc -p js/test/tsconfig.json
+suite "glue suite on Bun (JavaScriptCore)" pinned node_modules/@oven/bun-linux-x64/bin/bun test ./js/test/
+suite "glue suite on Deno" pinned node_modules/.bin/deno test -A js/test/
+suite "npm package: packed, installed and run on Node, Bun and Deno; strict types" node --test js/package-test/
+suite "web demo in Chromium, Firefox ESR and WebKit" node web-demo/test/e2e.mjs
+suite "glue suites in a page of Chromium, Firefox ESR and WebKit" node js/test/browser/run.mjs
+suite "shell stand-in (strict CSP, bridge, kill, cold seed) in Chromium, Firefox ESR and WebKit" node web-demo/test/shell.mjs
+
+summary

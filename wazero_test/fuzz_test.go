@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/jshost"
 	"github.com/agentrt/agentrt/wasm/packed"
 )
@@ -307,7 +308,7 @@ func (r *fuzzReader) genHistory(n int) []any {
 	var out []any
 	next := 0 // tool call ids are unique within the history unless a mutation says otherwise
 	for len(out) < n {
-		switch r.intn(8) {
+		switch r.intn(10) {
 		case 0:
 			out = append(out, msg("user", r.text()))
 		case 1:
@@ -404,12 +405,87 @@ func (r *fuzzReader) genHistory(n int) []any {
 			m := msg("user", r.text())
 			put(m, "id", r.idValue())
 			out = append(out, m)
+		case 8:
+			out = append(out, r.uiMessage(&next))
+		case 9:
+			// OpenAI: content parts, the developer role, a function call.
+			m := map[string]any{"role": []string{"user", "developer", "assistant"}[r.intn(3)]}
+			m["content"] = r.parts("text", "image_url", "refusal")
+			out = append(out, m)
 		}
 	}
 	return out[:n]
 }
 
-// --- the native model of the edge's decoding (wasm/jsedge/history_js.go)
+// parts returns 0-3 parts of the given types (or junk), each a text part
+// with fuzz text, another type, or a part of the wrong shape.
+func (r *fuzzReader) parts(types ...string) []any {
+	ps := []any{}
+	for k := r.intn(4); k > 0; k-- {
+		switch b := r.byte(); b % 6 {
+		case 0, 1, 2:
+			t := types[int(b>>3)%len(types)]
+			p := map[string]any{"type": t}
+			switch t {
+			case "text", "reasoning":
+				p["text"] = r.text()
+			case "refusal":
+				p["refusal"] = r.text()
+			}
+			ps = append(ps, p)
+		case 3:
+			ps = append(ps, map[string]any{"type": "text", "text": junk(b >> 3)})
+		case 4:
+			ps = append(ps, map[string]any{"type": junk(b >> 3)})
+		default:
+			ps = append(ps, junk(b>>3))
+		}
+	}
+	return ps
+}
+
+// uiMessage returns a Vercel AI SDK UIMessage: text, skipped and tool
+// parts in any order, tool parts in every state.
+func (r *fuzzReader) uiMessage(next *int) map[string]any {
+	role := []string{"user", "assistant", "assistant", "system"}[r.intn(4)]
+	m := map[string]any{"role": role, "id": "ui-" + strconv.Itoa(*next)}
+	if r.byte()%8 == 0 {
+		m["parts"] = junk(r.byte())
+		return m
+	}
+	parts := []any{}
+	for k := r.intn(5); k > 0; k-- {
+		switch b := r.byte(); b % 4 {
+		case 0:
+			parts = append(parts, r.parts("text", "step-start", "reasoning", "data-x", "hologram")...)
+		default:
+			*next++
+			p := map[string]any{"type": "tool-f", "toolCallId": "ui_" + strconv.Itoa(*next)}
+			if b&4 != 0 {
+				p["type"], p["toolName"] = "dynamic-tool", "g"
+			}
+			put(p, "input", r.arguments())
+			switch (b >> 3) % 5 {
+			case 0, 1:
+				p["state"] = "output-available"
+				put(p, "output", []any{r.text(), absent{}, map[string]any{"k": 1.5}, junk(r.byte())}[r.intn(4)])
+			case 2:
+				p["state"] = "output-error"
+				p["errorText"] = r.text()
+			case 3:
+				p["state"] = "input-available"
+			default:
+				p["state"] = junk(r.byte())
+			}
+			parts = append(parts, p)
+		}
+	}
+	m["parts"] = parts
+	return m
+}
+
+// --- the native model of the edge's decoding: the shared rules of
+// core/hostmsg, read over the Go values the history is made from
 
 func nullish(v any) bool {
 	switch v.(type) {
@@ -419,106 +495,79 @@ func nullish(v any) bool {
 	return v == jshost.Undefined
 }
 
-func field(m map[string]any, k string) any {
-	v, ok := m[k]
-	if !ok {
-		return absent{}
-	}
-	return v
+// fuzzValue is hostmsg.Value over a Go value as the fuzzer builds it,
+// typed as the value it converts to in the instance. Objects' JSON text
+// is the instance's JSON.stringify, as on the module's array path.
+type fuzzValue struct {
+	v   any
+	ctx context.Context
+	in  *jshost.Instance
 }
 
-// optString mirrors the edge: a string, or "" when null or undefined (the
-// camelCase spelling is read when the snake_case one is nullish).
-func optString(m map[string]any, name, alt string) (string, bool) {
-	f := field(m, name)
-	if alt != "" && nullish(f) {
-		f = field(m, alt)
-	}
-	switch x := f.(type) {
+var _ hostmsg.Value[fuzzValue] = fuzzValue{}
+
+func (f fuzzValue) Kind() hostmsg.Kind {
+	switch x := f.v.(type) {
+	case absent:
+		return hostmsg.Undefined
+	case nil:
+		return hostmsg.Null
+	case bool:
+		return hostmsg.Bool
+	case float64, int:
+		return hostmsg.Number
 	case string:
-		return x, true
+		return hostmsg.String
+	case []any:
+		return hostmsg.Array
+	case map[string]any, []byte, *jshost.Object:
+		return hostmsg.Object
+	default:
+		if x == jshost.Undefined {
+			return hostmsg.Undefined
+		}
 	}
-	return "", nullish(f)
+	return hostmsg.Other
 }
 
-// isJSObject reports whether v converts to a JavaScript value whose typeof
-// is "object" (not null).
-func isJSObject(v any) bool {
-	switch v.(type) {
-	case map[string]any, []any, []byte, *jshost.Object:
-		return true
+func (f fuzzValue) Text() string { s, _ := f.v.(string); return s }
+
+func (f fuzzValue) Len() int { a, _ := f.v.([]any); return len(a) }
+
+func (f fuzzValue) Index(i int) fuzzValue {
+	a, _ := f.v.([]any)
+	if i < 0 || i >= len(a) {
+		return fuzzValue{absent{}, f.ctx, f.in}
 	}
-	return false
+	return fuzzValue{a[i], f.ctx, f.in}
 }
 
-// decodeNative decodes a history the way the edge should, calling
-// JSON.stringify of the instance for arguments given as objects. It
-// returns the index of the first message the edge cannot convert, or -1.
+// Get reads a field of a map; other objects (Uint8Arrays, the cyclic
+// object) have none of the fields a message has.
+func (f fuzzValue) Get(key string) fuzzValue {
+	m, _ := f.v.(map[string]any)
+	v, ok := m[key]
+	if !ok {
+		v = absent{}
+	}
+	return fuzzValue{v, f.ctx, f.in}
+}
+
+func (f fuzzValue) JSON() (string, bool) {
+	v, err := f.in.Invoke(f.ctx, f.in.Global("JSON", "stringify"), f.v)
+	s, ok := v.(string)
+	return s, err == nil && ok
+}
+
+// decodeNative decodes a history the way the edge should, by hostmsg's
+// rules. It returns the index of the first message the edge cannot
+// convert, or -1.
 func decodeNative(ctx context.Context, in *jshost.Instance, elems []any) ([]core.SeedMessage, int) {
-	out := make([]core.SeedMessage, len(elems))
+	out := make([]core.SeedMessage, 0, len(elems))
 	for i, e := range elems {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, i // arrays, functions, Uint8Arrays, a cycle: no string role
-		}
-		s := &out[i]
-		role, ok := field(m, "role").(string)
-		if !ok {
+		var msg string
+		if out, msg = hostmsg.Append(out, fuzzValue{e, ctx, in}); msg != "" {
 			return nil, i
-		}
-		s.Role = core.Role(role)
-		switch c := field(m, "content"); {
-		case nullish(c):
-			s.ContentMissing = true
-		default:
-			if s.Content, ok = c.(string); !ok {
-				return nil, i
-			}
-		}
-		if s.ToolCallID, ok = optString(m, "tool_call_id", "toolCallId"); !ok {
-			return nil, i
-		}
-		if s.ID, ok = optString(m, "id", ""); !ok {
-			return nil, i
-		}
-		calls := field(m, "tool_calls")
-		if nullish(calls) {
-			calls = field(m, "toolCalls")
-		}
-		if nullish(calls) {
-			continue
-		}
-		list, ok := calls.([]any)
-		if !ok {
-			return nil, i
-		}
-		s.ToolCalls = make([]core.ToolCall, len(list))
-		for j, c := range list {
-			if !isJSObject(c) {
-				return nil, i
-			}
-			cm, _ := c.(map[string]any) // other objects have none of the fields
-			tc := &s.ToolCalls[j]
-			if tc.ID, ok = optString(cm, "id", ""); !ok {
-				return nil, i
-			}
-			if tc.Name, ok = optString(cm, "name", ""); !ok {
-				return nil, i
-			}
-			switch a := field(cm, "arguments"); {
-			case nullish(a):
-			case isJSObject(a):
-				v, err := in.Invoke(ctx, in.Global("JSON", "stringify"), a)
-				str, isStr := v.(string)
-				if err != nil || !isStr {
-					return nil, i
-				}
-				tc.Arguments = str
-			default:
-				if tc.Arguments, ok = a.(string); !ok {
-					return nil, i
-				}
-			}
 		}
 	}
 	return out, -1

@@ -7,11 +7,20 @@
 // IndexedDB, and a warm one ignores the history. The inspector shows, for
 // every turn, the seed outcome and the exact messages the model received.
 //
-// Plain ES module, no dependencies, no build step. It loads glue.js and
-// the module from the served dist/ directory.
+// Plain ES modules, no dependencies, no build step: storage.js keeps the
+// history, ui.js renders, and this file wires them to the runtime. It
+// loads the glue, the OpenAI-compatible model and the module from the
+// served dist/ directory (the npm package's files).
+
+import { storage, toStored, codedError } from "./storage.js";
+import {
+  state, els, $, setRuntimeStatus, renderInspector, renderMessages, renderQueueNote,
+  renderConversations as renderConversationList, scrollToEnd, showError, closeDrawers, toggle,
+} from "./ui.js";
 
 const DIST = new URL("./dist/", import.meta.url);
 const GLUE_URL = new URL("glue.js", DIST).href;
+const OPENAI_URL = new URL("openai.js", DIST).href;
 const WASM_URL = new URL("agentrt.wasm", DIST).href;
 const WASM_EXEC_URL = new URL("wasm_exec.js", DIST).href;
 
@@ -20,126 +29,7 @@ const SYSTEM_PROMPT =
   "Call the time tool when asked about the date or time.";
 
 // ---------------------------------------------------------------------------
-// Durable history: IndexedDB.
-//
-// One object store, "conversations", keyed by id:
-//   { id, title, createdAt, updatedAt, messages: [{ role, content, tool_call_id?, tool_calls? }] }
-// A turn's messages are appended in one read-write transaction, so two tabs
-// writing the same conversation never lose each other's turns.
-
-const DB_NAME = "agentrt-demo";
-const DB_VERSION = 1;
-const STORE = "conversations";
-
-let dbPromise = null;
-
-function openDB() {
-  if (!dbPromise) {
-    dbPromise = new Promise((resolve, reject) => {
-      const req = indexedDB.open(DB_NAME, DB_VERSION);
-      req.onupgradeneeded = () => {
-        const db = req.result;
-        if (!db.objectStoreNames.contains(STORE)) db.createObjectStore(STORE, { keyPath: "id" });
-      };
-      req.onsuccess = () => {
-        const db = req.result;
-        // Another tab upgrading the schema: let it, and reopen on next use.
-        db.onversionchange = () => { db.close(); dbPromise = null; };
-        resolve(db);
-      };
-      req.onerror = () => reject(req.error);
-      req.onblocked = () => reject(new Error("IndexedDB is blocked by another tab; close it and reload"));
-    });
-    dbPromise.catch(() => { dbPromise = null; });
-  }
-  return dbPromise;
-}
-
-// tx runs fn(store) in one transaction and resolves with fn's result once
-// the transaction has committed.
-async function tx(mode, fn) {
-  const db = await openDB();
-  return new Promise((resolve, reject) => {
-    const t = db.transaction(STORE, mode);
-    let out;
-    t.oncomplete = () => resolve(out);
-    t.onerror = () => reject(t.error);
-    t.onabort = () => reject(t.error || new Error("IndexedDB transaction aborted"));
-    Promise.resolve(fn(t.objectStore(STORE))).then((v) => { out = v; }, (e) => { t.abort(); reject(e); });
-  });
-}
-
-function request(req) {
-  return new Promise((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
-  });
-}
-
-const storage = {
-  async list() {
-    const all = await tx("readonly", (s) => request(s.getAll()));
-    return all.sort((a, b) => b.updatedAt - a.updatedAt);
-  },
-  get(id) {
-    return tx("readonly", (s) => request(s.get(id)));
-  },
-  async create() {
-    const now = Date.now();
-    const conv = { id: newId(), title: "New conversation", createdAt: now, updatedAt: now, messages: [] };
-    await tx("readwrite", (s) => request(s.add(conv)));
-    return conv;
-  },
-  // append adds messages to the end of a conversation, atomically.
-  append(id, messages) {
-    return tx("readwrite", async (s) => {
-      const conv = await request(s.get(id));
-      if (!conv) throw codedError("not_found", "the conversation was deleted");
-      for (const m of messages) conv.messages.push(toStored(m));
-      if (conv.title === "New conversation") {
-        const first = conv.messages.find((m) => m.role === "user");
-        if (first) conv.title = first.content.slice(0, 60) || conv.title;
-      }
-      conv.updatedAt = Date.now();
-      await request(s.put(conv));
-      return conv;
-    });
-  },
-  remove(id) {
-    return tx("readwrite", (s) => request(s.delete(id)));
-  },
-};
-
-// toStored keeps the fields of a session message that history needs.
-function toStored(m) {
-  const out = { role: String(m.role), content: m.content == null ? "" : String(m.content) };
-  const callId = m.tool_call_id ?? m.toolCallId;
-  if (callId) out.tool_call_id = String(callId);
-  const calls = m.tool_calls ?? m.toolCalls;
-  if (Array.isArray(calls) && calls.length) {
-    out.tool_calls = calls.map((c) => ({
-      id: String(c.id),
-      name: String(c.name ?? c.function?.name ?? ""),
-      arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments ?? c.function?.arguments ?? {}),
-    }));
-  }
-  return out;
-}
-
-function newId() {
-  const b = new Uint8Array(9);
-  crypto.getRandomValues(b); // works outside secure contexts too (webviews on a LAN address)
-  return "c-" + Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-}
-
-function codedError(code, message) {
-  const e = new Error(message);
-  e.code = code;
-  return e;
-}
-
-// ---------------------------------------------------------------------------
-// Models and tools.
+// Tools.
 
 const timeTool = {
   name: "time",
@@ -156,114 +46,9 @@ const timeTool = {
   },
 };
 
-// openAIModel returns a model function for an OpenAI-compatible endpoint.
-// It streams: each content delta goes to request.delta as it arrives. The
-// key lives only in this closure (never in storage).
-function openAIModel({ baseURL, model, key }) {
-  const url = baseURL.replace(/\/+$/, "") + "/chat/completions";
-  return async function complete(request) {
-    const messages = [];
-    if (request.system) messages.push({ role: "system", content: request.system });
-    for (const m of request.messages) messages.push(toOpenAIMessage(m));
-    const body = { model, stream: true, messages };
-    const tools = (request.tools || []).map((t) => ({
-      type: "function",
-      function: {
-        name: t.name,
-        description: t.description || undefined,
-        parameters: parseMaybeJSON(t.parameters) || { type: "object", properties: {} },
-      },
-    }));
-    if (tools.length) body.tools = tools;
-    const headers = { "content-type": "application/json", accept: "text/event-stream" };
-    if (key) headers.authorization = "Bearer " + key;
-    let res;
-    try {
-      res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
-    } catch (e) {
-      throw new Error(`cannot reach ${url}: ${e.message}`);
-    }
-    if (!res.ok) {
-      const text = await res.text().catch(() => "");
-      throw new Error(`${url} answered ${res.status}: ${text.slice(0, 300)}`);
-    }
-    return readChatStream(res, (text) => request.delta(text));
-  };
-}
-
-function toOpenAIMessage(m) {
-  const out = { role: m.role, content: m.content ?? "" };
-  const calls = m.tool_calls ?? m.toolCalls;
-  if (m.role === "assistant" && Array.isArray(calls) && calls.length) {
-    out.content = m.content || null;
-    out.tool_calls = calls.map((c) => ({
-      id: c.id,
-      type: "function",
-      function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments ?? {}) },
-    }));
-  }
-  const callId = m.tool_call_id ?? m.toolCallId;
-  if (m.role === "tool") out.tool_call_id = callId;
-  return out;
-}
-
 function parseMaybeJSON(v) {
-  if (typeof v !== "string") return v || null;
-  if (!v) return null;
+  if (typeof v !== "string" || !v) return null;
   try { return JSON.parse(v); } catch { return null; }
-}
-
-// readChatStream reads a chat.completions Server-Sent Events stream (or a
-// plain JSON answer) into a reply { content, toolCalls }.
-async function readChatStream(res, onDelta) {
-  const type = res.headers.get("content-type") || "";
-  if (!type.includes("text/event-stream")) {
-    const j = await res.json();
-    const msg = j?.choices?.[0]?.message || {};
-    if (msg.content) onDelta(msg.content);
-    return {
-      content: msg.content || "",
-      toolCalls: (msg.tool_calls || []).map((c) => ({ id: c.id, name: c.function?.name, arguments: c.function?.arguments || "{}" })),
-    };
-  }
-  let content = "";
-  const calls = []; // by index
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = "";
-  let done = false;
-  while (!done) {
-    const chunk = await reader.read();
-    if (chunk.done) break;
-    buf += chunk.value;
-    let nl;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, nl).replace(/\r$/, "");
-      buf = buf.slice(nl + 1);
-      if (!line.startsWith("data:")) continue;
-      const data = line.slice(5).trim();
-      if (data === "[DONE]") { done = true; break; }
-      let ev;
-      try { ev = JSON.parse(data); } catch { continue; }
-      if (ev.error) throw new Error("endpoint error: " + (ev.error.message || JSON.stringify(ev.error)));
-      const delta = ev.choices?.[0]?.delta;
-      if (!delta) continue;
-      if (typeof delta.content === "string" && delta.content) {
-        content += delta.content;
-        onDelta(delta.content);
-      }
-      for (const tc of delta.tool_calls || []) {
-        const i = tc.index ?? calls.length;
-        const c = (calls[i] ||= { id: "", name: "", arguments: "" });
-        if (tc.id) c.id = tc.id;
-        if (tc.function?.name) c.name += tc.function.name;
-        if (tc.function?.arguments) c.arguments += tc.function.arguments;
-      }
-    }
-  }
-  // Read to the end after [DONE] (servers close right after it): cancelling
-  // instead would abort the request, which browsers log as a failure.
-  while (done && !(await reader.read()).done) { /* drain */ }
-  return { content, toolCalls: calls.filter(Boolean).map((c) => ({ ...c, arguments: c.arguments || "{}" })) };
 }
 
 // ---------------------------------------------------------------------------
@@ -288,7 +73,15 @@ async function startRuntime() {
   try {
     const glue = await import(GLUE_URL);
     if (typeof glue.loadRuntime !== "function") throw new Error(`${GLUE_URL} does not export loadRuntime`);
-    const model = runtime.modelConfig.kind === "openai" ? openAIModel(runtime.modelConfig) : "echo";
+    let model = "echo";
+    if (runtime.modelConfig.kind === "openai") {
+      // The package's model: streams deltas and calls tools. A request of
+      // an instance that "Restart runtime" drops runs to its end and is
+      // ignored (its turn is retried on the new instance).
+      const { openAIModel } = await import(OPENAI_URL);
+      const { baseURL, model: name, key } = runtime.modelConfig;
+      model = openAIModel({ baseURL, model: name, apiKey: key });
+    }
     const rt = await glue.loadRuntime({
       wasm: WASM_URL,
       wasmExec: WASM_EXEC_URL,
@@ -298,6 +91,7 @@ async function startRuntime() {
     });
     if (gen !== runtime.generation) { closeQuietly(rt); return; }
     runtime.rt = rt;
+    state.ready = true;
     runtime.version = rt.version || glue.version || "";
     const modelName = runtime.modelConfig.kind === "openai" ? runtime.modelConfig.model : "echo";
     setRuntimeStatus("ready", `ready (instance #${gen}, model ${modelName})`);
@@ -322,33 +116,12 @@ function closeQuietly(rt) {
 function restartRuntime() {
   const old = runtime.rt;
   runtime.rt = null;
+  state.ready = false;
   if (state.running) state.running.abandon(codedError("restarted", "the runtime was restarted"));
   closeQuietly(old);
   for (const turns of state.turns.values()) turns.push({ marker: "Runtime restarted: sessions are cold" });
   renderInspector();
   startRuntime();
-}
-
-// ---------------------------------------------------------------------------
-// Page state.
-
-const state = {
-  current: null, // the open conversation's id
-  stored: [], // its stored messages (from IndexedDB)
-  queue: [], // jobs waiting to run: { convId, text, status, error? }
-  running: null, // the job running now
-  failed: [], // jobs that failed, shown with Retry
-  turns: new Map(), // convId -> inspector entries of this page's lifetime
-  seedMode: "if-empty",
-};
-
-const $ = (id) => document.getElementById(id);
-const els = {};
-
-function setRuntimeStatus(kind, text) {
-  document.body.dataset.runtime = kind;
-  els.status.textContent = text;
-  renderQueueNote();
 }
 
 // ---------------------------------------------------------------------------
@@ -407,7 +180,9 @@ async function runTurn(rt, job) {
     const conv = await storage.get(job.convId);
     if (!conv) throw codedError("not_found", "this conversation no longer exists");
     // Only the earlier turns go in history; the new message is the input.
-    const history = conv.messages.map(toStored);
+    // Sent as stored: the glue reads every shape by the rules of
+    // docs/contract.md.
+    const history = conv.messages;
     const policy = { seedMode: state.seedMode };
     const result = await Promise.race([
       rt.run({
@@ -483,7 +258,7 @@ function onRunEvent(job, ev) {
 }
 
 // ---------------------------------------------------------------------------
-// The inspector.
+// The inspector's record of each turn.
 
 function recordTurn(convId, result, historyLength, deltas) {
   const calls = (result.modelCalls || []).map((c) => ({
@@ -504,129 +279,8 @@ function recordTurn(convId, result, historyLength, deltas) {
   renderInspector();
 }
 
-function renderInspector() {
-  const list = state.turns.get(state.current) || [];
-  const last = [...list].reverse().find((t) => !t.marker);
-  els.seedMode.textContent = last ? last.seed.mode : "–";
-  els.seedCount.textContent = last ? String(last.seed.seeded) : "–";
-  els.modelMessages.textContent = last && last.calls.length ? String(last.calls[0].messageCount) : "–";
-
-  els.turns.replaceChildren();
-  for (const t of [...list].reverse()) {
-    const li = document.createElement("li");
-    if (t.marker) {
-      li.className = "marker";
-      li.textContent = t.marker;
-      els.turns.append(li);
-      continue;
-    }
-    li.className = "turn";
-    li.dataset.deltas = String(t.deltas);
-    const h = document.createElement("h3");
-    h.textContent = `Turn ${t.n}`;
-    const seed = document.createElement("p");
-    seed.className = `seed seed-${t.seed.mode}`;
-    seed.textContent =
-      `sent ${t.historyLength} history message${t.historyLength === 1 ? "" : "s"}; ` +
-      `seed: ${t.seed.mode}, ${t.seed.seeded} seeded` +
-      (t.seed.skippedSystem ? `, ${t.seed.skippedSystem} system skipped` : "") +
-      `; session now holds ${t.sessionCount ?? "?"}; reply streamed in ${t.deltas} delta${t.deltas === 1 ? "" : "s"}`;
-    li.append(h, seed);
-    for (const c of t.calls) {
-      const d = document.createElement("details");
-      if (c === t.calls[0]) d.open = list.indexOf(t) === list.length - 1;
-      const s = document.createElement("summary");
-      s.textContent = `Model call ${c.step}: received ${c.messageCount} message${c.messageCount === 1 ? "" : "s"}`;
-      const ol = document.createElement("ol");
-      ol.className = "inspect-messages";
-      // On the first call, the seeded messages sit just before the input.
-      const seededFrom = c === t.calls[0] && t.seed.seeded ? c.messages.length - 1 - t.seed.seeded : -1;
-      c.messages.forEach((m, i) => {
-        const item = document.createElement("li");
-        item.className = `inspect-msg role-${m.role}`;
-        if (seededFrom >= 0 && i >= seededFrom && i < c.messages.length - 1) item.classList.add("seeded");
-        item.textContent = `${m.role}: ${describe(m)}`;
-        ol.append(item);
-      });
-      d.append(s, ol);
-      li.append(d);
-    }
-    els.turns.append(li);
-  }
-}
-
-function describe(m) {
-  const calls = m.tool_calls ?? m.toolCalls;
-  if (Array.isArray(calls) && calls.length) {
-    const names = calls.map((c) => `${c.name}(${typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments)})`);
-    return (m.content ? m.content + " " : "") + "→ calls " + names.join(", ");
-  }
-  if (m.role === "tool") return `[${m.tool_call_id ?? m.toolCallId}] ${m.content}`;
-  return m.content ?? "";
-}
-
 // ---------------------------------------------------------------------------
-// Rendering the chat.
-
-function bubble(role, text, extra) {
-  const li = document.createElement("li");
-  li.className = `bubble role-${role}` + (extra ? " " + extra : "");
-  li.dataset.testid = "message";
-  li.dataset.role = role;
-  const who = document.createElement("span");
-  who.className = "who";
-  who.textContent = role === "user" ? "You" : role === "assistant" ? "Assistant" : role === "tool" ? "Tool" : role;
-  const body = document.createElement("span");
-  body.className = "text";
-  body.textContent = text;
-  li.append(who, body);
-  return li;
-}
-
-function renderMessages() {
-  const frag = document.createDocumentFragment();
-  for (const m of state.stored) {
-    frag.append(bubble(m.role, describe(m)));
-  }
-  const pending = [...state.failed, ...state.queue].filter((j) => j.convId === state.current && j.status !== "done");
-  for (const job of pending) {
-    const extra = job.status === "failed" ? "failed" : "pending";
-    const b = bubble("user", job.text, extra);
-    const note = document.createElement("span");
-    note.className = "note";
-    note.textContent =
-      job.status === "failed" ? "not sent" :
-      job.status === "running" ? "" :
-      runtime.rt ? "queued" : "waiting for the runtime…";
-    if (note.textContent) b.append(note);
-    frag.append(b);
-    if (job.status === "running") {
-      for (const t of job.tools) frag.append(bubble("tool", t, "live"));
-      const r = bubble("assistant", job.reply, "live");
-      r.setAttribute("aria-busy", "true");
-      r.hidden = !job.reply;
-      job.replyEl = r;
-      frag.append(r);
-    }
-  }
-  els.messages.replaceChildren(frag);
-  scrollToEnd();
-}
-
-function scrollToEnd() {
-  els.messages.scrollTop = els.messages.scrollHeight;
-}
-
-function renderQueueNote() {
-  const waiting = state.queue.filter((j) => j.status === "queued").length;
-  if (waiting && !runtime.rt) {
-    els.queueNote.hidden = false;
-    els.queueNote.textContent = `${waiting} message${waiting === 1 ? "" : "s"} waiting for the runtime to load.`;
-  } else {
-    els.queueNote.hidden = true;
-    els.queueNote.textContent = "";
-  }
-}
+// Conversations.
 
 async function renderConversations() {
   let list;
@@ -636,24 +290,7 @@ async function renderConversations() {
     showError(e, { title: "Cannot read the conversations from IndexedDB" });
     return;
   }
-  els.conversations.replaceChildren(
-    ...list.map((c) => {
-      const li = document.createElement("li");
-      const b = document.createElement("button");
-      b.type = "button";
-      b.className = "conv";
-      b.textContent = c.title;
-      b.title = `${c.messages.length} stored messages`;
-      if (c.id === state.current) b.setAttribute("aria-current", "true");
-      b.addEventListener("click", () => { openConversation(c.id); closeDrawers(); });
-      const count = document.createElement("span");
-      count.className = "count";
-      count.textContent = String(c.messages.length);
-      b.append(count);
-      li.append(b);
-      return li;
-    }),
-  );
+  renderConversationList(list, openConversation);
 }
 
 async function loadCurrent() {
@@ -687,39 +324,6 @@ async function openDefault() {
   return openConversation(conv.id);
 }
 
-// ---------------------------------------------------------------------------
-// Errors: always on the page, never only in the console.
-
-function showError(e, { title, action, job } = {}) {
-  const div = document.createElement("div");
-  div.className = "error";
-  div.dataset.testid = "error";
-  if (e && e.code) div.dataset.code = e.code;
-  const h = document.createElement("strong");
-  h.textContent = title || "Error";
-  const p = document.createElement("p");
-  const code = e && e.code ? `[${e.code}] ` : "";
-  const index = e && e.index != null ? ` (history index ${e.index})` : "";
-  p.textContent = code + (e && e.message ? e.message : String(e)) + index;
-  div.append(h, p);
-  const remove = () => div.remove();
-  if (action) {
-    const b = document.createElement("button");
-    b.type = "button";
-    b.textContent = action.label;
-    b.addEventListener("click", () => { remove(); action.run(); });
-    div.append(b);
-  }
-  const x = document.createElement("button");
-  x.type = "button";
-  x.textContent = "Dismiss";
-  x.addEventListener("click", () => {
-    remove();
-    if (job) { state.failed = state.failed.filter((j) => j !== job); renderMessages(); }
-  });
-  div.append(x);
-  els.errors.append(div);
-}
 
 window.addEventListener("error", (ev) => showError(ev.error || ev.message, { title: "Unexpected error" }));
 window.addEventListener("unhandledrejection", (ev) => showError(ev.reason, { title: "Unexpected error" }));
@@ -742,21 +346,6 @@ if (channel) {
 
 // ---------------------------------------------------------------------------
 // Wiring.
-
-function closeDrawers() {
-  for (const [btn, panel] of [[els.toggleSide, els.side], [els.toggleInspector, els.inspector]]) {
-    panel.classList.remove("open");
-    btn.setAttribute("aria-expanded", "false");
-  }
-}
-
-function toggle(btn, panel) {
-  const open = !panel.classList.contains("open");
-  closeDrawers();
-  panel.classList.toggle("open", open);
-  btn.setAttribute("aria-expanded", String(open));
-  if (open) panel.querySelector("button, select, input, a, summary")?.focus();
-}
 
 function applyModel(kind) {
   if (kind === "openai") {

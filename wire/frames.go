@@ -111,20 +111,20 @@ func (r *reader) sint(what string, limit int64) int64 {
 }
 
 func (r *reader) policy(p *core.Policy) {
-	p.SeedMode = core.SeedMode(r.str("policy.seedMode"))
-	p.OnBusy = core.BusyMode(r.str("policy.onBusy"))
-	p.ToolErrors = core.ToolErrorMode(r.str("policy.toolErrors"))
-	p.MaxSteps = int(r.sint("policy.maxSteps", maxInt32))
-	p.MaxContextMessages = int(r.sint("policy.maxContextMessages", maxInt32))
-	p.MaxContextBytes = r.sint("policy.maxContextBytes", 1<<53)
-	p.TimeoutMs = r.sint("policy.timeoutMs", 1<<53)
-	n := r.count("policy.allowedTools count", 1)
+	p.SeedMode = core.SeedMode(r.str("policy"))
+	p.OnBusy = core.BusyMode(r.str("policy"))
+	p.ToolErrors = core.ToolErrorMode(r.str("policy"))
+	p.MaxSteps = int(r.sint("policy", maxInt32))
+	p.MaxContextMessages = int(r.sint("policy", maxInt32))
+	p.MaxContextBytes = r.sint("policy", 1<<53)
+	p.TimeoutMs = r.sint("policy", 1<<53)
+	n := r.count("policy", 1)
 	if r.err != nil || n == 0 {
 		return
 	}
 	p.AllowedTools = make([]string, n-1)
 	for i := range p.AllowedTools {
-		p.AllowedTools[i] = r.str("policy.allowedTools[" + itoa(i) + "]")
+		p.AllowedTools[i] = r.str("policy")
 	}
 }
 

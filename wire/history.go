@@ -70,6 +70,7 @@ func (r *reader) seedMessage(m *core.SeedMessage) {
 	}
 	m.ID, m.Role, m.Content, m.ToolCallID, m.ToolCalls = msg.ID, msg.Role, msg.Content, msg.ToolCallID, msg.ToolCalls
 	m.ContentMissing = flags&FlagContent == 0
+	m.Continues = flags&FlagContinues != 0
 	if flags&FlagToolCalls != 0 && m.ToolCalls == nil {
 		m.ToolCalls = []core.ToolCall{}
 	}
@@ -96,6 +97,9 @@ func AppendHistory(dst []byte, history []core.SeedMessage) []byte {
 		}
 		if m.ToolCalls != nil {
 			flags |= FlagToolCalls
+		}
+		if m.Continues {
+			flags |= FlagContinues
 		}
 		dst = append(dst, role, flags)
 		if role == RoleOther {

@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/internal/decimal"
 )
 
@@ -63,13 +64,16 @@ const (
 	RoleOther     = 255
 )
 
-// Message flag bits, as in the packed history format.
+// Message flag bits, as in the packed history format. FlagContinues is
+// meaningful in histories only (core.SeedMessage.Continues); the module
+// never sets it.
 const (
 	FlagContent    = 1 << 0
 	FlagID         = 1 << 1
 	FlagToolCallID = 1 << 2
 	FlagToolCalls  = 1 << 3
-	flagsReserved  = 0xF0
+	FlagContinues  = 1 << 4
+	flagsReserved  = 0xE0
 )
 
 const maxVarintLen = 10
@@ -361,7 +365,7 @@ func (r *reader) messageInto(m *core.Message) byte {
 	case RoleSystem:
 		m.Role = core.RoleSystem
 	case RoleOther:
-		m.Role = core.Role(r.str("role"))
+		m.Role = hostmsg.Role(r.str("role")) // "developer" is system, as in arrays
 	default:
 		r.fail("unknown role byte " + itoa(int(role)))
 		return 0

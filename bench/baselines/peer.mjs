@@ -1,5 +1,5 @@
 // The JS peer: a compact plain-JavaScript implementation of agentrt's
-// contract (DESIGN sections 3 and 4), written as the benchmark's honest
+// contract (docs/contract.md), written as the benchmark's honest
 // alternative, "what a team would write instead of using agentrt". It
 // has the module's API shape (createPeer returns what createRuntime
 // returns) and its behaviour: whole-history validation with tool linkage

@@ -1,6 +1,6 @@
-// Correctness of the JS peer against DESIGN section 3, so that the
-// benchmark compares agentrt with an implementation that does the same
-// work. Run with: node --test bench/baselines/
+// Correctness of the JS peer against the seeding rules of
+// docs/contract.md, so that the benchmark compares agentrt with an
+// implementation that does the same work. Run with: node --test bench/baselines/
 import test from "node:test";
 import assert from "node:assert/strict";
 import { createPeer, validateHistory } from "./peer.mjs";

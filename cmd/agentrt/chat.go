@@ -15,9 +15,13 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
+	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
 	"github.com/agentrt/agentrt/internal/build"
+	"github.com/agentrt/agentrt/internal/envvar"
 	"github.com/agentrt/agentrt/jshost"
 	"github.com/agentrt/agentrt/openai"
+	"github.com/agentrt/agentrt/wasm/packed"
 )
 
 func init() {
@@ -27,10 +31,10 @@ func init() {
 // The environment variables of the chat command's model, the same as the
 // worker's.
 const (
-	envModel         = "AGENTRT_MODEL"           // "echo" (default) or "openai"
-	envOpenAIBaseURL = "AGENTRT_OPENAI_BASE_URL" // e.g. https://api.openai.com/v1
-	envOpenAIModel   = "AGENTRT_OPENAI_MODEL"    // model name sent upstream
-	envOpenAIKey     = "AGENTRT_OPENAI_KEY"      // secret: never a flag
+	envModel         = envvar.Model         // "echo" (default) or "openai"
+	envOpenAIBaseURL = envvar.OpenAIBaseURL // e.g. https://api.openai.com/v1
+	envOpenAIModel   = envvar.OpenAIModel   // model name sent upstream
+	envOpenAIKey     = envvar.OpenAIKey     // secret: never a flag
 )
 
 // chatOptions are the chat command's flags.
@@ -49,14 +53,15 @@ func runChat(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	var o chatOptions
 	fs.StringVar(&o.session, "session", "", "session (conversation) id (required)")
-	fs.StringVar(&o.history, "history", "", "JSON file holding the conversation: an array of messages (required; created if missing)")
+	fs.StringVar(&o.history, "history", "", "JSON file holding the conversation (required; created if missing): an array of messages\n"+
+		`{"role","content","tool_call_id"?,"tool_calls"?:[{"id","name","arguments"}],"id"?}, see docs/cli.md`)
 	fs.StringVar(&o.system, "system", "", "system prompt")
 	fs.StringVar(&o.module, "module", "", "the module to run (default: dist/agentrt.wasm, built first if missing)")
 	fs.StringVar(&o.model, "model", envOr(envModel, "echo"), `"echo" (built in, no network) or "openai" ($`+envModel+`)`)
 	fs.StringVar(&o.baseURL, "openai-base-url", os.Getenv(envOpenAIBaseURL), "OpenAI-compatible API root ($"+envOpenAIBaseURL+"); the key is read from $"+envOpenAIKey)
 	fs.StringVar(&o.modelName, "openai-model", os.Getenv(envOpenAIModel), "model name sent upstream ($"+envOpenAIModel+")")
 	fs.BoolVar(&o.wasi, "wasi", false, "run the WASI module (dist/agentrt-wasi.wasm) on plain wazero, the model in Go, instead of agentrt.wasm under jshost")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if o.session == "" || o.history == "" {
@@ -73,7 +78,7 @@ func envOr(name, def string) string {
 }
 
 func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	history, err := readHistory(o.history)
+	history, seed, err := readHistory(o.history)
 	if err != nil {
 		return err
 	}
@@ -130,6 +135,7 @@ func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io
 			interactive = true
 		}
 	}
+	failed, turns := 0, 0
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for {
@@ -143,27 +149,58 @@ func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io
 		if line == "" {
 			continue
 		}
-		v, err := in.CallAsync(ctx, rt, "startRunWithHistory", o.session, line, history)
+		turns++
+		// The history goes packed: read once by hostmsg, as every edge
+		// reads it, instead of converted to JavaScript objects per turn.
+		v, err := in.CallAsync(ctx, rt, "startRunWithHistory", o.session, line, &jshost.Uint8Array{Bytes: packed.Encode(seed)})
 		if err != nil {
 			var ex *jshost.Exception
 			if errors.As(err, &ex) {
-				fmt.Fprintf(stderr, "error: %v\n", ex)
+				failed++
+				fmt.Fprintf(stderr, "error: %s\n", turnError(ex))
 				continue // a refused or failed turn is not stored; the next may succeed
 			}
 			return err // the module ended, or ctx is done
 		}
 		res, _ := in.Export(v).(map[string]any)
-		seed, _ := res["seed"].(map[string]any)
-		fmt.Fprintf(stdout, "[seed mode=%v seeded=%v skippedSystem=%v]\n", seed["mode"], seed["seeded"], seed["skippedSystem"])
+		report, _ := res["seed"].(map[string]any)
+		fmt.Fprintf(stdout, "[seed mode=%v seeded=%v skippedSystem=%v]\n", report["mode"], report["seeded"], report["skippedSystem"])
 		reply, _ := res["reply"].(map[string]any)
 		fmt.Fprintf(stdout, "assistant: %v\n", reply["content"])
 		appended, _ := res["appended"].([]any)
-		history = append(history, appended...)
+		more, err := seedMessages(appended)
+		if err != nil {
+			return fmt.Errorf("the module's appended messages: %v", err)
+		}
+		history, seed = append(history, appended...), append(seed, more...)
 		if err := writeHistory(o.history, history); err != nil {
 			return err
 		}
 	}
-	return sc.Err()
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d turns failed (not stored in %s)", failed, turns, o.history)
+	}
+	return nil
+}
+
+// turnError formats a refused or failed turn as one line: the message,
+// then " [code]" and " (index N)" when the error has them. The error's
+// name ("Error") is left out: the line already says it is one.
+func turnError(ex *jshost.Exception) string {
+	s := ex.Message
+	if s == "" {
+		s = ex.Name
+	}
+	if ex.Code != "" {
+		s += " [" + ex.Code + "]"
+	}
+	if ex.Index >= 0 {
+		s += fmt.Sprintf(" (index %d)", ex.Index)
+	}
+	return s
 }
 
 // chatModule returns the module to run: path if given, else
@@ -180,30 +217,55 @@ func chatModule(ctx context.Context, path string) (string, error) {
 	if _, err := os.Stat(p); err == nil {
 		return p, nil
 	}
-	if _, err := build.Build(ctx, root, filepath.Join(root, "dist")); err != nil {
+	if _, err := buildDist(ctx, "dist"); err != nil {
 		return "", err
 	}
 	return p, nil
 }
 
-// readHistory reads the history file: a JSON array of messages. A missing
+// readHistory reads the history file: a JSON array of messages in any
+// shape of docs/contract.md. It returns the file's messages as they are
+// (written back with each new turn) and the messages they seed, read by
+// hostmsg; a message of the wrong shape fails with its index. A missing
 // file is an empty history.
-func readHistory(path string) ([]any, error) {
+func readHistory(path string) ([]any, []core.SeedMessage, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return []any{}, nil
+		return []any{}, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var h []any
 	if err := json.Unmarshal(b, &h); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON array of messages: %v", path, err)
+		return nil, nil, fmt.Errorf("%s: not a JSON array of messages: %v", path, err)
 	}
 	if h == nil {
 		h = []any{}
 	}
-	return h, nil
+	v, err := hostjson.Parse(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", path, err)
+	}
+	seed, err := hostmsg.Messages(v, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return h, seed, nil
+}
+
+// seedMessages reads messages the module returned (a result's appended)
+// as history, by the same rules.
+func seedMessages(msgs []any) ([]core.SeedMessage, error) {
+	b, err := json.Marshal(msgs)
+	if err != nil {
+		return nil, err
+	}
+	v, err := hostjson.Parse(b)
+	if err != nil {
+		return nil, err
+	}
+	return hostmsg.Messages(v, 0)
 }
 
 // writeHistory replaces the history file atomically.
@@ -246,7 +308,8 @@ func hostModel(ctx context.Context, in *jshost.Instance, m core.Model) jshost.Fu
 	}
 }
 
-// modelRequest reads the module's model request (DESIGN section 4).
+// modelRequest reads the module's model request (docs/contract.md,
+// "Models and tools").
 func modelRequest(args []jshost.Value) *core.ModelRequest {
 	var r jshost.Value = jshost.Undefined
 	if len(args) > 0 {

@@ -138,11 +138,14 @@ func TestChat_Errors(t *testing.T) {
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`[{"role":"wizard","content":"x"}]`), 0o644)
 	out, errOut, err := runChatProcess(t, "hi\n", nil, "--session", "s", "--history", bad, "--module", mod)
-	if err != nil {
-		t.Fatalf("chat: %v\n%s", err, errOut)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("chat with a refused turn: got %v, want exit status 1\n%s", err, errOut)
 	}
-	if out != "" || !strings.Contains(errOut, "invalid_history") || !strings.Contains(errOut, "index 0") {
-		t.Errorf("stdout %q stderr %q; want an invalid_history error at index 0", out, errOut)
+	if out != "" || !strings.Contains(errOut, "error: unknown role \"wizard\" [invalid_history] (index 0)\n") {
+		t.Errorf("stdout %q stderr %q; want one clean invalid_history error at index 0", out, errOut)
+	}
+	if strings.Contains(errOut, "Error:") || !strings.Contains(errOut, "agentrt chat: 1 of 1 turns failed") {
+		t.Errorf("stderr %q: want no \"Error:\" and a closing count of failed turns", errOut)
 	}
 	if b, _ := os.ReadFile(bad); string(b) != `[{"role":"wizard","content":"x"}]` {
 		t.Errorf("the refused turn changed the file: %s", b)
@@ -150,6 +153,8 @@ func TestChat_Errors(t *testing.T) {
 
 	notJSON := filepath.Join(dir, "not.json")
 	os.WriteFile(notJSON, []byte(`{"role":"user"}`), 0o644)
+	badShape := filepath.Join(dir, "shape.json")
+	os.WriteFile(badShape, []byte(`[{"role":"user","content":"a"},{"role":"user","content":5}]`), 0o644)
 	tests := []struct {
 		name string
 		args []string
@@ -157,6 +162,7 @@ func TestChat_Errors(t *testing.T) {
 	}{
 		{name: "ErrNoSession", args: []string{"--history", filepath.Join(dir, "h.json")}, want: "--session and --history are required"},
 		{name: "ErrNotAnArray", args: []string{"--session", "s", "--history", notJSON, "--module", mod}, want: "not a JSON array"},
+		{name: "ErrShape", args: []string{"--session", "s", "--history", badShape, "--module", mod}, want: "invalid_history: content must be a string, an array of parts, or null (index 1)"},
 		{name: "ErrUnknownModel", args: []string{"--session", "s", "--history", filepath.Join(dir, "h.json"), "--model", "gpt"}, want: `unknown --model "gpt"`},
 		{name: "ErrMissingModule", args: []string{"--session", "s", "--history", filepath.Join(dir, "h.json"), "--module", filepath.Join(dir, "none.wasm")}, want: "none.wasm"},
 	}
@@ -167,6 +173,32 @@ func TestChat_Errors(t *testing.T) {
 				t.Errorf("err %v, stderr %q; want a failure mentioning %q", err, errOut, tt.want)
 			}
 		})
+	}
+}
+
+// Ensure a history file in the shapes other hosts store (an OpenAI tool
+// call, a UIMessage with a tool part) seeds the session, and the file
+// keeps its messages as they were, with the new turn after them.
+func TestChat_HostShapes(t *testing.T) {
+	mod := mustChatModule(t)
+	hist := filepath.Join(t.TempDir(), "h.json")
+	os.WriteFile(hist, []byte(`[
+		{"role": "developer", "content": "Be brief."},
+		{"role": "user", "content": [{"type": "text", "text": "add 1 and 2"}]},
+		{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "add", "arguments": {"a": 1, "b": 2}}}]},
+		{"role": "tool", "tool_call_id": "c1", "content": "3"},
+		{"id": "m4", "role": "assistant", "parts": [{"type": "tool-add", "toolCallId": "c2", "state": "output-available", "input": {"a": 3}, "output": 3}, {"type": "text", "text": "3, then 3."}]}
+	]`), 0o644)
+	out, errOut, err := runChatProcess(t, "again\nonce more\n", nil, "--session", "s", "--history", hist, "--module", mod)
+	if err != nil {
+		t.Fatalf("chat: %v\n%s", err, errOut)
+	}
+	// system skipped; user, assistant, tool, then the UIMessage's three.
+	if !strings.HasPrefix(out, "[seed mode=cold seeded=6 skippedSystem=1]\n") || !strings.Contains(out, "[seed mode=noop seeded=0 skippedSystem=1]\n") {
+		t.Errorf("printed %q, want a cold seed of 6 messages, then a no-op", out)
+	}
+	if msgs := readMessages(t, hist); len(msgs) != 9 || msgs[4]["id"] != "m4" || msgs[7]["content"] != "once more" {
+		t.Errorf("history = %v, want the 5 messages as they were and two turns", msgs)
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +21,7 @@ import (
 // echo, is called in Go; the module is sandboxed on plain wazero with no
 // JavaScript world.
 func chatWASI(ctx context.Context, o chatOptions, model *openai.Model, stdin io.Reader, stdout, stderr io.Writer) error {
-	file, history, err := readWASIHistory(o.history)
+	file, history, err := readHistory(o.history)
 	if err != nil {
 		return err
 	}
@@ -93,50 +92,6 @@ func chatWASIModule(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	return p, nil
-}
-
-// wasiMessage is a history file message in the module's own shape.
-type wasiMessage struct {
-	Role       string          `json:"role"`
-	Content    *string         `json:"content"`
-	ToolCallID string          `json:"tool_call_id,omitempty"`
-	ToolCalls  []core.ToolCall `json:"tool_calls,omitempty"`
-	ID         string          `json:"id,omitempty"`
-}
-
-// readWASIHistory reads the history file (a JSON array of messages in
-// the module's shape) as it is, for writing back, and as the history
-// runs carry. A missing file is an empty history.
-func readWASIHistory(path string) ([]any, []core.SeedMessage, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return []any{}, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	var file []any
-	var msgs []wasiMessage
-	if err := json.Unmarshal(b, &file); err != nil {
-		return nil, nil, fmt.Errorf("%s: not a JSON array of messages: %v", path, err)
-	}
-	if err := json.Unmarshal(b, &msgs); err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", path, err)
-	}
-	if file == nil {
-		file = []any{}
-	}
-	history := make([]core.SeedMessage, len(msgs))
-	for i, m := range msgs {
-		h := core.SeedMessage{ID: m.ID, Role: core.Role(m.Role), ToolCallID: m.ToolCallID, ToolCalls: m.ToolCalls}
-		if m.Content == nil {
-			h.ContentMissing = true
-		} else {
-			h.Content = *m.Content
-		}
-		history[i] = h
-	}
-	return file, history, nil
 }
 
 // historyEntry is msg as the history file stores it.

@@ -17,11 +17,18 @@ func TestDemoHandler(t *testing.T) {
 	mustWrite(t, filepath.Join(page, "app.js"), "export {};")
 	mustWrite(t, filepath.Join(dist, "agentrt.wasm"), "\x00asm\x01\x00\x00\x00")
 	mustWrite(t, filepath.Join(dist, "glue.js"), "export const x = 1;")
-	srv := httptest.NewServer(demoHandler(page, dist))
+	os.MkdirAll(filepath.Join(page, "test"), 0o755)
+	mustWrite(t, filepath.Join(page, "test", "e2e.mjs"), "export {};")
+	os.MkdirAll(filepath.Join(dist, "worker"), 0o755)
+	mustWrite(t, filepath.Join(dist, "worker", "worker.mjs"), "export {};")
+	os.MkdirAll(filepath.Join(page, "docs"), 0o755)
+	mustWrite(t, filepath.Join(page, "docs", "index.html"), "<!doctype html><title>docs</title>")
+	srv := httptest.NewServer(demoHandler(page, dist, "192.168.1.20"))
 	defer srv.Close()
 
 	tests := []struct {
 		name, method, path string
+		host               string // the Host header; empty: the server's address
 		status             int
 		contentType        string // prefix; empty: not checked
 	}{
@@ -43,12 +50,38 @@ func TestDemoHandler(t *testing.T) {
 		{name: "ErrTraversal", method: "GET", path: "/dist/../../etc/passwd", status: 404},
 		// Ensure writes are refused.
 		{name: "ErrMethod", method: "POST", path: "/", status: 405},
+		// Ensure no directory is listed, at /dist/ or anywhere.
+		{name: "ErrListDist", method: "GET", path: "/dist/", status: 404},
+		{name: "ErrListDistSub", method: "GET", path: "/dist/worker/", status: 404},
+		{name: "ErrListTest", method: "GET", path: "/test/", status: 404},
+		{name: "ErrListTestNoSlash", method: "GET", path: "/test", status: 404},
+		// Ensure files in those directories are still served.
+		{name: "OK file under test", method: "GET", path: "/test/e2e.mjs", status: 200},
+		// Ensure a directory with an index.html serves the page.
+		{name: "OK dir with index", method: "GET", path: "/docs/", status: 200, contentType: "text/html"},
+		// Ensure loopback Host names are accepted.
+		{name: "OK host localhost", method: "GET", path: "/", host: "localhost:8080", status: 200},
+		{name: "OK host sub.localhost", method: "GET", path: "/", host: "demo.localhost", status: 200},
+		{name: "OK host 127.0.0.1", method: "GET", path: "/", host: "127.0.0.1", status: 200},
+		{name: "OK host 127.1.2.3", method: "GET", path: "/", host: "127.1.2.3:1", status: 200},
+		{name: "OK host ::1", method: "GET", path: "/", host: "[::1]:8080", status: 200},
+		{name: "OK host LOCALHOST.", method: "GET", path: "/", host: "LOCALHOST.:8080", status: 200},
+		// Ensure a host named by -allow-host is accepted.
+		{name: "OK host allowed", method: "GET", path: "/", host: "192.168.1.20:8080", status: 200},
+		// Ensure any other Host is refused (DNS rebinding).
+		{name: "ErrHostOther", method: "GET", path: "/", host: "evil.example:8080", status: 403},
+		{name: "ErrHostLookalike", method: "GET", path: "/dist/agentrt.wasm", host: "localhost.evil.example", status: 403},
+		{name: "ErrHostLANNotAllowed", method: "GET", path: "/", host: "10.0.0.5", status: 403},
+		{name: "ErrHostZero", method: "GET", path: "/", host: "0.0.0.0:8080", status: 403},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			req, err := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(""))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.host != "" {
+				req.Host = tc.host
 			}
 			res, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -63,6 +96,20 @@ func TestDemoHandler(t *testing.T) {
 			}
 			if tc.status == 200 && res.Header.Get("Cache-Control") != "no-cache" {
 				t.Fatalf("Cache-Control: got %q, want no-cache", res.Header.Get("Cache-Control"))
+			}
+			// Ensure every response, errors included, carries the policies.
+			for name, want := range map[string]string{
+				"Content-Security-Policy": demoCSP,
+				"X-Frame-Options":         "DENY",
+				"Referrer-Policy":         "no-referrer",
+				"X-Content-Type-Options":  "nosniff",
+			} {
+				if got := res.Header.Get(name); got != want {
+					t.Fatalf("%s: got %q, want %q", name, got, want)
+				}
+			}
+			if !strings.Contains(res.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+				t.Fatal("the CSP does not forbid framing")
 			}
 		})
 	}

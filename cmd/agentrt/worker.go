@@ -5,11 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/agentrt/agentrt/internal/build"
+	"github.com/agentrt/agentrt/internal/envvar"
 	"github.com/agentrt/agentrt/wasm/worker/workerd"
 )
 
@@ -39,7 +41,7 @@ func runWorker(ctx context.Context, args []string) error {
 	allowLocal := fs.Bool("allow-local-network", false, "let the worker fetch local addresses (a local OpenAI-compatible server)")
 	env := envFlag{}
 	fs.Var(env, "env", "a worker variable or secret, NAME=VALUE (repeatable); AGENTRT_* variables of this process are passed too")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	root, err := build.Root()
@@ -49,7 +51,7 @@ func runWorker(ctx context.Context, args []string) error {
 	// The AGENTRT_* variables of this shell, then -env flags over them.
 	vars := map[string]string{}
 	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "AGENTRT_") && k != "AGENTRT_GLOBAL" {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, envvar.Prefix) && k != envvar.Global {
 			vars[k] = v
 		}
 	}
@@ -69,8 +71,22 @@ func runWorker(ctx context.Context, args []string) error {
 	} else {
 		dir = build.InRoot(root, dir)
 	}
-	fmt.Fprintln(os.Stderr, "building the worker...")
-	b, err := workerd.Build(ctx, root, dir)
+	// Take the port before building: a busy port is reported first, and
+	// workerd serves on this very socket.
+	var ln *net.TCPListener
+	if !*buildOnly {
+		l, err := net.Listen("tcp", *addr)
+		if err != nil {
+			return listenError(*addr, err)
+		}
+		ln = l.(*net.TCPListener)
+		defer ln.Close()
+	}
+	var b *workerd.Bundle
+	err = progress(os.Stderr, "compiling the worker into "+dir, buildHint, func() error {
+		b, err = workerd.Build(ctx, root, dir)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -79,11 +95,12 @@ func runWorker(ctx context.Context, args []string) error {
 		fmt.Printf("wrote %s\n", dir)
 		return nil
 	}
-	p, err := workerd.Start(ctx, b, workerd.Options{Root: root, Addr: *addr, Env: vars, AllowLocalNetwork: *allowLocal, Stdout: os.Stdout, Stderr: os.Stderr})
+	fmt.Fprintln(os.Stderr, "starting workerd...")
+	p, err := workerd.Start(ctx, b, workerd.Options{Root: root, Listener: ln, Env: vars, AllowLocalNetwork: *allowLocal, Stdout: os.Stdout, Stderr: os.Stderr})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("agentrt worker on %s (workerd); Ctrl-C stops it\n", p.URL)
+	fmt.Printf("agentrt worker on %s (workerd; ready, Ctrl-C stops it)\n", p.URL)
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(os.Stderr, "stopping workerd...")

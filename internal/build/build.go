@@ -7,12 +7,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -106,13 +108,17 @@ func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); 
 // Dist is what Build wrote.
 type Dist struct {
 	Dir      string
-	Module   string // path of agentrt.wasm
-	WasmExec string // path of the copied wasm_exec.js
-	Size     Size   // of the module
+	Module   string   // path of agentrt.wasm
+	WasmExec string   // path of the copied wasm_exec.js
+	Size     Size     // of the module
+	Files    []string // every file written, relative to Dir, sorted
 }
 
-// Build writes dir: agentrt.wasm, the wasm_exec.js of the Go that built
-// it, and js/glue.js, js/glue.d.ts and js/wire.js.
+// Build writes dir as the npm package agentrt: agentrt.wasm, the
+// wasm_exec.js of the Go that built it, every JavaScript module and type
+// file of js/ that is not a test (the glue and the modules it imports),
+// and js/package.json. The package.json also makes Node treat the
+// directory's .js files as ES modules.
 func Build(ctx context.Context, root, dir string) (*Dist, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -131,19 +137,75 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 	if err := copyFile(src, d.WasmExec); err != nil {
 		return nil, err
 	}
-	for _, name := range []string{"glue.js", "glue.d.ts", "wire.js"} {
-		p := filepath.Join(root, "js", name)
-		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-			continue // not written yet
-		}
-		if err := copyFile(p, filepath.Join(dir, name)); err != nil {
+	d.Files = []string{"agentrt.wasm", WasiModuleName, "wasm_exec.js"}
+	names, err := PackageSources(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if err := copyFile(filepath.Join(root, "js", name), filepath.Join(dir, name)); err != nil {
 			return nil, err
 		}
+		d.Files = append(d.Files, name)
 	}
+	sort.Strings(d.Files)
 	if d.Size, err = SizeOf(d.Module); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// PackageSources returns the files of js/ that Build copies into the
+// package, sorted: package.json, and each .js and .d.ts file that is not a
+// test (named *.test.js, *_test.js or *.spec.js). Directories (js/test/)
+// are not shipped.
+func PackageSources(root string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(root, "js"))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || isTestFile(name) {
+			continue
+		}
+		if name == "package.json" || strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".d.ts") {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+func isTestFile(name string) bool {
+	base := strings.TrimSuffix(strings.TrimSuffix(name, ".d.ts"), ".js")
+	return strings.HasSuffix(base, ".test") || strings.HasSuffix(base, "_test") || strings.HasSuffix(base, ".spec")
+}
+
+// Pack runs `npm pack` in the package directory dir (as Build wrote it)
+// and writes the tarball into dest. It returns the tarball's path.
+func Pack(ctx context.Context, dir, dest string) (string, error) {
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "npm", "pack", "--json", "--pack-destination", dest)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return "", errors.New("build: npm is not installed: install Node.js (npm comes with it) to pack the package")
+		}
+		return "", fmt.Errorf("build: npm pack: %v\n%s", err, stderr.String())
+	}
+	var packed []struct {
+		Filename string `json:"filename"`
+	}
+	if err := json.Unmarshal(out, &packed); err != nil || len(packed) != 1 || packed[0].Filename == "" {
+		return "", fmt.Errorf("build: npm pack printed no tarball name: %s", out)
+	}
+	return filepath.Join(dest, filepath.Base(packed[0].Filename)), nil
 }
 
 func copyFile(src, dst string) error {

@@ -52,10 +52,8 @@ type hostTurn struct {
 	// seed is the seeding outcome, once known.
 	seed   core.SeedReport
 	seeded bool
-	// historyMirror: the host built a mirror from the turn's history of
-	// mirrorHist messages.
+	// historyMirror: the host built a mirror from the turn's history.
 	historyMirror bool
-	mirrorHist    int
 	// mirrorGen and mirrorLen are the host's mirror of the session.
 	mirrorGen uint64
 	mirrorLen int
@@ -95,13 +93,6 @@ func (x *Runtime) Begin(frame []byte) []byte {
 		return x.refuse(err)
 	}
 	ht := &hostTurn{wantEvents: b.Events, historyMirror: b.HistoryMirror, mirrorGen: b.MirrorGen, mirrorLen: b.MirrorLen}
-	if b.HistoryMirror {
-		for i := range b.History {
-			if b.History[i].Role != core.RoleSystem {
-				ht.mirrorHist++
-			}
-		}
-	}
 	req := core.RunRequest{
 		SessionID: b.SessionID, Input: b.Input, Policy: b.Policy, RunID: b.RunID, Inspect: b.Inspect,
 		WithHistory: b.WithHistory, History: b.History, OnEvent: ht.onEvent,
@@ -264,10 +255,11 @@ func (x *Runtime) window(ht *hostTurn, req *core.ModelRequest, wa *wire.Action) 
 	end := req.Offset + len(req.Messages)
 	wa.Step, wa.Generation, wa.Start, wa.End = req.Step, req.Generation, req.Offset, end
 	if ht.historyMirror && ht.seeded && (ht.seed.Mode == core.SeedCold || ht.seed.Mode == core.SeedReplaced) &&
-		ht.mirrorHist <= end {
-		// Seeding made the session the history the host mirrored.
+		ht.seed.Seeded <= end {
+		// Seeding made the session the history the host mirrored: its
+		// non-system messages, as many as were seeded.
 		wa.Adopt = true
-		ht.mirrorGen, ht.mirrorLen = req.Generation, ht.mirrorHist
+		ht.mirrorGen, ht.mirrorLen = req.Generation, ht.seed.Seeded
 	}
 	ht.historyMirror = false
 	from := 0

@@ -58,10 +58,9 @@ describe("loadRuntime", () => {
 
   test("rejects bad options with a TypeError naming the option", async () => {
     const cases = [
-      [undefined, "options"],
       [null, "options"],
       ["agentrt.wasm", "options"],
-      [{}, "options.wasm"],
+      [{ wasm: null }, "options.wasm"],
       [{ wasm: 42 }, "wasm"],
       [{ wasm, systemPrompt: 7 }, "options.systemPrompt"],
       [{ wasm, model: "gpt" }, "options.model"],
@@ -79,6 +78,12 @@ describe("loadRuntime", () => {
       assert.ok(err instanceof TypeError, `${name}: ${err}`);
       assert.ok(err.message.includes(name), `${JSON.stringify(err.message)} names ${name}`);
     }
+  });
+
+  test("without wasm, the module next to glue.js is loaded (load_failed where there is none)", async () => {
+    // js/ has no agentrt.wasm beside glue.js; the package (dist/) has.
+    const err = await rejectsWith(assert, loadRuntime(), "load_failed");
+    assert.ok(err.message.includes("agentrt.wasm"), err.message);
   });
 
   test("a module that cannot be read fails with load_failed", async () => {
@@ -423,10 +428,10 @@ describe("history shapes", () => {
 describe("refusals", () => {
   const cases = [
     { name: "unknown role", history: [...twoTurns, { role: "robot", content: "x" }], code: "invalid_history", index: 2 },
-    { name: "OpenAI developer role is not coerced", history: [{ role: "developer", content: "x" }], code: "invalid_history", index: 0 },
+    { name: "an unknown role", history: [{ role: "robot", content: "x" }], code: "invalid_history", index: 0 },
     { name: "missing content", history: [{ role: "user" }], code: "invalid_history", index: 0 },
     { name: "content of the wrong type", history: [...twoTurns, { role: "user", content: 42 }], code: "invalid_history", index: 2 },
-    { name: "content parts are not text", history: [{ role: "user", content: [{ type: "text", text: "x" }] }], code: "invalid_history", index: 0 },
+    { name: "a content part of an unknown type", history: [{ role: "user", content: [{ type: "video", url: "x" }] }], code: "invalid_history", index: 0 },
     { name: "role of the wrong type", history: [{ role: 1, content: "x" }], code: "invalid_history", index: 0 },
     { name: "a message that is not an object", history: [twoTurns[0], "hello"], code: "invalid_history", index: 1 },
     { name: "orphan tool result", history: [{ role: "user", content: "x" }, { role: "tool", tool_call_id: "nope", content: "r" }], code: "invalid_history", index: 1 },

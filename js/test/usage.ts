@@ -8,11 +8,31 @@ import {
   packHistory,
   toModuleHistory,
   type HistoryMessage,
+  type Message,
   type Result,
   type RunEvent,
   type Runtime,
   type Session,
 } from "../glue.js";
+import { openAIModel, toOpenAIMessages, type OpenAIModelOptions } from "../openai.js";
+
+export function models(runId: string): void {
+  const controllers = new Map<string, AbortController>();
+  const options: OpenAIModelOptions = {
+    baseURL: new URL("https://api.openai.com/v1"),
+    model: "gpt-4o-mini",
+    apiKey: "sk-...",
+    body: { temperature: 0 },
+    signal: (req) => controllers.get(req.runId)?.signal,
+  };
+  void loadRuntime({ model: openAIModel(options) });
+  void loadRuntime({ model: openAIModel({ baseURL: "http://127.0.0.1:8080/v1", model: "local", signal: new AbortController().signal }) });
+  console.log(toOpenAIMessages({ system: "s", messages: [{ role: "user", content: runId }] }).length);
+  // @ts-expect-error the model name is required
+  openAIModel({ baseURL: "https://api.openai.com/v1" });
+  // @ts-expect-error the key is a string
+  openAIModel({ baseURL: "https://api.openai.com/v1", model: "m", apiKey: 5 });
+}
 
 export async function usage(): Promise<void> {
   const wasm = await compile(new URL("./agentrt.wasm", import.meta.url));
@@ -33,18 +53,24 @@ export async function usage(): Promise<void> {
         call: (args: { a: number; b: number }, ctx) => `${args.a + args.b} for ${ctx.toolCallId}`,
       },
     ],
-    limits: { maxSessions: 10, maxMessageBytes: 1 << 20 },
+    limits: { maxSessions: 10, maxMessageBytes: 1 << 20, maxTotalBytes: 32 << 20 },
   });
   await loadRuntime({ wasm: new Uint8Array(8), model: "echo" });
   await loadRuntime({ wasm: "/agentrt.wasm" });
+  // Without wasm: the agentrt.wasm shipped next to glue.js.
+  await loadRuntime();
+  await loadRuntime({ systemPrompt: "x", model: () => "a plain string answer" });
 
-  // Host history in the module's shape and in OpenAI's.
+  // Host history in the module's shape, OpenAI's and the AI SDK's.
   const history: HistoryMessage[] = [
     { role: "system", content: "old prompt" },
     { role: "user", content: "hi", id: "m1" },
     { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "add", arguments: { a: 1, b: 2 } } }] },
     { role: "tool", tool_call_id: "c1", content: "3" },
     { role: "assistant", content: "3", toolCalls: [] },
+    { role: "developer", content: [{ type: "text", text: "Be brief." }] },
+    { id: "m5", role: "user", parts: [{ type: "text", text: "and 2 + 2?" }] },
+    { id: "m6", role: "assistant", parts: [{ type: "tool-add", toolCallId: "c2", state: "output-available", input: { a: 2, b: 2 }, output: 4 }, { type: "text", text: "4" }] },
   ];
   const ac = new AbortController();
   const result: Result = await rt.run({
@@ -77,8 +103,12 @@ export async function usage(): Promise<void> {
   const deleted: boolean = rt.deleteSession("chat-1");
   const ids: string[] = rt.listSessions();
   const active: number = rt.stats().activeRuns;
+  const budget: number | undefined = rt.stats().budgetUsed;
+  console.log(budget, rt.stats().budgetBytes);
   const cancelled: boolean = rt.cancelRun("r1");
   console.log(deleted, ids, active, cancelled, rt.version, rt.globalName, toModuleHistory(history).length);
+
+  await loop(rt);
   rt.close();
 
   try {
@@ -87,8 +117,6 @@ export async function usage(): Promise<void> {
     if (e instanceof AgentrtError) console.log(e.code, e.index, e.name);
   }
 
-  // @ts-expect-error wasm is required
-  await loadRuntime({ systemPrompt: "x" });
   // @ts-expect-error the model is "echo" or a function
   await loadRuntime({ wasm, model: "gpt-4" });
   // @ts-expect-error input is required
@@ -101,4 +129,41 @@ export async function usage(): Promise<void> {
   rt.session(1);
   // @ts-expect-error a tool needs call
   await loadRuntime({ wasm, tools: [{ name: "t" }] });
+}
+
+// The host's loop: store what each turn appended, pass the store back.
+export async function loop(rt: Runtime): Promise<Message[]> {
+  let stored: Message[] = [];
+  for (const input of ["a", "b"]) {
+    const result = await rt.run({ sessionId: "loop", input, history: stored });
+    stored = [...stored, ...result.appended];
+  }
+  // A session snapshot, a reply and a wider store are history too.
+  const snapshot = rt.session("loop");
+  if (snapshot) await rt.startRunWithHistory("copy", "x", snapshot.messages);
+  const last = await rt.run({ sessionId: "loop", input: "c", history: stored });
+  const wide: HistoryMessage[] = [...stored, last.reply];
+  await rt.run({ sessionId: "loop", input: "d", history: wide });
+  const frozen: readonly Message[] = Object.freeze([...stored]);
+  await rt.run({ sessionId: "loop", input: "e", history: frozen });
+  // A host's own record type with more fields is accepted as it is.
+  interface Row { role: "user" | "assistant"; content: string; createdAt: number; tool_calls?: Message["tool_calls"] }
+  const rows: Row[] = [{ role: "user", content: "hi", createdAt: 1 }];
+  await rt.run({ sessionId: "rows", input: "x", history: rows });
+  // OpenAI-shaped rows too.
+  const openai = [
+    { role: "assistant" as const, content: null, tool_calls: [{ id: "c", type: "function" as const, function: { name: "t", arguments: "{}" } }] },
+    { role: "tool" as const, tool_call_id: "c", content: "ok" },
+  ];
+  await rt.run({ sessionId: "openai", input: "x", history: openai });
+
+  // @ts-expect-error messages the runtime hands out are frozen
+  last.reply.content = "changed";
+  // @ts-expect-error their tool calls too
+  last.appended[0].tool_calls?.push({ id: "x", name: "y", arguments: "{}" });
+  // @ts-expect-error a role the runtime refuses ("developer" is read as "system")
+  await rt.run({ sessionId: "s", input: "x", history: [{ role: "robot", content: "x" }] });
+  // @ts-expect-error content is text
+  await rt.run({ sessionId: "s", input: "x", history: [{ role: "user", content: 5 }] });
+  return stored;
 }

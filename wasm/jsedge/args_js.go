@@ -138,7 +138,8 @@ func Policy(v js.Value) (p core.Policy, err error) {
 
 // Limits converts a JavaScript limits object (maxSessions,
 // maxMessagesPerSession, maxSessionBytes, maxSeedMessages, maxSeedBytes,
-// maxMessageBytes: non-negative integers; absent or 0 means the default).
+// maxMessageBytes, maxTotalBytes: non-negative integers; absent or 0 means
+// the default).
 // null or undefined is the zero Limits. Anything else is refused with
 // invalid_argument naming the field.
 func Limits(v js.Value) (l core.Limits, err error) {
@@ -154,6 +155,7 @@ func Limits(v js.Value) (l core.Limits, err error) {
 		{FieldMaxSessionBytes, &l.MaxSessionBytes},
 		{FieldMaxSeedBytes, &l.MaxSeedBytes},
 		{FieldMaxMessageBytes, &l.MaxMessageBytes},
+		{FieldMaxTotalBytes, &l.MaxTotalBytes},
 	}
 	ints := [...]struct {
 		name string
@@ -182,7 +184,9 @@ func Limits(v js.Value) (l core.Limits, err error) {
 
 // RunOptions are the options of one run call.
 type RunOptions struct {
-	// RunID names the run; empty means generated.
+	// RunID names the run; empty means generated (an absent runId: an
+	// empty string is refused, as a run named "" could not be cancelled
+	// by its name).
 	RunID string
 	// OnEvent is the JavaScript event handler, or undefined.
 	OnEvent js.Value
@@ -199,8 +203,14 @@ func Options(v js.Value) (o RunOptions, err error) {
 	if ok, err := object(v, what); !ok {
 		return o, err
 	}
-	if o.RunID, err = optStr(v, what, FieldRunID); err != nil {
-		return o, err
+	switch id := get(v, FieldRunID); id.Type() {
+	case js.TypeString:
+		if o.RunID = id.String(); o.RunID == "" {
+			return o, argError("options.runId must not be empty")
+		}
+	case js.TypeUndefined, js.TypeNull:
+	default:
+		return o, argError("options.runId must be a string")
 	}
 	switch f := get(v, FieldOnEvent); f.Type() {
 	case js.TypeFunction:

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/wasm/packed"
 )
 
@@ -16,28 +17,25 @@ import (
 // (docs/packed-history.md), decoded with one copy and no per-message
 // JavaScript call.
 //
-// JavaScript to Go, for each message of an Array:
+// The messages of an Array are read by package hostmsg, in every shape
+// docs/contract.md lists (the module's own, OpenAI chat messages, Vercel
+// AI SDK UIMessages), through hostValue:
 //
-//	| field                      | accepted                   | otherwise         |
-//	| -------------------------- | -------------------------- | ----------------- |
-//	| (the message)              | object                     | invalid_history   |
-//	| role                       | string (core checks it)    | invalid_history   |
-//	| content                    | string; null or undefined  | invalid_history   |
-//	|                            | set ContentMissing         |                   |
-//	| tool_call_id / toolCallId  | string, null, undefined    | invalid_history   |
-//	| tool_calls / toolCalls     | Array, null, undefined     | invalid_history   |
-//	| id                         | string, null, undefined    | invalid_history   |
-//	| tool call                  | object                     | invalid_history   |
-//	| tool call id, name         | string, null, undefined    | invalid_history   |
-//	| tool call arguments        | string; object or Array is | invalid_history   |
-//	|                            | JSON.stringify'd; null or  |                   |
-//	|                            | undefined is ""            |                   |
+//	| JavaScript                    | hostmsg.Kind                 |
+//	| ----------------------------- | ---------------------------- |
+//	| undefined, null               | Undefined, Null              |
+//	| boolean, number, string       | Bool, Number, String         |
+//	| Array (Array.isArray)         | Array                        |
+//	| any other object              | Object                       |
+//	| function, symbol, bigint      | Other                        |
 //
-// The snake_case spelling wins when a message carries both spellings.
-// Each error names the message's index in v. An Array longer than
-// maxMessages (zero: the default limit) is refused with limit_exceeded
-// before any message is read. Anything but an Array or a Uint8Array is
-// refused with invalid_argument.
+// An object's JSON text (tool-call arguments, a tool part's output) is
+// JSON.stringify's. Each error names the message's index in v; a getter
+// or Proxy trap that throws is refused with invalid_history at the
+// message being read. An Array longer than maxMessages (zero: the
+// default limit) is refused with limit_exceeded before any message is
+// read. Anything but an Array or a Uint8Array is refused with
+// invalid_argument.
 func History(v js.Value, maxMessages int) (_ []core.SeedMessage, err error) {
 	at := core.NoIndex
 	defer catch(&err, core.CodeInvalidHistory, &at)
@@ -58,15 +56,15 @@ func History(v js.Value, maxMessages int) (_ []core.SeedMessage, err error) {
 		return nil, core.NewError(core.CodeInvalidArgument, "history must be an Array of messages or a packed Uint8Array")
 	}
 	n := length(v)
-	if n > maxMessages {
-		return nil, core.NewIndexError(core.CodeLimitExceeded, maxMessages,
-			"history has "+itoa(n)+" messages, more than maxSeedMessages ("+itoa(maxMessages)+")")
+	if err := hostmsg.CheckCount(n, maxMessages); err != nil {
+		return nil, err
 	}
-	out := make([]core.SeedMessage, n)
-	for i := range out {
+	out := make([]core.SeedMessage, 0, n)
+	for i := 0; i < n; i++ {
 		at = i
-		if err := seedMessage(get(v, i), i, &out[i]); err != nil {
-			return nil, err
+		var msg string
+		if out, msg = hostmsg.Append(out, hostValue{get(v, i)}); msg != "" {
+			return nil, hostmsg.Refusal(i, msg)
 		}
 	}
 	return out, nil
@@ -76,91 +74,57 @@ func isArray(v js.Value) bool {
 	return v.Type() == js.TypeObject && jsArray.Call(MethodIsArray, v).Bool()
 }
 
-func seedMessage(v js.Value, i int, m *core.SeedMessage) error {
-	if v.Type() != js.TypeObject {
-		return core.NewIndexError(core.CodeInvalidHistory, i, "message must be an object")
-	}
-	role := get(v, FieldRole)
-	if role.Type() != js.TypeString {
-		return core.NewIndexError(core.CodeInvalidHistory, i, "role must be a string")
-	}
-	m.Role = core.Role(role.String())
-	switch c := get(v, FieldContent); c.Type() {
-	case js.TypeString:
-		m.Content = c.String()
-	case js.TypeNull, js.TypeUndefined:
-		m.ContentMissing = true
-	default:
-		return core.NewIndexError(core.CodeInvalidHistory, i, "content must be a string or null")
-	}
-	var ok bool
-	if m.ToolCallID, ok = optString(v, FieldToolCallID, FieldToolCallIDCamel); !ok {
-		return core.NewIndexError(core.CodeInvalidHistory, i, "tool_call_id must be a string")
-	}
-	if m.ID, ok = optString(v, FieldID, ""); !ok {
-		return core.NewIndexError(core.CodeInvalidHistory, i, "id must be a string")
-	}
-	calls := get(v, FieldToolCalls)
-	if nullish(calls) {
-		calls = get(v, FieldToolCallsCamel)
-	}
-	if nullish(calls) {
-		return nil
-	}
-	if !isArray(calls) {
-		return core.NewIndexError(core.CodeInvalidHistory, i, "tool_calls must be an Array")
-	}
-	m.ToolCalls = make([]core.ToolCall, length(calls))
-	for j := range m.ToolCalls {
-		if err := toolCall(get(calls, j), &m.ToolCalls[j]); err != "" {
-			return core.NewIndexError(core.CodeInvalidHistory, i, "tool_calls["+itoa(j)+"]: "+err)
-		}
-	}
-	return nil
-}
+// hostValue is hostmsg.Value over a JavaScript value (see History).
+type hostValue struct{ v js.Value }
 
-// toolCall reads one tool call; it returns what is wrong, or "".
-func toolCall(v js.Value, c *core.ToolCall) string {
-	if v.Type() != js.TypeObject {
-		return "tool call must be an object"
-	}
-	var ok bool
-	if c.ID, ok = optString(v, FieldID, ""); !ok {
-		return "id must be a string"
-	}
-	if c.Name, ok = optString(v, FieldName, ""); !ok {
-		return "name must be a string"
-	}
-	switch a := get(v, FieldArguments); a.Type() {
+var _ hostmsg.Value[hostValue] = hostValue{}
+
+func (h hostValue) Kind() hostmsg.Kind {
+	switch h.v.Type() {
+	case js.TypeUndefined:
+		return hostmsg.Undefined
+	case js.TypeNull:
+		return hostmsg.Null
+	case js.TypeBoolean:
+		return hostmsg.Bool
+	case js.TypeNumber:
+		return hostmsg.Number
 	case js.TypeString:
-		c.Arguments = a.String()
-	case js.TypeNull, js.TypeUndefined:
+		return hostmsg.String
 	case js.TypeObject:
-		s, err := stringify(a)
-		if err != nil {
-			return "arguments cannot be converted to JSON"
+		if isArray(h.v) {
+			return hostmsg.Array
 		}
-		c.Arguments = s
-	default:
-		return "arguments must be a JSON string or an object"
+		return hostmsg.Object
 	}
-	return ""
+	return hostmsg.Other
 }
 
-// optString reads v[name] (or v[alt] when v[name] is null or undefined):
-// a string, or "" for null and undefined; ok is false for any other type.
-func optString(v js.Value, name, alt string) (string, bool) {
-	f := get(v, name)
-	if alt != "" && nullish(f) {
-		f = get(v, alt)
+func (h hostValue) Text() string { return h.v.String() }
+
+func (h hostValue) Len() int { return length(h.v) }
+
+func (h hostValue) Index(i int) hostValue { return hostValue{get(h.v, i)} }
+
+func (h hostValue) Get(key string) hostValue { return hostValue{get(h.v, key)} }
+
+func (h hostValue) JSON() (string, bool) {
+	s, err := stringify(h.v)
+	return s, err == nil
+}
+
+// The field names hostmsg reads, made JavaScript strings once (see
+// interned).
+func init() {
+	for _, s := range []string{
+		hostmsg.FieldType, hostmsg.FieldFunction, hostmsg.FieldParts, hostmsg.FieldText,
+		hostmsg.FieldRefusal, hostmsg.FieldToolName, hostmsg.FieldState, hostmsg.FieldInput,
+		hostmsg.FieldOutput, hostmsg.FieldErrorText,
+	} {
+		if _, ok := interned[s]; !ok {
+			interned[s] = js.ValueOf(s)
+		}
 	}
-	switch f.Type() {
-	case js.TypeString:
-		return f.String(), true
-	case js.TypeNull, js.TypeUndefined:
-		return "", true
-	}
-	return "", false
 }
 
 func nullish(v js.Value) bool {

@@ -7,6 +7,7 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
 )
 
 // Model is a core.Model backed by a JavaScript function. Create it with
@@ -50,9 +51,11 @@ func (*Model) HonoursContext() {}
 // model.delta event; calls after the model has answered are ignored.
 //
 // fn returns a reply or a Promise of one. A reply is { content,
-// toolCalls? } (tool_calls accepted too), each call { id?, name,
-// arguments } with arguments a JSON text or an object (stringified; absent
-// is "{}"); a bare string is taken as the content.
+// toolCalls? } (tool_calls accepted too, and winning when both are set),
+// each call { id?, name, arguments } or OpenAI's { id, type: "function",
+// function: { name, arguments } }, arguments read by the one rule of
+// docs/contract.md (JSON text as it is, an object stringified, absent
+// "{}", anything else refused); a bare string is taken as the content.
 //
 // # Notes
 //
@@ -60,8 +63,9 @@ func (*Model) HonoursContext() {}
 //     model_error.
 //   - Complete waits for a Promise without blocking the event loop: it
 //     parks its goroutine until a then/catch handler answers.
-//   - delta's js.Func lives for one model call and is then released; a
-//     late call logs "call to released function" on the console.
+//   - delta is one long-lived js.Func bound to a number naming the model
+//     call: a call after the model has answered finds no call of that
+//     number and is ignored, silently.
 //   - request.messages are frozen objects from cache (see Cache), shared
 //     with later requests of the session; a nil cache converts them anew
 //     on every call.
@@ -69,15 +73,8 @@ func NewModel(fn js.Value, cache *Cache) *Model { return &Model{fn: fn, cache: c
 
 // Complete implements core.Model.
 func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
-	var done bool
-	delta := Func(nil, func(_ js.Value, args []js.Value) any {
-		if t := arg(args, 0); !done && t.Type() == js.TypeString {
-			req.Delta(t.String())
-		}
-		return nil
-	})
-	defer delta.Release()
-	defer func() { done = true }()
+	delta, forget := deltaFor(req.Delta)
+	defer forget()
 
 	msgs := m.cache.View(req.SessionID, req.Messages)
 	r := newObject()
@@ -134,46 +131,58 @@ func parse(s string) (js.Value, error) {
 	return try(func() js.Value { return jsJSON.Call(MethodParse, s) })
 }
 
-func modelError(msg string) error { return core.NewError(core.CodeModelError, msg) }
-
-// reply converts what a model function answered.
+// reply converts what a model function answered, by hostmsg.Reply's
+// rules (tool-call arguments as in histories: absent is "{}").
 func reply(v js.Value) (_ *core.ModelReply, err error) {
 	defer catch(&err, core.CodeModelError, nil)
-	switch v.Type() {
-	case js.TypeString:
-		return &core.ModelReply{Content: v.String()}, nil
-	case js.TypeObject:
-	default:
-		return nil, modelError("the model must answer an object { content, toolCalls? } or a string")
-	}
-	var r core.ModelReply
-	switch c := get(v, FieldContent); c.Type() {
-	case js.TypeString:
-		r.Content = c.String()
-	case js.TypeUndefined, js.TypeNull:
-	default:
-		return nil, modelError("reply.content must be a string")
-	}
-	calls := get(v, FieldToolCallsCamel)
-	if nullish(calls) {
-		calls = get(v, FieldToolCalls)
-	}
-	if nullish(calls) {
-		return &r, nil
-	}
-	if !isArray(calls) {
-		return nil, modelError("reply.toolCalls must be an Array")
-	}
-	r.ToolCalls = make([]core.ToolCall, length(calls))
-	for i := range r.ToolCalls {
-		c := &r.ToolCalls[i]
-		cv := get(calls, i)
-		if msg := toolCall(cv, c); msg != "" {
-			return nil, modelError("reply.toolCalls[" + itoa(i) + "]: " + msg)
+	return hostmsg.Reply(hostValue{v})
+}
+
+// deltas maps the number of each model call in progress to its
+// ModelRequest.Delta. deltaFunc, bound to such a number, is the delta
+// function a model request carries.
+var (
+	deltasMu  sync.Mutex
+	deltaNext int
+	deltas    = map[int]func(string){}
+	deltaFunc = Func(nil, func(_ js.Value, args []js.Value) any {
+		id, t := arg(args, 0), arg(args, 1)
+		if id.Type() != js.TypeNumber || t.Type() != js.TypeString {
+			return nil
 		}
-		if nullish(get(cv, FieldArguments)) {
-			c.Arguments = "{}"
+		deltasMu.Lock()
+		f := deltas[id.Int()]
+		deltasMu.Unlock()
+		if f != nil {
+			f(t.String())
 		}
+		return nil
+	})
+	deltaBindable = deltaFunc.Get(MethodBind).Type() == js.TypeFunction
+)
+
+// deltaFor returns the delta function of one model call and the function
+// that ends it. Where the host has no Function.prototype.bind, it is a
+// js.Func of its own, released at the end (a late call then logs "call
+// to released function").
+func deltaFor(f func(string)) (js.Value, func()) {
+	if !deltaBindable {
+		fn := Func(nil, func(_ js.Value, args []js.Value) any {
+			if t := arg(args, 0); t.Type() == js.TypeString {
+				f(t.String())
+			}
+			return nil
+		})
+		return fn.Value, fn.Release
 	}
-	return &r, nil
+	deltasMu.Lock()
+	deltaNext++
+	id := deltaNext
+	deltas[id] = f
+	deltasMu.Unlock()
+	return deltaFunc.Call(MethodBind, js.Null(), id), func() {
+		deltasMu.Lock()
+		delete(deltas, id)
+		deltasMu.Unlock()
+	}
 }

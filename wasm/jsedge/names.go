@@ -25,8 +25,13 @@
 // The API is unstable until version 1.0.
 package jsedge
 
+import (
+	"github.com/agentrt/agentrt/core/hostmsg"
+	"github.com/agentrt/agentrt/internal/envvar"
+)
+
 // Every name that crosses the Go/JavaScript line. Keep in sync with
-// shared DESIGN section 4, js/glue.js and js/glue.d.ts.
+// docs/contract.md, js/glue.js, js/history.js and js/glue.d.ts.
 
 // JavaScript globals the edge uses.
 const (
@@ -56,19 +61,21 @@ const (
 	MethodBind      = "bind"      // Function.prototype.bind
 	MethodForEach   = "forEach"   // Array.prototype.forEach
 	MethodReject    = "reject"    // Promise.reject
+	MethodResolve   = "resolve"   // Promise.resolve
 )
 
-// Message fields, and the camelCase spellings also accepted in histories.
+// Message fields, and the camelCase spellings also accepted in histories:
+// hostmsg's names, which reads every shape of host message.
 const (
-	FieldRole            = "role"
-	FieldContent         = "content"
-	FieldToolCallID      = "tool_call_id"
-	FieldToolCallIDCamel = "toolCallId"
-	FieldToolCalls       = "tool_calls"
-	FieldToolCallsCamel  = "toolCalls"
-	FieldID              = "id"
-	FieldName            = "name"
-	FieldArguments       = "arguments"
+	FieldRole            = hostmsg.FieldRole
+	FieldContent         = hostmsg.FieldContent
+	FieldToolCallID      = hostmsg.FieldToolCallID
+	FieldToolCallIDCamel = hostmsg.FieldToolCallIDCamel
+	FieldToolCalls       = hostmsg.FieldToolCalls
+	FieldToolCallsCamel  = hostmsg.FieldToolCallsCamel
+	FieldID              = hostmsg.FieldID
+	FieldName            = hostmsg.FieldName
+	FieldArguments       = hostmsg.FieldArguments
 )
 
 // Config, tool and limits fields.
@@ -86,6 +93,7 @@ const (
 	FieldMaxSeedMessages       = "maxSeedMessages"
 	FieldMaxSeedBytes          = "maxSeedBytes"
 	FieldMaxMessageBytes       = "maxMessageBytes"
+	FieldMaxTotalBytes         = "maxTotalBytes"
 	// ModelEcho selects the built-in model (as does an omitted model).
 	ModelEcho = "echo"
 )
@@ -147,6 +155,10 @@ const (
 	FieldRunsCompleted = "runsCompleted"
 	FieldRunsFailed    = "runsFailed"
 	FieldRunsCancelled = "runsCancelled"
+	// FieldBudgetUsed and FieldBudgetBytes are core.Stats.BudgetUsed and
+	// BudgetBytes: the memory budget in use and its limit.
+	FieldBudgetUsed  = "budgetUsed"
+	FieldBudgetBytes = "budgetBytes"
 	// FieldHeapAlloc is the Go heap in use (runtime.MemStats.HeapAlloc),
 	// set by the module's stats().
 	FieldHeapAlloc = "heapAlloc"
@@ -160,7 +172,7 @@ const (
 	// DefaultGlobal is the global name when AGENTRT_GLOBAL is unset.
 	DefaultGlobal = "agentrt"
 	// EnvGlobal names the environment variable that overrides it.
-	EnvGlobal = "AGENTRT_GLOBAL"
+	EnvGlobal = envvar.Global
 
 	ExportVersion       = "version"
 	ExportCreateRuntime = "createRuntime"
@@ -170,6 +182,7 @@ const (
 	MethodStartRunWithHistory          = "startRunWithHistory"
 	MethodStartRunWithPolicyAndHistory = "startRunWithPolicyAndHistory"
 	MethodCancelRun                    = "cancelRun"
+	MethodRevertRun                    = "revertRun"
 	MethodGetSession                   = "getSession"
 	MethodDeleteSession                = "deleteSession"
 	MethodListSessions                 = "listSessions"

@@ -158,9 +158,20 @@ func Func(onPanic any, fn func(this js.Value, args []js.Value) any) js.Func {
 // code: its text is the rejection's message. Await returns ctx's error
 // when ctx is done first; the handlers are then released when the
 // thenable settles, if ever.
+//
+// # Notes
+//
+//   - A thenable that is not a Promise is adopted by Promise.resolve
+//     first, which calls its then method as the language does: the first
+//     settlement wins, later ones and a throw after it are ignored, and
+//     Go's handlers are called once (a second call to a released handler
+//     would print "call to released function").
 func Await(ctx core.Context, v js.Value, code core.Code) (js.Value, error) {
 	if !isThenable(v) {
 		return v, nil
+	}
+	if p, err := try(func() js.Value { return jsPromise.Call(MethodResolve, v) }); err == nil {
+		v = p
 	}
 	type settled struct {
 		v  js.Value
@@ -183,6 +194,16 @@ func Await(ctx core.Context, v js.Value, code core.Code) (js.Value, error) {
 	})
 	release := func() { onOK.Release(); onErr.Release() }
 	if _, err := try(func() js.Value { return v.Call(MethodThen, onOK, onErr) }); err != nil {
+		select {
+		case s := <-ch:
+			// It settled before it threw: the settlement counts.
+			release()
+			if !s.ok {
+				return js.Undefined(), core.NewError(code, Text(s.v))
+			}
+			return s.v, nil
+		default:
+		}
 		release()
 		return js.Undefined(), core.NewError(code, err.Error())
 	}

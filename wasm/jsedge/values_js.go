@@ -20,7 +20,6 @@ var (
 	jsReflectGet = js.Global().Get(GlobalReflect).Get(MethodGet)
 	jsFreeze     = jsObject.Get(MethodFreeze)
 	jsArrayOf    = jsArray.Get(MethodOf)
-	jsJSONParse  = jsJSON.Get(MethodParse)
 )
 
 // get reads v[key] through a call of Reflect.get, so that a throwing
@@ -180,7 +179,7 @@ func Seed(r *core.SeedReport) js.Value {
 	return o
 }
 
-// Result returns r as a JavaScript Result (DESIGN section 4), with
+// Result returns r as a JavaScript Result (docs/contract.md), with
 // modelCalls always present and each call's messages only when the run
 // asked for inspection. A nil r is null. It is (*Cache)(nil).Result.
 func Result(r *core.Result) js.Value { return (*Cache)(nil).Result(r) }
@@ -191,14 +190,6 @@ func Result(r *core.Result) js.Value { return (*Cache)(nil).Result(r) }
 func (c *Cache) Result(r *core.Result) js.Value {
 	if r == nil {
 		return js.Null()
-	}
-	if !inspected(r) {
-		// The scalar fields in one JSON.parse; reply and appended (null
-		// placeholders there, to keep the field order) from the cache.
-		o := jsJSONParse.Invoke(string(appendResultJSON(nil, r)))
-		o.Set(FieldReply, c.Message(r.SessionID, &r.Reply))
-		o.Set(FieldAppended, c.Add(r.SessionID, r.Appended))
-		return o
 	}
 	o := newObject()
 	o.Set(FieldRunID, r.RunID)
@@ -310,6 +301,8 @@ func Stats(s *core.Stats) js.Value {
 	o.Set(FieldRunsCompleted, s.RunsCompleted)
 	o.Set(FieldRunsFailed, s.RunsFailed)
 	o.Set(FieldRunsCancelled, s.RunsCancelled)
+	o.Set(FieldBudgetUsed, float64(s.BudgetUsed))
+	o.Set(FieldBudgetBytes, float64(s.BudgetBytes))
 	return o
 }
 

@@ -12,9 +12,11 @@
 // field out of that string, so decoding allocates one copy of the text
 // plus the message slice, whatever the number of messages.
 //
-// Decoding checks only the format. Whether the history makes sense (known
-// roles, tool-call linkage, limits) is decided by core when the history is
-// seeded, exactly as for histories that arrive as arrays.
+// A packed history holds messages already read from the host's shapes
+// (js/history.js packs what core/hostmsg would read), so decoding checks
+// only the format. Whether the history makes sense (known roles, tool-call
+// linkage, limits) is decided by core when the history is seeded, exactly
+// as for histories that arrive as arrays.
 //
 // The package is pure Go and builds on every platform. The codec itself
 // is the boundary wire's (package wire: DecodeHistory, AppendHistory),
@@ -45,13 +47,16 @@ const (
 	RoleOther     = 255
 )
 
-// Flag bits of a message. Bits 4-7 are reserved and must be 0.
+// Flag bits of a message. Bits 5-7 are reserved and must be 0.
 const (
 	FlagContent    = 1 << 0 // content present (absent: null or undefined)
 	FlagID         = 1 << 1 // id present
 	FlagToolCallID = 1 << 2 // tool_call_id present
 	FlagToolCalls  = 1 << 3 // tool_calls present
-	flagsReserved  = 0xF0
+	// FlagContinues marks a message that comes from the same host
+	// message as the one before it (core.SeedMessage.Continues): errors
+	// then count host messages, as on the array path.
+	FlagContinues = 1 << 4
 )
 
 // maxVarintLen is the longest valid uvarint (a uint64 in 7-bit groups).

@@ -71,6 +71,32 @@ func TestEncode_Layout(t *testing.T) {
 	}
 }
 
+func TestDecode_Continues(t *testing.T) {
+	// Ensure FlagContinues round-trips and makes core name the host's
+	// message: the third packed message is the second host message.
+	h := []core.SeedMessage{
+		{Role: core.RoleAssistant, ID: "m1", ToolCalls: []core.ToolCall{{ID: "c", Name: "f", Arguments: "{}"}}},
+		{Role: core.RoleTool, ID: "m1", ToolCallID: "c", Continues: true},
+		{Role: "robot", Content: "x"},
+	}
+	buf := Encode(h)
+	const toolFlags = 20 // header 5, the assistant message 14, the role byte 1
+	if buf[toolFlags]&FlagContinues == 0 {
+		t.Fatalf("the tool message's flags lack FlagContinues: % x", buf)
+	}
+	got, err := Decode(buf, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got[1].Continues || got[0].Continues || got[2].Continues {
+		t.Fatalf("Continues got %v %v %v, want false true false", got[0].Continues, got[1].Continues, got[2].Continues)
+	}
+	err = core.ValidateHistory(got, core.Limits{})
+	if e, ok := err.(*core.Error); !ok || e.Index != 1 {
+		t.Fatalf("got %v, want invalid_history at index 1", err)
+	}
+}
+
 func TestDecode_Errors(t *testing.T) {
 	header := []byte{'A', 'R', 'H', 1}
 	with := func(b ...byte) []byte { return append(append([]byte(nil), header...), b...) }
@@ -92,7 +118,7 @@ func TestDecode_Errors(t *testing.T) {
 		{name: "ErrCountHuge", buf: with(0xff, 0xff, 0xff, 0xff, 0x0f), max: 1 << 40, code: core.CodeInvalidHistory, index: core.NoIndex},
 		{name: "ErrCountPastEnd", buf: with(2, 0, 1, 0), code: core.CodeInvalidHistory, index: core.NoIndex},
 		{name: "ErrTruncatedMessage", buf: with(1, 0, 1, 5, 'a'), code: core.CodeInvalidHistory, index: 0},
-		{name: "ErrReservedFlags", buf: with(1, 0, 0x11, 0), code: core.CodeInvalidHistory, index: 0},
+		{name: "ErrReservedFlags", buf: with(1, 0, 0x21, 0), code: core.CodeInvalidHistory, index: 0},
 		{name: "ErrRoleByte", buf: with(1, 7, 1, 0), code: core.CodeInvalidHistory, index: 0},
 		{name: "ErrBadUTF8", buf: with(2, 0, 1, 1, 'a', 0, 1, 2, 0xc3, 0x28), code: core.CodeInvalidHistory, index: 1},
 		{name: "ErrBadUTF8Role", buf: with(1, 255, 0, 1, 0xff), code: core.CodeInvalidHistory, index: 0},

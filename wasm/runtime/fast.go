@@ -72,11 +72,16 @@ const (
 // when the runtime is unknown, the size is wrong, or the call panics (a
 // panic must not reach the wasm instance).
 func call(op int, n, size int32, handle uint32) (length int32) {
+	var refusal string
+	code := core.CodeInvalidArgument
 	defer func() {
 		if recover() != nil {
-			out = wire.AppendRefused(nil, core.NewError(core.CodeInternal, "the module failed on this call"))
-			length = int32(len(out))
+			refusal, code = "the module failed on this call", core.CodeInternal
 		}
+		if refusal != "" {
+			out = wire.AppendRefused(nil, core.NewError(code, refusal))
+		}
+		length = int32(len(out))
 	}()
 	var x *fastpath.Runtime
 	if n >= 0 && int(n) < len(fast) {
@@ -84,9 +89,9 @@ func call(op int, n, size int32, handle uint32) (length int32) {
 	}
 	switch {
 	case x == nil:
-		out = wire.AppendRefused(nil, core.NewError(core.CodeInvalidArgument, "no open runtime has this number"))
+		refusal = "no open runtime has this number"
 	case size < 0 || int(size) > len(in):
-		out = wire.AppendRefused(nil, core.NewError(core.CodeInvalidArgument, "the frame is longer than the input buffer"))
+		refusal = "the frame is longer than the input buffer"
 	case op == opBegin:
 		out = x.Begin(in[:size])
 	case op == opFeed:
@@ -94,7 +99,7 @@ func call(op int, n, size int32, handle uint32) (length int32) {
 	default:
 		out = x.Next(uint64(handle), op == opExpire)
 	}
-	return int32(len(out))
+	return 0
 }
 
 //go:wasmexport agentrt_in

@@ -6,8 +6,8 @@
 //
 //	{ version, createRuntime(config) -> Runtime }
 //
-// and then waits for calls. See DESIGN section 4 and docs/ for the
-// contract; package jsedge holds the conversions.
+// and then waits for calls. See docs/contract.md and docs/module.md for
+// the contract; package jsedge holds the conversions.
 //
 // Build it with `go run ./cmd/agentrt build` (or `make build`), which
 // writes dist/agentrt.wasm and the wasm_exec.js that runs it.
@@ -22,16 +22,13 @@ import (
 	"github.com/agentrt/agentrt/wasm/jsedge"
 )
 
-// version is the module's version, published as the global's version.
-const version = "0.1.0"
-
 func main() {
 	name, ok := syscall.Getenv(jsedge.EnvGlobal)
 	if !ok || name == "" {
 		name = jsedge.DefaultGlobal
 	}
 	api := js.Global().Get(jsedge.GlobalObject).New()
-	api.Set(jsedge.ExportVersion, version)
+	api.Set(jsedge.ExportVersion, core.Version)
 	api.Set(jsedge.ExportCreateRuntime, jsedge.Func(js.Null(), createRuntime))
 	js.Global().Set(name, api)
 	select {}
@@ -112,6 +109,14 @@ func newRuntime(st *runtimeState) js.Value {
 	o.Set(jsedge.MethodCancelRun, jsedge.Func(false, func(_ js.Value, args []js.Value) any {
 		id := arg(args, 0)
 		return id.Type() == js.TypeString && rt.CancelRun(id.String())
+	}))
+	o.Set(jsedge.MethodRevertRun, jsedge.Func(false, func(_ js.Value, args []js.Value) any {
+		sid, id := arg(args, 0), arg(args, 1)
+		if sid.Type() != js.TypeString || id.Type() != js.TypeString {
+			return false
+		}
+		st.cache.Forget(sid.String())
+		return rt.RevertRun(sid.String(), id.String())
 	}))
 	o.Set(jsedge.MethodGetSession, jsedge.Func(js.Null(), func(_ js.Value, args []js.Value) any {
 		id := arg(args, 0)

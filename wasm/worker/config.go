@@ -8,18 +8,22 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/internal/envvar"
 	"github.com/agentrt/agentrt/openai"
 )
 
 // The worker's environment variables (wrangler vars and secrets).
 const (
-	EnvToken         = "AGENTRT_TOKEN"           // secret: bearer token; empty = no auth
-	EnvModel         = "AGENTRT_MODEL"           // "echo" (default) or "openai"
-	EnvOpenAIBaseURL = "AGENTRT_OPENAI_BASE_URL" // e.g. https://api.openai.com/v1
-	EnvOpenAIModel   = "AGENTRT_OPENAI_MODEL"    // model name sent upstream
-	EnvOpenAIKey     = "AGENTRT_OPENAI_KEY"      // secret
-	EnvMaxBodyBytes  = "AGENTRT_MAX_BODY_BYTES"  // default 1 MiB
-	EnvSystemPrompt  = "AGENTRT_SYSTEM_PROMPT"   // optional
+	EnvToken         = envvar.Token         // secret: bearer token; empty = no auth
+	EnvModel         = envvar.Model         // "echo" (default) or "openai"
+	EnvOpenAIBaseURL = envvar.OpenAIBaseURL // e.g. https://api.openai.com/v1
+	EnvOpenAIModel   = envvar.OpenAIModel   // model name sent upstream
+	EnvOpenAIKey     = envvar.OpenAIKey     // secret
+	EnvMaxBodyBytes  = envvar.MaxBodyBytes  // default 1 MiB
+	EnvSystemPrompt  = envvar.SystemPrompt  // optional
+	// EnvTestFaults set to "1" enables the test-only fault routes (see
+	// withFaults). Never set it in a deployment.
+	EnvTestFaults = envvar.TestFaults
 )
 
 // config is the worker's configuration.
@@ -29,12 +33,14 @@ type config struct {
 	// Model is nil for echo.
 	Model        *openai.Model
 	MaxBodyBytes int64
+	// TestFaults enables the fault routes (EnvTestFaults).
+	TestFaults bool
 }
 
 // configFrom reads the configuration through get (the worker's env). The
 // openai model's Client is left nil for the caller to set.
 func configFrom(get func(string) string) (config, error) {
-	c := config{Token: get(EnvToken), SystemPrompt: get(EnvSystemPrompt), MaxBodyBytes: httpapi.DefaultMaxBodyBytes}
+	c := config{Token: get(EnvToken), SystemPrompt: get(EnvSystemPrompt), MaxBodyBytes: httpapi.DefaultMaxBodyBytes, TestFaults: get(EnvTestFaults) == "1"}
 	if s := strings.TrimSpace(get(EnvMaxBodyBytes)); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n <= 0 {

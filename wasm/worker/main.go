@@ -10,13 +10,16 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
+	"os"
 	"syscall/js"
 
 	"github.com/syumai/workers"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/wasm/worker/bridge"
 )
 
 func main() {
@@ -35,23 +38,23 @@ func main() {
 		h = misconfigured(err.Error())
 	} else {
 		if cfg.Model != nil {
-			cfg.Model.Client = fetchClient{}
+			cfg.Model.Client = bridge.FetchClient{}
 		}
 		rt, rerr := core.New(cfg.runtimeConfig())
 		if rerr != nil {
 			h = misconfigured(rerr.Error())
 		} else {
-			h = httpapi.New(httpapi.Config{Runtime: rt, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Version: version})
+			h = httpapi.New(httpapi.Config{Runtime: rt, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Version: core.Version})
 		}
 	}
-	b := newBridge(h, cfg.MaxBodyBytes)
+	if cfg.TestFaults {
+		h = withFaults(h, cfg.Token, die)
+	}
+	b := newJSBridge(h, cfg.MaxBodyBytes)
 	b.export(ctx.Get("binding"))
 	workers.Ready()
 	<-b.closed
 }
-
-// version is reported by /healthz.
-const version = "0.1.0"
 
 // misconfigured answers every request with 500 and says what is wrong
 // with the configuration (never a secret's value).
@@ -59,7 +62,31 @@ func misconfigured(reason string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(http.StatusInternalServerError)
-		msg, _ := jsonString("the worker is misconfigured: " + reason)
-		_, _ = w.Write([]byte(`{"error":{"code":"internal","message":` + msg + `}}`))
+		msg, _ := json.Marshal("the worker is misconfigured: " + reason)
+		_, _ = w.Write([]byte(`{"error":{"code":"internal","message":` + string(msg) + `}}`))
 	})
+}
+
+// sink keeps the allocations of an injected out-of-memory fault alive.
+var sink [][]byte
+
+// die ends the Go instance the way kind says (see withFaults): "oom"
+// allocates until Go's fatal "out of memory", "panic" panics in a
+// goroutine nothing recovers, "exit" exits.
+func die(kind string) {
+	switch kind {
+	case faultOOM:
+		for {
+			sink = append(sink, make([]byte, 256<<20))
+		}
+	case faultPanic:
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			panic("agentrt: injected fault")
+		}()
+		<-done
+	default:
+		os.Exit(3)
+	}
 }

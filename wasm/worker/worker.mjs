@@ -10,14 +10,53 @@
 // Every I/O object is touched only here, in the context of the request it
 // belongs to: the body is read before Go sees the request, the response is
 // built from plain bytes, and an upstream fetch asked for by Go is made by
-// the handler of the request that asked for it. Go never calls fetch or
-// touches a stream itself, so concurrent requests cannot cross their I/O.
+// the handler of the request that asked for it. Go never calls back into
+// JavaScript: each request pulls its own messages (agentrt.next) from its
+// own handler, polling with its own timers while it waits, so no request's
+// work is ever resolved in another request's context, and workerd never
+// takes a waiting request for a hung one.
+//
+// A client that goes away (request.signal, the enable_request_signal
+// compatibility flag) aborts its request: Go cancels the run and rolls its
+// turn back. A Go instance that dies (out of memory or any fatal error)
+// fails the requests it was serving with a typed error, and the next
+// request starts a fresh instance.
 //
 // Keep the names in sync with wasm/worker/bridge_js.go.
 import "./wasm_exec.js";
 import wasmModule from "./worker.wasm";
 
+// Polling of a request whose answer is not ready yet (its run waits
+// behind another run of its session, or for another request's upstream
+// answer): the interval doubles from POLL_MIN_MS to POLL_MAX_MS; Go is
+// asked when it flagged the request ready, and every PULL_EVERY ticks in
+// any case (which also lets Go fire its own timers).
+const POLL_MIN_MS = 1;
+const POLL_MAX_MS = 25;
+const PULL_EVERY = 8;
+
+// A streamed answer (Server-Sent Events) sends a comment line when it has
+// had nothing to send for this long: writing is how workerd notices a
+// client that went away, and the stream's cancel then aborts the run.
+const HEARTBEAT_MS = 500;
+const HEARTBEAT = new TextEncoder().encode(": keepalive\n\n");
+
+const JSON_TYPE = "application/json; charset=utf-8";
+const DIED_MESSAGE = "the worker's Go instance stopped (out of memory or another fatal error) while answering; "
+  + "the next request starts a fresh instance, whose sessions are seeded from the history each request sends";
+
 let current = null; // Promise of the isolate's instance
+let currentInst = null; // the instance, once started
+
+/** Thrown when the Go instance has died. */
+class InstanceDied extends Error {
+  constructor() { super("agentrt: the Go instance has exited"); }
+}
+
+/** Thrown when the client went away. */
+class ClientGone extends Error {
+  constructor() { super("agentrt: the client went away"); }
+}
 
 /**
  * Starts one Go instance and resolves to its API once Go is ready.
@@ -36,24 +75,55 @@ export async function startInstance(env, mod = wasmModule) {
     workers: { ready: () => ready() },
   });
   const exited = go.run(instance);
-  let dead = false;
-  const api = await Promise.race([
-    readyPromise.then(() => binding.agentrt),
-    exited.then(() => { throw new Error("agentrt: the Go module exited during start-up"); }),
-  ]);
-  delete globalThis.context;
-  exited.finally(() => { dead = true; });
-  return { api, isAlive: () => !dead };
+  try {
+    const api = await Promise.race([
+      readyPromise.then(() => binding.agentrt),
+      exited.then(() => { throw new Error("agentrt: the Go module exited during start-up"); }),
+    ]);
+    // From here on a death is noticed through go.exited, which Go's exit
+    // sets synchronously. The promise go.run returned belongs to this
+    // request; settling it after this request ended would only make
+    // workerd log a cross-request warning, so wasm_exec.js is told not to.
+    go._resolveExitPromise = () => {};
+    return { api, isAlive: () => !go.exited };
+  } finally {
+    delete globalThis.context;
+  }
 }
 
 function instanceFor(env) {
+  if (currentInst !== null && !currentInst.isAlive()) {
+    current = null;
+    currentInst = null;
+  }
   if (current === null) {
-    const p = startInstance(env);
+    const p = startInstance(env).then((inst) => {
+      if (current === p) currentInst = inst;
+      return inst;
+    });
     // A failed start is retried by the next request.
     p.catch(() => { if (current === p) current = null; });
     current = p;
   }
   return current;
+}
+
+/**
+ * Calls into Go. A call that finds the instance dead, or kills it, throws
+ * InstanceDied; an Error returned by the bridge (a bad call) is thrown.
+ */
+function call(inst, f) {
+  if (!inst.isAlive()) throw new InstanceDied();
+  let r;
+  try {
+    r = f(inst.api);
+  } catch (e) {
+    if (!inst.isAlive()) throw new InstanceDied();
+    throw e;
+  }
+  if (!inst.isAlive()) throw new InstanceDied();
+  if (r instanceof Error) throw r;
+  return r;
 }
 
 async function readBody(request, max) {
@@ -84,49 +154,162 @@ async function readBody(request, max) {
   return { body, length };
 }
 
-async function upstreamFetch(api, id, job) {
-  try {
-    const res = await fetch(job.url, { method: job.method, headers: job.headers, body: job.body });
-    const body = new Uint8Array(await res.arrayBuffer());
-    api.fetched(id, job.fid, res.status, [...res.headers], body, "");
-  } catch (e) {
-    api.fetched(id, job.fid, 0, [], null, String(e && e.message || e));
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// pull returns the request's next message, waiting in this request's own
+// context (its own timers) while Go has nothing for it.
+async function pull(inst, x) {
+  let wait = POLL_MIN_MS;
+  let ticks = 0;
+  for (;;) {
+    if (x.gone) throw new ClientGone();
+    x.state.ready = false;
+    const m = call(inst, (api) => api.next(x.id));
+    if (m === false) throw new ClientGone(); // aborted: Go dropped it
+    if (m !== null) return m;
+    do {
+      await sleep(wait);
+      wait = Math.min(wait * 2, POLL_MAX_MS);
+      if (!inst.isAlive()) throw new InstanceDied();
+      if (x.gone) throw new ClientGone();
+    } while (!x.state.ready && ++ticks % PULL_EVERY !== 0);
   }
+}
+
+// upstreamFetch makes the fetch Go asked for and hands Go the answer.
+// While it is in flight the handler keeps asking Go (when Go flagged the
+// request, and every PULL_EVERY ticks) whether it still waits for it: a
+// run that timed out or was cancelled stops waiting, and the fetch is
+// then abandoned at once instead of holding the answer back.
+async function upstreamFetch(inst, x, job) {
+  const ac = new AbortController();
+  const onAbort = () => ac.abort();
+  if (x.signal) x.signal.addEventListener("abort", onAbort);
+  let settled = false;
+  const watch = async () => {
+    let wait = POLL_MIN_MS;
+    let ticks = 0;
+    while (!settled) {
+      await sleep(wait);
+      wait = Math.min(wait * 2, POLL_MAX_MS);
+      if (settled) return;
+      if (x.gone || !inst.isAlive()) return onAbort();
+      if (x.state.ready || ++ticks % PULL_EVERY === 0) {
+        x.state.ready = false;
+        if (!call(inst, (api) => api.waiting(x.id, job.fid))) return onAbort();
+      }
+    }
+  };
+  watch().catch(onAbort);
+  let status = 0, headers = [], body = null, error = "";
+  try {
+    const res = await fetch(job.url, { method: job.method, headers: job.headers, body: job.body, signal: ac.signal });
+    body = new Uint8Array(await res.arrayBuffer());
+    status = res.status;
+    headers = [...res.headers];
+  } catch (e) {
+    error = String(e && e.message || e) || "fetch failed";
+  } finally {
+    settled = true;
+    if (x.signal) x.signal.removeEventListener("abort", onAbort);
+  }
+  call(inst, (api) => api.fetched(x.id, job.fid, status, headers, body, error));
 }
 
 // step returns the next message for the client, doing the fetches Go asks
 // for on the way.
-async function step(api, id) {
+async function step(inst, x) {
   for (;;) {
-    const m = await api.next(id);
+    const m = await pull(inst, x);
     if (m.type !== "fetch") return m;
-    await upstreamFetch(api, id, m);
+    await upstreamFetch(inst, x, m);
+  }
+}
+
+// abort tells Go that request x is over before its answer was delivered.
+function abort(inst, x) {
+  if (x.gone) return;
+  x.gone = true;
+  try {
+    if (inst.isAlive()) inst.api.abort(x.id);
+  } catch {
+    // The instance died meanwhile: nothing is left to cancel.
   }
 }
 
 /**
  * Answers one request with a started instance.
- * @param {{api: object}} inst
+ * @param {{api: object, isAlive: () => boolean}} inst
  * @param {Request} request
  * @param {() => void} [onDone] called once the response is complete
  */
 export async function handle(inst, request, onDone = () => {}) {
-  const { api } = inst;
-  const { body, length } = await readBody(request, api.maxBodyBytes);
-  const id = api.begin(request.method, request.url, [...request.headers], body, length);
-  const first = await step(api, id);
+  const { body, length } = await readBody(request, inst.api.maxBodyBytes);
+  const state = { ready: false };
+  const id = call(inst, (api) => api.begin(request.method, request.url, [...request.headers], body, length, state));
+  const x = { id, state, gone: false, signal: request.signal || undefined };
+  let finished = false;
+  const onAbort = () => {
+    if (!finished) abort(inst, x);
+  };
+  const unlisten = () => {
+    finished = true;
+    if (x.signal) x.signal.removeEventListener("abort", onAbort);
+  };
+  if (x.signal) {
+    if (x.signal.aborted) onAbort();
+    else x.signal.addEventListener("abort", onAbort);
+  }
+  let first;
+  try {
+    first = await step(inst, x);
+  } catch (e) {
+    abort(inst, x);
+    unlisten();
+    onDone();
+    throw e;
+  }
   if (first.type === "response") {
+    unlisten();
     onDone();
     return new Response(nullBody(first.status, request) ? null : first.body, { status: first.status, headers: first.headers });
   }
   // "head": a streamed body (Server-Sent Events) follows.
+  let pending = null; // the step a heartbeat interrupted
   const stream = new ReadableStream({
     async pull(controller) {
-      const m = await step(api, id);
+      let m;
+      try {
+        if (pending === null) pending = step(inst, x);
+        let timer;
+        const beat = new Promise((resolve) => { timer = setTimeout(resolve, HEARTBEAT_MS, HEARTBEAT); });
+        try {
+          m = await Promise.race([pending, beat]);
+        } finally {
+          clearTimeout(timer);
+        }
+        if (m === HEARTBEAT) {
+          controller.enqueue(HEARTBEAT);
+          return;
+        }
+        pending = null;
+      } catch (e) {
+        pending = null;
+        abort(inst, x);
+        unlisten();
+        onDone();
+        if (e instanceof InstanceDied) {
+          controller.enqueue(diedEvent());
+          controller.close();
+          return;
+        }
+        controller.error(e);
+        return;
+      }
       if (m.type === "body") controller.enqueue(m.body);
-      else { controller.close(); onDone(); }
+      else { unlisten(); controller.close(); onDone(); }
     },
-    cancel() { api.abort(id); onDone(); },
+    cancel() { abort(inst, x); unlisten(); onDone(); },
   });
   return new Response(stream, { status: first.status, headers: first.headers });
 }
@@ -135,23 +318,52 @@ function nullBody(status, request) {
   return status === 204 || status === 304 || request.method === "HEAD";
 }
 
-function errorResponse(e) {
-  console.error("agentrt:", e && e.message || e);
-  return new Response(JSON.stringify({ error: { code: "internal", message: "the worker failed to answer" } }),
-    { status: 500, headers: { "content-type": "application/json; charset=utf-8" } });
+const diedError = { code: "internal", message: DIED_MESSAGE };
+
+// diedEvent ends a stream whose instance died: run.failed, as a run that
+// failed any other way ends.
+function diedEvent() {
+  const data = JSON.stringify({ type: "run.failed", error: diedError });
+  return new TextEncoder().encode(`event: run.failed\ndata: ${data}\n\n`);
 }
 
-export default {
-  async fetch(request, env) {
-    try {
-      let inst = await instanceFor(env);
-      if (!inst.isAlive()) {
-        current = null;
-        inst = await instanceFor(env);
-      }
-      return await handle(inst, request);
-    } catch (e) {
-      return errorResponse(e);
+function jsonError(status, code, message) {
+  return new Response(JSON.stringify({ error: { code, message } }) + "\n",
+    { status, headers: { "content-type": JSON_TYPE, "cache-control": "no-store" } });
+}
+
+/**
+ * The worker's fetch handler: answers request with the isolate's instance,
+ * starting one when there is none or the last one died.
+ * @param {Request} request
+ * @param {object} env
+ * @param {{waitUntil?: (p: Promise<unknown>) => void}} [ctx]
+ */
+export async function serve(request, env, ctx) {
+  let inst = null;
+  let done = () => {};
+  if (ctx && typeof ctx.waitUntil === "function") {
+    // Keeps the request's context alive until its answer is complete, so
+    // that request.signal's abort reaches the handler when the client
+    // leaves (without it workerd may tear the context down first).
+    ctx.waitUntil(new Promise((resolve) => { done = resolve; }));
+  }
+  try {
+    inst = await instanceFor(env);
+    return await handle(inst, request, done);
+  } catch (e) {
+    done();
+    if (e instanceof InstanceDied || (inst !== null && !inst.isAlive())) {
+      console.error("agentrt:", DIED_MESSAGE);
+      return jsonError(500, "internal", DIED_MESSAGE);
     }
-  },
-};
+    if (e instanceof ClientGone) {
+      // Nobody reads this answer.
+      return jsonError(503, "cancelled", "the client went away");
+    }
+    console.error("agentrt:", e && e.message || e);
+    return jsonError(500, "internal", "the worker failed to answer");
+  }
+}
+
+export default { fetch: serve };

@@ -1,76 +1,38 @@
 // End-to-end test of the web demo in real browsers: headless Chromium (V8,
 // over the DevTools protocol) and Firefox ESR (SpiderMonkey, over WebDriver
-// BiDi), both driven by puppeteer-core from one script.
+// BiDi), both driven by puppeteer-core, and WebKitGTK's MiniBrowser (WebKit,
+// JavaScriptCore) under xvfb-run, driven over W3C WebDriver by
+// WebKitWebDriver (webdriver.mjs), all from one script with the same steps.
 //
-//   node web-demo/test/e2e.mjs [--url URL] [--browsers chromium,firefox]
+//   node web-demo/test/e2e.mjs [--url URL] [--browsers chromium,firefox,webkit]
 //
 // Without --url it builds the CLI and runs `agentrt demo` on a free port
 // with its own dist/ directory in a temporary folder. Screenshots go to
 // artifacts/e2e/. The test fails on any console error, page error or failed
-// request. A browser that is not installed is skipped, unless CI is set:
-// then it is a failure. The last line reads "N passed, N failed".
+// request (in WebKit, whose WebDriver has no console: on any uncaught
+// error, unhandled rejection, failed load of an element or console.error
+// call of the page after it loaded). A browser that is not
+// installed is skipped, unless CI is set: then it is a failure. The last
+// line reads "N passed, N failed".
 
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import puppeteer from "puppeteer-core";
+import { ENGINE_NAMES, Results, runEngines, watchPage } from "./browsers.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const ARTIFACTS = path.join(ROOT, "artifacts", "e2e");
-const CI = Boolean(process.env.CI);
 // A guard against hangs, not a speed assertion: loading and compiling the
 // module in a cold browser can take several seconds on a slow machine.
 const WAIT_MS = 120_000;
 
-const CHROMIUM_FLAGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-];
-
-const ENGINES = [
-  {
-    name: "chromium",
-    executablePath: process.env.CHROMIUM_BIN || "/usr/bin/chromium",
-    async launch(exe, scratch) {
-      const dataDir = await mkdtemp(path.join(scratch, "chromium-profile-"));
-      const browser = await puppeteer.launch({
-        browser: "chrome",
-        executablePath: exe,
-        headless: true,
-        args: [...CHROMIUM_FLAGS, `--user-data-dir=${dataDir}`],
-      });
-      return { browser, cleanup: () => rm(dataDir, { recursive: true, force: true }) };
-    },
-  },
-  {
-    name: "firefox",
-    executablePath: process.env.FIREFOX_BIN || "/usr/bin/firefox-esr",
-    async launch(exe) {
-      const browser = await puppeteer.launch({ browser: "firefox", executablePath: exe, headless: true });
-      return { browser, cleanup: async () => {} };
-    },
-  },
-];
-
 // ---------------------------------------------------------------------------
 // Results.
 
-let passed = 0;
-let failed = 0;
-
-function pass(name) {
-  passed++;
-  console.log(`ok      ${name}`);
-}
-
-function fail(name, err) {
-  failed++;
-  console.log(`FAIL    ${name}\n        ${String(err && err.stack ? err.stack : err).split("\n").join("\n        ")}`);
-}
+const results = new Results();
 
 function assertEqual(got, want, what) {
   if (got !== want) throw new Error(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
@@ -84,7 +46,7 @@ function assert(cond, message) {
 // The demo server.
 
 function parseArgs(argv) {
-  const out = { url: "", browsers: ENGINES.map((e) => e.name) };
+  const out = { url: "", browsers: ENGINE_NAMES };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--url") out.url = argv[++i];
@@ -189,24 +151,10 @@ async function startFakeModel() {
 // ---------------------------------------------------------------------------
 // Page helpers.
 
-// watch records console errors, page errors and failed requests of page.
+// watch records what goes wrong in page (see watchPage).
 function watch(page, label) {
-  const problems = [];
-  page.on("console", (msg) => {
-    if (msg.type() === "error") {
-      const at = msg.location()?.url;
-      problems.push(`${label} console error: ${msg.text()}${at ? ` (${at})` : ""}`);
-    }
-  });
-  page.on("pageerror", (err) => problems.push(`${label} page error: ${err && err.message ? err.message : err}`));
-  page.on("requestfailed", (req) => {
-    problems.push(`${label} request failed: ${req.url()} ${req.failure()?.errorText ?? ""}`);
-  });
-  page.on("response", (res) => {
-    if (res.status() >= 400) problems.push(`${label} HTTP ${res.status()}: ${res.url()}`);
-  });
   page.setDefaultTimeout(WAIT_MS);
-  return problems;
+  return watchPage(page, label);
 }
 
 async function waitReady(page) {
@@ -279,7 +227,7 @@ function steps(ctx) {
   return [
     ["a fresh page opens a conversation and loads the runtime", async () => {
       ctx.page = await ctx.browser.newPage();
-      ctx.problems = watch(ctx.page, "tab 1");
+      ctx.watch = watch(ctx.page, "tab 1");
       await ctx.page.setViewport({ width: 1280, height: 800 });
       await ctx.page.goto(url);
       await waitReady(ctx.page);
@@ -366,10 +314,10 @@ function steps(ctx) {
 
       const b = await ctx.browser.newPage();
       ctx.pageB = b;
-      ctx.problemsB = watch(b, "tab 2");
+      ctx.watchB = watch(b, "tab 2");
       await b.setViewport({ width: 1280, height: 800 });
       await b.bringToFront();
-      await b.goto(a.url());
+      await b.goto(await a.evaluate(() => location.href));
       await waitReady(b);
       assertEqual((await lastTurn(b)).messages, 2, "tab B shows the stored turn");
       await b.select('[data-testid="seed-mode-select"]', "reconcile");
@@ -388,8 +336,10 @@ function steps(ctx) {
       await b.waitForFunction(() => document.querySelectorAll('[data-testid="message"]').length === 6);
       await b.select('[data-testid="seed-mode-select"]', "if-empty");
       expectTurn(await sendTurn(b, "B, if-empty"), { seedMode: "noop", seedCount: 0, modelMessages: 5, messages: 8 });
+      ctx.pendingB = await ctx.watchB.take();
       await b.close();
       ctx.pageB = null;
+      ctx.watchB = null;
       await a.bringToFront();
     }],
     ["screenshots at desktop and phone width; the phone layout fits", async () => {
@@ -579,47 +529,32 @@ function steps(ctx) {
   ];
 }
 
-async function runEngine(engine, url, scratch, fake) {
-  const exe = engine.executablePath;
-  if (!existsSync(exe)) {
-    if (CI) { fail(`${engine.name}: browser`, new Error(`${exe} is missing (CI is set, so this fails instead of skipping)`)); return; }
-    console.log(`skip    ${engine.name}: ${exe} is missing (set CI to make this a failure)`);
-    return;
-  }
-  let launched;
-  try {
-    launched = await engine.launch(exe, scratch);
-  } catch (e) {
-    fail(`${engine.name}: launch`, e);
-    return;
-  }
+async function runSteps(engine, browser, url, fake) {
   const ctx = {
-    url, fake, browser: launched.browser, engine: engine.name, problems: [], problemsB: [],
+    url, fake, browser, engine: engine.name, watch: null, watchB: null, pendingB: [],
     allowed: () => false, // a step may allow the problems it provokes on purpose
   };
   let broken = false;
-  try {
-    for (const [name, fn] of steps(ctx)) {
-      const label = `${engine.name}: ${name}`;
-      if (broken) { fail(label, "not run: an earlier step failed"); continue; }
-      try {
-        await fn();
-        const problems = [...ctx.problems.splice(0), ...(ctx.problemsB || []).splice(0)]
-          .filter((problem) => !ctx.allowed(problem));
-        ctx.allowed = () => false;
-        if (problems.length) throw new Error(problems.join("\n"));
-        pass(label);
-      } catch (e) {
-        broken = true;
-        fail(label, e);
-        if (ctx.page) {
-          await ctx.page.screenshot({ path: path.join(ARTIFACTS, `${engine.name}-failure.png`) }).catch(() => {});
-        }
+  for (const [name, fn] of steps(ctx)) {
+    const label = `${engine.name}: ${name}`;
+    if (broken) { results.fail(label, "not run: an earlier step failed"); continue; }
+    try {
+      await fn();
+      const problems = [
+        ...(ctx.watch ? await ctx.watch.take() : []),
+        ...(ctx.watchB ? await ctx.watchB.take() : []),
+        ...ctx.pendingB.splice(0),
+      ].filter((problem) => !ctx.allowed(problem));
+      ctx.allowed = () => false;
+      if (problems.length) throw new Error(problems.join("\n"));
+      results.pass(label);
+    } catch (e) {
+      broken = true;
+      results.fail(label, e);
+      if (ctx.page) {
+        await ctx.page.screenshot({ path: path.join(ARTIFACTS, `${engine.name}-failure.png`) }).catch(() => {});
       }
     }
-  } finally {
-    await launched.browser.close().catch(() => {});
-    await launched.cleanup();
   }
 }
 
@@ -638,18 +573,15 @@ async function main() {
     }
     console.log(`demo at ${url}`);
     fake = await startFakeModel();
-    for (const engine of ENGINES) {
-      if (args.browsers.includes(engine.name)) await runEngine(engine, url, scratch, fake);
-    }
+    await runEngines(args.browsers, scratch, results, (engine, browser) => runSteps(engine, browser, url, fake));
   } catch (e) {
-    fail("setup", e);
+    results.fail("setup", e);
   } finally {
     if (server) await server.stop();
     if (fake) await fake.stop();
     await rm(scratch, { recursive: true, force: true });
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exitCode = failed > 0 ? 1 : 0;
+  results.summary();
 }
 
 await main();

@@ -50,6 +50,12 @@ const (
 // it equal to the one in wasm/worker/wrangler.jsonc.
 const CompatibilityDate = "2025-09-01"
 
+// CompatibilityFlags are the Workers compatibility flags of the bundle;
+// keep them equal to those in wasm/worker/wrangler.jsonc.
+// enable_request_signal makes request.signal abort when the client goes
+// away, which is how the worker cancels the run of a client that left.
+var CompatibilityFlags = []string{"enable_request_signal"}
+
 // Bundle is a built worker: a directory holding the entry module, the
 // wasm_exec.js of the Go that built the module, and the module.
 type Bundle struct {
@@ -148,6 +154,14 @@ func Config(o Options) string {
 	b.WriteString("    (name = \"" + WasmExecFile + "\", esModule = embed \"" + WasmExecFile + "\"),\n")
 	b.WriteString("    (name = \"" + ModuleFile + "\", wasm = embed \"" + ModuleFile + "\"),\n  ],\n")
 	b.WriteString("  compatibilityDate = \"" + CompatibilityDate + "\",\n")
+	b.WriteString("  compatibilityFlags = [")
+	for i, f := range CompatibilityFlags {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(capnpString(f))
+	}
+	b.WriteString("],\n")
 	if len(o.Env) > 0 {
 		names := make([]string, 0, len(o.Env))
 		for k := range o.Env {

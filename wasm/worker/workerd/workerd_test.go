@@ -68,6 +68,13 @@ func run(m *testing.M) int {
 // the end of the test.
 func mustStart(t testing.TB, o workerd.Options) *workerd.Process {
 	t.Helper()
+	p, _ := mustStartLogs(t, o)
+	return p
+}
+
+// mustStartLogs is mustStart that also returns workerd's output.
+func mustStartLogs(t testing.TB, o workerd.Options) (*workerd.Process, *syncBuffer) {
+	t.Helper()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -78,8 +85,8 @@ func mustStart(t testing.TB, o workerd.Options) *workerd.Process {
 	defer ln.Close()
 	o.Root = root
 	o.Listener = ln.(*net.TCPListener)
-	var logs syncBuffer
-	o.Stdout, o.Stderr = &logs, &logs
+	logs := &syncBuffer{}
+	o.Stdout, o.Stderr = logs, logs
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p, err := workerd.Start(ctx, bundle, o)
@@ -92,7 +99,7 @@ func mustStart(t testing.TB, o workerd.Options) *workerd.Process {
 			t.Logf("workerd output:\n%s", logs.String())
 		}
 	})
-	return p
+	return p, logs
 }
 
 type syncBuffer struct {

@@ -1,0 +1,228 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
+	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
+)
+
+// What the API reads: the body of POST /v1/sessions/{id}/runs. What it
+// writes is in wire_encode.go.
+
+// RunBody is the decoded body of POST /v1/sessions/{id}/runs.
+type RunBody struct {
+	Input string
+	// History is applied when WithHistory is set: the body had a
+	// "history" array (an explicit null is no history).
+	History     []core.SeedMessage
+	WithHistory bool
+	Policy      core.Policy
+	RunID       string
+	// Inspect asks for the messages of each model call in the result.
+	Inspect bool
+}
+
+// rawRun is the first decoding pass: field types are checked one by one
+// afterwards, so that every mistake gets a message that names the field.
+type rawRun struct {
+	Input   json.RawMessage `json:"input"`
+	History json.RawMessage `json:"history"`
+	Policy  json.RawMessage `json:"policy"`
+	RunID   json.RawMessage `json:"runId"`
+	Inspect json.RawMessage `json:"inspect"`
+}
+
+type rawPolicy struct {
+	SeedMode           json.RawMessage `json:"seedMode"`
+	OnBusy             json.RawMessage `json:"onBusy"`
+	MaxSteps           json.RawMessage `json:"maxSteps"`
+	MaxContextMessages json.RawMessage `json:"maxContextMessages"`
+	MaxContextBytes    json.RawMessage `json:"maxContextBytes"`
+	AllowedTools       json.RawMessage `json:"allowedTools"`
+	ToolErrors         json.RawMessage `json:"toolErrors"`
+	TimeoutMs          json.RawMessage `json:"timeoutMs"`
+}
+
+func invalidArg(msg string) *core.Error { return core.NewError(core.CodeInvalidArgument, msg) }
+
+// isNull reports whether a raw field is absent or JSON null.
+func isNull(r json.RawMessage) bool {
+	return len(r) == 0 || string(r) == "null"
+}
+
+func decodeString(r json.RawMessage) (string, bool) {
+	if len(r) == 0 || r[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(r, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// decodeInt accepts a JSON integer (no fraction) in [0, max].
+func decodeInt(r json.RawMessage, max int64) (int64, bool) {
+	var f float64
+	if len(r) == 0 || json.Unmarshal(r, &f) != nil {
+		return 0, false
+	}
+	if f != float64(int64(f)) || f < 0 || f > float64(max) {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// DecodeRunBody decodes and type-checks a run request body. A body that
+// is not a JSON object, or a field of the wrong type, is refused with
+// CodeInvalidArgument; a history entry of the wrong shape with
+// CodeInvalidHistory and its index (read by hostmsg, in every shape of
+// docs/contract.md). The values themselves (roles, linkage, limits,
+// policy values) are checked by the runtime.
+func DecodeRunBody(body []byte) (*RunBody, *core.Error) {
+	return decodeRunBody(body, 0)
+}
+
+// decodeRunBody is DecodeRunBody with the runtime's maxSeedMessages (zero:
+// the default), over which a history array is refused before it is read.
+func decodeRunBody(body []byte, maxMessages int) (*RunBody, *core.Error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return nil, invalidArg("the body must be a JSON object")
+	}
+	var raw rawRun
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, invalidArg("the body is not valid JSON")
+	}
+	out := &RunBody{}
+	var ok bool
+	if out.Input, ok = decodeString(raw.Input); !ok {
+		return nil, invalidArg("input must be a string")
+	}
+	if !isNull(raw.RunID) {
+		if out.RunID, ok = decodeString(raw.RunID); !ok {
+			return nil, invalidArg("runId must be a string")
+		}
+	}
+	if !isNull(raw.Inspect) {
+		switch string(raw.Inspect) {
+		case "true":
+			out.Inspect = true
+		case "false":
+		default:
+			return nil, invalidArg("inspect must be a boolean")
+		}
+	}
+	if !isNull(raw.Policy) {
+		p, err := decodePolicy(raw.Policy)
+		if err != nil {
+			return nil, err
+		}
+		out.Policy = p
+	}
+	if !isNull(raw.History) {
+		h, err := decodeHistory(raw.History, maxMessages)
+		if err != nil {
+			return nil, err
+		}
+		out.History, out.WithHistory = h, true
+	}
+	return out, nil
+}
+
+func decodePolicy(r json.RawMessage) (core.Policy, *core.Error) {
+	var p core.Policy
+	if r[0] != '{' {
+		return p, invalidArg("policy must be an object")
+	}
+	var raw rawPolicy
+	if json.Unmarshal(r, &raw) != nil {
+		return p, invalidArg("policy must be an object")
+	}
+	str := func(f json.RawMessage, name string) (string, *core.Error) {
+		if isNull(f) {
+			return "", nil
+		}
+		s, ok := decodeString(f)
+		if !ok {
+			return "", invalidArg("policy." + name + " must be a string")
+		}
+		return s, nil
+	}
+	num := func(f json.RawMessage, name string, max int64) (int64, *core.Error) {
+		if isNull(f) {
+			return 0, nil
+		}
+		n, ok := decodeInt(f, max)
+		if !ok {
+			return 0, invalidArg("policy." + name + " must be a non-negative integer")
+		}
+		return n, nil
+	}
+	var s string
+	var n int64
+	var err *core.Error
+	if s, err = str(raw.SeedMode, "seedMode"); err != nil {
+		return p, err
+	}
+	p.SeedMode = core.SeedMode(s)
+	if s, err = str(raw.OnBusy, "onBusy"); err != nil {
+		return p, err
+	}
+	p.OnBusy = core.BusyMode(s)
+	if s, err = str(raw.ToolErrors, "toolErrors"); err != nil {
+		return p, err
+	}
+	p.ToolErrors = core.ToolErrorMode(s)
+	const maxInt32 = 1<<31 - 1
+	if n, err = num(raw.MaxSteps, "maxSteps", maxInt32); err != nil {
+		return p, err
+	}
+	p.MaxSteps = int(n)
+	if n, err = num(raw.MaxContextMessages, "maxContextMessages", maxInt32); err != nil {
+		return p, err
+	}
+	p.MaxContextMessages = int(n)
+	if n, err = num(raw.MaxContextBytes, "maxContextBytes", 1<<53); err != nil {
+		return p, err
+	}
+	p.MaxContextBytes = n
+	// A timeout longer than a year is refused rather than overflowing.
+	if n, err = num(raw.TimeoutMs, "timeoutMs", 365*24*3600*1000); err != nil {
+		return p, err
+	}
+	p.TimeoutMs = n
+	if !isNull(raw.AllowedTools) {
+		var names []string
+		if raw.AllowedTools[0] != '[' || json.Unmarshal(raw.AllowedTools, &names) != nil {
+			return p, invalidArg("policy.allowedTools must be an array of strings")
+		}
+		if names == nil {
+			names = []string{}
+		}
+		p.AllowedTools = names
+	}
+	return p, nil
+}
+
+// decodeHistory reads the history array with hostmsg, the rules every
+// edge shares (docs/contract.md): a message of the wrong shape is refused
+// with invalid_history, its index and the same message as at every other
+// edge.
+func decodeHistory(r json.RawMessage, maxMessages int) ([]core.SeedMessage, *core.Error) {
+	if r[0] != '[' {
+		return nil, invalidArg("history must be an array")
+	}
+	v, err := hostjson.Parse(r)
+	if err != nil {
+		return nil, invalidArg("history must be an array")
+	}
+	h, err := hostmsg.Messages(v, maxMessages)
+	if err != nil {
+		return nil, core.AsError(err)
+	}
+	return h, nil
+}

@@ -1,0 +1,149 @@
+package httpapi
+
+import (
+	"github.com/agentrt/agentrt/core"
+)
+
+// The JSON shapes the API writes. They match the module's JavaScript
+// contract (docs/contract.md): camelCase fields, except the message fields
+// tool_call_id and tool_calls, which are snake_case as hosts store them.
+// What the API reads is in wire_decode.go.
+
+// wireMessage is a session message as the API writes it.
+type wireMessage struct {
+	Role       core.Role      `json:"role"`
+	Content    string         `json:"content"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+	ID         string         `json:"id,omitempty"`
+}
+
+type wireToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type wireSeed struct {
+	Mode          core.SeedOutcome `json:"mode"`
+	Seeded        int              `json:"seeded"`
+	SkippedSystem int              `json:"skippedSystem"`
+}
+
+type wireModelCall struct {
+	Step         int           `json:"step"`
+	MessageCount int           `json:"messageCount"`
+	Messages     []wireMessage `json:"messages,omitempty"`
+}
+
+type wireResult struct {
+	RunID        string          `json:"runId"`
+	SessionID    string          `json:"sessionId"`
+	Status       string          `json:"status"`
+	Reply        wireMessage     `json:"reply"`
+	Appended     []wireMessage   `json:"appended"`
+	Seed         wireSeed        `json:"seed"`
+	MessageCount int             `json:"messageCount"`
+	ModelCalls   []wireModelCall `json:"modelCalls"`
+}
+
+type wireError struct {
+	Code    core.Code `json:"code"`
+	Message string    `json:"message"`
+	Index   *int      `json:"index,omitempty"`
+}
+
+type wireErrorBody struct {
+	Error wireError `json:"error"`
+}
+
+type wireSession struct {
+	ID           string        `json:"id"`
+	MessageCount int           `json:"messageCount"`
+	Messages     []wireMessage `json:"messages"`
+}
+
+type wireEvent struct {
+	Type      core.EventType `json:"type"`
+	RunID     string         `json:"runId"`
+	SessionID string         `json:"sessionId"`
+	Seq       int            `json:"seq"`
+	Seed      *wireSeed      `json:"seed,omitempty"`
+	Message   *wireMessage   `json:"message,omitempty"`
+	Delta     string         `json:"delta,omitempty"`
+	Step      int            `json:"step,omitempty"`
+	ToolCall  *wireToolCall  `json:"toolCall,omitempty"`
+	Result    *wireResult    `json:"result,omitempty"`
+	Error     *wireError     `json:"error,omitempty"`
+}
+
+func toWireMessage(m *core.Message) wireMessage {
+	w := wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ID: m.ID}
+	if len(m.ToolCalls) > 0 {
+		w.ToolCalls = make([]wireToolCall, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			w.ToolCalls[i] = wireToolCall(c)
+		}
+	}
+	return w
+}
+
+func toWireMessages(ms []core.Message) []wireMessage {
+	out := make([]wireMessage, len(ms))
+	for i := range ms {
+		out[i] = toWireMessage(&ms[i])
+	}
+	return out
+}
+
+func toWireResult(r *core.Result) *wireResult {
+	w := &wireResult{
+		RunID:        r.RunID,
+		SessionID:    r.SessionID,
+		Status:       r.Status,
+		Reply:        toWireMessage(&r.Reply),
+		Appended:     toWireMessages(r.Appended),
+		Seed:         wireSeed(r.Seed),
+		MessageCount: r.MessageCount,
+		ModelCalls:   make([]wireModelCall, len(r.ModelCalls)),
+	}
+	for i, c := range r.ModelCalls {
+		w.ModelCalls[i] = wireModelCall{Step: c.Step, MessageCount: c.MessageCount}
+		if c.Messages != nil {
+			w.ModelCalls[i].Messages = toWireMessages(c.Messages)
+		}
+	}
+	return w
+}
+
+func toWireError(e *core.Error) *wireError {
+	w := &wireError{Code: e.Code, Message: e.Message}
+	if e.Index >= 0 {
+		i := e.Index
+		w.Index = &i
+	}
+	return w
+}
+
+func toWireEvent(ev *core.Event) *wireEvent {
+	w := &wireEvent{Type: ev.Type, RunID: ev.RunID, SessionID: ev.SessionID, Seq: ev.Seq, Delta: ev.Delta, Step: ev.Step}
+	if ev.Seed != nil {
+		s := wireSeed(*ev.Seed)
+		w.Seed = &s
+	}
+	if ev.Message != nil {
+		m := toWireMessage(ev.Message)
+		w.Message = &m
+	}
+	if ev.ToolCall != nil {
+		c := wireToolCall(*ev.ToolCall)
+		w.ToolCall = &c
+	}
+	if ev.Result != nil {
+		w.Result = toWireResult(ev.Result)
+	}
+	if ev.Err != nil {
+		w.Error = toWireError(ev.Err)
+	}
+	return w
+}

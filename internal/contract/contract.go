@@ -1,0 +1,209 @@
+// Package contract loads the host-message corpus in testdata/contract/
+// and checks one edge's outcome against it. Every edge's contract test
+// (core/hostmsg, httpapi, the worker on workerd, the module under wazero
+// on each of its history paths) runs the same cases through this package;
+// js/test/contract.test.mjs reads the same files for the glue.
+//
+//	for _, c := range contract.MustLoad(t) {
+//		t.Run(c.Name, func(t *testing.T) {
+//			session, skipped, err := runOnMyEdge(c.History)
+//			c.Check(t, session, skipped, err)
+//		})
+//	}
+//
+// A case holds a history in one of the host shapes and either the
+// messages the session holds after seeding it (system messages left out)
+// or the refusal: code, index and message. See testdata/contract/README.md.
+package contract
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/agentrt/agentrt/core"
+)
+
+// Case is one corpus case.
+type Case struct {
+	// Name is "file/name", unique in the corpus.
+	Name string
+	// History is the host's history as JSON text: pass it to the edge as
+	// it is (HTTP), parse it in the host's engine (JavaScript), or parse
+	// it with hostjson.
+	History json.RawMessage
+	// Session is what the session holds after seeding, in the canonical
+	// shape Canonical returns; nil when the case is a refusal.
+	Session []map[string]any
+	// SkippedSystem is the number of system messages seeding skips.
+	SkippedSystem int
+	// Error is the refusal, or nil.
+	Error *Refusal
+}
+
+// Refusal is an expected error.
+type Refusal struct {
+	Code    string `json:"code"`
+	Index   int    `json:"index"`
+	Message string `json:"message"`
+}
+
+type rawCase struct {
+	Name          string           `json:"name"`
+	History       json.RawMessage  `json:"history"`
+	Session       []map[string]any `json:"session"`
+	SkippedSystem int              `json:"skippedSystem"`
+	Error         *Refusal         `json:"error"`
+}
+
+// Dir returns the corpus directory, testdata/contract/ at the
+// repository's root.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "contract")
+}
+
+// Load reads every *.json file of the corpus, in name order.
+func Load() ([]Case, error) {
+	files, err := filepath.Glob(filepath.Join(Dir(), "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var out []Case
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var raw []rawCase
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return nil, &os.PathError{Op: "parse", Path: f, Err: err}
+		}
+		base := strings.TrimSuffix(filepath.Base(f), ".json")
+		for _, r := range raw {
+			c := Case{Name: base + "/" + r.Name, History: r.History, SkippedSystem: r.SkippedSystem, Error: r.Error}
+			if r.Error == nil {
+				c.Session = make([]map[string]any, len(r.Session))
+				for i, m := range r.Session {
+					c.Session[i] = CanonicalMap(m)
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// MustLoad is Load that fails t at once on an error or an empty corpus.
+func MustLoad(t testing.TB) []Case {
+	t.Helper()
+	cs, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) == 0 {
+		t.Fatal("the contract corpus is empty")
+	}
+	return cs
+}
+
+// Canonical returns a session message in the corpus's shape: role and
+// content always; id and tool_call_id when not empty; tool_calls when
+// there are any, each {id, name, arguments}.
+func Canonical(m *core.Message) map[string]any {
+	out := map[string]any{"role": string(m.Role), "content": m.Content}
+	if m.ID != "" {
+		out["id"] = m.ID
+	}
+	if m.ToolCallID != "" {
+		out["tool_call_id"] = m.ToolCallID
+	}
+	if len(m.ToolCalls) > 0 {
+		calls := make([]any, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			calls[i] = map[string]any{"id": c.ID, "name": c.Name, "arguments": c.Arguments}
+		}
+		out["tool_calls"] = calls
+	}
+	return out
+}
+
+// CanonicalMap is Canonical for a message an edge returned as decoded
+// JSON or exported JavaScript (snake_case or camelCase fields).
+func CanonicalMap(m map[string]any) map[string]any {
+	str := func(k, alt string) string {
+		s, _ := m[k].(string)
+		if s == "" && alt != "" {
+			s, _ = m[alt].(string)
+		}
+		return s
+	}
+	msg := core.Message{Role: core.Role(str("role", "")), Content: str("content", ""),
+		ID: str("id", ""), ToolCallID: str("tool_call_id", "toolCallId")}
+	calls, _ := m["tool_calls"].([]any)
+	if calls == nil {
+		calls, _ = m["toolCalls"].([]any)
+	}
+	for _, c := range calls {
+		cm, _ := c.(map[string]any)
+		id, _ := cm["id"].(string)
+		name, _ := cm["name"].(string)
+		args, _ := cm["arguments"].(string)
+		msg.ToolCalls = append(msg.ToolCalls, core.ToolCall{ID: id, Name: name, Arguments: args})
+	}
+	return Canonical(&msg)
+}
+
+// CanonicalMessages is Canonical for each message.
+func CanonicalMessages(ms []core.Message) []map[string]any {
+	out := make([]map[string]any, len(ms))
+	for i := range ms {
+		out[i] = Canonical(&ms[i])
+	}
+	return out
+}
+
+// Check fails t unless the outcome matches the case: err is nil and
+// session (canonical messages the session holds, the new turn left out)
+// and skippedSystem are as expected, or err is the expected refusal. A
+// nil err with an expected refusal, or the reverse, fails too.
+func (c *Case) Check(t testing.TB, session []map[string]any, skippedSystem int, err *Refusal) {
+	t.Helper()
+	if c.Error != nil {
+		if err == nil {
+			t.Fatalf("accepted; want %s", show(c.Error))
+		}
+		if *err != *c.Error {
+			t.Fatalf("refused with %s\nwant %s", show(err), show(c.Error))
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("refused with %s; want the session %s", show(err), show(c.Session))
+	}
+	if got, want := show(session), show(c.Session); got != want {
+		t.Fatalf("session\n got %s\nwant %s", got, want)
+	}
+	if skippedSystem != c.SkippedSystem {
+		t.Fatalf("skippedSystem %d, want %d", skippedSystem, c.SkippedSystem)
+	}
+}
+
+// RefusalOf returns err's code, index and message, or nil for nil.
+func RefusalOf(err error) *Refusal {
+	if err == nil {
+		return nil
+	}
+	e := core.AsError(err)
+	return &Refusal{Code: string(e.Code), Index: e.Index, Message: e.Message}
+}
+
+func show(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

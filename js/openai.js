@@ -1,0 +1,298 @@
+// agentrt's OpenAI-compatible model: a model function for loadRuntime that
+// calls a chat.completions endpoint (OpenAI, or any server that speaks its
+// protocol: llama.cpp, vLLM, Ollama, LM Studio, ...), streams the answer's
+// text as model.delta events and returns its tool calls.
+//
+//   import { loadRuntime } from "agentrt";
+//   import { openAIModel } from "agentrt/openai";
+//   const rt = await loadRuntime({
+//     model: openAIModel({ baseURL: "https://api.openai.com/v1", model: "gpt-4o-mini", apiKey }),
+//   });
+//
+// One dependency-free ES module: it needs only fetch, ReadableStream and
+// TextDecoder (browsers, webviews, Node 20+, Bun, Deno, workerd).
+
+import { AgentrtError } from "./glue.js";
+
+/** Longest upstream error text kept in a message, in characters. */
+const MAX_ERROR_TEXT = 300;
+
+function argError(name, what) {
+  const err = new TypeError(`agentrt/openai: ${name} ${what}`);
+  err.code = "invalid_argument";
+  return err;
+}
+
+function isSignal(v) {
+  return v !== null && typeof v === "object" && typeof v.aborted === "boolean" && typeof v.addEventListener === "function";
+}
+
+/**
+ * Returns a model function for an OpenAI-compatible chat.completions
+ * endpoint. Each call POSTs the agent's system prompt, the session's
+ * messages and the tools with `stream: true`, hands every text delta to
+ * `request.delta` as it arrives (Server-Sent Events), and returns
+ * `{ content, toolCalls }`. A server that answers plain JSON instead of a
+ * stream is read too.
+ *
+ * The key is sent as `Authorization: Bearer` and never appears in an
+ * error message (raw, JSON-escaped or URL-encoded).
+ *
+ * @param {object} options
+ * @param {string | URL} options.baseURL the API root, e.g. "https://api.openai.com/v1"
+ * @param {string} options.model the model name sent upstream
+ * @param {string} [options.apiKey] the API key, if the endpoint needs one
+ * @param {Record<string, string>} [options.headers] extra request headers
+ * @param {Record<string, unknown>} [options.body] extra request fields, e.g. `{ temperature: 0 }`
+ * @param {AbortSignal | ((request: object) => AbortSignal | undefined)} [options.signal]
+ *   aborts the HTTP request: a signal, or a function of the model request
+ *   (for instance a lookup by `request.runId`) returning one
+ * @param {typeof fetch} [options.fetch] the fetch to use (default: globalThis.fetch)
+ * @returns {(request: object) => Promise<{content: string, toolCalls: Array<{id: string, name: string, arguments: string}>}>}
+ */
+export function openAIModel(options) {
+  if (options === null || typeof options !== "object") throw argError("options", "must be an object");
+  const { baseURL, model, apiKey, headers, body, signal } = options;
+  let root;
+  try {
+    root = new URL(String(baseURL ?? ""));
+  } catch {
+    throw argError("options.baseURL", "must be an absolute http(s) URL, e.g. https://api.openai.com/v1");
+  }
+  if (root.protocol !== "http:" && root.protocol !== "https:") {
+    throw argError("options.baseURL", "must be an absolute http(s) URL, e.g. https://api.openai.com/v1");
+  }
+  if (typeof model !== "string" || model === "") throw argError("options.model", "must be a non-empty string");
+  if (apiKey !== undefined && apiKey !== null && typeof apiKey !== "string") throw argError("options.apiKey", "must be a string");
+  if (headers !== undefined && (headers === null || typeof headers !== "object")) throw argError("options.headers", "must be an object");
+  if (body !== undefined && (body === null || typeof body !== "object" || Array.isArray(body))) throw argError("options.body", "must be an object");
+  if (signal !== undefined && signal !== null && !isSignal(signal) && typeof signal !== "function") {
+    throw argError("options.signal", "must be an AbortSignal or a function returning one");
+  }
+  const fetchFn = options.fetch ?? globalThis.fetch;
+  if (typeof fetchFn !== "function") throw argError("options.fetch", "must be a function (this host has no global fetch)");
+
+  const url = root.href.replace(/\/+$/, "") + "/chat/completions";
+  const redact = redactor(apiKey || "");
+
+  return async function openAIComplete(request) {
+    const runSignal = pickSignal(signal, request);
+    const payload = { ...body, model, stream: true, messages: toOpenAIMessages(request) };
+    const tools = toOpenAITools(request.tools);
+    if (tools.length) payload.tools = tools;
+    const h = { ...headers, "content-type": "application/json", accept: "text/event-stream, application/json" };
+    if (apiKey) h.authorization = "Bearer " + apiKey;
+
+    if (runSignal && runSignal.aborted) throw aborted(runSignal.reason);
+    let res;
+    try {
+      res = await fetchFn(url, { method: "POST", headers: h, body: JSON.stringify(payload), signal: runSignal });
+    } catch (e) {
+      if (runSignal && runSignal.aborted) throw aborted(runSignal.reason);
+      throw modelError(`cannot reach ${url}: ${redact(errorText(e))}`, e);
+    }
+    if (!res.ok) {
+      const text = await res.text().catch(() => "");
+      throw modelError(`${url} answered ${res.status}: ${redact(text)}`);
+    }
+    try {
+      return await readChatResponse(res, (text) => request.delta(text), redact);
+    } catch (e) {
+      if (runSignal && runSignal.aborted) throw aborted(runSignal.reason);
+      if (e instanceof AgentrtError) throw e;
+      throw modelError(`reading the answer of ${url}: ${redact(errorText(e))}`, e);
+    }
+  };
+}
+
+function pickSignal(signal, request) {
+  const own = request && isSignal(request.signal) ? request.signal : undefined;
+  const given = typeof signal === "function" ? signal(request) : signal;
+  const mine = isSignal(given) ? given : undefined;
+  if (own && mine) {
+    return typeof AbortSignal.any === "function" ? AbortSignal.any([own, mine]) : mine;
+  }
+  return own || mine;
+}
+
+function errorText(e) {
+  return e && typeof e.message === "string" ? e.message : String(e);
+}
+
+function modelError(message, cause) {
+  return new AgentrtError("model_error", `agentrt/openai: ${message}`, cause === undefined ? {} : { cause });
+}
+
+function aborted(reason) {
+  return new AgentrtError("cancelled", "agentrt/openai: the request was aborted", { name: "AbortError", cause: reason });
+}
+
+// redactor returns a function that removes key from text in every
+// encoding it may come back in (as it is, JSON-escaped, URL-encoded),
+// before the text is cut to MAX_ERROR_TEXT: cutting first could leave a
+// piece of the key that no longer matches.
+function redactor(key) {
+  const forms = key.length < 4 ? [] : [...new Set([key, JSON.stringify(key).slice(1, -1), encodeURIComponent(key), encodeURI(key)])];
+  return (text) => {
+    let out = String(text);
+    for (const f of forms) out = out.split(f).join("[redacted]");
+    return out.length > MAX_ERROR_TEXT ? out.slice(0, MAX_ERROR_TEXT) + "…" : out;
+  };
+}
+
+/**
+ * The chat.completions messages of a model request: the system prompt,
+ * then each session message with its tool calls in OpenAI's shape.
+ * @param {{system?: string, messages: ReadonlyArray<object>}} request
+ */
+export function toOpenAIMessages(request) {
+  const out = [];
+  if (request.system) out.push({ role: "system", content: request.system });
+  for (const m of request.messages || []) out.push(toOpenAIMessage(m));
+  return out;
+}
+
+function toOpenAIMessage(m) {
+  const out = { role: m.role, content: m.content ?? "" };
+  const calls = m.tool_calls ?? m.toolCalls;
+  if (m.role === "assistant" && Array.isArray(calls) && calls.length) {
+    out.content = m.content || null;
+    out.tool_calls = calls.map((c) => ({
+      id: c.id,
+      type: "function",
+      function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments || "{}" : JSON.stringify(c.arguments ?? {}) },
+    }));
+  }
+  if (m.role === "tool") out.tool_call_id = m.tool_call_id ?? m.toolCallId;
+  return out;
+}
+
+function toOpenAITools(tools) {
+  return (tools || []).map((t) => ({
+    type: "function",
+    function: {
+      name: t.name,
+      ...(t.description ? { description: t.description } : {}),
+      parameters: parameters(t.parameters),
+    },
+  }));
+}
+
+function parameters(p) {
+  if (typeof p === "string" && p !== "") {
+    try {
+      return JSON.parse(p);
+    } catch { /* not JSON: no schema */ }
+  } else if (p !== null && typeof p === "object") {
+    return p;
+  }
+  return { type: "object", properties: {} };
+}
+
+// readChatResponse reads a chat.completions answer: a Server-Sent Events
+// stream of chunks, or one JSON object.
+async function readChatResponse(res, onDelta, redact) {
+  const type = res.headers.get("content-type") || "";
+  if (!type.includes("text/event-stream")) {
+    const j = await res.json();
+    if (j && j.error) throw modelError("the endpoint answered an error: " + redact(j.error.message || JSON.stringify(j.error)));
+    const msg = (j && j.choices && j.choices[0] && j.choices[0].message) || {};
+    const content = typeof msg.content === "string" ? msg.content : "";
+    if (content) onDelta(content);
+    return {
+      content,
+      toolCalls: (msg.tool_calls || []).map((c) => ({
+        id: String(c.id ?? ""),
+        name: String(c.function?.name ?? ""),
+        arguments: stringArgs(c.function?.arguments),
+      })),
+    };
+  }
+  if (!res.body) throw modelError("the event stream has no body");
+
+  let content = "";
+  const calls = []; // by index
+  let done = false;
+  const onData = (data) => {
+    if (data === "[DONE]") {
+      done = true;
+      return;
+    }
+    let chunk;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      throw modelError("the event stream sent data that is not JSON: " + redact(data));
+    }
+    if (chunk && chunk.error) throw modelError("the endpoint sent an error: " + redact(chunk.error.message || JSON.stringify(chunk.error)));
+    const delta = chunk && chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
+    if (!delta) return;
+    if (typeof delta.content === "string" && delta.content !== "") {
+      content += delta.content;
+      onDelta(delta.content);
+    }
+    for (const tc of delta.tool_calls || []) {
+      const i = Number.isInteger(tc.index) ? tc.index : calls.length;
+      const c = (calls[i] ||= { id: "", name: "", arguments: "" });
+      if (tc.id) c.id = String(tc.id);
+      const name = tc.function && tc.function.name;
+      // OpenAI sends the name once; some servers repeat it whole.
+      if (name && name !== c.name) c.name += name;
+      const args = tc.function && tc.function.arguments;
+      if (typeof args === "string") c.arguments += args;
+      else if (args != null) c.arguments += JSON.stringify(args);
+    }
+  };
+
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  let data = []; // the data lines of the event being read
+  const line = (l) => {
+    if (l === "") {
+      // A blank line ends an event.
+      if (data.length) onData(data.join("\n"));
+      data = [];
+    } else if (l.startsWith("data:")) {
+      data.push(l.slice(l.startsWith("data: ") ? 6 : 5));
+    }
+    // Comments (":") and other fields (event:, id:, retry:) carry nothing here.
+  };
+  try {
+    while (!done) {
+      const { value, done: end } = await reader.read();
+      if (end) {
+        buf += decoder.decode();
+        for (const l of buf.split(/\r\n|\r|\n/)) if (!done) line(l);
+        if (!done) line("");
+        break;
+      }
+      buf += decoder.decode(value, { stream: true });
+      let m;
+      while (!done && (m = /\r\n|\r(?!$)|\n/.exec(buf))) {
+        const l = buf.slice(0, m.index);
+        buf = buf.slice(m.index + m[0].length);
+        line(l);
+      }
+    }
+    if (done) {
+      // Read to the end (servers close right after [DONE]): cancelling
+      // instead aborts the request, which browsers log as a failure.
+      while (!(await reader.read()).done) { /* drain */ }
+    }
+  } catch (e) {
+    // A bad chunk or an abort: close the connection, do not read on.
+    reader.cancel(e).catch(() => {});
+    throw e;
+  }
+  return {
+    content,
+    toolCalls: calls.filter(Boolean).map((c) => ({ id: c.id, name: c.name, arguments: c.arguments || "{}" })),
+  };
+}
+
+function stringArgs(a) {
+  if (typeof a === "string") return a || "{}";
+  if (a == null) return "{}";
+  return JSON.stringify(a);
+}

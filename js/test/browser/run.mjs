@@ -1,0 +1,119 @@
+// The glue's suites (js/test/*.test.mjs) in a real page of Chromium, Firefox
+// and WebKit, each browser launched once:
+//
+//   node js/test/browser/run.mjs [--browsers chromium,firefox,webkit]
+//
+// The page (index.html) maps node:test, node:assert/strict,
+// node:fs/promises and ../env.mjs to small browser stand-ins with an import
+// map, imports the suites and runs them; this script serves the page with
+// the built dist/ ($AGENTRT_DIST, default dist/: run `make build` first) and
+// prints one line per test and engine.
+//
+// Exclusion rule: a suite file that imports any other node: module (or
+// reaches for one with import()), or a function of node:fs/promises other
+// than readFile, stat and readdir, needs Node and is not run in browsers;
+// it is listed as excluded.
+//
+// A browser that is not installed is skipped, unless CI is set: then it is
+// a failure. The last line reads "N passed, N failed".
+
+import { readdir, readFile, mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const SUITES = path.resolve(HERE, "..");
+// What the page's import map provides.
+const SHIMMED = new Set(["node:test", "node:assert", "node:assert/strict", "node:fs/promises"]);
+const FS_SHIMMED = new Set(["readFile", "stat", "readdir", "default"]);
+// A guard against hangs, not a speed assertion: the whole suite in a cold browser.
+const WAIT_MS = 600_000;
+
+function exportedNames(source) {
+  return [...source.matchAll(/^export\s+(?:async\s+)?(?:const|let|function\*?|class)\s+([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]).sort();
+}
+
+// suites lists the suite files, split by the exclusion rule.
+async function suites() {
+  const run = [];
+  const excluded = [];
+  for (const f of (await readdir(SUITES)).filter((f) => f.endsWith(".test.mjs")).sort()) {
+    const src = await readFile(path.join(SUITES, f), "utf8");
+    const needs = [...src.matchAll(/(?:from\s+|import\s*\(\s*)["'](node:[^"']+)["']/g)].map((m) => m[1]).filter((s) => !SHIMMED.has(s));
+    // The names taken from node:fs/promises, statically or with await import().
+    const fsNames = [
+      ...src.matchAll(/import\s*\{([^{}]*)\}\s*from\s*["']node:fs\/promises["']/g),
+      ...src.matchAll(/\{([^{}]*)\}\s*=\s*await\s+import\(\s*["']node:fs\/promises["']\s*\)/g),
+    ].flatMap((m) => m[1].split(",").map((n) => n.trim().split(/\s+as\s+|\s*:\s*/)[0]).filter(Boolean));
+    for (const n of fsNames) if (!FS_SHIMMED.has(n)) needs.push(`node:fs/promises ${n}`);
+    if (needs.length) excluded.push([f, [...new Set(needs)]]);
+    else run.push(f);
+  }
+  return { run, excluded };
+}
+
+async function main() {
+  const { ENGINE_NAMES, Results, runEngines, watchPage } = await import("../../../web-demo/test/browsers.mjs");
+  const { DIST, serve } = await import("../../../web-demo/test/server.mjs");
+  const args = { browsers: ENGINE_NAMES };
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--browsers") args.browsers = String(argv[++i]).split(",").filter(Boolean);
+    else throw new Error(`unknown argument ${argv[i]}`);
+  }
+  const results = new Results();
+  const scratch = await mkdtemp(path.join(tmpdir(), "agentrt-glue-browser-"));
+  let server = null;
+  try {
+    if (!existsSync(path.join(DIST, "agentrt.wasm"))) throw new Error(`${DIST}/agentrt.wasm is missing: run \`make build\` or set AGENTRT_DIST`);
+    const want = exportedNames(await readFile(path.join(SUITES, "env.mjs"), "utf8"));
+    const have = exportedNames(await readFile(path.join(HERE, "env.js"), "utf8"));
+    const lacking = want.filter((n) => !have.includes(n));
+    if (lacking.length) throw new Error(`js/test/browser/env.js lacks exports of js/test/env.mjs: ${lacking.join(", ")}`);
+    const { run, excluded } = await suites();
+    for (const [f, needs] of excluded) console.log(`exclude ${f}: needs ${needs.join(", ")} (Node only)`);
+    if (!run.length) throw new Error("no suite to run");
+    server = await serve();
+    const url = `${server.url}js/test/browser/?files=${run.join(",")}`;
+    await runEngines(args.browsers, scratch, results, async (engine, browser) => {
+      const page = await browser.newPage();
+      const watch = watchPage(page, "page");
+      page.setDefaultTimeout(WAIT_MS);
+      try {
+        await page.goto(url);
+        await page.waitForFunction(() => window.agentrtTestResults && window.agentrtTestResults.done, { timeout: WAIT_MS });
+        const got = await page.evaluate(() => window.agentrtTestResults.results);
+        for (const r of got) {
+          const label = `${engine.name}: ${r.file}: ${r.name}`;
+          if (r.skipped) results.skip(label);
+          else if (r.ok) results.pass(label);
+          else results.fail(label, r.error);
+        }
+        if (!got.length) results.fail(`${engine.name}: tests`, "the page ran no test");
+        // Console errors are expected (the suites provoke failed loads):
+        // shown, not counted.
+        for (const p of await watch.take()) console.log(`        (${engine.name}) ${p}`);
+      } catch (e) {
+        results.fail(`${engine.name}: the page`, e);
+      } finally {
+        await page.close().catch(() => {});
+      }
+    });
+  } catch (e) {
+    results.fail("setup", e);
+  } finally {
+    if (server) await server.stop();
+    await rm(scratch, { recursive: true, force: true });
+  }
+  results.summary();
+}
+
+// `node --test js/test/` imports every file under js/test/: this driver
+// only runs when invoked directly.
+if (process.env.NODE_TEST_CONTEXT) {
+  console.log("js/test/browser/run.mjs: run it with node, not node --test");
+} else {
+  await main();
+}

@@ -1,0 +1,301 @@
+// Behaviour of js/openai.js against a fake OpenAI-compatible endpoint: a
+// Node http server on 127.0.0.1 that speaks chat.completions streaming
+// (Server-Sent Events), tool calls included. Runs under `node --test`,
+// `bun test` and `deno test -A`.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { loadRuntime, AgentrtError } from "../glue.js";
+import { openAIModel, toOpenAIMessages } from "../openai.js";
+import { compiledModule, wasmExecURL, deferred, rejectsWith } from "./env.mjs";
+
+const KEY = "sk-test-0123456789abcdef/+=?&\"key";
+
+// The fake endpoint. Each request is recorded; `next` answers it. Answers
+// are arrays of SSE "data:" payloads (objects are JSON-encoded), or a
+// function (req, res) that writes the answer itself.
+const fake = { requests: [], answers: [], url: "", server: null, closed: [] };
+
+function chunk(delta, finish = null) {
+  return { id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] };
+}
+
+before(async () => {
+  fake.server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (b) => { body += b; });
+    req.on("end", () => {
+      let parsed = null;
+      try { parsed = JSON.parse(body); } catch { /* recorded as null */ }
+      fake.requests.push({ url: req.url, method: req.method, headers: req.headers, body: parsed });
+      const answer = fake.answers.shift();
+      if (typeof answer === "function") return answer(req, res);
+      if (!answer) {
+        res.writeHead(500, { "content-type": "text/plain" });
+        return res.end("no answer queued");
+      }
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      for (const d of answer) res.write(`data: ${typeof d === "string" ? d : JSON.stringify(d)}\n\n`);
+      res.end();
+    });
+  });
+  await new Promise((resolve) => fake.server.listen(0, "127.0.0.1", resolve));
+  fake.url = `http://127.0.0.1:${fake.server.address().port}/v1/`;
+});
+
+after(async () => {
+  fake.server.closeAllConnections?.();
+  await new Promise((resolve) => fake.server.close(resolve));
+});
+
+function reset() {
+  fake.requests.length = 0;
+  fake.answers.length = 0;
+}
+
+function request(extra = {}) {
+  const deltas = [];
+  return {
+    deltas,
+    req: {
+      runId: "r1",
+      sessionId: "s1",
+      system: "Be brief.",
+      messages: [{ role: "user", content: "hi" }],
+      tools: [],
+      delta: (t) => deltas.push(t),
+      ...extra,
+    },
+  };
+}
+
+describe("openAIModel", () => {
+  test("rejects bad options with a TypeError naming the option", () => {
+    const cases = [
+      [undefined, "options"],
+      [{ model: "m" }, "options.baseURL"],
+      [{ baseURL: "ftp://x/v1", model: "m" }, "options.baseURL"],
+      [{ baseURL: "/v1", model: "m" }, "options.baseURL"],
+      [{ baseURL: fake.url || "http://127.0.0.1/v1" }, "options.model"],
+      [{ baseURL: "http://127.0.0.1/v1", model: "m", apiKey: 5 }, "options.apiKey"],
+      [{ baseURL: "http://127.0.0.1/v1", model: "m", signal: "x" }, "options.signal"],
+      [{ baseURL: "http://127.0.0.1/v1", model: "m", body: [] }, "options.body"],
+    ];
+    for (const [options, name] of cases) {
+      assert.throws(() => openAIModel(options), (e) => e instanceof TypeError && e.code === "invalid_argument" && e.message.includes(name), name);
+    }
+  });
+
+  test("streams text deltas and sends the system prompt, messages, model and key", async () => {
+    reset();
+    fake.answers.push([chunk({ role: "assistant", content: "" }), chunk({ content: "Hel" }), chunk({ content: "lo" }), chunk({}, "stop"), "[DONE]"]);
+    const model = openAIModel({ baseURL: fake.url, model: "fake-1", apiKey: KEY, body: { temperature: 0 } });
+    const { req, deltas } = request();
+    const reply = await model(req);
+    assert.deepEqual(reply, { content: "Hello", toolCalls: [] });
+    assert.deepEqual(deltas, ["Hel", "lo"]);
+    const got = fake.requests[0];
+    assert.equal(got.method, "POST");
+    assert.equal(got.url, "/v1/chat/completions");
+    assert.equal(got.headers.authorization, "Bearer " + KEY);
+    assert.equal(got.body.model, "fake-1");
+    assert.equal(got.body.stream, true);
+    assert.equal(got.body.temperature, 0);
+    assert.deepEqual(got.body.messages, [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }]);
+    assert.equal(got.body.tools, undefined);
+  });
+
+  test("assembles tool calls streamed in pieces, by index", async () => {
+    reset();
+    fake.answers.push([
+      chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "add", arguments: "" } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"a\":" } }] }),
+      chunk({ tool_calls: [{ index: 1, id: "call_b", type: "function", function: { name: "time", arguments: "" } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: "1,\"b\":2}" } }] }),
+      chunk({}, "tool_calls"),
+      "[DONE]",
+    ]);
+    const model = openAIModel({ baseURL: fake.url, model: "fake-1" });
+    const { req } = request({ tools: [{ name: "add", description: "Adds", parameters: { type: "object" } }, { name: "time", parameters: "" }] });
+    const reply = await model(req);
+    assert.deepEqual(reply, {
+      content: "",
+      toolCalls: [
+        { id: "call_a", name: "add", arguments: "{\"a\":1,\"b\":2}" },
+        { id: "call_b", name: "time", arguments: "{}" },
+      ],
+    });
+    const tools = fake.requests[0].body.tools;
+    assert.deepEqual(tools[0], { type: "function", function: { name: "add", description: "Adds", parameters: { type: "object" } } });
+    assert.deepEqual(tools[1].function.parameters, { type: "object", properties: {} });
+    assert.equal(fake.requests[0].headers.authorization, undefined);
+  });
+
+  test("reads events split across chunks, CRLF lines, comments and multi-line data", async () => {
+    reset();
+    fake.answers.push((req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const text = ": keep-alive\r\n\r\n" +
+        "event: message\r\ndata: " + JSON.stringify(chunk({ content: "a\u00e9" })) + "\r\n\r\n" +
+        "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\n" + "data: \"delta\":{\"content\":\"b\"}}]}\n\n" +
+        "data: [DONE]\n\n";
+      const bytes = Buffer.from(text);
+      // One byte at a time: lines and UTF-8 sequences cut anywhere.
+      let i = 0;
+      const tick = () => {
+        if (i >= bytes.length) return res.end();
+        res.write(bytes.subarray(i, i + 1));
+        i++;
+        setImmediate(tick);
+      };
+      tick();
+    });
+    const model = openAIModel({ baseURL: fake.url, model: "m" });
+    const { req, deltas } = request();
+    const reply = await model(req);
+    assert.equal(reply.content, "a\u00e9b");
+    assert.deepEqual(deltas, ["a\u00e9", "b"]);
+  });
+
+  test("reads a plain JSON answer", async () => {
+    reset();
+    fake.answers.push((req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: "plain", tool_calls: [{ id: "c1", type: "function", function: { name: "t", arguments: { x: 1 } } }] } }] }));
+    });
+    const model = openAIModel({ baseURL: fake.url, model: "m" });
+    const { req, deltas } = request();
+    assert.deepEqual(await model(req), { content: "plain", toolCalls: [{ id: "c1", name: "t", arguments: "{\"x\":1}" }] });
+    assert.deepEqual(deltas, ["plain"]);
+  });
+
+  test("fails with model_error, never showing the key in any encoding", async () => {
+    const encodings = [KEY, JSON.stringify(KEY).slice(1, -1), encodeURIComponent(KEY)];
+    for (const [i, shown] of encodings.entries()) {
+      for (const offset of [0, 150, 290, 299]) {
+        reset();
+        fake.answers.push((req, res) => {
+          res.writeHead(401, { "content-type": "application/json" });
+          res.end("x".repeat(offset) + shown + " is not a valid key");
+        });
+        const model = openAIModel({ baseURL: fake.url, model: "m", apiKey: KEY });
+        const err = await rejectsWith(assert, model(request().req), "model_error");
+        assert.ok(err instanceof AgentrtError);
+        assert.match(err.message, /answered 401/);
+        for (const piece of encodings) {
+          assert.ok(!err.message.includes(piece.slice(0, 12)), `encoding ${i} at ${offset}: ${err.message}`);
+        }
+      }
+    }
+    reset();
+    fake.answers.push([chunk({ content: "x" }), { error: { message: "overloaded, key " + KEY } }]);
+    const err = await rejectsWith(assert, openAIModel({ baseURL: fake.url, model: "m", apiKey: KEY })(request().req), "model_error");
+    assert.match(err.message, /overloaded/);
+    assert.ok(!err.message.includes(KEY));
+    reset();
+    fake.answers.push(["not json"]);
+    await rejectsWith(assert, openAIModel({ baseURL: fake.url, model: "m" })(request().req), "model_error");
+    // Nothing listens on port 9 of 127.0.0.1 (discard): a network failure.
+    await rejectsWith(assert, openAIModel({ baseURL: "http://127.0.0.1:9/v1", model: "m" })(request().req), "model_error");
+  });
+
+  test("an AbortSignal aborts a streaming request: cancelled, and the connection closes", async () => {
+    reset();
+    const closed = deferred();
+    const started = deferred();
+    fake.answers.push((req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: ${JSON.stringify(chunk({ content: "partial" }))}\n\n`);
+      started.resolve();
+      res.on("close", () => closed.resolve());
+      // Never ends: only the abort stops it.
+    });
+    const ac = new AbortController();
+    const model = openAIModel({ baseURL: fake.url, model: "m", signal: ac.signal });
+    const { req, deltas } = request();
+    const p = model(req);
+    await started.promise;
+    // Let the first event reach the model before aborting.
+    for (let i = 0; i < 50 && deltas.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(deltas, ["partial"]);
+    ac.abort();
+    const err = await rejectsWith(assert, p, "cancelled");
+    assert.equal(err.name, "AbortError");
+    await closed.promise;
+
+    // A signal function sees the request and may pick a signal per run.
+    reset();
+    const seen = [];
+    const done = new AbortController();
+    done.abort();
+    const perRun = openAIModel({ baseURL: fake.url, model: "m", signal: (r) => { seen.push(r.runId); return done.signal; } });
+    await rejectsWith(assert, perRun(request().req), "cancelled");
+    assert.deepEqual(seen, ["r1"]);
+    assert.equal(fake.requests.length, 0, "an aborted signal sends nothing");
+  });
+
+  test("toOpenAIMessages converts tool calls and tool results to OpenAI's shape", () => {
+    const out = toOpenAIMessages({
+      system: "",
+      messages: [
+        { role: "user", content: "add" },
+        { role: "assistant", content: "", tool_calls: [{ id: "c1", name: "add", arguments: "" }] },
+        { role: "tool", content: "3", tool_call_id: "c1" },
+      ],
+    });
+    assert.deepEqual(out, [
+      { role: "user", content: "add" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "add", arguments: "{}" } }] },
+      { role: "tool", content: "3", tool_call_id: "c1" },
+    ]);
+  });
+});
+
+describe("openAIModel in a runtime", () => {
+  let rt;
+  before(async () => {
+    rt = await loadRuntime({
+      wasm: await compiledModule(),
+      wasmExec: wasmExecURL,
+      systemPrompt: "sys",
+      model: openAIModel({ baseURL: fake.url, model: "m", apiKey: KEY }),
+      tools: [{ name: "add", parameters: { type: "object" }, call: ({ a, b }) => String(a + b) }],
+    });
+  });
+  after(() => rt?.close());
+
+  test("a turn with a tool call: deltas as events, the tool's result sent back", async () => {
+    reset();
+    fake.answers.push([
+      chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "add", arguments: "{\"a\":2," } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: "\"b\":3}" } }] }),
+      "[DONE]",
+    ]);
+    fake.answers.push([chunk({ content: "It is " }), chunk({ content: "5." }), "[DONE]"]);
+    const events = [];
+    const result = await rt.run({
+      sessionId: "tools",
+      input: "2+3?",
+      history: [{ role: "user", content: "earlier" }, { role: "assistant", content: "ok" }],
+      onEvent: (e) => events.push(e),
+    });
+    assert.equal(result.reply.content, "It is 5.");
+    assert.equal(result.seed.mode, "cold");
+    assert.deepEqual(events.filter((e) => e.type === "model.delta").map((e) => e.delta), ["It is ", "5."]);
+    assert.deepEqual(result.appended.map((m) => m.role), ["user", "assistant", "tool", "assistant"]);
+    assert.deepEqual(result.appended[1].tool_calls, [{ id: "call_1", name: "add", arguments: "{\"a\":2,\"b\":3}" }]);
+    assert.equal(fake.requests.length, 2);
+    const second = fake.requests[1].body.messages;
+    assert.deepEqual(second.map((m) => m.role), ["system", "user", "assistant", "user", "assistant", "tool"]);
+    assert.deepEqual(second[5], { role: "tool", content: "5", tool_call_id: "call_1" });
+    assert.equal(second[4].tool_calls[0].function.arguments, "{\"a\":2,\"b\":3}");
+  });
+
+  test("an upstream failure fails the run with model_error and stores nothing", async () => {
+    reset();
+    fake.answers.push((req, res) => { res.writeHead(503); res.end("busy"); });
+    const before = rt.session("tools").messageCount;
+    await rejectsWith(assert, rt.run({ sessionId: "tools", input: "again" }), "model_error");
+    assert.equal(rt.session("tools").messageCount, before);
+  });
+});

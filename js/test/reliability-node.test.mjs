@@ -1,0 +1,130 @@
+// The glue's reliability cases that need Node's APIs (a child process, a
+// local HTTP server, environment variables), run under `node --test`,
+// `bun test` and `deno test -A`; the rest are in reliability.test.mjs,
+// which browsers run too.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import process from "node:process";
+import { loadRuntime, AgentrtError } from "../glue.js";
+import { compiledModule, wasmURL, wasmExecURL } from "./env.mjs";
+
+let wasm;
+const opened = [];
+
+async function load(config = {}) {
+  const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL, ...config });
+  opened.push(rt);
+  return rt;
+}
+
+before(async () => {
+  wasm = await compiledModule();
+});
+
+after(() => {
+  for (const rt of opened) rt.close();
+});
+
+function isAgentrtError(err, code) {
+  assert.ok(err instanceof AgentrtError, `${err} is an AgentrtError`);
+  assert.equal(err.code, code, err.message);
+}
+
+describe("loader", () => {
+  test("a retry of loadRuntime after a failed load does not fail with the old error", async () => {
+    // In a fresh process: the bug needs a realm where wasm_exec.js was
+    // never loaded. The script is written to a temporary directory.
+    const { execFile } = await import("node:child_process");
+    const { mkdtemp, writeFile, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dir = await mkdtemp(join(tmpdir(), "agentrt-retry-"));
+    const script = join(dir, "retry-load.mjs");
+    await writeFile(script, retryScript);
+    const args = globalThis.Deno ? ["run", "-A"] : [];
+    try {
+      const out = await new Promise((resolve, reject) => {
+        execFile(process.execPath, [...args, script, new URL("../glue.js", import.meta.url).href, wasmURL.href],
+          (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout.trim())));
+      });
+      assert.equal(out, "ok");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+
+const retryScript = `// A fresh realm for the loader's retry test: no Go class is defined yet.
+// The first loadRuntime fails while its wasm_exec.js (from a server that
+// answers 404 slowly) is still loading; the retry, with a correct path,
+// must not fail with that load's error. Prints "ok" or the error.
+// Usage: <runtime> retry-load.mjs <glue.js URL> <agentrt.wasm URL>
+import { createServer } from "node:http";
+import process from "node:process";
+
+const [glueURL, wasmURL] = process.argv.slice(-2);
+const { loadRuntime } = await import(glueURL);
+const server = createServer((req, res) => setTimeout(() => {
+  res.statusCode = 404;
+  res.setHeader("Connection", "close");
+  res.end();
+}, 200));
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+try {
+  try {
+    await loadRuntime({ wasm: new Uint8Array([0, 1, 2, 3]), wasmExec: \`http://127.0.0.1:\${server.address().port}/wasm_exec.js\` });
+    console.log("the first load did not fail");
+  } catch (e) {
+    if (e.code !== "load_failed") console.log("first:", e.code, e.message);
+  }
+  const rt = await loadRuntime({ wasm: new URL(wasmURL) });
+  const r = await rt.run({ sessionId: "s", input: "x" });
+  rt.close();
+  console.log(r.status === "completed" ? "ok" : "status " + r.status);
+} catch (e) {
+  console.log("retry:", e.code, e.message);
+} finally {
+  server.close();
+  server.closeAllConnections?.();
+}
+process.exit(0);
+`;
+
+describe("memory", () => {
+  const MiB = 1 << 20;
+  // The echo reply repeats the input: leave room under maxMessageBytes.
+  const input = "m".repeat(MiB - 1024);
+
+  // About 25 s on Node, 8 s on Bun.
+  test("the default budget survives 1 MiB inputs over 1000 sessions, past where Go used to run out of memory", { timeout: 300_000 }, async () => {
+    const rt = await load();
+    for (let i = 0; i < 2000; i++) {
+      const r = await rt.run({ sessionId: `s${i % 1000}`, input });
+      assert.equal(r.status, "completed");
+    }
+    const st = rt.stats();
+    assert.ok(st.budgetUsed <= st.budgetBytes, JSON.stringify(st));
+    assert.ok(st.evictions > 0);
+    assert.equal((await rt.run({ sessionId: "after", input: "alive?" })).status, "completed");
+  });
+
+  // The real failure: with the budget lifted, Go runs out of wasm32's
+  // 4 GiB, and the glue starts a fresh instance. It takes about 100 s and
+  // 4 GiB of memory, so it runs only when AGENTRT_SLOW is set.
+  test("with the budget lifted, Go's out-of-memory exit is survived", { skip: !process.env.AGENTRT_SLOW && "set AGENTRT_SLOW=1", timeout: 600_000 }, async () => {
+    const rt = await load({ limits: { maxTotalBytes: 2 ** 40, maxSessionBytes: 64 * MiB } });
+    let err;
+    for (let i = 0; i < 4000 && !err; i++) {
+      try {
+        await rt.run({ sessionId: `s${i % 1000}`, input });
+      } catch (e) {
+        err = e;
+      }
+    }
+    isAgentrtError(err, "internal");
+    assert.match(err.message, /exited/);
+    const r = await rt.run({ sessionId: "after", input: "alive?", history: [{ role: "user", content: "earlier" }, { role: "assistant", content: "ok" }] });
+    assert.equal(r.seed.mode, "cold");
+  });
+});

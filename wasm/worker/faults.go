@@ -1,0 +1,38 @@
+package main
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"strings"
+)
+
+// The test-only fault switch. With AGENTRT_TEST_FAULTS set to "1" the
+// worker also answers POST /_test/fault/{oom,panic,exit} by ending its Go
+// instance that way, so that tests can check that the worker notices a
+// dead instance, answers with a typed error and starts a fresh one. Never
+// set it in a deployment: whoever holds the token could stop the
+// instance at will.
+const (
+	faultPrefix = "/_test/fault/"
+	faultOOM    = "oom"
+	faultPanic  = "panic"
+	faultExit   = "exit"
+)
+
+// withFaults serves the fault routes with die and everything else with h.
+// When token is not empty a fault needs "Authorization: Bearer <token>";
+// without it the request goes to h (which answers 404).
+func withFaults(h http.Handler, token string, die func(kind string)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kind, ok := strings.CutPrefix(r.URL.Path, faultPrefix)
+		if !ok || r.Method != http.MethodPost || (kind != faultOOM && kind != faultPanic && kind != faultExit) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1 {
+			h.ServeHTTP(w, r)
+			return
+		}
+		die(kind)
+	})
+}

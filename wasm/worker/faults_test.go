@@ -1,0 +1,52 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// Ensure the fault routes end the instance only for POST, a known kind
+// and the right token; everything else goes to the API handler.
+func TestWithFaults(t *testing.T) {
+	tests := []struct {
+		name, method, path, auth string
+		want                     string // the kind die got; "" means h answered
+	}{
+		{"OK/oom", "POST", "/_test/fault/oom", "Bearer tk", "oom"},
+		{"OK/panic", "POST", "/_test/fault/panic", "Bearer tk", "panic"},
+		{"OK/exit", "POST", "/_test/fault/exit", "Bearer tk", "exit"},
+		{"ErrNoToken", "POST", "/_test/fault/oom", "", ""},
+		{"ErrWrongToken", "POST", "/_test/fault/oom", "Bearer tk2", ""},
+		{"ErrMethod", "GET", "/_test/fault/oom", "Bearer tk", ""},
+		{"ErrKind", "POST", "/_test/fault/other", "Bearer tk", ""},
+		{"ErrPath", "POST", "/v1/sessions/a/runs", "Bearer tk", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var died string
+			h := withFaults(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(404) }), "tk", func(k string) { died = k })
+			req := httptest.NewRequest(tc.method, tc.path, nil)
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if died != tc.want || (tc.want == "" && rec.Code != 404) {
+				t.Errorf("die got %q (status %d), want %q", died, rec.Code, tc.want)
+			}
+		})
+	}
+	// Without a token, any caller may (the switch is for tests only).
+	var died string
+	withFaults(http.NotFoundHandler(), "", func(k string) { died = k }).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/_test/fault/exit", nil))
+	if died != "exit" {
+		t.Errorf("without a token: die got %q", died)
+	}
+	if c, _ := configFrom(func(k string) string { return map[string]string{EnvTestFaults: "1"}[k] }); !c.TestFaults {
+		t.Error("AGENTRT_TEST_FAULTS=1 did not enable the switch")
+	}
+	if c, _ := configFrom(func(k string) string { return map[string]string{EnvTestFaults: "yes"}[k] }); c.TestFaults {
+		t.Error("AGENTRT_TEST_FAULTS=yes enabled the switch; only \"1\" does")
+	}
+}
