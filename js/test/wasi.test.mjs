@@ -4,6 +4,8 @@
 // `bun test` and `deno test -A`, each with its own node:wasi.
 import { describe, test, before } from "node:test";
 import assert from "node:assert/strict";
+import { readFile, readdir } from "node:fs/promises";
+import { root } from "./env.mjs";
 import { Instance, Refused, check, compiledWasi, writeConfig } from "./wasihost.mjs";
 import { Writer, readRefused, writeBegin, writeModelReply } from "../wire.js";
 
@@ -102,3 +104,56 @@ describe("agentrt-wasi.wasm under node:wasi", () => {
     assert.ok(writeConfig(new Writer()).length > 4);
   });
 });
+
+// The host-message corpus (testdata/contract/), as js/test/contract.test.mjs
+// runs it on the glue: each case seeds a fresh session with its history
+// and the input "next"; the messages before the new turn must be the
+// case's session, or the run must be refused with the case's code, index
+// and message, leaving no session behind.
+const corpusDir = new URL("testdata/contract/", root);
+const corpus = [];
+for (const f of (await readdir(corpusDir)).filter((f) => f.endsWith(".json")).sort()) {
+  for (const c of JSON.parse(await readFile(new URL(f, corpusDir), "utf8"))) corpus.push({ ...c, name: `${f.slice(0, -5)}/${c.name}` });
+}
+
+function canonical(m) {
+  const out = { role: String(m.role), content: typeof m.content === "string" ? m.content : "" };
+  if (m.id) out.id = m.id;
+  const callId = m.tool_call_id || m.toolCallId;
+  if (callId) out.tool_call_id = callId;
+  const calls = m.tool_calls ?? m.toolCalls;
+  if (Array.isArray(calls) && calls.length > 0) {
+    out.tool_calls = calls.map((c) => ({ id: c.id ?? "", name: c.name ?? "", arguments: c.arguments ?? "" }));
+  }
+  return out;
+}
+
+for (const [name, config] of [["module echo", { echo: true }], ["JavaScript model", { model: echoModel }]]) {
+  describe(`contract: agentrt-wasi.wasm under node:wasi (${name})`, () => {
+    let rt;
+    before(async () => { rt = (await Instance.start()).runtime(config); });
+    corpus.forEach((c, i) => {
+      test(c.name, async () => {
+        const id = `case-${i}`;
+        let result;
+        let err;
+        try {
+          result = await rt.run(id, "next", { history: structuredClone(c.history) });
+        } catch (e) {
+          err = e;
+        }
+        if (c.error) {
+          assert.ok(err instanceof Error, `accepted; want ${JSON.stringify(c.error)}`);
+          assert.deepEqual({ code: err.code, index: err.index, message: err.message }, c.error);
+          assert.equal(rt.session(id), null, "a refused history left a session behind");
+          return;
+        }
+        if (err) assert.fail(`refused with ${err.code} at ${err.index}: ${err.message}`);
+        const held = rt.session(id).messages.slice(0, -2).map(canonical);
+        assert.deepEqual(held, c.session.map(canonical));
+        assert.equal(result.seed.seeded, held.length);
+        assert.equal(result.seed.skippedSystem, c.skippedSystem ?? 0);
+      });
+    });
+  });
+}

@@ -5,7 +5,7 @@
 import { WASI } from "node:wasi";
 import { readFile, stat } from "node:fs/promises";
 import { dist } from "./env.mjs";
-import { packHistory } from "../glue.js";
+import { packHistory, toModuleHistory } from "../history.js";
 import {
   ACTION, KIND, Writer, frameKind, readAction, readRefused, readSession, readSessions, readStats,
   writeBegin, writeModelReply, writeToolResult,
@@ -134,7 +134,7 @@ export class Runtime {
       b.history = packHistory(history);
       if (this.model) {
         b.historyMirror = true;
-        hist = history.filter((m) => m.role !== "system").map((m) => ({ ...m, content: m.content ?? "" }));
+        hist = toModuleHistory(history).filter((m) => m.role !== "system").map((m) => ({ ...m, content: m.content ?? "" }));
       }
     }
     const m = this.model && this.mirrors.get(sessionId);
