@@ -9,7 +9,7 @@
 // export takes first.
 //
 //	n := wasmexport.Register(fastpath.New(rt, nil))
-//	// the host now calls agentrt_begin(n, size), agentrt_model(n, size), ...
+//	// the host now calls agentrt_begin(n, size), agentrt_feed(n, size), ...
 //
 // Frames in: the host asks agentrt_in(size) for the address of a buffer
 // of size bytes, writes the frame there, and calls an export with its
