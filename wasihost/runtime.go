@@ -65,7 +65,7 @@ func errProtocol(msg string) *core.Error {
 // *core.Error with its stable code.
 //
 // ctx cancels the run (code cancelled) and bounds the model and tool
-// calls; req.Policy.TimeoutMs is enforced here, with agentrt_expire.
+// calls; req.Policy.TimeoutMs is enforced here, with agentrt_next(expire).
 //
 // # Notes
 //
@@ -185,7 +185,7 @@ func (t *turn) run(begin []byte) (*core.Result, error) {
 }
 
 // stopOr makes the module stop the turn when the policy's timeout has
-// passed (agentrt_expire) or ctx is done (agentrt_cancel), and otherwise
+// passed (agentrt_next with expire) or ctx is done (agentrt_cancel), and otherwise
 // calls feed.
 func (t *turn) stopOr(feed func() ([]byte, error)) ([]byte, error) {
 	rt := t.rt

@@ -34,7 +34,7 @@ var (
 // noTimers is the runtimes' AfterFunc: goroutines of a reactor run only
 // during export calls, so a timer of the module could fire late or never.
 // The host arms its own timer for a policy's timeoutMs and calls
-// agentrt_expire.
+// agentrt_next(rt, handle, 1).
 func noTimers(int64, func()) func() { return func() {} }
 
 // hostTool is the Call of every tool a config frame names: the module
