@@ -18,6 +18,7 @@ import (
 	"github.com/agentrt/agentrt/jshost"
 	"github.com/agentrt/agentrt/wasihost"
 	"github.com/agentrt/agentrt/wasm/packed"
+	"github.com/agentrt/agentrt/wire"
 )
 
 var ctx = context.Background()
@@ -155,6 +156,107 @@ func jshostContender(tb testing.TB, m *jshost.Module, hostModel bool) contender 
 	}
 }
 
+// jsFastContender runs the GOOS=js module through its fast path (the
+// same wire exports as the WASI module) under jshost, as the glue does:
+// the history packed in the begin frame, the model answered in Go from a
+// mirror of each session.
+func jsFastContender(tb testing.TB, m *jshost.Module, hostModel bool) contender {
+	in, err := jshost.NewInstance(ctx, m, jshost.Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	config := map[string]any{}
+	if hostModel {
+		// A JavaScript model makes the fast path hand model calls to the
+		// host; it is never called.
+		config["model"] = jshost.Func(func(jshost.Value, []jshost.Value) (any, error) { return nil, nil })
+	}
+	obj, err := in.Call(ctx, in.Global("agentrt"), "createRuntime", config)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	num, _ := jshost.Get(obj, "fastPath").(float64)
+	x := in.Exports()
+	call := func(tb testing.TB, export string, frame []byte) []byte {
+		res, err := x.Call(ctx, "agentrt_in", uint64(len(frame)))
+		if err == nil {
+			err = x.Write(ctx, uint32(res[0]), frame)
+		}
+		if err == nil {
+			res, err = x.Call(ctx, export, uint64(num), uint64(len(frame)))
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		n := uint32(res[0])
+		at, err := x.Call(ctx, "agentrt_out")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out, err := x.Read(ctx, uint32(at[0]), n)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return out
+	}
+	type mirror struct {
+		gen  uint64
+		msgs []core.Message
+	}
+	mirrors := map[string]*mirror{}
+	return contender{
+		name: "GOOS=js module fast path, jshost",
+		turn: func(tb testing.TB, id, input string, h []core.SeedMessage) string {
+			b := wire.Begin{SessionID: id, Input: input, WithHistory: h != nil, History: h}
+			var hist []core.Message
+			if hostModel && h != nil {
+				// The mirror built from the history, as the glue builds it.
+				b.HistoryMirror = true
+				hist = make([]core.Message, 0, len(h))
+				for i := range h {
+					if h[i].Role != core.RoleSystem {
+						hist = append(hist, h[i].Message())
+					}
+				}
+			}
+			mr := mirrors[id]
+			if mr != nil {
+				b.MirrorGen, b.MirrorLen = mr.gen, len(mr.msgs)
+			}
+			out := call(tb, "agentrt_begin", wire.AppendBegin(nil, &b))
+			for {
+				a, err := wire.DecodeAction(out)
+				if err != nil {
+					tb.Fatalf("%v (%x)", err, out[:min(len(out), 64)])
+				}
+				switch a.Kind {
+				case wire.ActDone:
+					return a.Result.Reply.Content
+				case wire.ActModel:
+					if a.Adopt {
+						mr = &mirror{gen: a.Generation, msgs: hist}
+					}
+					if mr == nil || mr.gen != a.Generation || len(mr.msgs) < a.From {
+						mr = &mirror{}
+					}
+					mr.gen, mr.msgs = a.Generation, append(mr.msgs[:a.From:a.From], a.Tail...)
+					mirrors[id] = mr
+					reply, _ := reads.Complete(core.Background(), &core.ModelRequest{Messages: mr.msgs[a.Start:a.End]})
+					out = call(tb, "agentrt_feed", wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Reply: *reply}))
+				default:
+					tb.Fatalf("unexpected action %d: %+v", a.Kind, a.Err)
+				}
+			}
+		},
+		drop: func(id string) {
+			delete(mirrors, id)
+			in.Call(ctx, obj, "deleteSession", id)
+		},
+		settle: func() { in.Call(ctx, obj, "stats", map[string]any{"gc": true}); runtime.GC() },
+		close:  func() { in.Close(ctx) },
+	}
+}
+
 // modules builds and compiles both modules once.
 type modules struct {
 	wasi, js         string
@@ -259,7 +361,7 @@ func BenchmarkWASI(b *testing.B) {
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "\nWASI module against native core and the GOOS=js module (median of %d interleaved rounds)\n\n", rounds)
-	fmt.Fprintf(&out, "| work | model | native core | WASI, wazero | GOOS=js, jshost | WASI / native | WASI / GOOS=js |\n|---|---|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&out, "| work | model | native core | WASI, wazero | GOOS=js fast path, jshost | GOOS=js syscall/js, jshost | WASI / native | WASI / fast path | WASI / syscall/js |\n|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, hostModel := range []bool{false, true} {
 		model, label := core.Model(nil), "echo in the module"
 		if hostModel {
@@ -268,6 +370,7 @@ func BenchmarkWASI(b *testing.B) {
 		makers := []func() contender{
 			func() contender { return nativeContender(b, model) },
 			func() contender { return wasiContender(b, m.wasiMod, model) },
+			func() contender { return jsFastContender(b, m.jsMod, hostModel) },
 			func() contender { return jshostContender(b, m.jsMod, hostModel) },
 		}
 		for _, w := range works {
@@ -289,8 +392,9 @@ func BenchmarkWASI(b *testing.B) {
 				sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
 				med[k] = ts[len(ts)/2]
 			}
-			fmt.Fprintf(&out, "| %s | %s | %s | %s | %s | %.2fx | %.2fx |\n", w.name, label, show(med[0]), show(med[1]), show(med[2]),
-				float64(med[1])/float64(med[0]), float64(med[1])/float64(med[2]))
+			fmt.Fprintf(&out, "| %s | %s | %s | %s | %s | %s | %.2fx | %.2fx | %.2fx |\n", w.name, label,
+				show(med[0]), show(med[1]), show(med[2]), show(med[3]),
+				float64(med[1])/float64(med[0]), float64(med[1])/float64(med[2]), float64(med[1])/float64(med[3]))
 		}
 	}
 	fmt.Fprintf(&out, "\n| module | raw | gzip | gzip / GOOS=js |\n|---|--:|--:|--:|\n")
@@ -335,7 +439,8 @@ func TestContenders_SameReplies(t *testing.T) {
 			model = reads
 		}
 		var replies [][]string
-		for _, c := range []contender{nativeContender(t, model), wasiContender(t, m.wasiMod, model), jshostContender(t, m.jsMod, hostModel)} {
+		for _, c := range []contender{nativeContender(t, model), wasiContender(t, m.wasiMod, model),
+			jsFastContender(t, m.jsMod, hostModel), jshostContender(t, m.jsMod, hostModel)} {
 			replies = append(replies, []string{c.turn(t, "s", "hello", seedHistory[:50]), c.turn(t, "s", "again", nil)})
 			c.close()
 		}
