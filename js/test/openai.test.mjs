@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { loadRuntime, AgentrtError } from "../glue.js";
 import { openAIModel, toOpenAIMessages } from "../openai.js";
-import { compiledModule, wasmExecURL, deferred, rejectsWith } from "./env.mjs";
+import { compiledModule, wasmExecURL } from "./env.mjs";
+import { deferred, rejectsWith } from "./helpers.mjs";
 
 const KEY = "sk-test-0123456789abcdef/+=?&\"key";
 
