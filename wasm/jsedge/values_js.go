@@ -6,15 +6,17 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
-// Globals, read once at start-up.
+// Globals, read once at start-up. Object, Array, Uint8Array and Error
+// come from jsutil, which the Worker's bridge shares.
 var (
-	jsObject     = js.Global().Get(GlobalObject)
-	jsArray      = js.Global().Get(GlobalArray)
-	jsUint8Array = js.Global().Get(GlobalUint8Array)
+	jsObject     = jsutil.Object
+	jsArray      = jsutil.Array
+	jsUint8Array = jsutil.Uint8Array
 	jsPromise    = js.Global().Get(GlobalPromise)
-	jsError      = js.Global().Get(GlobalError)
+	jsError      = jsutil.Error
 	jsJSON       = js.Global().Get(GlobalJSON)
 	jsString     = js.Global().Get(GlobalString)
 	jsReflectGet = js.Global().Get(GlobalReflect).Get(MethodGet)
