@@ -14,13 +14,13 @@ type historyInfo struct {
 //
 // The rules (docs/contract.md, "Seeding rules"): every role is known;
 // content is present (an assistant message with tool calls may have
-// none); only assistant
-// messages carry tool calls, each with a unique, non-empty id and a name;
-// only tool messages carry tool_call_id, and they must; each tool result
-// answers, exactly once, a call of the nearest preceding assistant message;
-// every call is answered before the next user or assistant message and
-// before the end (else the assistant message is at fault). System messages
-// are dropped before linkage is checked.
+// none); only assistant messages carry tool calls, each with a unique,
+// non-empty id and a name; only tool messages carry tool_call_id, and
+// they must; each tool result answers, exactly once, a call of the
+// nearest preceding assistant message; every call is answered before the
+// next user or assistant message and before the end (else the assistant
+// message is at fault). System messages are dropped before linkage is
+// checked.
 func ValidateHistory(history []SeedMessage, limits Limits) error {
 	_, err := validateHistory(history, limits.withDefaults())
 	if err != nil {
