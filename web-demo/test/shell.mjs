@@ -7,17 +7,17 @@
 //
 // Serves web-demo/ and the built dist/ ($AGENTRT_DIST, default dist/: run
 // `make build` first), sending the policy as a header too; with --url it
-// tests an already running `agentrt demo` instead (the <meta> policy only). Each browser is launched once; its steps share one
-// page and stop at the first failure. Screenshots go to artifacts/shell/. A
+// tests an already running `agentrt demo` instead (the <meta> policy
+// only). Each browser is launched once; its steps share one page and stop
+// at the first failure. Screenshots go to artifacts/shell/. A
 // browser that is not installed is skipped, unless CI is set: then it is a
 // failure. The last line reads "N passed, N failed".
 
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ENGINE_NAMES, Results, assertEqual, runEngines, runSteps, watchPage } from "./browsers.mjs";
-import { DIST, ROOT, serve } from "./server.mjs";
+import { ROOT, serve } from "./server.mjs";
 
 const ARTIFACTS = path.join(ROOT, "artifacts", "shell");
 // A guard against hangs, not a speed assertion.
@@ -118,10 +118,7 @@ async function main() {
   const scratch = await mkdtemp(path.join(tmpdir(), "agentrt-shell-"));
   let server = null;
   try {
-    if (!args.url) {
-      if (!existsSync(path.join(DIST, "agentrt.wasm"))) throw new Error(`${DIST}/agentrt.wasm is missing: run \`make build\` or set AGENTRT_DIST`);
-      server = await serve();
-    }
+    if (!args.url) server = await serve();
     const url = args.url || server.url;
     await runEngines(args.browsers, scratch, results, async (engine, browser) => {
       const ctx = { url, browser, engine: engine.name, allowed: () => false };
