@@ -20,10 +20,9 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { ENGINE_NAMES, Results, assertEqual, runEngines, runSteps, watchPage } from "./browsers.mjs";
+import { ROOT } from "./server.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const ARTIFACTS = path.join(ROOT, "artifacts", "e2e");
 // A guard against hangs, not a speed assertion: loading and compiling the
 // module in a cold browser can take several seconds on a slow machine.
