@@ -30,7 +30,7 @@ step "JS peer correctness (node --test bench/baselines/)"
 node --test bench/baselines/ >"$tmp/peer.txt" 2>&1 || { cat "$tmp/peer.txt"; exit 1; }
 grep -E '^# (pass|fail)' "$tmp/peer.txt" >&2
 
-step "native Go core (bench/gocore: the harness's history; core: the lead's)"
+step "native Go core (bench/gocore: the harness's history; core: its own benchmarks)"
 go test -run '^$' -bench 'Seed|WarmTurn' -benchmem -benchtime "$benchtime" ./bench/gocore/ >"$tmp/go.txt"
 go test -run '^$' -bench 'HeapPerMessage' -benchtime 1x ./bench/gocore/ >>"$tmp/go.txt"
 grep -E '^Benchmark' "$tmp/go.txt" >&2
