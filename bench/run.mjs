@@ -16,8 +16,9 @@
 //	BENCH_OPT      the module after wasm-opt, for its size and a smoke run
 //	BENCH_JSON     write the figures as JSON to this path too
 //	BENCH_QUICK=1  few rounds and small sizes: checks the harness, not speed
-//	BENCH_ONLY     comma-separated sections to run (seed, turn, cold, heap,
-//	               size); default all. Targets of skipped sections are n/a.
+//	BENCH_ONLY     comma-separated sections to run (jsmodel, seed, turn,
+//	               cold, heap, size); default all. Targets of skipped
+//	               sections are n/a.
 //
 // Benchmarks print; they never assert timings.
 
@@ -49,6 +50,22 @@ const COLD_SAMPLES = quick ? 2 : 6;
 const HEAP_N = quick ? 10000 : 100000;
 
 const instant = () => ({ content: "ok" });
+
+// reading is the JavaScript model of the jsmodel section: it is handed the
+// session's messages and reads the array and the latest message, as a
+// model that builds its request does (its own cost does not grow with the
+// session, so the figures show what delivering the messages costs).
+const reading = (req) => {
+  const m = req.messages;
+  const last = m[m.length - 1];
+  if (typeof last.content !== "string" || m.length === 0) throw new Error("bench: bad request");
+  return { content: "ok" };
+};
+
+const JS_SEED_NS = quick ? [1000] : [1000, 10000];
+const JS_SEED_ROUNDS = quick ? 2 : 12;
+const JS_TURN_SIZES = quick ? [100] : [100, 5000];
+const JS_TURN_BATCHES = quick ? 3 : 40;
 
 // ---------------------------------------------------------------------------
 // Statistics and formatting
@@ -193,6 +210,51 @@ async function warmTurns(contenders, history98, withHistory) {
   return samples;
 }
 
+// seedingN is seeding with rounds rounds (the jsmodel section).
+async function seedingN(contenders, history, rounds) {
+  const samples = new Map(contenders.map((c) => [c.name, []]));
+  for (let round = 0; round < SEED_WARMUP + rounds; round++) {
+    for (let k = 0; k < contenders.length; k++) {
+      const c = contenders[(round + k) % contenders.length];
+      const id = "jseed-" + round;
+      gc();
+      let res;
+      const t = await timed(async () => { res = await c.seed(id, "next question", history); });
+      if (res.messageCount !== history.length + 2) throw new Error(`${c.name}: seeding gave ${res.messageCount} messages`);
+      c.drop(id);
+      if (round >= SEED_WARMUP) samples.get(c.name).push(t);
+    }
+  }
+  return samples;
+}
+
+// warmTurnsOn times single turns on a session of prior.length + 2
+// messages and more (reseeded, untimed, every TURN_BATCH turns), with the
+// host passing prior again when withHistory is set.
+async function warmTurnsOn(contenders, prior, withHistory, batches) {
+  const samples = new Map(contenders.map((c) => [c.name, []]));
+  const n = prior.length + 2;
+  for (let round = 0; round < TURN_WARMUP + batches; round++) {
+    for (let k = 0; k < contenders.length; k++) {
+      const c = contenders[(round + k) % contenders.length];
+      c.drop("warm");
+      const r0 = await c.seed("warm", "warm up", prior);
+      if (r0.messageCount !== n) throw new Error(`${c.name}: warm session has ${r0.messageCount} messages`);
+      gc();
+      const out = samples.get(c.name);
+      for (let i = 0; i < TURN_BATCH; i++) {
+        let res;
+        const t = await timed(async () => { res = await c.turn("warm", "next", withHistory ? prior : undefined); });
+        if (res.reply.content !== "ok" || res.messageCount !== n + 2 + 2 * i) {
+          throw new Error(`${c.name}: turn ${i} gave ${res.messageCount} messages`);
+        }
+        if (round >= TURN_WARMUP) out.push(t);
+      }
+    }
+  }
+  return samples;
+}
+
 // coldStarts times, from the compiled module, a new instance to its first
 // completed run, raw and through the glue, alternating.
 async function coldStarts(module, glue) {
@@ -312,6 +374,49 @@ async function main() {
   const rows = [];
   const fig = { date: new Date().toISOString(), node: process.version, cpu: os.cpus()[0]?.model, quick };
 
+  // A JavaScript model that reads the messages (the path every real host
+  // takes): glue.js (the fast path), the raw module (syscall/js) and the
+  // JS peer, with the same model.
+  fig.jsmodel = { seed: {}, turn: {} };
+  if (want("jsmodel") && glue) {
+    const limits = { maxSeedMessages: 20000, maxMessagesPerSession: 40000 };
+    const jsRaw = await rawRuntime(module, { model: reading, limits });
+    const jsGlue = await glue.loadRuntime({ wasm: module, wasmExec: join(dist, "wasm_exec.js"), model: reading, limits });
+    const contenders = [
+      glueContender("glue.js (fast path)", jsGlue),
+      moduleContender("raw module (syscall/js, packed)", jsRaw.rt, packer),
+      jsContender("JS peer", createPeer({ model: reading })),
+    ];
+    for (const n of JS_SEED_NS) {
+      const h = makeHistory(n);
+      const S = await seedingN(contenders, h, JS_SEED_ROUNDS);
+      const peer = summary(S.get("JS peer")).median;
+      rows.push({ section: `JS model that reads the messages: seed ${n.toLocaleString("en")} messages into a cold session` });
+      for (const c of contenders) {
+        const sm = summary(S.get(c.name));
+        rows.push({ name: c.name, ...sm, ratios: `${fx(x(sm.median, peer))} peer` });
+      }
+      fig.jsmodel.seed[n] = Object.fromEntries([...S].map(([k, v]) => [k, summary(v)]));
+    }
+    for (const size of JS_TURN_SIZES) {
+      for (const withHistory of size === 100 ? [false, true] : [false]) {
+        const prior = makeHistory(size).slice(0, size - 2);
+        const S = await warmTurnsOn(contenders, prior, withHistory, size > 1000 ? Math.ceil(JS_TURN_BATCHES / 2) : JS_TURN_BATCHES);
+        const peer = summary(S.get("JS peer"));
+        const key = `${size}${withHistory ? "+history" : ""}`;
+        rows.push({ section: withHistory
+          ? `JS model that reads the messages: warm turn on a ${size}-message session, host passes its prior turns again (noop seed)`
+          : `JS model that reads the messages: warm turn on a ${size}-message session` });
+        for (const c of contenders) {
+          const sm = summary(S.get(c.name));
+          rows.push({ name: c.name, ...sm, ratios: `${fx(x(sm.median, peer.median))} peer (p99 ${fx(x(sm.p99, peer.p99))})` });
+        }
+        fig.jsmodel.turn[key] = Object.fromEntries([...S].map(([k, v]) => [k, summary(v)]));
+      }
+    }
+    jsRaw.rt.close(); jsGlue.close();
+  }
+
   // Seeding.
   let sGlue, sPeer, sLean, sField, sMain;
   const probe = await rawRuntime(module, {});
@@ -333,7 +438,7 @@ async function main() {
   sGlue = seedMed("glue.js (packed)"); sPeer = seedMed("JS peer"); sLean = seedMed("lean JS store");
   sField = seedMed("raw module, per-field arrays");
   sMain = sGlue ?? seedMed("raw module, packed");
-  rows.push({ section: `Seed ${SEED_N.toLocaleString("en")} messages into a cold session (${(historyBytes(history) / SEED_N).toFixed(0)} B avg, one run with echo)` });
+  rows.push({ section: `Echo model: seed ${SEED_N.toLocaleString("en")} messages into a cold session (${(historyBytes(history) / SEED_N).toFixed(0)} B avg, one run)` });
   for (const c of seeders) {
     const s = summary(seedS.get(c.name));
     rows.push({ name: c.name, ...s, ratios: `${fx(x(s.median, sLean))} lean, ${fx(x(s.median, sPeer))} peer, ${fx(x(s.median, goSeed))} Go` });
@@ -361,8 +466,8 @@ async function main() {
     const med = (n) => turnS.get(n) && summary(turnS.get(n)).median;
     const goTurn = go.get(withHistory ? "BenchmarkWarmTurn100History" : "BenchmarkWarmTurn100")?.["ns/op"] / 1e6;
     rows.push({ section: withHistory
-      ? "Warm turn, host passes its 98 prior turns again (noop seed), JS model answers at once"
-      : "Warm turn on a 100-message session, JS model answers at once" });
+      ? "Warm turn, host passes its 98 prior turns again (noop seed), JS model answers at once without reading"
+      : "Warm turn on a 100-message session, JS model answers at once without reading" });
     for (const c of turners) {
       const s = summary(turnS.get(c.name));
       rows.push({ name: c.name, ...s, ratios: `${fx(x(s.median, med("lean JS store")))} lean, ${fx(x(s.median, med("JS peer")))} peer (p99 ${fx(x(s.p99, summary(turnS.get("JS peer")).p99))}), ${fx(x(s.median, goTurn))} Go` });
@@ -432,8 +537,16 @@ async function main() {
   // Targets.
   const t = fig.turn.plain ?? { "JS peer": {} };
   const verdict = (ok) => (ok === undefined ? "n/a " : ok ? "MET " : "MISS");
+  const jm = (sec, key, who) => fig.jsmodel[sec][key]?.[who]?.median;
+  const G = "glue.js (fast path)", P = "JS peer";
   const targets = [
-    ["seeding via glue.js <= 1.0x the JS peer", x(sMain, sPeer), (r) => r <= 1.0],
+    ["JS model: cold seed 1k via glue.js <= 1.0x the JS peer", x(jm("seed", 1000, G), jm("seed", 1000, P)), (r) => r <= 1.0],
+    ["JS model: cold seed 10k via glue.js <= 1.0x the JS peer", x(jm("seed", 10000, G), jm("seed", 10000, P)), (r) => r <= 1.0],
+    ["JS model: warm turn, 100 messages <= 1.5x the JS peer", x(jm("turn", "100", G), jm("turn", "100", P)), (r) => r <= 1.5],
+    ["JS model: warm turn, 5,000 messages <= 1.0x the JS peer", x(jm("turn", "5000", G), jm("turn", "5000", P)), (r) => r <= 1.0],
+    ["JS model: warm turn, 5,000 <= 2x glue.js's own on 100", x(jm("turn", "5000", G), jm("turn", "100", G)), (r) => r <= 2],
+    ["JS model: warm turn with history again <= 1.5x the peer", x(jm("turn", "100+history", G), jm("turn", "100+history", P)), (r) => r <= 1.5],
+    ["echo: seeding via glue.js <= 1.0x the JS peer", x(sMain, sPeer), (r) => r <= 1.0],
     ["seeding via glue.js <= 3x the lean store", x(sMain, sLean), (r) => r <= 3],
     ["seeding via glue.js >= 10x faster than per-field arrays", x(sField, sMain), (r) => r >= 10],
     ["warm turn (median) <= 1.5x the JS peer", x(t["glue.js"]?.median ?? t["raw module"]?.median, t["JS peer"].median), (r) => r <= 1.5],
@@ -448,7 +561,7 @@ async function main() {
   for (const [what, r, ok] of targets) {
     const met = Number.isFinite(r) ? ok(r) : undefined;
     fig.targets.push({ what, ratio: r, met });
-    lines.push(`  ${verdict(met)}  ${pad(what, 58)} ${fx(r)}`);
+    lines.push(`  ${verdict(met)}  ${pad(what, 62)} ${fx(r)}`);
   }
   const wr = go.get("BenchmarkWorker_Turn/reused"), wp = go.get("BenchmarkWorker_Turn/per-request");
   fig.worker = { reused: wr, perRequest: wp };

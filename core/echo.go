@@ -1,7 +1,5 @@
 package core
 
-import "strings"
-
 // Echo is the built-in model. It needs no network and answers
 // deterministically, saying how many messages it received, so seeding is
 // visible:
@@ -44,8 +42,8 @@ func (Echo) Complete(ctx Context, req *ModelRequest) (*ModelReply, error) {
 		for i > 0 && req.Messages[i-1].Role == RoleTool {
 			i--
 		}
-		var parts []string
-		for _, m := range req.Messages[i:] {
+		var parts string
+		for k, m := range req.Messages[i:] {
 			name := m.ToolCallID
 			if i > 0 {
 				for _, c := range req.Messages[i-1].ToolCalls {
@@ -54,15 +52,21 @@ func (Echo) Complete(ctx Context, req *ModelRequest) (*ModelReply, error) {
 					}
 				}
 			}
-			parts = append(parts, "tool "+name+" returned: "+m.Content)
+			if k > 0 {
+				parts += "; "
+			}
+			parts += "tool " + name + " returned: " + m.Content
 		}
-		content = strings.Join(parts, "; ") + received
+		content = parts + received
 	default:
 		text := last.Content
-		if strings.HasPrefix(text, EchoToolPrefix) {
-			spec := strings.TrimSpace(text[len(EchoToolPrefix):])
-			name, args, _ := strings.Cut(spec, " ")
-			args = strings.TrimSpace(args)
+		if len(text) >= len(EchoToolPrefix) && text[:len(EchoToolPrefix)] == EchoToolPrefix {
+			spec := trimSpace(text[len(EchoToolPrefix):])
+			name, args := spec, ""
+			if i := indexByte(spec, ' '); i >= 0 {
+				name, args = spec[:i], spec[i+1:]
+			}
+			args = trimSpace(args)
 			if args == "" {
 				args = "{}"
 			}
@@ -78,7 +82,7 @@ func (Echo) Complete(ctx Context, req *ModelRequest) (*ModelReply, error) {
 	}
 	rest := content
 	for i := 0; rest != ""; i++ {
-		j := strings.IndexByte(rest, ' ')
+		j := indexByte(rest, ' ')
 		if j < 0 || i == 63 { // a long reply streams its tail as one delta
 			req.Delta(rest)
 			break
@@ -87,4 +91,30 @@ func (Echo) Complete(ctx Context, req *ModelRequest) (*ModelReply, error) {
 		rest = rest[j+1:]
 	}
 	return &ModelReply{Content: content}, nil
+}
+
+// indexByte is strings.IndexByte: core does without package strings,
+// whose Unicode tables would grow the module.
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// trimSpace drops ASCII white space at both ends of s.
+func trimSpace(s string) string {
+	for s != "" && isSpace(s[0]) {
+		s = s[1:]
+	}
+	for s != "" && isSpace(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }

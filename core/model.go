@@ -48,7 +48,15 @@ type ModelRequest struct {
 	SessionID string
 	System    string
 	Messages  []Message
-	Tools     []ToolSpec
+	// Offset is the index of Messages[0] in the session: the window
+	// leaves out the Offset oldest messages.
+	Offset int
+	// Generation names the session's messages as a host mirroring them
+	// knows them: it changes whenever they change other than by
+	// appending, so the session's first Offset+len(Messages) messages are
+	// the same as long as it does not.
+	Generation uint64
+	Tools      []ToolSpec
 	// Step counts model calls within the run, from 1.
 	Step int
 	// Delta reports streamed text as a model.delta event. It may be called

@@ -1,9 +1,6 @@
 package core
 
-import (
-	"sync"
-	"sync/atomic"
-)
+import "sync"
 
 // Run is a handle on one turn. Its methods are safe for concurrent use.
 //
@@ -107,37 +104,36 @@ func (r *Run) emit(ev Event) {
 	}
 }
 
-// execute is the run's goroutine.
+// execute runs the turn in the calling goroutine: it waits for the
+// session's lane, then drives the turn's machine as a Turn whose model
+// and tool calls it makes itself (see callModel and callTool).
 func (r *Run) execute() {
-	defer close(r.done)
-	defer r.rt.finished(r)
-	defer r.rt.store.release(&r.reserved, 0)
-	// The run's end stops its context: an abandoned model or tool call
-	// sees it done.
-	defer r.ctx.stop(nil)
-
-	// Wait for the lane.
+	tn := &Turn{run: r, t: turn{run: r, store: r.rt.store}}
 	select {
 	case r.lane.sem <- struct{}{}:
+		tn.holds = true
+		r.startTimeout()
 	case <-r.ctx.Done():
-		r.rt.store.leave(r.lane)
-		r.finish(nil, r.stopError())
-		return
 	}
-	defer r.rt.store.leave(r.lane)
-	defer func() { <-r.lane.sem }()
+	a := tn.Next()
+	for {
+		switch a.Kind {
+		case ActionModel:
+			tn.t.answerModel(tn.t.callModel(a.Request))
+		case ActionTool:
+			tn.t.answerTool(tn.t.callTool(a.Call))
+		default:
+			return
+		}
+		a = tn.Next()
+	}
+}
 
+// startTimeout arms the policy's timeout, counted from now.
+func (r *Run) startTimeout() {
 	if ms := r.req.Policy.TimeoutMs; ms > 0 {
-		r.ctx.setTimeout(r.rt.afterFunc, ms, NewError(CodeTimeout, "run timed out after "+itoa(int(ms))+" ms"))
+		r.ctx.setTimeout(r.rt.afterFunc, ms, timeoutError(ms))
 	}
-	t := turn{run: r, store: r.rt.store}
-	res, err := t.play()
-	if err != nil {
-		t.rollback()
-	} else {
-		t.store.markTail(t.sess, r.id, t.mark)
-	}
-	r.finish(res, err)
 }
 
 // stopError is the error of a run whose context is done.
@@ -186,188 +182,24 @@ func (r *Run) commit(res *Result) bool {
 	return true
 }
 
-// turn is the state of one executing run.
-type turn struct {
-	run     *Run
-	store   *store
-	sess    *session
-	created bool // this run created the session
-	mark    int  // message count after seeding: the rollback point
-	started bool // seeding done: rollback applies
-}
-
-// play runs the turn: seed, append the input, model and tool loop.
-func (t *turn) play() (*Result, *Error) {
-	r := t.run
-	req := &r.req
-	if err := r.ctx.Err(); err != nil {
-		return nil, r.stopError()
-	}
-	r.emit(Event{Type: EventRunStarted})
-
-	report, err := t.seed()
-	if err != nil {
-		return nil, err
-	}
-	t.started = true
-	if req.WithHistory {
-		rep := report
-		r.emit(Event{Type: EventSessionSeeded, Seed: &rep})
-	}
-
-	res := &Result{RunID: r.id, SessionID: req.SessionID, Status: "completed", Seed: report}
-	msgs := t.store.messagesOf(t.sess)
-	if n := len(msgs); !(n > 0 && msgs[n-1].Role == RoleUser && msgs[n-1].Content == req.Input) {
-		if err := t.append(res, Message{Role: RoleUser, Content: req.Input}); err != nil {
-			return nil, err
-		}
-	}
-
-	limits := &r.rt.limits
-	policy := &req.Policy
-	for step := 1; ; step++ {
-		if step > policy.maxSteps() {
-			return nil, NewError(CodeLimitExceeded, "the run needs more than maxSteps ("+itoa(policy.maxSteps())+") model calls")
-		}
-		reply, err := t.callModel(res, step)
-		if err != nil {
-			return nil, err
-		}
-		msg := Message{Role: RoleAssistant, Content: reply.Content, ToolCalls: reply.ToolCalls}
-		if msg.Size() > limits.MaxMessageBytes {
-			return nil, NewError(CodeLimitExceeded, "the model's reply is more than maxMessageBytes")
-		}
-		if len(msg.ToolCalls) > 0 && step == policy.maxSteps() {
-			return nil, NewError(CodeLimitExceeded, "the run needs more than maxSteps ("+itoa(policy.maxSteps())+") model calls")
-		}
-		if err := t.append(res, msg); err != nil {
-			return nil, err
-		}
-		if len(msg.ToolCalls) == 0 {
-			res.Reply = msg
-			break
-		}
-		for i := range msg.ToolCalls {
-			if err := t.callTool(res, &msg.ToolCalls[i]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	res.MessageCount = len(t.store.messagesOf(t.sess))
-	if !r.commit(res) {
-		return nil, errCancelled
-	}
-	return res, nil
-}
-
-// append adds one message of this turn, enforcing the per-session caps.
-func (t *turn) append(res *Result, m Message) *Error {
-	limits := &t.run.rt.limits
-	size := m.Size()
-	t.store.mu.Lock()
-	count, bytes := len(t.sess.msgs), t.sess.bytes
-	t.store.mu.Unlock()
-	if count+1 > limits.MaxMessagesPerSession {
-		return NewError(CodeLimitExceeded, "the session would hold more than maxMessagesPerSession ("+itoa(limits.MaxMessagesPerSession)+") messages")
-	}
-	if bytes+size > limits.MaxSessionBytes {
-		return NewError(CodeLimitExceeded, "the session would hold more than maxSessionBytes ("+itoa(int(limits.MaxSessionBytes))+")")
-	}
-	if err := t.store.appendMessages(t.sess, []Message{m}, size, &t.run.reserved); err != nil {
-		return err
-	}
-	res.Appended = append(res.Appended, m)
-	mm := m
-	t.run.emit(Event{Type: EventMessageAppended, Message: &mm})
-	return nil
-}
-
-// rollback restores the session as seeding left it, and removes a session
-// this run created if it is left empty.
-func (t *turn) rollback() {
-	if t.sess == nil {
-		return
-	}
-	if t.started {
-		t.store.truncate(t.sess, t.mark)
-	}
-	if t.created {
-		t.store.removeIfEmpty(t.sess)
-	}
-}
-
 // callModel asks the model once, stopping early when the run's context
-// is done. A panicking model fails the run with CodeModelError.
-func (t *turn) callModel(res *Result, step int) (*ModelReply, *Error) {
+// is done (then the machine fails the run with its stop error). A
+// panicking model fails the run with CodeModelError.
+func (t *turn) callModel(req *ModelRequest) (*ModelReply, error) {
 	r := t.run
-	msgs := t.store.messagesOf(t.sess)
-	msgs = window(msgs, r.req.Policy.MaxContextMessages, r.req.Policy.MaxContextBytes)
-	call := ModelCall{Step: step, MessageCount: len(msgs)}
-	if r.req.Inspect {
-		call.Messages = append([]Message(nil), msgs...)
-	}
-	res.ModelCalls = append(res.ModelCalls, call)
-
-	var closed atomic.Bool
-	req := &ModelRequest{
-		RunID:     r.id,
-		SessionID: r.req.SessionID,
-		System:    r.rt.system,
-		Messages:  msgs,
-		Tools:     t.allowedSpecs(),
-		Step:      step,
-	}
-	req.Delta = func(text string) {
-		if text == "" || closed.Load() {
-			return
-		}
-		r.emit(Event{Type: EventModelDelta, Delta: text, Step: step})
-	}
-	var a modelAnswer
 	if r.rt.directModel {
-		a = complete(r.rt.model, r.ctx, req)
-	} else {
-		ch := make(chan modelAnswer, 1)
-		go func() { ch <- complete(r.rt.model, r.ctx, req) }()
-		select {
-		case a = <-ch:
-		case <-r.ctx.Done():
-			closed.Store(true)
-			return nil, r.stopError()
-		}
+		a := complete(r.rt.model, r.ctx, req)
+		return a.reply, a.err
 	}
-	closed.Store(true)
-	if r.ctx.Err() != nil {
+	ch := make(chan modelAnswer, 1)
+	go func() { ch <- complete(r.rt.model, r.ctx, req) }()
+	select {
+	case a := <-ch:
+		return a.reply, a.err
+	case <-r.ctx.Done():
+		t.closed.Store(true)
 		return nil, r.stopError()
 	}
-	if a.err != nil {
-		if e := findError(a.err); e != nil {
-			return nil, e
-		}
-		return nil, NewError(CodeModelError, a.err.Error())
-	}
-	if a.reply == nil {
-		return nil, NewError(CodeModelError, "the model returned no reply")
-	}
-	reply := *a.reply
-	if len(reply.ToolCalls) > 0 {
-		reply.ToolCalls = append([]ToolCall(nil), reply.ToolCalls...)
-		for i := range reply.ToolCalls {
-			c := &reply.ToolCalls[i]
-			if c.ID == "" {
-				c.ID = "call_" + itoa(step) + "_" + itoa(i)
-			}
-			if c.Name == "" {
-				return nil, NewError(CodeModelError, "the model asked for a tool call with no name")
-			}
-			for j := 0; j < i; j++ {
-				if reply.ToolCalls[j].ID == c.ID {
-					return nil, NewError(CodeModelError, "the model used tool call id "+quote(c.ID)+" twice")
-				}
-			}
-		}
-	}
-	return &reply, nil
 }
 
 // modelAnswer is what one model call returned.
@@ -387,55 +219,11 @@ func complete(m Model, ctx Context, req *ModelRequest) (a modelAnswer) {
 	return a
 }
 
-func (t *turn) allowedSpecs() []ToolSpec {
-	p := &t.run.req.Policy
-	if p.AllowedTools == nil {
-		return t.run.rt.specs
-	}
-	var specs []ToolSpec
-	for _, s := range t.run.rt.specs {
-		if p.toolAllowed(s.Name) {
-			specs = append(specs, s)
-		}
-	}
-	return specs
-}
-
-// callTool runs one tool call and appends its result.
-func (t *turn) callTool(res *Result, call *ToolCall) *Error {
-	r := t.run
-	c := *call
-	r.emit(Event{Type: EventToolStarted, ToolCall: &c})
-	out, terr := t.invoke(call)
-	if terr != nil && (terr.Code == CodeCancelled || terr.Code == CodeTimeout) {
-		return terr
-	}
-	msg := Message{Role: RoleTool, Content: out, ToolCallID: call.ID}
-	if terr != nil {
-		if r.req.Policy.ToolErrors != ToolErrorsReport {
-			r.emit(Event{Type: EventToolFinished, ToolCall: &c, Err: terr})
-			return terr
-		}
-		msg.Content = "error: " + terr.Message
-	}
-	if msg.Size() > r.rt.limits.MaxMessageBytes {
-		return NewError(CodeLimitExceeded, "the result of tool "+quote(call.Name)+" is more than maxMessageBytes")
-	}
-	fin := msg
-	r.emit(Event{Type: EventToolFinished, ToolCall: &c, Message: &fin, Err: terr})
-	return t.append(res, msg)
-}
-
-// invoke runs the tool, stopping early when the run's context is done.
-func (t *turn) invoke(call *ToolCall) (string, *Error) {
+// callTool runs one tool call, stopping early when the run's context is
+// done. A panicking tool fails with CodeToolError.
+func (t *turn) callTool(call *ToolCall) (string, *Error) {
 	r := t.run
 	tool := r.rt.tools[call.Name]
-	if tool == nil {
-		return "", NewError(CodeToolError, "unknown tool "+quote(call.Name))
-	}
-	if !r.req.Policy.toolAllowed(call.Name) {
-		return "", NewError(CodeToolError, "tool "+quote(call.Name)+" is not allowed by the policy")
-	}
 	type answer struct {
 		out string
 		err error
@@ -462,11 +250,7 @@ func (t *turn) invoke(call *ToolCall) (string, *Error) {
 		return "", r.stopError()
 	}
 	if a.err != nil {
-		text := a.err.Error()
-		if e := findError(a.err); e != nil {
-			text = e.Message
-		}
-		return "", NewError(CodeToolError, "tool "+quote(call.Name)+" failed: "+text)
+		return "", toolError(call.Name, a.err)
 	}
 	return a.out, nil
 }

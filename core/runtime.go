@@ -1,9 +1,6 @@
 package core
 
-import (
-	"sort"
-	"sync"
-)
+import "sync"
 
 // Config configures a Runtime. The zero Config is usable: no system
 // prompt, the built-in Echo model, no tools, DefaultLimits.
@@ -314,13 +311,16 @@ type Session struct {
 	// Messages are the session's messages, oldest first. The slice is the
 	// caller's; the ToolCalls inside are shared and must not be changed.
 	Messages []Message
+	// Generation names the messages for hosts that mirror them (see
+	// ModelRequest.Generation).
+	Generation uint64
 }
 
 // Session returns a snapshot of the session with id, or false if there
 // is none.
 func (rt *Runtime) Session(id string) (Session, bool) {
-	msgs, ok := rt.store.snapshot(id)
-	return Session{ID: id, Messages: msgs}, ok
+	msgs, gen, ok := rt.store.snapshot(id)
+	return Session{ID: id, Messages: msgs, Generation: gen}, ok
 }
 
 // DeleteSession removes the session with id and reports whether there was
@@ -333,7 +333,7 @@ func (rt *Runtime) DeleteSession(id string) bool {
 // ListSessions returns the ids of all sessions, sorted.
 func (rt *Runtime) ListSessions() []string {
 	ids := rt.store.ids()
-	sort.Strings(ids)
+	sortStrings(ids)
 	return ids
 }
 
@@ -380,4 +380,17 @@ func (rt *Runtime) Close() {
 
 func hasPrefix(s, prefix string) bool {
 	return len(s) >= len(prefix) && s[:len(prefix)] == prefix
+}
+
+// sortStrings sorts ids in place (a shell sort): package sort would link
+// the generic pdqsort into the module, about 19 KB of code for a list of
+// at most MaxSessions ids.
+func sortStrings(ids []string) {
+	for gap := len(ids) / 2; gap > 0; gap /= 2 {
+		for i := gap; i < len(ids); i++ {
+			for j := i; j >= gap && ids[j] < ids[j-gap]; j -= gap {
+				ids[j], ids[j-gap] = ids[j-gap], ids[j]
+			}
+		}
+	}
 }

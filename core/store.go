@@ -24,6 +24,8 @@ type store struct {
 	// reserved is what admitted runs carry (input and history) and have
 	// not yet stored or dropped; it counts against MaxTotalBytes.
 	reserved int64
+	// gens numbers session generations (see session.gen).
+	gens uint64
 }
 
 type session struct {
@@ -36,6 +38,9 @@ type session struct {
 	// message tailMark on, or "" once anything else changed the session.
 	tailRun  string
 	tailMark int
+	// gen names the session's messages for hosts that mirror them: it
+	// changes whenever they change other than by appending.
+	gen uint64
 }
 
 // lane serialises the runs of one session id. It exists while a run holds
@@ -98,7 +103,7 @@ func (s *store) lookup(id string) *session {
 func (s *store) create(id string) *session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss := &session{id: id}
+	ss := &session{id: id, gen: s.newGen()}
 	ss.elem = s.lru.PushFront(ss)
 	s.sessions[id] = ss
 	for e := s.lru.Back(); e != nil && len(s.sessions) > s.limits.MaxSessions; {
@@ -120,6 +125,20 @@ func (s *store) drop(ss *session) {
 	s.messages -= len(ss.msgs)
 	s.bytes -= ss.bytes
 	ss.gone = true
+	ss.gen = s.newGen()
+}
+
+// newGen returns a generation no session had; s.mu is held.
+func (s *store) newGen() uint64 {
+	s.gens++
+	return s.gens
+}
+
+// messagesGen is messagesOf with the session's generation.
+func (s *store) messagesGen(ss *session) ([]Message, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ss.msgs[:len(ss.msgs):len(ss.msgs)], ss.gen
 }
 
 func (s *store) remove(id string) bool {
@@ -189,6 +208,7 @@ func (s *store) replace(ss *session, msgs []Message, size int64, res *int64) *Er
 	}
 	ss.msgs, ss.bytes = msgs, size
 	ss.tailRun = ""
+	ss.gen = s.newGen()
 	return nil
 }
 
@@ -335,16 +355,17 @@ func (s *store) cut(ss *session, n int) {
 	ss.bytes -= cut
 	ss.msgs = ss.msgs[:n:n]
 	ss.tailRun = ""
+	ss.gen = s.newGen()
 }
 
-func (s *store) snapshot(id string) ([]Message, bool) {
+func (s *store) snapshot(id string) ([]Message, uint64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ss := s.sessions[id]
 	if ss == nil {
-		return nil, false
+		return nil, 0, false
 	}
-	return append([]Message(nil), ss.msgs...), true
+	return append([]Message(nil), ss.msgs...), ss.gen, true
 }
 
 func (s *store) ids() []string {

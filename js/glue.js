@@ -12,7 +12,8 @@
 // AgentrtErrors too: their message names the argument, their `code` is
 // "invalid_argument").
 
-import { packHistory as pack, toModuleHistory as readHistory } from "./history.js";
+import { packHistory as pack, toModuleHistory as readHistory, readReply } from "./history.js";
+import { ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, readAction, readRefused } from "./wire.js";
 
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
 const GLOBAL_PREFIX = "agentrt_";
@@ -406,7 +407,7 @@ async function startInstance(boot) {
   } catch (e) {
     throw loadFailed("an instance of the module", e);
   }
-  const inst = { go, name, core: null, version: "", dead: false, pending: new Set(), onExit: null };
+  const inst = { go, name, core: null, fast: null, version: "", dead: false, pending: new Set(), onExit: null };
   const exited = () => {
     if (inst.onExit) inst.onExit();
   };
@@ -430,6 +431,12 @@ async function startInstance(boot) {
   } catch (e) {
     delete globalThis[name];
     throw toError(e, "invalid_argument");
+  }
+  try {
+    inst.fast = new FastPath(instance.exports, core.fastPath, boot.config, () => core.listSessions());
+  } catch (e) {
+    delete globalThis[name];
+    throw e;
   }
   inst.core = core;
   inst.version = typeof api.version === "string" ? api.version : "";
@@ -461,11 +468,454 @@ function quietAfterExit(go) {
 // disposeInstance closes an instance's runtime and deletes its global.
 function disposeInstance(inst) {
   try {
+    if (inst.fast) inst.fast.close();
     if (!inst.dead && !inst.go.exited) inst.core.close();
   } catch {
     // The instance is being dropped: nothing to report.
   } finally {
     delete globalThis[inst.name];
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The fast path: turns driven through the module's wasmexport functions
+// over the wire (docs/wire.md), with a mirror of each session's messages
+
+// mirrorMessage returns the frozen session message the module stores for
+// a history message read by readMessage (null content is "", empty ids
+// and empty tool-call lists are left out), in the shape and key order of
+// the module's messages.
+function mirrorMessage(role, content, id, toolCallId, calls) {
+  const m = { role, content: content === null ? "" : content };
+  if (toolCallId) m.tool_call_id = toolCallId;
+  if (calls !== undefined && calls.length > 0) {
+    for (const c of calls) Object.freeze(c);
+    m.tool_calls = Object.freeze(calls);
+  }
+  if (id) m.id = id;
+  return Object.freeze(m);
+}
+
+const NO_TOOLS = Object.freeze([]);
+
+const MAX_TIMEOUT_MS = 365 * 24 * 3600 * 1000;
+
+function policyError(msg) {
+  return new AgentrtError("invalid_argument", msg);
+}
+
+// checkPolicy checks the JavaScript types of a policy as the module's
+// syscall/js path does, and returns it (or undefined for none).
+function checkPolicy(p) {
+  if (p === undefined || p === null) return undefined;
+  if (!isObject(p)) throw policyError("policy must be an object");
+  if (Array.isArray(p)) throw policyError("policy must be an object, not an Array");
+  for (const f of ["seedMode", "onBusy", "toolErrors"]) {
+    const v = p[f];
+    if (v !== undefined && v !== null && typeof v !== "string") throw policyError(`policy.${f} must be a string`);
+  }
+  for (const f of ["maxSteps", "maxContextMessages", "maxContextBytes", "timeoutMs"]) {
+    const v = p[f];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw policyError(`policy.${f} must be a non-negative integer`);
+  }
+  if ((p.timeoutMs ?? 0) > MAX_TIMEOUT_MS) throw policyError("policy.timeoutMs is too large");
+  const tools = p.allowedTools;
+  if (tools !== undefined && tools !== null) {
+    if (!Array.isArray(tools)) throw policyError("policy.allowedTools must be an Array of strings");
+    tools.forEach((t, i) => {
+      if (typeof t !== "string") throw policyError(`policy.allowedTools[${i}] must be a string`);
+    });
+  }
+  return p;
+}
+
+// text describes a thrown or rejected value as the module does: an
+// Error's message, a string as it is, anything else as String(v).
+function text(v) {
+  try {
+    let s;
+    if (typeof v === "string") s = v;
+    else if (isObject(v) && typeof v.message === "string") s = v.message;
+    else s = String(v);
+    return s.length > 1024 ? s.slice(0, 1024) + "..." : s;
+  } catch {
+    return "(a value that cannot be shown)";
+  }
+}
+
+function isThenable(v) {
+  return (isObject(v) || typeof v === "function") && typeof v.then === "function";
+}
+
+// ReplyRefused carries readReply's refusal of a model's reply.
+class ReplyRefused extends Error {}
+
+function refusedError(e) {
+  return new AgentrtError(e.code, e.message, { index: e.index });
+}
+
+// How many turns end between two prunings of the mirrors of sessions the
+// module no longer holds (evicted).
+const PRUNE_EVERY = 256;
+
+/**
+ * FastPath runs turns through the module's wasmexport functions: one
+ * export call per model or tool answer, frames in linear memory, and a
+ * mirror of each session's messages from which model requests are
+ * sliced. See docs/adr/0007-js-boundary.md.
+ */
+class FastPath {
+  #ex;
+  #n;
+  #w = new Writer(4096);
+  #modelFn;
+  #system;
+  #tools = new Map();
+  #specs = [];
+  #mirrors = new Map();
+  #active = new Map(); // runId -> turn
+  #waiting = new Map(); // sessionId -> [wake]
+  #ended = 0;
+  #listSessions;
+
+  constructor(exports, number, config, listSessions) {
+    this.#listSessions = listSessions;
+    if (!exports || typeof exports.agentrt_begin !== "function" || !(exports.mem instanceof WebAssembly.Memory) ||
+      !Number.isInteger(number)) {
+      throw new AgentrtError("load_failed", "agentrt: the module has no fast path (agentrt_begin)");
+    }
+    this.#ex = exports;
+    this.#n = number;
+    this.#modelFn = typeof config.model === "function" ? config.model : null;
+    this.#system = typeof config.systemPrompt === "string" ? config.systemPrompt : "";
+    for (const t of config.tools ?? []) {
+      this.#tools.set(t.name, t);
+      const spec = { name: t.name, description: typeof t.description === "string" ? t.description : "" };
+      let params = t.parameters;
+      try {
+        if (typeof params === "string") params = params === "" ? undefined : JSON.parse(params);
+        else if (isObject(params)) params = JSON.parse(JSON.stringify(params));
+        else params = undefined;
+      } catch {
+        params = undefined;
+      }
+      if (params !== undefined) spec.parameters = params;
+      this.#specs.push(spec);
+    }
+  }
+
+  // #call writes frame into the module's input buffer, calls fn and
+  // returns the answer's bytes (valid until the next call).
+  #call(fn, frame) {
+    const ex = this.#ex;
+    const at = ex.agentrt_in(frame.length);
+    new Uint8Array(ex.mem.buffer, at, frame.length).set(frame);
+    return this.#out(fn(this.#n, frame.length));
+  }
+
+  #out(n) {
+    return new Uint8Array(this.#ex.mem.buffer, this.#ex.agentrt_out(), n);
+  }
+
+  // #action decodes an action frame, throwing a refusal as its error.
+  #action(bytes) {
+    if (bytes.length > 4 && bytes[4] === KIND.refused) throw refusedError(readRefused(bytes));
+    return readAction(bytes);
+  }
+
+  /** Begins a turn; throws (a refusal) or returns the turn to drive. */
+  begin(sessionId, input, policy, history, withHistory, runId, inspect, onEvent) {
+    policy = checkPolicy(policy);
+    const mirror = this.#mirrors.get(sessionId);
+    let packed;
+    let historyMirror;
+    if (withHistory) {
+      // A cold session's mirror is built while packing, and only where a
+      // JavaScript model will be handed the messages.
+      let onRecord;
+      if (mirror === undefined && this.#modelFn !== null && Array.isArray(history)) {
+        const out = historyMirror = [];
+        onRecord = (r) => {
+          if (r.role !== "system") out.push(mirrorMessage(r.role, r.content, r.id, r.toolCallId, r.calls));
+        };
+      }
+      packed = pack(history ?? [], historyError, onRecord);
+    }
+    const frame = writeBegin(this.#w.reset(), {
+      sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,
+      historyMirror: historyMirror !== undefined, policy,
+      mirrorGen: mirror ? mirror.gen : 0, mirrorLen: mirror ? mirror.msgs.length : 0,
+    });
+    const first = this.#action(this.#call(this.#ex.agentrt_begin, frame));
+    const turn = {
+      handle: first.handle, runId, sessionId, onEvent, historyMirror, first,
+      timeoutMs: policy ? policy.timeoutMs ?? 0 : 0, timer: undefined, expired: false,
+      allowed: policy && Array.isArray(policy.allowedTools) ? [...policy.allowedTools] : undefined,
+      wake: null, interrupted: false, closed: false,
+    };
+    this.#active.set(runId, turn);
+    return turn;
+  }
+
+  // #interrupt stops waiting for the turn's model, tool or session: it is
+  // asked for its next action at once.
+  #interrupt(turn) {
+    turn.interrupted = true;
+    if (turn.wake) turn.wake();
+  }
+
+  /** Cancels the run with runId through core (cancelRun); reports whether this call did. */
+  cancel(core, runId) {
+    const ok = core.cancelRun(runId) === true;
+    const turn = this.#active.get(runId);
+    if (ok && turn) this.#interrupt(turn);
+    return ok;
+  }
+
+  /** Drops the mirror of the session with id (it is being deleted). */
+  forget(id) {
+    this.#mirrors.delete(id);
+  }
+
+  /** Drops every mirror and stops waiting turns (the runtime closed). */
+  close() {
+    this.#mirrors.clear();
+    for (const turn of this.#active.values()) this.#interrupt(turn);
+  }
+
+  // #prune drops the mirrors of sessions the module no longer holds.
+  #prune() {
+    if (this.#mirrors.size === 0 || this.#listSessions === undefined) return;
+    const live = new Set(this.#listSessions());
+    for (const id of this.#mirrors.keys()) if (!live.has(id)) this.#mirrors.delete(id);
+  }
+
+  // #events hands a frame's events to the turn's listener, in the shape
+  // of the module's events; run.completed carries the result.
+  #events(turn, events, a) {
+    for (const e of events) {
+      const ev = { type: e.type, runId: turn.runId, sessionId: turn.sessionId, seq: e.seq };
+      if (e.seed !== undefined) ev.seed = e.seed;
+      if (e.type === "model.delta") {
+        ev.delta = e.delta;
+        ev.step = e.step;
+      }
+      if (e.toolCall !== undefined) ev.toolCall = e.toolCall;
+      if (e.message !== undefined) ev.message = e.message;
+      if (e.type === "run.completed" && a.kind === ACTION.done) ev.result = a.result;
+      if (e.error !== undefined) ev.error = refusedError(e.error);
+      turn.onEvent(ev);
+    }
+  }
+
+  async #callTool(turn, a) {
+    const call = a.call;
+    const tool = this.#tools.get(call.name);
+    let out;
+    let failure;
+    let args;
+    if (call.arguments === "") args = {};
+    else {
+      try {
+        args = JSON.parse(call.arguments);
+      } catch (e) {
+        failure = "arguments are not valid JSON: " + text(e);
+      }
+    }
+    if (failure === undefined) {
+      let v;
+      try {
+        v = tool.call(args, { runId: turn.runId, sessionId: turn.sessionId, toolCallId: call.id });
+      } catch (e) {
+        failure = "threw: " + text(e);
+      }
+      if (failure === undefined && isThenable(v)) {
+        const s = await this.#settle(turn, v);
+        if (s === null) return this.#resume(turn);
+        if (s.ok) v = s.value;
+        else failure = "rejected: " + text(s.reason);
+      }
+      if (turn.interrupted) return this.#resume(turn);
+      if (failure === undefined) {
+        if (typeof v === "string") out = v;
+        else if (v === undefined) out = "";
+        else {
+          try {
+            out = JSON.stringify(v);
+          } catch {
+            out = undefined;
+          }
+          if (typeof out !== "string") failure = "the result cannot be converted to JSON";
+        }
+      }
+    }
+    const w = this.#w.reset();
+    const frame = failure === undefined ? writeToolResult(w, turn.handle, false, out) : writeToolResult(w, turn.handle, true, failure);
+    return this.#action(this.#call(this.#ex.agentrt_feed, frame));
+  }
+
+  /** Drives the turn to its end: the Result, or a thrown error. */
+  async drive(turn) {
+    let a = turn.first;
+    turn.first = undefined;
+    try {
+      for (;;) {
+        if (a.events !== undefined && turn.onEvent) this.#events(turn, a.events, a);
+        switch (a.kind) {
+          case ACTION.wait:
+            await this.#wait(turn);
+            a = this.#resume(turn);
+            continue;
+          case ACTION.model:
+            this.#arm(turn);
+            a = await this.#callModel(turn, a);
+            continue;
+          case ACTION.tool:
+            this.#arm(turn);
+            a = await this.#callTool(turn, a);
+            continue;
+          case ACTION.done:
+            return a.result;
+          case ACTION.failed:
+            throw refusedError(a.error);
+          default:
+            throw new AgentrtError("internal", `agentrt: unexpected action ${a.kind}`);
+        }
+      }
+    } finally {
+      turn.closed = true;
+      if (turn.timer !== undefined) clearTimeout(turn.timer);
+      this.#active.delete(turn.runId);
+      this.#release(turn.sessionId);
+      if (++this.#ended % PRUNE_EVERY === 0) this.#prune();
+    }
+  }
+
+  // #resume asks for the next action after a wait or an interruption.
+  #resume(turn) {
+    turn.interrupted = false;
+    return this.#action(this.#out(this.#ex.agentrt_next(this.#n, turn.handle, turn.expired ? 1 : 0)));
+  }
+
+  // #arm starts the policy's timeout once the turn holds its session.
+  #arm(turn) {
+    if (turn.timeoutMs > 0 && turn.timer === undefined) {
+      turn.timer = setTimeout(() => {
+        turn.expired = true;
+        this.#interrupt(turn);
+      }, turn.timeoutMs);
+    }
+  }
+
+  // #settle waits for v when it is a thenable, or until the turn is
+  // interrupted: { ok, value } or { ok: false, reason }, or null when
+  // interrupted.
+  #settle(turn, v) {
+    return new Promise((resolve) => {
+      turn.wake = () => resolve(null);
+      v.then((value) => resolve({ ok: true, value }), (reason) => resolve({ ok: false, reason }));
+    }).finally(() => { turn.wake = null; });
+  }
+
+  #wait(turn) {
+    return new Promise((resolve) => {
+      if (turn.interrupted) return resolve();
+      turn.wake = resolve;
+      let q = this.#waiting.get(turn.sessionId);
+      if (!q) this.#waiting.set(turn.sessionId, q = []);
+      q.push(resolve);
+    }).finally(() => { turn.wake = null; });
+  }
+
+  // #release wakes the turns waiting for a session a turn has left.
+  #release(sessionId) {
+    const q = this.#waiting.get(sessionId);
+    if (!q) return;
+    this.#waiting.delete(sessionId);
+    for (const wake of q) wake();
+  }
+
+  // #messages applies a model action's window to the session's mirror and
+  // returns the messages [start, end) as a new array.
+  #messages(turn, a) {
+    if (a.generation === 0) {
+      // The module sent the window alone: no mirror of this session.
+      this.#mirrors.delete(turn.sessionId);
+      turn.historyMirror = undefined;
+      return a.tail.slice();
+    }
+    let m = this.#mirrors.get(turn.sessionId);
+    if (a.adopt && turn.historyMirror !== undefined) m = { gen: a.generation, msgs: turn.historyMirror };
+    turn.historyMirror = undefined;
+    if (m === undefined || m.gen !== a.generation || m.msgs.length < a.from) {
+      if (a.from !== 0) {
+        // The module counted on a mirror this glue does not hold: use the
+        // window if the tail covers it, and start the mirror again.
+        this.#mirrors.delete(turn.sessionId);
+        if (a.from <= a.start) return a.tail.slice(a.start - a.from);
+        throw new AgentrtError("internal", "agentrt: the session mirror is out of step with the module");
+      }
+      m = { gen: a.generation, msgs: [] };
+    }
+    const msgs = m.msgs;
+    if (msgs.length !== a.from) msgs.length = a.from;
+    for (const x of a.tail) msgs.push(x);
+    m.gen = a.generation;
+    this.#mirrors.set(turn.sessionId, m);
+    return msgs.slice(a.start, a.end);
+  }
+
+  // #allowedSpecs returns the tool specs the turn's policy allows, as a
+  // new array (the shared empty one when there are none).
+  #allowedSpecs(turn) {
+    const allowed = turn.allowed;
+    const specs = allowed === undefined ? this.#specs : this.#specs.filter((t) => allowed.includes(t.name));
+    return specs.length === 0 ? NO_TOOLS : specs.slice();
+  }
+
+  async #callModel(turn, a) {
+    const messages = this.#messages(turn, a);
+    const handle = turn.handle;
+    let answered = false;
+    const req = {
+      runId: turn.runId, sessionId: turn.sessionId, system: this.#system, messages,
+      tools: this.#allowedSpecs(turn), step: a.step,
+      delta: (t) => {
+        if (answered || turn.closed || typeof t !== "string") return;
+        const out = this.#action(this.#call(this.#ex.agentrt_feed, writeDelta(this.#w.reset(), handle, t)));
+        if (out.events !== undefined && turn.onEvent) this.#events(turn, out.events, out);
+      },
+    };
+    let v;
+    let failure;
+    try {
+      v = this.#modelFn(req);
+    } catch (e) {
+      failure = "model threw: " + text(e);
+    }
+    if (failure === undefined && isThenable(v)) {
+      const s = await this.#settle(turn, v);
+      if (s === null) {
+        answered = true;
+        return this.#resume(turn);
+      }
+      if (s.ok) v = s.value;
+      else failure = "model rejected: " + text(s.reason);
+    }
+    answered = true;
+    if (turn.interrupted) return this.#resume(turn);
+    let reply;
+    if (failure === undefined) {
+      try {
+        reply = readReply(v, (message) => new ReplyRefused(message));
+      } catch (e) {
+        failure = e instanceof ReplyRefused ? e.message : "the model's reply cannot be read: " + text(e);
+      }
+    }
+    const w = this.#w.reset();
+    const frame = failure === undefined ? writeModelReply(w, handle, reply) : writeModelReply(w, handle, undefined, failure);
+    return this.#action(this.#call(this.#ex.agentrt_feed, frame));
   }
 }
 
@@ -623,40 +1073,19 @@ class Runtime {
     const core = inst.core;
     const signal = options && options.signal ? options.signal : undefined;
     if (signal && signal.aborted) throw abortError(signal.reason);
-    const packed = withHistory ? packHistory(history ?? []) : undefined;
+    const fast = inst.fast;
     const runId = options && options.runId !== undefined ? options.runId : `${GLUE_RUN_PREFIX}${++this.#runs}`;
     const onEvent = options && options.onEvent;
-    const modOptions = { runId };
-    if (options && options.inspect) modOptions.inspect = true;
-    if (onEvent) {
-      modOptions.onEvent = (ev) => {
-        try {
-          if (isObject(ev) && ev.error !== undefined) ev.error = toError(ev.error);
-          onEvent(ev);
-        } catch (e) {
-          reportCallbackError(e);
-        }
-      };
-    }
-    let pending;
-    try {
-      // The module's methods are called as plain functions (they do not
-      // use `this`): a receiver would cost the module one more value to
-      // take in on every call.
-      let call;
-      if (withHistory && policy) {
-        call = core.startRunWithPolicyAndHistory;
-        pending = call(sessionId, input, policy, packed, modOptions);
-      } else if (withHistory) {
-        call = core.startRunWithHistory;
-        pending = call(sessionId, input, packed, modOptions);
-      } else if (policy) {
-        call = core.startRunWithPolicy;
-        pending = call(sessionId, input, policy, modOptions);
-      } else {
-        call = core.startRun;
-        pending = call(sessionId, input, modOptions);
+    const listener = onEvent ? (ev) => {
+      try {
+        onEvent(ev);
+      } catch (e) {
+        reportCallbackError(e);
       }
+    } : undefined;
+    let turn;
+    try {
+      turn = fast.begin(sessionId, input, policy, history, withHistory, runId, Boolean(options && options.inspect), listener);
     } catch (e) {
       if (inst.go.exited) {
         this.#lost(inst, e);
@@ -664,27 +1093,24 @@ class Runtime {
       }
       throw toError(e);
     }
-    if (inst.go.exited || inst.dead) {
-      this.#lost(inst);
-      throw lostError();
-    }
-    // The run's Promise never settles if the Go program exits: #lost
+    if (onStarted) onStarted(runId, inst);
+    // The turn's Promise never settles if the Go program exits: #lost
     // rejects it instead.
     const settled = new Promise((resolve, reject) => {
       inst.pending.add(reject);
-      pending.then((v) => {
+      fast.drive(turn).then((v) => {
         inst.pending.delete(reject);
         resolve(v);
       }, (e) => {
         inst.pending.delete(reject);
+        if (inst.go.exited) this.#lost(inst, e);
         reject(e);
       });
     });
-    if (onStarted) onStarted(runId, inst);
     let aborted = false;
     const onAbort = () => {
       try {
-        if (!inst.dead && core.cancelRun(runId)) aborted = true;
+        if (!inst.dead && fast.cancel(core, runId)) aborted = true;
       } catch { /* the run ends anyway */ }
     };
     if (signal) signal.addEventListener("abort", onAbort, { once: true });
@@ -811,7 +1237,7 @@ class Runtime {
           for (const w of waiting.splice(0)) w();
           if (started) {
             if (!settled && runId !== undefined && !runInst.dead) {
-              try { runInst.core.cancelRun(runId); } catch { /* it ends anyway */ }
+              try { runInst.fast.cancel(runInst.core, runId); } catch { /* it ends anyway */ }
             }
             await started;
             // The run completed before its result reached the host: the
@@ -874,7 +1300,7 @@ class Runtime {
    */
   cancelRun(runId) {
     if (typeof runId !== "string") throw argError("runId", "must be a string");
-    return Boolean(this.#call((core) => core.cancelRun(runId)));
+    return Boolean(this.#call((core, inst) => inst.fast.cancel(core, runId)));
   }
 
   /**
@@ -894,7 +1320,10 @@ class Runtime {
    */
   deleteSession(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
-    return Boolean(this.#call((core) => core.deleteSession(id)));
+    return Boolean(this.#call((core, inst) => {
+      inst.fast.forget(id);
+      return core.deleteSession(id);
+    }));
   }
 
   /**
@@ -929,7 +1358,7 @@ class Runtime {
     const inst = this.#now();
     let v;
     try {
-      v = f(inst.core);
+      v = f(inst.core, inst);
     } catch (e) {
       if (inst.go.exited) {
         this.#lost(inst, e);

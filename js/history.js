@@ -334,6 +334,37 @@ export function toModuleHistory(history, fail = defaultFail) {
   return out;
 }
 
+/**
+ * Reads a model's reply as core/hostmsg's Reply does: a string is the
+ * content; an object is {content, tool_calls?} (toolCalls accepted too).
+ * Returns {content, toolCalls} with each call {id, name, arguments}, or
+ * throws `fail(message)`. The glue's fast path reads its model's replies
+ * with it, where the module's syscall/js path reads them in Go.
+ *
+ * @param {unknown} v
+ * @param {(message: string) => Error} [fail]
+ */
+export function readReply(v, fail = (message) => Object.assign(new Error(message), { code: "model_error" })) {
+  try {
+    if (typeof v === "string") return { content: v, toolCalls: [] };
+    if (!isRecord(v)) throw new Refused("the model must answer an object { content, toolCalls? } or a string");
+    let content = v.content;
+    if (nullish(content)) content = "";
+    else if (Array.isArray(content)) content = contentText(content, "reply.content");
+    else if (typeof content !== "string") throw new Refused("reply.content must be a string, an array of parts, or null");
+    const raw = v.tool_calls ?? v.toolCalls;
+    const toolCalls = [];
+    if (!nullish(raw)) {
+      if (!Array.isArray(raw)) throw new Refused("reply.tool_calls must be an array");
+      for (let j = 0; j < raw.length; j++) toolCalls.push(readCall(raw[j], `reply.tool_calls[${j}]`));
+    }
+    return { content, toolCalls };
+  } catch (e) {
+    if (e instanceof Refused) throw fail(e.message);
+    throw e;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Packing
 
@@ -466,9 +497,12 @@ function varintSize(v) {
  *
  * @param {ReadonlyArray<object> | Uint8Array} history
  * @param {(index: number, message: string) => Error} [fail]
+ * @param {(record: {role: string, content: string | null, id?: string, toolCallId?: string, calls?: Array<object>}) => void} [onRecord]
+ *   called with each message as it is packed (the record is reused: copy
+ *   what you keep); the glue builds its session mirror from it
  * @returns {Uint8Array}
  */
-export function packHistory(history, fail = defaultFail) {
+export function packHistory(history, fail = defaultFail, onRecord = undefined) {
   if (history instanceof Uint8Array) return history;
   if (!Array.isArray(history)) throw argError("history", "must be an array or a Uint8Array");
   const n = lengthOf(history, fail);
@@ -492,9 +526,13 @@ export function packHistory(history, fail = defaultFail) {
     const r = readAt(at(history, i, fail), i, fail);
     if (r === read) {
       packRecord(p, r, false);
+      if (onRecord !== undefined) onRecord(r);
       count++;
     } else {
-      for (let k = 0; k < r.length; k++) packRecord(p, r[k], k > 0);
+      for (let k = 0; k < r.length; k++) {
+        packRecord(p, r[k], k > 0);
+        if (onRecord !== undefined) onRecord(r[k]);
+      }
       count += r.length;
     }
   }

@@ -5,17 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 )
 
 // ErrClosed is returned by the methods of an Instance after Close.
@@ -48,122 +45,10 @@ func (e *ExitError) Error() string {
 // Unwrap returns the cause of a crash, or nil.
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// Module is a GOOS=js WebAssembly module compiled for jshost. One Module
-// serves any number of Instances. Close it when done.
-type Module struct {
-	rt       wazero.Runtime
-	compiled wazero.CompiledModule
-	imports  []string
-	n        atomic.Int64
-}
-
-// CompileOptions configure Compile. The nil *CompileOptions, and each
-// zero field, mean the default.
-type CompileOptions struct {
-	// CacheDir is the directory of wazero's compilation cache; empty
-	// means DefaultCacheDir().
-	CacheDir string
-}
-
-// DefaultCacheDir is where compiled modules are cached by default: the
-// directory agentrt-wazero under os.UserCacheDir, or "" (an in-memory
-// cache) when there is no user cache directory.
-func DefaultCacheDir() string {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(d, "agentrt-wazero")
-}
-
 var (
 	cachesMu sync.Mutex
 	caches   = map[string]wazero.CompilationCache{}
 )
-
-// cacheFor returns the process-wide compilation cache of dir.
-func cacheFor(dir string) wazero.CompilationCache {
-	cachesMu.Lock()
-	defer cachesMu.Unlock()
-	if c, ok := caches[dir]; ok {
-		return c
-	}
-	var c wazero.CompilationCache
-	if dir != "" {
-		if cc, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
-			c = cc
-		}
-	}
-	if c == nil {
-		c = wazero.NewCompilationCache()
-	}
-	caches[dir] = c
-	return c
-}
-
-// Compile compiles a GOOS=js module (the bytes of a .wasm file). It fails
-// if the module imports anything this host does not provide: a module
-// built by a Go whose ABI differs from the one jshost implements.
-func Compile(ctx context.Context, wasm []byte, opts *CompileOptions) (*Module, error) {
-	dir := DefaultCacheDir()
-	if opts != nil && opts.CacheDir != "" {
-		dir = opts.CacheDir
-	}
-	// Not WithCloseOnContextDone: it starts a goroutine for every call
-	// into the guest (and each call from JavaScript makes several, for
-	// getsp), which made calls about 7 times slower.
-	cfg := wazero.NewRuntimeConfig().WithCompilationCache(cacheFor(dir))
-	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	if err := instantiateHost(ctx, rt); err != nil {
-		rt.Close(ctx)
-		return nil, err
-	}
-	compiled, err := rt.CompileModule(ctx, wasm)
-	if err != nil {
-		rt.Close(ctx)
-		return nil, fmt.Errorf("jshost: compile: %w", err)
-	}
-	m := &Module{rt: rt, compiled: compiled}
-	var unknown []string
-	for _, f := range compiled.ImportedFunctions() {
-		mod, name, _ := f.Import()
-		m.imports = append(m.imports, mod+"."+name)
-		if _, ok := hostFuncs[name]; mod != ImportModule || !ok {
-			unknown = append(unknown, mod+"."+name)
-		}
-	}
-	for _, mem := range compiled.ImportedMemories() {
-		mod, name, _ := mem.Import()
-		unknown = append(unknown, mod+"."+name+" (memory)")
-	}
-	sort.Strings(m.imports)
-	if len(unknown) > 0 {
-		rt.Close(ctx)
-		return nil, fmt.Errorf("jshost: the module imports %s, which this host does not provide (built by a Go with another GOOS=js ABI?)", strings.Join(unknown, ", "))
-	}
-	for _, exp := range []string{expRun, expResume, expGetsp} {
-		if _, ok := compiled.ExportedFunctions()[exp]; !ok {
-			rt.Close(ctx)
-			return nil, fmt.Errorf("jshost: the module does not export %q: not a GOOS=js module", exp)
-		}
-	}
-	return m, nil
-}
-
-// CompileFile compiles the .wasm file at path; see Compile.
-func CompileFile(ctx context.Context, path string, opts *CompileOptions) (*Module, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return Compile(ctx, b, opts)
-}
-
-// ImportedFunctions returns the module's imports as "module.name", sorted.
-func (m *Module) ImportedFunctions() []string { return append([]string(nil), m.imports...) }
-
-// Close releases the module and closes every Instance still open on it.
-func (m *Module) Close(ctx context.Context) error { return m.rt.Close(ctx) }
 
 // Config configures an Instance. The zero Config runs the program with
 // argv ["js"], no environment, and output captured only.
@@ -217,12 +102,6 @@ type Instance struct {
 	ran      bool
 	closing  sync.Once
 	closeErr error
-}
-
-type timer struct {
-	at   time.Time
-	fire func()
-	goID bool // a runtime.scheduleTimeoutEvent timer
 }
 
 // capture is a goroutine-safe output buffer with an optional tee.
@@ -384,147 +263,6 @@ func (in *Instance) writeArgs() (argc, argv uint32, err error) {
 		offset += 8
 	}
 	return uint32(len(args)), argv, nil
-}
-
-// --- the event loop
-
-func (in *Instance) loop() {
-	defer close(in.loopOK)
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	for {
-		var timerC <-chan time.Time
-		if at, ok := in.nextDue(); ok {
-			t.Reset(time.Until(at))
-			timerC = t.C
-		}
-		select {
-		case <-in.wake:
-			for {
-				in.qmu.Lock()
-				q := in.queue
-				in.queue = nil
-				in.qmu.Unlock()
-				if len(q) == 0 {
-					break
-				}
-				for _, f := range q {
-					f()
-					in.w.drain()
-				}
-			}
-		case <-timerC:
-			in.fireTimers()
-		case <-in.quit:
-			t.Stop()
-			return
-		}
-		t.Stop()
-	}
-}
-
-// post queues f to run on the loop; it never blocks.
-func (in *Instance) post(f func()) {
-	in.qmu.Lock()
-	in.queue = append(in.queue, f)
-	in.qmu.Unlock()
-	select {
-	case in.wake <- struct{}{}:
-	default:
-	}
-}
-
-// do runs f on the loop and waits for it.
-func (in *Instance) do(ctx context.Context, f func() error) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	select {
-	case <-in.quit:
-		return ErrClosed
-	default:
-	}
-	done := make(chan error, 1)
-	in.post(func() { done <- f() })
-	select {
-	case err := <-done:
-		return err
-	case <-in.loopOK:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (in *Instance) nextDue() (time.Time, bool) {
-	var at time.Time
-	ok := false
-	for _, t := range in.timers {
-		if !ok || t.at.Before(at) {
-			at, ok = t.at, true
-		}
-	}
-	return at, ok
-}
-
-func (in *Instance) addTimer(d time.Duration, fire func(), goID bool) int64 {
-	in.nextTimer++
-	if in.nextTimer > 1<<31-1 {
-		in.nextTimer = 1
-	}
-	in.timers[in.nextTimer] = &timer{at: time.Now().Add(d), fire: fire, goID: goID}
-	return in.nextTimer
-}
-
-func (in *Instance) addGoTimer(d time.Duration) int64 {
-	var id int64
-	id = in.addTimer(d, func() {
-		// As wasm_exec.js does: resume, and again while the runtime has
-		// not cleared the event (it clears it when it handles it).
-		for i := 0; i < 100; i++ {
-			if in.resume() != nil {
-				break
-			}
-			if _, still := in.timers[id]; !still {
-				break
-			}
-			in.timers[id].at = time.Now() // keep it due
-		}
-		delete(in.timers, id)
-	}, true)
-	return id
-}
-
-func (in *Instance) clearTimer(id int64) { delete(in.timers, id) }
-
-// fireTimers runs every due timer in order of due time, each followed by
-// the microtasks it queued.
-func (in *Instance) fireTimers() {
-	now := time.Now()
-	var due []int64
-	for id, t := range in.timers {
-		if !t.at.After(now) {
-			due = append(due, id)
-		}
-	}
-	sort.Slice(due, func(i, j int) bool {
-		a, b := in.timers[due[i]], in.timers[due[j]]
-		if !a.at.Equal(b.at) {
-			return a.at.Before(b.at)
-		}
-		return due[i] < due[j]
-	})
-	for _, id := range due {
-		t, ok := in.timers[id]
-		if !ok {
-			continue // cleared by an earlier one
-		}
-		if !t.goID {
-			delete(in.timers, id)
-		}
-		t.fire()
-		in.w.drain()
-	}
 }
 
 // --- calls into the guest

@@ -30,7 +30,7 @@ step "JS peer correctness (node --test bench/baselines/)"
 node --test bench/baselines/ >"$tmp/peer.txt" 2>&1 || { cat "$tmp/peer.txt"; exit 1; }
 grep -E '^# (pass|fail)' "$tmp/peer.txt" >&2
 
-step "native Go core (bench/gocore: the harness's history; core: its own benchmarks)"
+step "native Go core (bench/gocore: the harness's history; core: its own)"
 go test -run '^$' -bench 'Seed|WarmTurn' -benchmem -benchtime "$benchtime" ./bench/gocore/ >"$tmp/go.txt"
 go test -run '^$' -bench 'HeapPerMessage' -benchtime 1x ./bench/gocore/ >>"$tmp/go.txt"
 grep -E '^Benchmark' "$tmp/go.txt" >&2
@@ -48,6 +48,11 @@ if [ "${BENCH_WORKER:-1}" != 0 ] && grep -qs 'func BenchmarkWorker_Turn' wasm/wo
 		echo "bench: the worker benchmark failed; its rows are left out" >&2
 	fi
 fi
+
+# The WASI module under wazero against native core and the GOOS=js module
+# under jshost (both its paths), interleaved in one process.
+step "WASI module (bench/wasi)"
+AGENTRT_BENCH_ROUNDS="${BENCH_WASI_ROUNDS:-5}" go test -run '^$' -bench WASI -benchtime 1x ./bench/wasi/ >&2
 
 # The module's size reference, shared with wasm/runtime/size_test.go.
 step "minimal syscall/js module (wasm/runtime/testdata/minimal, flags of internal/build.Module)"

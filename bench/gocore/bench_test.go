@@ -116,7 +116,8 @@ func BenchmarkHeapPerMessage(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		rt := mustRuntime(b, core.Config{Limits: core.Limits{MaxMessagesPerSession: 2 * n, MaxSeedMessages: n}})
+		rt := mustRuntime(b, core.Config{Limits: core.Limits{MaxMessagesPerSession: 2 * n, MaxSeedMessages: n,
+			MaxSeedBytes: 1 << 30, MaxSessionBytes: 1 << 30, MaxTotalBytes: 1 << 31}})
 		history := makeHistory(n)
 		text := textBytes(history)
 		must{b}.wait(rt.StartRunWithHistory(bg, "s", "next question", history))

@@ -41,6 +41,7 @@ const (
 type chatOptions struct {
 	session, history, system, module string
 	model, baseURL, modelName        string
+	wasi                             bool // run agentrt-wasi.wasm with wasihost
 }
 
 // runChat is `agentrt chat`: a terminal host for the module. It reads one
@@ -59,6 +60,7 @@ func runChat(ctx context.Context, args []string) error {
 	fs.StringVar(&o.model, "model", envOr(envModel, "echo"), `"echo" (built in, no network) or "openai" ($`+envModel+`)`)
 	fs.StringVar(&o.baseURL, "openai-base-url", os.Getenv(envOpenAIBaseURL), "OpenAI-compatible API root ($"+envOpenAIBaseURL+"); the key is read from $"+envOpenAIKey)
 	fs.StringVar(&o.modelName, "openai-model", os.Getenv(envOpenAIModel), "model name sent upstream ($"+envOpenAIModel+")")
+	fs.BoolVar(&o.wasi, "wasi", false, "run the WASI module (dist/agentrt-wasi.wasm) on plain wazero, the model in Go, instead of agentrt.wasm under jshost")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -91,6 +93,9 @@ func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io
 			Client: &http.Client{Timeout: 5 * time.Minute}}
 	default:
 		return fmt.Errorf("unknown --model %q: want echo or openai", o.model)
+	}
+	if o.wasi {
+		return chatWASI(ctx, o, model, stdin, stdout, stderr)
 	}
 	path, err := chatModule(ctx, o.module)
 	if err != nil {

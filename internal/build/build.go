@@ -127,6 +127,9 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 	if err := Module(ctx, root, RuntimePkg, d.Module); err != nil {
 		return nil, err
 	}
+	if err := WasiModule(ctx, root, WasiPkg, filepath.Join(dir, WasiModuleName)); err != nil {
+		return nil, err
+	}
 	src, err := WasmExec(ctx)
 	if err != nil {
 		return nil, err
@@ -134,7 +137,7 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 	if err := copyFile(src, d.WasmExec); err != nil {
 		return nil, err
 	}
-	d.Files = []string{"agentrt.wasm", "wasm_exec.js"}
+	d.Files = []string{"agentrt.wasm", WasiModuleName, "wasm_exec.js"}
 	names, err := PackageSources(root)
 	if err != nil {
 		return nil, err

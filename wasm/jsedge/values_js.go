@@ -22,7 +22,6 @@ var (
 	jsReflectGet = js.Global().Get(GlobalReflect).Get(MethodGet)
 	jsFreeze     = jsObject.Get(MethodFreeze)
 	jsArrayOf    = jsArray.Get(MethodOf)
-	jsJSONParse  = jsJSON.Get(MethodParse)
 )
 
 // get reads v[key] through a call of Reflect.get, so that a throwing
@@ -193,14 +192,6 @@ func Result(r *core.Result) js.Value { return (*Cache)(nil).Result(r) }
 func (c *Cache) Result(r *core.Result) js.Value {
 	if r == nil {
 		return js.Null()
-	}
-	if !inspected(r) {
-		// The scalar fields in one JSON.parse; reply and appended (null
-		// placeholders there, to keep the field order) from the cache.
-		o := jsJSONParse.Invoke(string(appendResultJSON(nil, r)))
-		o.Set(FieldReply, c.Message(r.SessionID, &r.Reply))
-		o.Set(FieldAppended, c.Add(r.SessionID, r.Appended))
-		return o
 	}
 	o := newObject()
 	o.Set(FieldRunID, r.RunID)

@@ -18,16 +18,16 @@
 // linkage, limits) is decided by core when the history is seeded, exactly
 // as for histories that arrive as arrays.
 //
-// The package is pure Go and builds on every platform.
+// The package is pure Go and builds on every platform. The codec itself
+// is the boundary wire's (package wire: DecodeHistory, AppendHistory),
+// whose begin frames carry a packed history; this package keeps the
+// history-only API.
 package packed
 
 import (
-	"unicode/utf8"
-
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/core/hostmsg"
-
 	"github.com/agentrt/agentrt/internal/decimal"
+	"github.com/agentrt/agentrt/wire"
 )
 
 // Magic opens every packed history: "ARH".
@@ -57,7 +57,6 @@ const (
 	// message as the one before it (core.SeedMessage.Continues): errors
 	// then count host messages, as on the array path.
 	FlagContinues = 1 << 4
-	flagsReserved = 0xE0
 )
 
 // maxVarintLen is the longest valid uvarint (a uint64 in 7-bit groups).
@@ -85,173 +84,14 @@ const maxVarintLen = 10
 //   - ContentMissing is set on messages whose content flag is clear.
 func Decode(buf []byte, maxMessages int) ([]core.SeedMessage, error) {
 	if len(buf) < len(Magic)+1 {
-		return nil, headerError("packed history: too short for its header")
+		return nil, core.NewError(core.CodeInvalidHistory, "packed history: too short for its header")
 	}
-	return DecodeString(string(buf), maxMessages)
+	return wire.DecodeHistory(string(buf), maxMessages)
 }
 
 // DecodeString is Decode on a string; the decoded fields are slices of s.
 func DecodeString(s string, maxMessages int) ([]core.SeedMessage, error) {
-	if maxMessages <= 0 {
-		maxMessages = core.DefaultLimits.MaxSeedMessages
-	}
-	d := decoder{s: s, index: core.NoIndex}
-	if len(s) < len(Magic)+1 || s[:len(Magic)] != Magic {
-		return nil, headerError("packed history: wrong magic (want \"ARH\")")
-	}
-	if s[len(Magic)] != Version {
-		return nil, headerError("packed history: unknown version " + itoa(int(s[len(Magic)])))
-	}
-	d.pos = len(Magic) + 1
-	count, ok := d.uvarint()
-	if !ok {
-		return nil, d.err
-	}
-	if count > uint64(maxMessages) {
-		return nil, core.NewIndexError(core.CodeLimitExceeded, maxMessages,
-			"packed history has more than maxSeedMessages ("+itoa(maxMessages)+") messages")
-	}
-	// Every message takes at least two bytes (role and flags).
-	if count > uint64(len(s)-d.pos)/2 {
-		return nil, headerError("packed history: message count " + itoa(int(count)) + " is more than the buffer can hold")
-	}
-	out := make([]core.SeedMessage, count)
-	for i := range out {
-		d.index = i
-		if !d.message(&out[i]) {
-			return nil, d.err
-		}
-	}
-	if d.pos != len(s) {
-		return nil, headerError("packed history: " + itoa(len(s)-d.pos) + " bytes after the last message")
-	}
-	return out, nil
-}
-
-type decoder struct {
-	s     string
-	pos   int
-	index int // message being decoded, or core.NoIndex
-	err   *core.Error
-}
-
-func headerError(msg string) *core.Error {
-	return core.NewError(core.CodeInvalidHistory, msg)
-}
-
-func (d *decoder) fail(msg string) bool {
-	d.err = core.NewIndexError(core.CodeInvalidHistory, d.index, "packed history: "+msg)
-	return false
-}
-
-func (d *decoder) uvarint() (uint64, bool) {
-	var x uint64
-	var shift uint
-	for i := 0; i < maxVarintLen; i++ {
-		if d.pos >= len(d.s) {
-			return 0, d.fail("truncated")
-		}
-		b := d.s[d.pos]
-		d.pos++
-		if b < 0x80 {
-			if i == maxVarintLen-1 && b > 1 {
-				return 0, d.fail("varint overflows 64 bits")
-			}
-			return x | uint64(b)<<shift, true
-		}
-		x |= uint64(b&0x7f) << shift
-		shift += 7
-	}
-	return 0, d.fail("varint longer than 10 bytes")
-}
-
-// str reads a length-prefixed UTF-8 string as a slice of d.s.
-func (d *decoder) str(what string) (string, bool) {
-	n, ok := d.uvarint()
-	if !ok {
-		return "", false
-	}
-	if n > uint64(len(d.s)-d.pos) {
-		return "", d.fail(what + " runs past the end")
-	}
-	v := d.s[d.pos : d.pos+int(n)]
-	d.pos += int(n)
-	if !utf8.ValidString(v) {
-		return "", d.fail(what + " is not valid UTF-8")
-	}
-	return v, true
-}
-
-func (d *decoder) message(m *core.SeedMessage) bool {
-	if len(d.s)-d.pos < 2 {
-		return d.fail("truncated")
-	}
-	role, flags := d.s[d.pos], d.s[d.pos+1]
-	d.pos += 2
-	if flags&flagsReserved != 0 {
-		return d.fail("reserved flag bits are set")
-	}
-	switch role {
-	case RoleUser:
-		m.Role = core.RoleUser
-	case RoleAssistant:
-		m.Role = core.RoleAssistant
-	case RoleTool:
-		m.Role = core.RoleTool
-	case RoleSystem:
-		m.Role = core.RoleSystem
-	case RoleOther:
-		name, ok := d.str("role")
-		if !ok {
-			return false
-		}
-		m.Role = hostmsg.Role(name) // "developer" is system, as in arrays
-	default:
-		return d.fail("unknown role byte " + itoa(int(role)))
-	}
-	m.Continues = flags&FlagContinues != 0
-	var ok bool
-	if flags&FlagContent != 0 {
-		if m.Content, ok = d.str("content"); !ok {
-			return false
-		}
-	} else {
-		m.ContentMissing = true
-	}
-	if flags&FlagID != 0 {
-		if m.ID, ok = d.str("id"); !ok {
-			return false
-		}
-	}
-	if flags&FlagToolCallID != 0 {
-		if m.ToolCallID, ok = d.str("tool_call_id"); !ok {
-			return false
-		}
-	}
-	if flags&FlagToolCalls != 0 {
-		n, ok := d.uvarint()
-		if !ok {
-			return false
-		}
-		// Every call takes at least three bytes (three empty strings).
-		if n > uint64(len(d.s)-d.pos)/3 {
-			return d.fail("tool call count " + itoa(int(min(n, 1<<40))) + " is more than the buffer can hold")
-		}
-		m.ToolCalls = make([]core.ToolCall, n)
-		for j := range m.ToolCalls {
-			c := &m.ToolCalls[j]
-			if c.ID, ok = d.str("tool call id"); !ok {
-				return false
-			}
-			if c.Name, ok = d.str("tool call name"); !ok {
-				return false
-			}
-			if c.Arguments, ok = d.str("tool call arguments"); !ok {
-				return false
-			}
-		}
-	}
-	return true
+	return wire.DecodeHistory(s, maxMessages)
 }
 
 // Encode returns history in the packed format. It is the inverse of
@@ -273,77 +113,7 @@ func Encode(history []core.SeedMessage) []byte {
 
 // Append appends the packed form of history to dst and returns it.
 func Append(dst []byte, history []core.SeedMessage) []byte {
-	dst = append(dst, Magic...)
-	dst = append(dst, Version)
-	dst = appendUvarint(dst, uint64(len(history)))
-	for i := range history {
-		m := &history[i]
-		var role byte
-		switch m.Role {
-		case core.RoleUser:
-			role = RoleUser
-		case core.RoleAssistant:
-			role = RoleAssistant
-		case core.RoleTool:
-			role = RoleTool
-		case core.RoleSystem:
-			role = RoleSystem
-		default:
-			role = RoleOther
-		}
-		var flags byte
-		if !m.ContentMissing {
-			flags |= FlagContent
-		}
-		if m.ID != "" {
-			flags |= FlagID
-		}
-		if m.ToolCallID != "" {
-			flags |= FlagToolCallID
-		}
-		if m.ToolCalls != nil {
-			flags |= FlagToolCalls
-		}
-		if m.Continues {
-			flags |= FlagContinues
-		}
-		dst = append(dst, role, flags)
-		if role == RoleOther {
-			dst = appendString(dst, string(m.Role))
-		}
-		if flags&FlagContent != 0 {
-			dst = appendString(dst, m.Content)
-		}
-		if flags&FlagID != 0 {
-			dst = appendString(dst, m.ID)
-		}
-		if flags&FlagToolCallID != 0 {
-			dst = appendString(dst, m.ToolCallID)
-		}
-		if flags&FlagToolCalls != 0 {
-			dst = appendUvarint(dst, uint64(len(m.ToolCalls)))
-			for j := range m.ToolCalls {
-				c := &m.ToolCalls[j]
-				dst = appendString(dst, c.ID)
-				dst = appendString(dst, c.Name)
-				dst = appendString(dst, c.Arguments)
-			}
-		}
-	}
-	return dst
-}
-
-func appendUvarint(dst []byte, x uint64) []byte {
-	for x >= 0x80 {
-		dst = append(dst, byte(x)|0x80)
-		x >>= 7
-	}
-	return append(dst, byte(x))
-}
-
-func appendString(dst []byte, s string) []byte {
-	dst = appendUvarint(dst, uint64(len(s)))
-	return append(dst, s...)
+	return wire.AppendHistory(dst, history)
 }
 
 // itoa formats n in decimal without strconv.

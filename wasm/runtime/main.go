@@ -47,7 +47,9 @@ func createRuntime(_ js.Value, args []js.Value) any {
 	if err != nil {
 		return jsedge.Error(err)
 	}
-	return newRuntime(&runtimeState{rt: rt, cache: cache})
+	o := newRuntime(&runtimeState{rt: rt, cache: cache})
+	registerFast(o, rt, &cfg)
+	return o
 }
 
 // runtimeState is what the methods of one Runtime object share: the core
@@ -140,6 +142,9 @@ func newRuntime(st *runtimeState) js.Value {
 	}))
 	o.Set(jsedge.MethodStats, jsedge.Func(js.Null(), stats(rt)))
 	o.Set(jsedge.MethodClose, jsedge.Func(nil, func(js.Value, []js.Value) any {
+		if n := o.Get(fieldFastPath); n.Type() == js.TypeNumber {
+			unregisterFast(n.Int())
+		}
 		rt.Close()
 		st.cache.Reset()
 		return nil

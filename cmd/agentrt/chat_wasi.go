@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/build"
+	"github.com/agentrt/agentrt/openai"
+	"github.com/agentrt/agentrt/wasihost"
+)
+
+// chatWASI is `agentrt chat --wasi`: the same terminal host as chat, on
+// the WASI module driven by wasihost. The model, when not the module's
+// echo, is called in Go; the module is sandboxed on plain wazero with no
+// JavaScript world.
+func chatWASI(ctx context.Context, o chatOptions, model *openai.Model, stdin io.Reader, stdout, stderr io.Writer) error {
+	file, history, err := readHistory(o.history)
+	if err != nil {
+		return err
+	}
+	path, err := chatWASIModule(ctx, o.module)
+	if err != nil {
+		return err
+	}
+	m, err := wasihost.CompileFile(ctx, path, &wasihost.CompileOptions{Stderr: stderr})
+	if err != nil {
+		return err
+	}
+	defer m.Close(context.Background())
+	in, err := m.Instantiate(ctx)
+	if err != nil {
+		return err
+	}
+	cfg := wasihost.Config{SystemPrompt: o.system}
+	if model != nil {
+		cfg.Model = model
+	}
+	rt, err := in.NewRuntime(cfg)
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		res, err := rt.Run(ctx, core.RunRequest{SessionID: o.session, Input: line, WithHistory: true, History: history})
+		if err != nil {
+			if errors.Is(err, wasihost.ErrDead) || ctx.Err() != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			continue // a refused or failed turn is not stored
+		}
+		fmt.Fprintf(stdout, "[seed mode=%s seeded=%d skippedSystem=%d]\n", res.Seed.Mode, res.Seed.Seeded, res.Seed.SkippedSystem)
+		fmt.Fprintf(stdout, "assistant: %s\n", res.Reply.Content)
+		for _, msg := range res.Appended {
+			history = append(history, core.SeedMessage{ID: msg.ID, Role: msg.Role, Content: msg.Content, ToolCallID: msg.ToolCallID, ToolCalls: msg.ToolCalls})
+			file = append(file, historyEntry(&msg))
+		}
+		if err := writeHistory(o.history, file); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// chatWASIModule returns the WASI module to run: path if given, else
+// dist/agentrt-wasi.wasm of the repository, built first if missing.
+func chatWASIModule(ctx context.Context, path string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	root, err := build.Root()
+	if err != nil {
+		return "", fmt.Errorf("%v: pass --module", err)
+	}
+	p := filepath.Join(root, "dist", build.WasiModuleName)
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	if err := build.WasiModule(ctx, root, build.WasiPkg, p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// historyEntry is msg as the history file stores it.
+func historyEntry(msg *core.Message) map[string]any {
+	e := map[string]any{"role": string(msg.Role), "content": msg.Content}
+	if msg.ID != "" {
+		e["id"] = msg.ID
+	}
+	if msg.ToolCallID != "" {
+		e["tool_call_id"] = msg.ToolCallID
+	}
+	if len(msg.ToolCalls) > 0 {
+		calls := make([]any, len(msg.ToolCalls))
+		for i, c := range msg.ToolCalls {
+			calls[i] = map[string]any{"id": c.ID, "name": c.Name, "arguments": c.Arguments}
+		}
+		e["tool_calls"] = calls
+	}
+	return e
+}

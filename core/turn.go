@@ -1,0 +1,540 @@
+package core
+
+import "sync/atomic"
+
+// This file holds the turn as a state machine: seeding, the user input,
+// and the model and tool loop, as steps that ask for I/O (call the model,
+// call a tool) and take its answer, without goroutines or blocking. Two
+// drivers run it: Run.execute (Start, Execute), which performs the calls
+// itself, and Turn, which hands them to the host.
+
+// phase is where a turn's machine is.
+type phase int
+
+const (
+	phaseStart   phase = iota // nothing done yet
+	phaseModel                // the next model call is due
+	phaseModelIn              // a model call is out, its answer awaited
+	phaseTool                 // the next tool call of the reply is due
+	phaseToolIn               // a tool call is out, its answer awaited
+	phaseDone                 // completed: res is set
+	phaseFailed               // failed: err is set
+)
+
+// step is what the machine asks for next.
+type step struct {
+	phase phase // phaseModelIn, phaseToolIn, phaseDone or phaseFailed
+	req   *ModelRequest
+	call  *ToolCall
+}
+
+// turn is the state of one executing run.
+type turn struct {
+	run     *Run
+	store   *store
+	sess    *session
+	created bool // this run created the session
+	mark    int  // message count after seeding: the rollback point
+	started bool // seeding done: rollback applies
+
+	phase phase
+	res   *Result
+	err   *Error
+	step  int     // the model call due or out, from 1
+	reply Message // the assistant message whose tool calls run
+	call  int     // index in reply.ToolCalls of the tool call due or out
+	req   *ModelRequest
+	// closed ends the delta function of the model call out.
+	closed *atomic.Bool
+}
+
+// fail ends the machine with err.
+func (t *turn) fail(err *Error) {
+	t.phase, t.err, t.res = phaseFailed, err, nil
+}
+
+// next advances the machine until it needs I/O or has ended, and says
+// what it needs. Called again while a call is out, it asks for the same
+// call.
+func (t *turn) next() step {
+	for {
+		switch t.phase {
+		case phaseStart:
+			if err := t.begin(); err != nil {
+				t.fail(err)
+				continue
+			}
+			t.phase, t.step = phaseModel, 1
+		case phaseModel:
+			policy := &t.run.req.Policy
+			if t.step > policy.maxSteps() {
+				t.fail(tooManySteps(policy))
+				continue
+			}
+			t.req = t.modelRequest()
+			t.phase = phaseModelIn
+		case phaseModelIn:
+			return step{phase: phaseModelIn, req: t.req}
+		case phaseTool:
+			if t.call >= len(t.reply.ToolCalls) {
+				t.phase = phaseModel
+				t.step++
+				continue
+			}
+			c := t.reply.ToolCalls[t.call]
+			t.run.emit(Event{Type: EventToolStarted, ToolCall: &c})
+			if terr := t.toolRefusal(&c); terr != nil {
+				t.answerTool("", terr)
+				continue
+			}
+			t.phase = phaseToolIn
+		case phaseToolIn:
+			return step{phase: phaseToolIn, call: &t.reply.ToolCalls[t.call]}
+		case phaseDone, phaseFailed:
+			return step{phase: t.phase}
+		}
+	}
+}
+
+// begin emits run.started, seeds, and appends the input.
+func (t *turn) begin() *Error {
+	r := t.run
+	req := &r.req
+	if err := r.ctx.Err(); err != nil {
+		return r.stopError()
+	}
+	r.emit(Event{Type: EventRunStarted})
+	report, err := t.seed()
+	if err != nil {
+		return err
+	}
+	t.started = true
+	if req.WithHistory {
+		rep := report
+		r.emit(Event{Type: EventSessionSeeded, Seed: &rep})
+	}
+	t.res = &Result{RunID: r.id, SessionID: req.SessionID, Status: "completed", Seed: report}
+	msgs := t.store.messagesOf(t.sess)
+	if n := len(msgs); !(n > 0 && msgs[n-1].Role == RoleUser && msgs[n-1].Content == req.Input) {
+		if err := t.append(Message{Role: RoleUser, Content: req.Input}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// modelRequest builds the request of the model call due, and records the
+// call in the result.
+func (t *turn) modelRequest() *ModelRequest {
+	r := t.run
+	all, gen := t.store.messagesGen(t.sess)
+	msgs := window(all, r.req.Policy.MaxContextMessages, r.req.Policy.MaxContextBytes)
+	call := ModelCall{Step: t.step, MessageCount: len(msgs)}
+	if r.req.Inspect {
+		call.Messages = append([]Message(nil), msgs...)
+	}
+	t.res.ModelCalls = append(t.res.ModelCalls, call)
+	closed := new(atomic.Bool)
+	t.closed = closed
+	st := t.step
+	return &ModelRequest{
+		RunID:      r.id,
+		SessionID:  r.req.SessionID,
+		System:     r.rt.system,
+		Messages:   msgs,
+		Offset:     len(all) - len(msgs),
+		Generation: gen,
+		Tools:      t.allowedSpecs(),
+		Step:       st,
+		Delta: func(text string) {
+			if text == "" || closed.Load() {
+				return
+			}
+			r.emit(Event{Type: EventModelDelta, Delta: text, Step: st})
+		},
+	}
+}
+
+// answerModel takes the answer of the model call out: the reply, or the
+// error the model returned (a non-*Error fails the run with
+// CodeModelError). A run whose context is done fails with its stop error
+// whatever the answer.
+func (t *turn) answerModel(reply *ModelReply, err error) {
+	if t.phase != phaseModelIn {
+		return
+	}
+	t.closed.Store(true)
+	t.req = nil
+	r := t.run
+	if r.ctx.Err() != nil {
+		t.fail(r.stopError())
+		return
+	}
+	msg, e := t.checkReply(reply, err)
+	if e != nil {
+		t.fail(e)
+		return
+	}
+	limits := &r.rt.limits
+	policy := &r.req.Policy
+	if msg.Size() > limits.MaxMessageBytes {
+		t.fail(NewError(CodeLimitExceeded, "the model's reply is more than maxMessageBytes"))
+		return
+	}
+	if len(msg.ToolCalls) > 0 && t.step == policy.maxSteps() {
+		t.fail(tooManySteps(policy))
+		return
+	}
+	if e := t.append(msg); e != nil {
+		t.fail(e)
+		return
+	}
+	if len(msg.ToolCalls) == 0 {
+		t.res.Reply = msg
+		t.complete()
+		return
+	}
+	t.reply, t.call, t.phase = msg, 0, phaseTool
+}
+
+func tooManySteps(p *Policy) *Error {
+	return NewError(CodeLimitExceeded, "the run needs more than maxSteps ("+itoa(p.maxSteps())+") model calls")
+}
+
+// checkReply turns the model's answer into the assistant message to
+// append, or the error that fails the run.
+func (t *turn) checkReply(a *ModelReply, err error) (Message, *Error) {
+	if err != nil {
+		if e := findError(err); e != nil {
+			return Message{}, e
+		}
+		return Message{}, NewError(CodeModelError, err.Error())
+	}
+	if a == nil {
+		return Message{}, NewError(CodeModelError, "the model returned no reply")
+	}
+	reply := *a
+	if len(reply.ToolCalls) > 0 {
+		reply.ToolCalls = append([]ToolCall(nil), reply.ToolCalls...)
+		for i := range reply.ToolCalls {
+			c := &reply.ToolCalls[i]
+			if c.ID == "" {
+				c.ID = "call_" + itoa(t.step) + "_" + itoa(i)
+			}
+			if c.Name == "" {
+				return Message{}, NewError(CodeModelError, "the model asked for a tool call with no name")
+			}
+			for j := 0; j < i; j++ {
+				if reply.ToolCalls[j].ID == c.ID {
+					return Message{}, NewError(CodeModelError, "the model used tool call id "+quote(c.ID)+" twice")
+				}
+			}
+		}
+	}
+	return Message{Role: RoleAssistant, Content: reply.Content, ToolCalls: reply.ToolCalls}, nil
+}
+
+// complete ends a turn whose last reply had no tool calls: the result is
+// final unless a cancel came first.
+func (t *turn) complete() {
+	t.res.MessageCount = len(t.store.messagesOf(t.sess))
+	if !t.run.commit(t.res) {
+		t.fail(errCancelled)
+		return
+	}
+	t.phase = phaseDone
+}
+
+// toolRefusal is the error of a tool call that cannot be made: an
+// unknown tool or one the policy does not allow.
+func (t *turn) toolRefusal(call *ToolCall) *Error {
+	r := t.run
+	if r.rt.tools[call.Name] == nil {
+		return NewError(CodeToolError, "unknown tool "+quote(call.Name))
+	}
+	if !r.req.Policy.toolAllowed(call.Name) {
+		return NewError(CodeToolError, "tool "+quote(call.Name)+" is not allowed by the policy")
+	}
+	return nil
+}
+
+// answerTool takes the outcome of the tool call due or out: its output,
+// or its error (a cancel or timeout fails the run; other errors fail it
+// or, under ToolErrorsReport, become the result).
+func (t *turn) answerTool(out string, terr *Error) {
+	if t.phase != phaseTool && t.phase != phaseToolIn {
+		return
+	}
+	r := t.run
+	call := &t.reply.ToolCalls[t.call]
+	c := *call
+	if terr != nil && (terr.Code == CodeCancelled || terr.Code == CodeTimeout) {
+		t.fail(terr)
+		return
+	}
+	msg := Message{Role: RoleTool, Content: out, ToolCallID: call.ID}
+	if terr != nil {
+		if r.req.Policy.ToolErrors != ToolErrorsReport {
+			r.emit(Event{Type: EventToolFinished, ToolCall: &c, Err: terr})
+			t.fail(terr)
+			return
+		}
+		msg.Content = "error: " + terr.Message
+	}
+	if msg.Size() > r.rt.limits.MaxMessageBytes {
+		t.fail(NewError(CodeLimitExceeded, "the result of tool "+quote(call.Name)+" is more than maxMessageBytes"))
+		return
+	}
+	fin := msg
+	r.emit(Event{Type: EventToolFinished, ToolCall: &c, Message: &fin, Err: terr})
+	if e := t.append(msg); e != nil {
+		t.fail(e)
+		return
+	}
+	t.call++
+	t.phase = phaseTool
+}
+
+// toolError converts what a tool returned as an error.
+func toolError(name string, err error) *Error {
+	text := err.Error()
+	if e := findError(err); e != nil {
+		text = e.Message
+	}
+	return NewError(CodeToolError, "tool "+quote(name)+" failed: "+text)
+}
+
+// append adds one message of this turn, enforcing the per-session caps.
+func (t *turn) append(m Message) *Error {
+	limits := &t.run.rt.limits
+	size := m.Size()
+	t.store.mu.Lock()
+	count, bytes := len(t.sess.msgs), t.sess.bytes
+	t.store.mu.Unlock()
+	if count+1 > limits.MaxMessagesPerSession {
+		return NewError(CodeLimitExceeded, "the session would hold more than maxMessagesPerSession ("+itoa(limits.MaxMessagesPerSession)+") messages")
+	}
+	if bytes+size > limits.MaxSessionBytes {
+		return NewError(CodeLimitExceeded, "the session would hold more than maxSessionBytes ("+itoa(int(limits.MaxSessionBytes))+")")
+	}
+	if err := t.store.appendMessages(t.sess, []Message{m}, size, &t.run.reserved); err != nil {
+		return err
+	}
+	t.res.Appended = append(t.res.Appended, m)
+	mm := m
+	t.run.emit(Event{Type: EventMessageAppended, Message: &mm})
+	return nil
+}
+
+// rollback restores the session as seeding left it, and removes a session
+// this run created if it is left empty.
+func (t *turn) rollback() {
+	if t.sess == nil {
+		return
+	}
+	if t.started {
+		t.store.truncate(t.sess, t.mark)
+	}
+	if t.created {
+		t.store.removeIfEmpty(t.sess)
+	}
+}
+
+func (t *turn) allowedSpecs() []ToolSpec {
+	p := &t.run.req.Policy
+	if p.AllowedTools == nil {
+		return t.run.rt.specs
+	}
+	var specs []ToolSpec
+	for _, s := range t.run.rt.specs {
+		if p.toolAllowed(s.Name) {
+			specs = append(specs, s)
+		}
+	}
+	return specs
+}
+
+// Turn is a run its host drives one step at a time, with no goroutine
+// and no blocking call: Next says what the run needs (wait for the
+// session, call the model with this request, call this tool, or nothing
+// more: done or failed), and FeedModel and FeedTool take the answers. It
+// is how an edge whose model and tools answer later (a JavaScript
+// Promise, a host call across a wasm boundary) runs a turn without
+// parking a goroutine per call. Create one with Runtime.Begin.
+//
+// The run is the same as one Start makes: it has an id, CancelRun and
+// Run.Cancel stop it, its events reach RunRequest.OnEvent as Next and
+// the Feed methods emit them, and a failed or cancelled turn rolls the
+// session back. Its methods must not be called concurrently.
+//
+// # Notes
+//
+//   - Per-session order: Next answers ActionWait while another run holds
+//     the session; ask again once a run on that session has ended.
+//   - A cancel takes effect at the next call of Next or a Feed method:
+//     the host need not wait for the model or tool answer it is owed.
+//   - The policy's timeout is armed with Config.AfterFunc when the turn
+//     gets its session; an edge without timers may pass an AfterFunc that
+//     does nothing and call Expire itself.
+type Turn struct {
+	run   *Run
+	t     turn
+	holds bool // the turn holds its session's lane
+	ended bool
+}
+
+// ActionKind says what a Turn needs next.
+type ActionKind int
+
+// The actions of a Turn.
+const (
+	// ActionWait: another run holds the session; call Next again later.
+	ActionWait ActionKind = iota
+	// ActionModel: call the model with Action.Request, then FeedModel.
+	ActionModel
+	// ActionTool: call the tool of Action.Call, then FeedTool.
+	ActionTool
+	// ActionDone: the run completed with Action.Result.
+	ActionDone
+	// ActionFailed: the run failed or was cancelled with Action.Err.
+	ActionFailed
+)
+
+// Action is what a Turn needs next; only the fields of its Kind are set.
+type Action struct {
+	Kind ActionKind
+	// Request is the model request (ActionModel). It shares the session's
+	// messages, which stay unchanged until the answer is fed.
+	Request *ModelRequest
+	// Call is the tool call (ActionTool).
+	Call   *ToolCall
+	Result *Result
+	Err    *Error
+}
+
+// Begin validates req and registers its run as Start does, refusing it
+// the same way, and returns the Turn that drives it. Nothing happens
+// until Next is called.
+func (rt *Runtime) Begin(ctx Context, req RunRequest) (*Turn, error) {
+	r, err := rt.admit(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &Turn{run: r, t: turn{run: r, store: rt.store}}, nil
+}
+
+// Run returns the turn's run (for its id, Done, Wait and Events).
+func (tn *Turn) Run() *Run { return tn.run }
+
+// Next advances the turn until it needs its host, and says what for.
+// After ActionDone or ActionFailed it keeps answering the same outcome.
+func (tn *Turn) Next() Action {
+	if tn.ended {
+		return tn.outcome()
+	}
+	r := tn.run
+	if !tn.holds {
+		if r.ctx.Err() != nil {
+			r.rt.store.leave(r.lane)
+			tn.end(false, nil, r.stopError())
+			return tn.outcome()
+		}
+		select {
+		case r.lane.sem <- struct{}{}:
+			tn.holds = true
+			r.startTimeout()
+		default:
+			return Action{Kind: ActionWait}
+		}
+	}
+	// A call that is out when the run stops is abandoned.
+	if r.ctx.Err() != nil {
+		switch tn.t.phase {
+		case phaseModelIn:
+			tn.t.answerModel(nil, r.stopError())
+		case phaseToolIn:
+			tn.t.answerTool("", r.stopError())
+		}
+	}
+	s := tn.t.next()
+	switch s.phase {
+	case phaseModelIn:
+		return Action{Kind: ActionModel, Request: s.req}
+	case phaseToolIn:
+		return Action{Kind: ActionTool, Call: s.call}
+	}
+	if tn.t.err != nil {
+		tn.t.rollback()
+	} else {
+		tn.t.store.markTail(tn.t.sess, r.id, tn.t.mark)
+	}
+	tn.end(true, tn.t.res, tn.t.err)
+	return tn.outcome()
+}
+
+// FeedModel takes the answer to an ActionModel: the model's reply, or
+// its error (an error that is not an *Error fails the run with
+// CodeModelError and its text), and returns the next action. Out of
+// turn (no model call is out) it only returns Next.
+func (tn *Turn) FeedModel(reply *ModelReply, err error) Action {
+	if !tn.ended && tn.t.phase == phaseModelIn {
+		tn.t.answerModel(reply, err)
+	}
+	return tn.Next()
+}
+
+// FeedTool takes the answer to an ActionTool: the tool's output, or its
+// error (which fails the run with CodeToolError, or under
+// ToolErrorsReport becomes the result), and returns the next action.
+// Out of turn it only returns Next.
+func (tn *Turn) FeedTool(out string, err error) Action {
+	if !tn.ended && tn.t.phase == phaseToolIn {
+		var terr *Error
+		if err != nil {
+			terr = toolError(tn.t.reply.ToolCalls[tn.t.call].Name, err)
+		}
+		tn.t.answerTool(out, terr)
+	}
+	return tn.Next()
+}
+
+// Delta reports text the model streamed during the model call that is
+// out, as a model.delta event; at any other time it is ignored.
+func (tn *Turn) Delta(text string) {
+	if !tn.ended && tn.t.phase == phaseModelIn && tn.t.req != nil {
+		tn.t.req.Delta(text)
+	}
+}
+
+// Expire stops the run with CodeTimeout, as the policy's timeout does.
+// It reports whether the run was still going.
+func (tn *Turn) Expire() bool {
+	return tn.run.ctx.stop(timeoutError(tn.run.req.Policy.TimeoutMs))
+}
+
+func timeoutError(ms int64) *Error {
+	return NewError(CodeTimeout, "run timed out after "+itoa(int(ms))+" ms")
+}
+
+// end finishes the run as Run.execute does: outcome, lane, context.
+func (tn *Turn) end(holds bool, res *Result, err *Error) {
+	tn.ended = true
+	r := tn.run
+	r.finish(res, err)
+	tn.t.res, tn.t.err = r.result, r.err
+	if holds {
+		<-r.lane.sem
+		r.rt.store.leave(r.lane)
+	}
+	r.ctx.stop(nil)
+	r.rt.store.release(&r.reserved, 0)
+	r.rt.finished(r)
+	close(r.done)
+}
+
+func (tn *Turn) outcome() Action {
+	if tn.t.err != nil {
+		return Action{Kind: ActionFailed, Err: tn.t.err}
+	}
+	return Action{Kind: ActionDone, Result: tn.t.res}
+}

@@ -1,0 +1,301 @@
+// Package fastpath drives host-driven turns (core.Turn) over wire frames:
+// it is what the module's //go:wasmexport functions call. A host begins a
+// turn with a begin frame and gets an action frame back (call the model,
+// call a tool, wait, done, failed, with the events emitted meanwhile);
+// it answers with a model-reply or tool-result frame and gets the next
+// action frame; and so on until the turn ends. See docs/wire.md.
+//
+//	x := fastpath.New(rt, nil)       // the host answers model calls
+//	out := x.Begin(frame)            // an action or refused frame
+//	out = x.FeedModel(replyFrame)    // the next action frame
+//
+// The package has no syscall/js and starts no goroutine: every call
+// returns once the turn needs its host again, so it runs inside a wasm
+// export. It keeps track of the host's mirror of each turn's session so
+// that a model action carries only the messages the mirror lacks.
+//
+// # Notes
+//
+//   - The frame a method returns is valid until the next call on the
+//     same Runtime: the buffer is reused.
+//   - Not safe for concurrent use: a wasm module's exports are called
+//     one at a time.
+package fastpath
+
+import (
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/wire"
+)
+
+// Runtime drives the turns of one core.Runtime for its host.
+type Runtime struct {
+	rt *core.Runtime
+	// native answers model calls in the module (the built-in echo model);
+	// nil means the host answers them.
+	native core.Model
+
+	// turns holds the turns that have not ended; a turn's handle is its
+	// index + 1. Slots of ended turns are reused.
+	turns []*hostTurn
+	live  int
+	out   []byte
+}
+
+// hostTurn is one turn and what its host knows.
+type hostTurn struct {
+	handle uint64
+	turn   *core.Turn
+	// events, when the host asked for them, are those emitted since the
+	// last frame.
+	wantEvents bool
+	events     []core.Event
+	// seed is the seeding outcome, once known.
+	seed   core.SeedReport
+	seeded bool
+	// historyMirror: the host built a mirror from the turn's history.
+	historyMirror bool
+	// mirrorGen and mirrorLen are the host's mirror of the session.
+	mirrorGen uint64
+	mirrorLen int
+}
+
+func (ht *hostTurn) onEvent(ev core.Event) {
+	if ev.Type == core.EventSessionSeeded && ev.Seed != nil {
+		ht.seed, ht.seeded = *ev.Seed, true
+	}
+	if ht.wantEvents {
+		ht.events = append(ht.events, ev)
+	}
+}
+
+// New returns a Runtime over rt. native, when not nil, answers every
+// model call inside the module (pass core.Echo{} for the built-in echo
+// model); nil hands model calls to the host.
+func New(rt *core.Runtime, native core.Model) *Runtime {
+	return &Runtime{rt: rt, native: native}
+}
+
+func (x *Runtime) refuse(err error) []byte {
+	x.out = wire.AppendRefused(x.out[:0], core.AsError(err))
+	return x.out
+}
+
+func unknownTurn(h uint64) error {
+	return core.NewError(core.CodeInvalidArgument, "no turn has handle "+itoa(h))
+}
+
+// Begin decodes a begin frame and begins its turn. It returns the turn's
+// first action frame, or a refused frame when the frame or the run is
+// refused (then nothing changed).
+func (x *Runtime) Begin(frame []byte) []byte {
+	b, err := wire.DecodeBegin(frame, x.rt.Limits().MaxSeedMessages)
+	if err != nil {
+		return x.refuse(err)
+	}
+	ht := &hostTurn{wantEvents: b.Events, historyMirror: b.HistoryMirror, mirrorGen: b.MirrorGen, mirrorLen: b.MirrorLen}
+	req := core.RunRequest{
+		SessionID: b.SessionID, Input: b.Input, Policy: b.Policy, RunID: b.RunID, Inspect: b.Inspect,
+		WithHistory: b.WithHistory, History: b.History, OnEvent: ht.onEvent,
+	}
+	tn, err := x.rt.Begin(core.Background(), req)
+	if err != nil {
+		return x.refuse(err)
+	}
+	slot := 0
+	for slot < len(x.turns) && x.turns[slot] != nil {
+		slot++
+	}
+	if slot == len(x.turns) {
+		x.turns = append(x.turns, nil)
+	}
+	x.turns[slot] = ht
+	x.live++
+	ht.handle, ht.turn = uint64(slot)+1, tn
+	return x.frame(ht, tn.Next())
+}
+
+// Feed decodes a host frame that answers a turn (a model reply, a tool
+// result or a delta) and hands it to its turn. It returns the turn's next
+// action frame (after a delta: a pending frame with the events it
+// emitted), or a refused frame for a malformed frame or an unknown handle.
+func (x *Runtime) Feed(frame []byte) []byte {
+	a, err := wire.DecodeAnswer(frame)
+	if err != nil {
+		return x.refuse(err)
+	}
+	ht := x.turn(a.Handle)
+	if ht == nil {
+		return x.refuse(unknownTurn(a.Handle))
+	}
+	var act core.Action
+	var fail error
+	if a.Failed {
+		fail = core.NewError(core.CodeModelError, a.Text)
+	}
+	switch a.Kind {
+	case wire.KindDelta:
+		ht.turn.Delta(a.Text)
+		act.Kind = actionPending
+	case wire.KindToolResult:
+		if fail != nil {
+			a.Text = ""
+		}
+		act = ht.turn.FeedTool(a.Text, fail)
+	default:
+		if fail != nil {
+			act = ht.turn.FeedModel(nil, fail)
+		} else {
+			act = ht.turn.FeedModel(&a.Reply, nil)
+		}
+	}
+	return x.frame(ht, act)
+}
+
+// actionPending is the core.Action kind frame encodes as wire.ActPending.
+const actionPending core.ActionKind = -1
+
+// Next returns the action frame of the turn with handle: after a wait,
+// a cancel or an expiry. A call that is out is asked for again. With
+// expire set, it first stops the turn with a timeout, as the policy's
+// timeout does (the host keeps the timers).
+func (x *Runtime) Next(handle uint64, expire bool) []byte {
+	ht := x.turn(handle)
+	if ht == nil {
+		return x.refuse(unknownTurn(handle))
+	}
+	if expire {
+		ht.turn.Expire()
+	}
+	return x.frame(ht, ht.turn.Next())
+}
+
+// Cancel cancels the active run with runID (of this path or any other)
+// and reports whether this call did. The turn's host learns it from its
+// next frame.
+func (x *Runtime) Cancel(runID string) bool { return x.rt.CancelRun(runID) }
+
+// Session returns a session frame for id, or a refused frame when there
+// is no such session (code invalid_argument).
+func (x *Runtime) Session(id string) []byte {
+	s, ok := x.rt.Session(id)
+	if !ok {
+		return x.refuse(core.NewError(core.CodeInvalidArgument, "no session "+id))
+	}
+	x.out = wire.AppendSession(x.out[:0], s.Generation, s.Messages)
+	return x.out
+}
+
+// Delete removes the session with id and reports whether there was one.
+func (x *Runtime) Delete(id string) bool { return x.rt.DeleteSession(id) }
+
+// Stats returns a stats frame; heap is the module's heap in use.
+func (x *Runtime) Stats(heap uint64) []byte {
+	x.out = wire.AppendStats(x.out[:0], &wire.Stats{Stats: x.rt.Stats(), HeapAlloc: heap})
+	return x.out
+}
+
+// Sessions returns a session-ids frame, sorted.
+func (x *Runtime) Sessions() []byte {
+	x.out = wire.AppendSessions(x.out[:0], x.rt.ListSessions())
+	return x.out
+}
+
+// Turns returns the number of turns that have not ended.
+func (x *Runtime) Turns() int { return x.live }
+
+// turn returns the turn with handle, or nil.
+func (x *Runtime) turn(handle uint64) *hostTurn {
+	if handle == 0 || handle > uint64(len(x.turns)) {
+		return nil
+	}
+	return x.turns[handle-1]
+}
+
+// forget drops an ended turn.
+func (x *Runtime) forget(ht *hostTurn) {
+	x.turns[ht.handle-1] = nil
+	x.live--
+}
+
+// frame answers the native model's calls, then encodes a: events, and
+// the model window against the host's mirror. An ended turn is
+// forgotten.
+func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
+	for a.Kind == core.ActionModel && x.native != nil {
+		reply, err := complete(x.native, a.Request)
+		a = ht.turn.FeedModel(reply, err)
+	}
+	wa := wire.Action{Handle: ht.handle, Events: ht.events}
+	switch a.Kind {
+	case actionPending:
+		wa.Kind = wire.ActPending
+	case core.ActionWait:
+		wa.Kind = wire.ActWait
+	case core.ActionModel:
+		wa.Kind = wire.ActModel
+		x.window(ht, a.Request, &wa)
+	case core.ActionTool:
+		wa.Kind, wa.Call = wire.ActTool, *a.Call
+	case core.ActionDone:
+		wa.Kind, wa.Result = wire.ActDone, a.Result
+		x.forget(ht)
+	case core.ActionFailed:
+		wa.Kind, wa.Err = wire.ActFailed, a.Err
+		x.forget(ht)
+	}
+	x.out = wire.AppendAction(x.out[:0], &wa)
+	clear(ht.events)
+	ht.events = ht.events[:0]
+	return x.out
+}
+
+// window sets the model action's window and the tail the host's mirror
+// lacks, and counts the mirror as holding the whole window afterwards.
+func (x *Runtime) window(ht *hostTurn, req *core.ModelRequest, wa *wire.Action) {
+	end := req.Offset + len(req.Messages)
+	wa.Step, wa.Generation, wa.Start, wa.End = req.Step, req.Generation, req.Offset, end
+	if ht.historyMirror && ht.seeded && (ht.seed.Mode == core.SeedCold || ht.seed.Mode == core.SeedReplaced) &&
+		ht.seed.Seeded <= end {
+		// Seeding made the session the history the host mirrored: its
+		// non-system messages, as many as were seeded.
+		wa.Adopt = true
+		ht.mirrorGen, ht.mirrorLen = req.Generation, ht.seed.Seeded
+	}
+	ht.historyMirror = false
+	from := 0
+	if ht.mirrorGen == req.Generation && ht.mirrorLen <= end {
+		from = ht.mirrorLen
+	}
+	if from < req.Offset {
+		// The mirror lacks messages before the window: send the window
+		// alone, under generation 0 (no mirror), and start over.
+		wa.Generation, wa.Adopt, from = 0, false, req.Offset
+	}
+	wa.From = from
+	wa.Tail = req.Messages[from-req.Offset:]
+	ht.mirrorGen, ht.mirrorLen = wa.Generation, end
+}
+
+// complete calls the native model, turning a panic into a model error.
+func complete(m core.Model, req *core.ModelRequest) (reply *core.ModelReply, err error) {
+	defer func() {
+		if recover() != nil {
+			reply, err = nil, core.NewError(core.CodeModelError, "the model panicked")
+		}
+	}()
+	return m.Complete(core.Background(), req)
+}
+
+func itoa(n uint64) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,174 @@
+package fastpath_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/wire"
+)
+
+func mustAction(t *testing.T, frame []byte) *wire.Action {
+	t.Helper()
+	a, err := wire.DecodeAction(frame)
+	if err != nil {
+		e, _ := wire.DecodeRefused(frame)
+		t.Fatalf("not an action: %v (refused: %v)", err, e)
+	}
+	return a
+}
+
+func mustRuntime(t *testing.T, cfg core.Config) *core.Runtime {
+	t.Helper()
+	rt, err := core.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// mirror is a host's mirror of one session, kept as docs/wire.md says.
+type mirror struct {
+	gen  uint64
+	msgs []core.Message
+}
+
+func (m *mirror) apply(a *wire.Action, hist []core.Message) []core.Message {
+	if a.Adopt {
+		m.gen, m.msgs = a.Generation, append([]core.Message(nil), hist...)
+	}
+	if m.gen != a.Generation || len(m.msgs) < a.From {
+		if a.From != 0 {
+			panic("stale mirror without a full tail")
+		}
+		m.msgs = nil
+	}
+	m.gen = a.Generation
+	m.msgs = append(m.msgs[:a.From], a.Tail...)
+	return m.msgs[a.Start:a.End]
+}
+
+func TestRuntime_Mirror(t *testing.T) {
+	rt := mustRuntime(t, core.Config{})
+	x := fastpath.New(rt, nil)
+	hist := []core.SeedMessage{{Role: core.RoleSystem, Content: "s"}, {Role: core.RoleUser, Content: "a"}, {Role: core.RoleAssistant, Content: "b"}}
+	histMsgs := []core.Message{{Role: core.RoleUser, Content: "a"}, {Role: core.RoleAssistant, Content: "b"}}
+	var m mirror
+	turn := func(input string, withHistory bool) (*wire.Action, []core.Message) {
+		b := &wire.Begin{SessionID: "s", Input: input, WithHistory: withHistory, HistoryMirror: withHistory, MirrorGen: m.gen, MirrorLen: len(m.msgs)}
+		if withHistory {
+			b.History = hist
+		}
+		a := mustAction(t, x.Begin(wire.AppendBegin(nil, b)))
+		if a.Kind != wire.ActModel {
+			t.Fatalf("got action %d, want model", a.Kind)
+		}
+		sent := m.apply(a, histMsgs)
+		done := mustAction(t, x.Feed(wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Reply: core.ModelReply{Content: "r-" + input}})))
+		if done.Kind != wire.ActDone {
+			t.Fatalf("got action %d, want done", done.Kind)
+		}
+		return a, sent
+	}
+	// Ensure a cold seed adopts the history mirror and sends only the input.
+	a, sent := turn("q1", true)
+	if !a.Adopt || a.From != 2 || len(a.Tail) != 1 {
+		t.Errorf("cold: adopt %v from %d tail %d, want adopt from 2 tail 1", a.Adopt, a.From, len(a.Tail))
+	}
+	// Ensure a warm turn sends only what the mirror lacks (the reply and the input).
+	a, sent = turn("q2", true)
+	if a.Adopt || a.From != 3 || len(a.Tail) != 2 {
+		t.Errorf("warm: adopt %v from %d tail %d, want from 3 tail 2", a.Adopt, a.From, len(a.Tail))
+	}
+	s, _ := rt.Session("s")
+	if want := s.Messages[:len(s.Messages)-1]; !reflect.DeepEqual(sent, want) {
+		t.Errorf("the model was sent %v, want %v", sent, want)
+	}
+	// Ensure a host without a mirror gets the whole session.
+	m = mirror{}
+	a, _ = turn("q3", false)
+	if a.From != 0 || a.End != 7 || len(a.Tail) != 7 {
+		t.Errorf("no mirror: from %d end %d tail %d, want 0, 7, 7", a.From, a.End, len(a.Tail))
+	}
+	if x.Turns() != 0 {
+		t.Errorf("%d turns left", x.Turns())
+	}
+}
+
+func TestRuntime_Refusals(t *testing.T) {
+	x := fastpath.New(mustRuntime(t, core.Config{}), nil)
+	refused := func(frame []byte) *core.Error {
+		e, err := wire.DecodeRefused(frame)
+		if err != nil {
+			t.Fatalf("not refused: %v", err)
+		}
+		return e
+	}
+	tests := []struct {
+		name  string
+		frame []byte
+		code  core.Code
+		index int
+	}{
+		// Ensure a malformed begin frame is refused.
+		{"ErrFrame", cp(x.Begin([]byte("nope"))), core.CodeInvalidArgument, core.NoIndex},
+		// Ensure a run core refuses is refused with its code and index.
+		{"ErrHistory", cp(x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", WithHistory: true,
+			History: []core.SeedMessage{{Role: core.RoleUser, Content: "a"}, {Role: "bot", Content: "b"}}}))), core.CodeInvalidHistory, 1},
+		// Ensure an answer for an unknown turn is refused.
+		{"ErrHandle", cp(x.Feed(wire.AppendModelReply(nil, &wire.ModelReply{Handle: 99}))), core.CodeInvalidArgument, core.NoIndex},
+		// Ensure a malformed tool result is refused.
+		{"ErrToolFrame", cp(x.Feed([]byte{'A', 'R', 'W', 1, 3})), core.CodeInvalidArgument, core.NoIndex},
+		// Ensure a missing session is refused.
+		{"ErrSession", cp(x.Session("none")), core.CodeInvalidArgument, core.NoIndex},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := refused(tc.frame)
+			if e.Code != tc.code || e.Index != tc.index {
+				t.Errorf("got %v, want %s at %d", e, tc.code, tc.index)
+			}
+		})
+	}
+	if st := mustStats(t, x); st.Sessions != 0 || st.ActiveRuns != 0 {
+		t.Errorf("refusals changed the store: %+v", st)
+	}
+}
+
+// cp copies a frame: the Runtime reuses its output buffer.
+func cp(b []byte) []byte { return append([]byte(nil), b...) }
+
+func mustStats(t *testing.T, x *fastpath.Runtime) *wire.Stats {
+	s, err := wire.DecodeStats(x.Stats(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestRuntime_NativeModel(t *testing.T) {
+	// Ensure a native model is answered inside: one frame per turn.
+	x := fastpath.New(mustRuntime(t, core.Config{}), core.Echo{})
+	a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi"})))
+	if a.Kind != wire.ActDone || a.Result.MessageCount != 2 {
+		t.Errorf("got %+v", a)
+	}
+}
+
+func FuzzBegin(f *testing.F) {
+	f.Add(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "x", WithHistory: true, HistoryMirror: true,
+		History: []core.SeedMessage{{Role: core.RoleUser, Content: "x"}}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// Ensure any begin frame either refuses or runs to an end, and
+		// leaves no turn behind.
+		x := fastpath.New(mustRuntime(t, core.Config{}), core.Echo{})
+		out := x.Begin(b)
+		if k, err := wire.FrameKind(out); err != nil || (k != wire.KindAction && k != wire.KindRefused) {
+			t.Fatalf("bad answer %v %v", k, err)
+		}
+		if x.Turns() != 0 {
+			t.Fatalf("%d turns left", x.Turns())
+		}
+	})
+}

@@ -1,0 +1,157 @@
+//go:build wasm
+
+// Package wasmexport holds the //go:wasmexport functions of the boundary
+// wire (docs/wire.md) that do not depend on the host: buffers in linear
+// memory, and a turn's frames in and out for the runtimes a main package
+// has registered. A module links them by importing the package; it then
+// creates its runtimes its own way (a JavaScript config, a config frame)
+// and registers each with Register, which gives it the number every
+// export takes first.
+//
+//	n := wasmexport.Register(fastpath.New(rt, nil))
+//	// the host now calls agentrt_begin(n, size), agentrt_feed(n, size), ...
+//
+// Frames in: the host asks agentrt_in(size) for the address of a buffer
+// of size bytes, writes the frame there, and calls an export with its
+// length. Frames out: an export returns the frame's length (0: none) and
+// agentrt_out() its address, valid until the next export call. Memory may
+// grow during any call, so views on it are made after the call.
+//
+// # Notes
+//
+//   - A panic in an export becomes a refused frame with code internal: it
+//     never reaches the wasm instance, which stays usable.
+//   - The exports must not be called concurrently; wasm instances run one
+//     call at a time.
+package wasmexport
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/decimal"
+	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/wire"
+)
+
+var (
+	mu       sync.Mutex
+	runtimes []*fastpath.Runtime // by number; nil once unregistered
+	in       []byte
+	out      []byte
+)
+
+// Register gives x the next number and returns it.
+func Register(x *fastpath.Runtime) int32 {
+	mu.Lock()
+	defer mu.Unlock()
+	runtimes = append(runtimes, x)
+	return int32(len(runtimes) - 1)
+}
+
+// Unregister drops the runtime with number n; later calls with n are
+// refused. Unknown numbers are ignored.
+func Unregister(n int32) {
+	mu.Lock()
+	if n >= 0 && int(n) < len(runtimes) {
+		runtimes[n] = nil
+	}
+	mu.Unlock()
+}
+
+// Lookup returns the runtime with number n, or nil.
+func Lookup(n int32) *fastpath.Runtime {
+	mu.Lock()
+	defer mu.Unlock()
+	if n < 0 || int(n) >= len(runtimes) {
+		return nil
+	}
+	return runtimes[n]
+}
+
+// Input returns the first size bytes of the input buffer, or false when
+// size is negative or larger than the buffer agentrt_in handed out.
+func Input(size int32) ([]byte, bool) {
+	if size < 0 || int(size) > len(in) {
+		return nil, false
+	}
+	return in[:size], true
+}
+
+// Answer keeps frame as the output (read by agentrt_out) and returns its
+// length.
+func Answer(frame []byte) int32 {
+	out = frame
+	return int32(len(frame))
+}
+
+// Refuse answers a refused frame for err.
+func Refuse(err *core.Error) int32 {
+	return Answer(wire.AppendRefused(nil, err))
+}
+
+// Call runs f for runtime n with the input frame of length size and
+// returns the length of the frame f returns, kept as the output. It
+// answers a refused frame instead when the runtime is unknown, the size
+// is wrong, or f panics. Main packages define their own exports with it.
+func Call(n, size int32, f func(x *fastpath.Runtime, frame []byte) []byte) (length int32) {
+	defer func() {
+		if recover() != nil {
+			length = Refuse(core.NewError(core.CodeInternal, "the module failed on this call"))
+		}
+	}()
+	x := Lookup(n)
+	if x == nil {
+		return Refuse(core.NewError(core.CodeInvalidArgument, "no open runtime has number "+decimal.Itoa(int(n))))
+	}
+	frame, ok := Input(size)
+	if !ok {
+		return Refuse(core.NewError(core.CodeInvalidArgument, "the frame is longer than the input buffer"))
+	}
+	return Answer(f(x, frame))
+}
+
+//go:wasmexport agentrt_in
+func exportIn(size int32) uint32 {
+	if size < 0 {
+		size = 0
+	}
+	if int(size) > cap(in) {
+		in = make([]byte, max(int(size), 2*cap(in), 4096))
+	}
+	in = in[:cap(in)]
+	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(in))))
+}
+
+//go:wasmexport agentrt_out
+func exportOut() uint32 {
+	if len(out) == 0 {
+		return 0
+	}
+	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(out))))
+}
+
+// agentrt_begin(rt, n): a begin frame; the output is the turn's first
+// action frame, or a refused frame.
+//
+//go:wasmexport agentrt_begin
+func exportBegin(rt, size int32) int32 {
+	return Call(rt, size, (*fastpath.Runtime).Begin)
+}
+
+// agentrt_feed(rt, n): a model-reply, tool-result or delta frame; the
+// output is the turn's next action frame.
+//
+//go:wasmexport agentrt_feed
+func exportFeed(rt, size int32) int32 {
+	return Call(rt, size, (*fastpath.Runtime).Feed)
+}
+
+// agentrt_next(rt, handle, expire): the turn's next action frame, after a
+// wait or a cancel; expire = 1 first stops it with a timeout.
+//
+//go:wasmexport agentrt_next
+func exportNext(rt int32, handle uint32, expire int32) int32 {
+	return Call(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Next(uint64(handle), expire == 1) })
+}

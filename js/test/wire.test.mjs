@@ -1,0 +1,98 @@
+// The JavaScript wire codec against the Go package's golden frames
+// (wire/testdata/golden, written by `go test ./wire -update`): the same
+// bytes on both sides, and decoders that throw only WireError on
+// arbitrary input.
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { packHistory } from "../glue.js";
+import {
+  Writer, WireError, ACTION, writeBegin, writeModelReply, writeToolResult, writeDelta,
+  readAction, readSession, readStats, readSessions, readRefused, frameKind,
+} from "../wire.js";
+
+const golden = (name) => new Uint8Array(readFileSync(new URL(`../../wire/testdata/golden/${name}`, import.meta.url)));
+
+describe("wire encoders", () => {
+  test("write the Go encoder's bytes", () => {
+    const history = packHistory([
+      { role: "user", content: "q", id: "1" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c", name: "n", arguments: "{}" }] },
+    ]);
+    const begin = writeBegin(new Writer(8), {
+      sessionId: "s", input: "héllo", runId: "r", history, events: true, historyMirror: true,
+      policy: { seedMode: "reconcile", maxSteps: 3, timeoutMs: -1, allowedTools: ["t"] }, mirrorGen: 2, mirrorLen: 300,
+    });
+    assert.deepEqual([...begin], [...golden("begin.bin")]);
+    const reply = writeModelReply(new Writer(), 200, { content: "ok", toolCalls: [{ id: "c", name: "n", arguments: '{"a":1}' }] });
+    assert.deepEqual([...reply], [...golden("model-reply.bin")]);
+    assert.deepEqual([...writeModelReply(new Writer(), 1, undefined, "boom")], [...golden("model-failed.bin")]);
+    assert.deepEqual([...writeToolResult(new Writer(), 3, false, "42")], [...golden("tool-result.bin")]);
+    assert.deepEqual([...writeDelta(new Writer(), 3, "δ")], [...golden("delta.bin")]);
+  });
+
+  test("write long and non-ASCII strings as UTF-8", () => {
+    const long = "x".repeat(300) + "é😀";
+    const w = new Writer(4);
+    w.string(long);
+    const bytes = new TextEncoder().encode(long);
+    assert.deepEqual([...w.bytes()], [0xb2, 0x02, ...bytes]);
+  });
+});
+
+describe("wire decoders", () => {
+  test("read the Go encoder's frames", () => {
+    const model = readAction(golden("action-model.bin"));
+    assert.equal(model.kind, ACTION.model);
+    assert.deepEqual({ step: model.step, generation: model.generation, adopt: model.adopt, from: model.from, start: model.start, end: model.end },
+      { step: 1, generation: 3, adopt: true, from: 1, start: 0, end: 2 });
+    assert.deepEqual(model.tail, [{ role: "tool", content: "2", tool_call_id: "c1" }]);
+    assert.ok(Object.isFrozen(model.tail[0]));
+    assert.deepEqual(model.events.map((e) => e.type), ["run.started", "session.seeded", "message.appended", "model.delta",
+      "tool.started", "tool.finished", "run.completed", "run.failed", "run.cancelled"]);
+    assert.deepEqual(model.events[1].seed, { mode: "noop", seeded: 0, skippedSystem: 2 });
+    assert.deepEqual(model.events[5].error, { code: "tool_error", message: "x", index: 0 });
+    assert.deepEqual(readAction(golden("action-tool.bin")).call, { id: "c1", name: "add", arguments: '{"a":1}' });
+    const done = readAction(golden("action-done.bin")).result;
+    assert.deepEqual(done.seed, { mode: "cold", seeded: 3, skippedSystem: 1 });
+    assert.equal(done.messageCount, 5);
+    assert.deepEqual(done.modelCalls, [{ step: 1, messageCount: 4, messages: [{ role: "user", content: "hi", id: "x" }] }, { step: 2, messageCount: 5 }]);
+    assert.deepEqual(readAction(golden("action-failed.bin")).error, { code: "invalid_history", message: "bad", index: 3 });
+    assert.deepEqual(readSession(golden("session.bin")), { generation: 4, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "done" }] });
+    const stats = readStats(golden("stats.bin"));
+    assert.equal(stats.bytes, 300);
+    assert.equal(stats.heapAlloc, 2 ** 33);
+    assert.deepEqual(readSessions(golden("sessions.bin")), ["a", "b"]);
+    assert.deepEqual(readRefused(golden("refused.bin")), { code: "invalid_history", message: "bad", index: 2 });
+    assert.equal(frameKind(golden("refused.bin")), 0x13);
+  });
+
+  test("throw only WireError on mutated and truncated frames", () => {
+    // A seeded xorshift: the same mutations on every run.
+    let seed = 0x9e3779b9;
+    const rand = (n) => {
+      seed ^= seed << 13; seed >>>= 0; seed ^= seed >>> 17; seed ^= seed << 5; seed >>>= 0;
+      return seed % n;
+    };
+    const readers = [readAction, readSession, readStats, readSessions, readRefused];
+    const frames = ["action-model.bin", "action-done.bin", "action-failed.bin", "session.bin", "stats.bin", "sessions.bin", "refused.bin"].map(golden);
+    let thrown = 0;
+    for (let i = 0; i < 20000; i++) {
+      const f = frames[rand(frames.length)];
+      let b = f.slice();
+      const op = rand(3);
+      if (op === 0) b = b.subarray(0, rand(b.length));
+      else if (op === 1) b[rand(b.length)] = rand(256);
+      else b[5 + rand(Math.max(1, b.length - 5))] ^= 0x80;
+      for (const read of readers) {
+        try {
+          read(b);
+        } catch (e) {
+          if (!(e instanceof WireError)) throw new Error(`${read.name} threw ${e} on ${[...b]}`);
+          thrown++;
+        }
+      }
+    }
+    assert.ok(thrown > 0);
+  });
+});

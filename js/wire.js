@@ -1,0 +1,450 @@
+// agentrt wire: the JavaScript side of the byte frames the glue and the
+// module exchange through the module's linear memory (docs/wire.md).
+// Keep in sync with the Go package wire.
+//
+// Encoders write host frames (begin, model reply, tool result, delta)
+// into a growable buffer; decoders read module frames (action, session,
+// stats, session ids, refused) into plain objects in the shapes of the
+// module's JavaScript API (messages are frozen { role, content,
+// tool_call_id?, tool_calls?, id? }). A malformed frame throws a
+// WireError (code "internal": the module wrote it).
+
+export const MAGIC = [0x41, 0x52, 0x57];
+export const VERSION = 1;
+
+export const KIND = Object.freeze({
+  begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04,
+  action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14,
+});
+
+export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4, pending: 5 });
+
+const ROLES = ["user", "assistant", "tool", "system"];
+const EVENT_TYPES = ["run.started", "session.seeded", "message.appended", "model.delta",
+  "tool.started", "tool.finished", "run.completed", "run.failed", "run.cancelled"];
+const SEED_MODES = ["none", "cold", "noop", "appended", "replaced"];
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** The error of a frame that cannot be decoded. */
+export class WireError extends Error {
+  constructor(message) {
+    super(`agentrt wire: ${message}`);
+    this.name = "WireError";
+    this.code = "internal";
+  }
+}
+
+/** A growable byte buffer for host frames. */
+export class Writer {
+  constructor(capacity = 256) {
+    this.buf = new Uint8Array(capacity);
+    this.pos = 0;
+  }
+
+  reset() { this.pos = 0; return this; }
+
+  reserve(n) {
+    const need = this.pos + n;
+    if (need <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < need) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+  }
+
+  byte(b) { this.reserve(1); this.buf[this.pos++] = b; }
+
+  uvarint(v) {
+    this.reserve(10);
+    while (v >= 0x80) {
+      this.buf[this.pos++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    this.buf[this.pos++] = v;
+  }
+
+  /** A signed integer as a zigzag varint (policy fields). */
+  svarint(v) { this.uvarint(v < 0 ? -2 * v - 1 : 2 * v); }
+
+  string(s) {
+    const n = s.length;
+    if (n < 0x80 / 3) {
+      // The common short string: one length byte, room reserved first.
+      this.reserve(1 + n * 3);
+      const start = this.pos + 1;
+      const written = encodeShort(s, this.buf, start);
+      this.buf[this.pos] = written;
+      this.pos = start + written;
+      return;
+    }
+    const bytes = encoder.encode(s);
+    this.uvarint(bytes.length);
+    this.raw(bytes);
+  }
+
+  raw(bytes) {
+    this.reserve(bytes.length);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
+  }
+
+  header(kind) {
+    this.reserve(5);
+    this.buf[this.pos++] = MAGIC[0];
+    this.buf[this.pos++] = MAGIC[1];
+    this.buf[this.pos++] = MAGIC[2];
+    this.buf[this.pos++] = VERSION;
+    this.buf[this.pos++] = kind;
+  }
+
+  bytes() { return this.buf.subarray(0, this.pos); }
+}
+
+// encodeShort writes s as UTF-8 (lone surrogates as U+FFFD, as
+// TextEncoder does) at start and returns the byte count.
+function encodeShort(s, buf, start) {
+  let pos = start;
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    let c = s.charCodeAt(i);
+    if (c < 0x80) buf[pos++] = c;
+    else if (c < 0x800) {
+      buf[pos++] = 0xc0 | (c >> 6);
+      buf[pos++] = 0x80 | (c & 0x3f);
+    } else if (c < 0xd800 || c > 0xdfff) {
+      buf[pos++] = 0xe0 | (c >> 12);
+      buf[pos++] = 0x80 | ((c >> 6) & 0x3f);
+      buf[pos++] = 0x80 | (c & 0x3f);
+    } else {
+      const d = c <= 0xdbff && i + 1 < n ? s.charCodeAt(i + 1) : 0;
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        i++;
+        buf[pos++] = 0xf0 | (c >> 18);
+        buf[pos++] = 0x80 | ((c >> 12) & 0x3f);
+        buf[pos++] = 0x80 | ((c >> 6) & 0x3f);
+        buf[pos++] = 0x80 | (c & 0x3f);
+      } else {
+        buf[pos++] = 0xef;
+        buf[pos++] = 0xbf;
+        buf[pos++] = 0xbd;
+      }
+    }
+  }
+  return pos - start;
+}
+
+/**
+ * Writes a begin frame. `history` is a packed history (Uint8Array) or
+ * undefined for a run without one; `policy` is already checked (types)
+ * and its strings and numbers are written as they are.
+ */
+export function writeBegin(w, b) {
+  w.header(KIND.begin);
+  w.string(b.sessionId);
+  w.string(b.input);
+  w.string(b.runId ?? "");
+  let flags = 0;
+  if (b.history !== undefined) flags |= 1;
+  if (b.inspect) flags |= 2;
+  if (b.events) flags |= 4;
+  if (b.historyMirror) flags |= 8;
+  w.byte(flags);
+  const p = b.policy || {};
+  w.string(p.seedMode ?? "");
+  w.string(p.onBusy ?? "");
+  w.string(p.toolErrors ?? "");
+  w.svarint(p.maxSteps ?? 0);
+  w.svarint(p.maxContextMessages ?? 0);
+  w.svarint(p.maxContextBytes ?? 0);
+  w.svarint(p.timeoutMs ?? 0);
+  const tools = p.allowedTools;
+  if (tools === undefined || tools === null) w.uvarint(0);
+  else {
+    w.uvarint(tools.length + 1);
+    for (const t of tools) w.string(t);
+  }
+  w.uvarint(b.mirrorGen ?? 0);
+  w.uvarint(b.mirrorLen ?? 0);
+  if (b.history !== undefined) {
+    w.uvarint(b.history.length);
+    w.raw(b.history);
+  }
+  return w.bytes();
+}
+
+/** Writes a model-reply frame: a reply { content, toolCalls } or a failure text. */
+export function writeModelReply(w, handle, reply, failure) {
+  w.header(KIND.modelReply);
+  w.uvarint(handle);
+  if (failure !== undefined) {
+    w.byte(1);
+    w.string(failure);
+    return w.bytes();
+  }
+  w.byte(0);
+  w.string(reply.content);
+  const calls = reply.toolCalls;
+  w.uvarint(calls.length);
+  for (const c of calls) {
+    w.string(c.id);
+    w.string(c.name);
+    w.string(c.arguments);
+  }
+  return w.bytes();
+}
+
+/** Writes a tool-result frame: the output text, or a failure text. */
+export function writeToolResult(w, handle, failed, text) {
+  w.header(KIND.toolResult);
+  w.uvarint(handle);
+  w.byte(failed ? 1 : 0);
+  w.string(text);
+  return w.bytes();
+}
+
+/** Writes a delta frame. */
+export function writeDelta(w, handle, text) {
+  w.header(KIND.delta);
+  w.uvarint(handle);
+  w.string(text);
+  return w.bytes();
+}
+
+/** Reads a module frame held in a Uint8Array (copy it first if memory may grow). */
+export class Reader {
+  constructor(buf, kind) {
+    this.buf = buf;
+    this.pos = 0;
+    if (buf.length < 5 || buf[0] !== MAGIC[0] || buf[1] !== MAGIC[1] || buf[2] !== MAGIC[2]) this.fail("wrong magic");
+    if (buf[3] !== VERSION) this.fail(`unknown version ${buf[3]}`);
+    this.kind = buf[4];
+    if (kind !== undefined && this.kind !== kind) this.fail(`frame kind ${this.kind}, want ${kind}`);
+    this.pos = 5;
+  }
+
+  fail(msg) { throw new WireError(msg); }
+
+  byte() {
+    if (this.pos >= this.buf.length) this.fail("truncated");
+    return this.buf[this.pos++];
+  }
+
+  uvarint() {
+    let x = 0;
+    let mul = 1;
+    for (let i = 0; i < 8; i++) {
+      const b = this.byte();
+      x += (b & 0x7f) * mul;
+      if (b < 0x80) return x;
+      mul *= 0x80;
+    }
+    this.fail("varint too long");
+  }
+
+  string() {
+    const n = this.uvarint();
+    const start = this.pos;
+    const end = start + n;
+    if (end > this.buf.length) this.fail("string runs past the end");
+    this.pos = end;
+    const buf = this.buf;
+    if (n < 48) {
+      // Short ASCII strings without a call into TextDecoder.
+      let s = "";
+      let i = start;
+      for (; i < end; i++) {
+        const c = buf[i];
+        if (c >= 0x80) break;
+        s += String.fromCharCode(c);
+      }
+      if (i === end) return s;
+    }
+    try {
+      return decoder.decode(buf.subarray(start, end));
+    } catch {
+      this.fail("invalid UTF-8");
+    }
+  }
+
+  end() {
+    if (this.pos !== this.buf.length) this.fail(`${this.buf.length - this.pos} bytes after the end of the frame`);
+  }
+
+  call() {
+    return Object.freeze({ id: this.string(), name: this.string(), arguments: this.string() });
+  }
+
+  message() {
+    const role = this.byte();
+    const flags = this.byte();
+    if (flags & 0xf0) this.fail("reserved flag bits are set");
+    let name;
+    if (role < 4) name = ROLES[role];
+    else if (role === 255) name = this.string();
+    else this.fail(`unknown role byte ${role}`);
+    const m = { role: name, content: flags & 1 ? this.string() : "" };
+    const id = flags & 2 ? this.string() : undefined;
+    if (flags & 4) m.tool_call_id = this.string();
+    if (flags & 8) {
+      const n = this.count("tool call count");
+      const calls = new Array(n);
+      for (let i = 0; i < n; i++) calls[i] = this.call();
+      m.tool_calls = Object.freeze(calls);
+    }
+    if (id !== undefined) m.id = id;
+    return Object.freeze(m);
+  }
+
+  // count reads a count of items that take at least one byte each.
+  count(what) {
+    const n = this.uvarint();
+    if (n > this.buf.length - this.pos) this.fail(`${what} is more than the buffer can hold`);
+    return n;
+  }
+
+  messages() {
+    const n = this.count("message count");
+    const out = new Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.message();
+    return out;
+  }
+
+  error() {
+    const code = this.string();
+    const index = this.uvarint();
+    const message = this.string();
+    const e = { code, message };
+    if (index > 0) e.index = index - 1;
+    return e;
+  }
+
+  seed() {
+    const mode = SEED_MODES[this.byte()];
+    if (mode === undefined) this.fail("unknown seed mode");
+    return { mode, seeded: this.uvarint(), skippedSystem: this.uvarint() };
+  }
+
+  event() {
+    const t = this.byte();
+    const type = EVENT_TYPES[t];
+    if (type === undefined) this.fail(`unknown event type ${t}`);
+    const ev = { type, seq: this.uvarint() };
+    switch (t) {
+      case 1: ev.seed = this.seed(); break;
+      case 2: ev.message = this.message(); break;
+      case 3: ev.step = this.uvarint(); ev.delta = this.string(); break;
+      case 4: ev.toolCall = this.call(); break;
+      case 5: {
+        ev.toolCall = this.call();
+        const flags = this.byte();
+        if (flags & 1) ev.message = this.message();
+        if (flags & 2) ev.error = this.error();
+        break;
+      }
+      case 7: case 8: ev.error = this.error(); break;
+    }
+    return ev;
+  }
+
+  result() {
+    const runId = this.string();
+    const sessionId = this.string();
+    const seed = this.seed();
+    const messageCount = this.uvarint();
+    const appended = this.messages();
+    if (appended.length === 0) this.fail("a result appends at least its reply");
+    const reply = appended[appended.length - 1];
+    const n = this.count("model call count");
+    const modelCalls = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const c = { step: this.uvarint(), messageCount: this.uvarint() };
+      if (this.byte() === 1) c.messages = this.messages();
+      modelCalls[i] = c;
+    }
+    return { runId, sessionId, status: "completed", reply, appended, seed, messageCount, modelCalls };
+  }
+}
+
+/**
+ * Decodes an action frame: { handle, events, kind, ... } with, by kind,
+ * model: step, generation, adopt, from, start, end, tail; tool: call;
+ * done: result; failed: error. Events are decoded only when `events` is
+ * true (their count is read either way and must be zero otherwise).
+ */
+export function readAction(buf) {
+  const r = new Reader(buf, KIND.action);
+  const a = { handle: r.uvarint(), events: undefined, kind: 0 };
+  const n = r.count("event count");
+  if (n > 0) {
+    a.events = new Array(n);
+    for (let i = 0; i < n; i++) a.events[i] = r.event();
+  }
+  a.kind = r.byte();
+  switch (a.kind) {
+    case ACTION.wait: case ACTION.pending: break;
+    case ACTION.model:
+      a.step = r.uvarint();
+      a.generation = r.uvarint();
+      a.adopt = r.byte() === 1;
+      a.from = r.uvarint();
+      a.start = r.uvarint();
+      a.end = r.uvarint();
+      a.tail = r.messages();
+      if (a.start > a.end || a.from + a.tail.length !== a.end) r.fail("model window is inconsistent");
+      break;
+    case ACTION.tool: a.call = r.call(); break;
+    case ACTION.done: a.result = r.result(); break;
+    case ACTION.failed: a.error = r.error(); break;
+    default: r.fail(`unknown action ${a.kind}`);
+  }
+  r.end();
+  return a;
+}
+
+/** Decodes a session frame: { generation, messages }. */
+export function readSession(buf) {
+  const r = new Reader(buf, KIND.session);
+  const generation = r.uvarint();
+  const messages = r.messages();
+  r.end();
+  return { generation, messages };
+}
+
+/** Decodes a stats frame into the module's stats object. */
+export function readStats(buf) {
+  const r = new Reader(buf, KIND.stats);
+  const s = {
+    sessions: r.uvarint(), messages: r.uvarint(), bytes: r.uvarint(), activeRuns: r.uvarint(),
+    evictions: r.uvarint(), runsCompleted: r.uvarint(), runsFailed: r.uvarint(), runsCancelled: r.uvarint(),
+    heapAlloc: r.uvarint(),
+  };
+  r.end();
+  return s;
+}
+
+/** Decodes a session-ids frame. */
+export function readSessions(buf) {
+  const r = new Reader(buf, KIND.sessions);
+  const n = r.count("session count");
+  const ids = new Array(n);
+  for (let i = 0; i < n; i++) ids[i] = r.string();
+  r.end();
+  return ids;
+}
+
+/** Decodes a refused frame: { code, message, index? }. */
+export function readRefused(buf) {
+  const r = new Reader(buf, KIND.refused);
+  const e = r.error();
+  r.end();
+  return e;
+}
+
+/** The kind byte of a frame, after checking its header. */
+export function frameKind(buf) {
+  return new Reader(buf).kind;
+}

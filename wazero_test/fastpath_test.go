@@ -1,0 +1,239 @@
+package wazero_test
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/jshost"
+	"github.com/agentrt/agentrt/wire"
+)
+
+// fastRuntime drives a runtime through the module's wasmexport functions
+// and the wire, as js/glue.js does, keeping a mirror of one session.
+type fastRuntime struct {
+	t  *testing.T
+	x  jshost.Exports
+	rt uint64
+	// mirror of the session the turns run on (docs/wire.md, "Mirrors")
+	gen  uint64
+	msgs []core.Message
+}
+
+func (f *fastRuntime) call(export string, frame []byte) []byte {
+	f.t.Helper()
+	ctx := context.Background()
+	res, err := f.x.Call(ctx, "agentrt_in", uint64(len(frame)))
+	if err != nil {
+		f.t.Fatalf("agentrt_in: %v", err)
+	}
+	if err := f.x.Write(ctx, uint32(res[0]), frame); err != nil {
+		f.t.Fatal(err)
+	}
+	if res, err = f.x.Call(ctx, export, f.rt, uint64(len(frame))); err != nil {
+		f.t.Fatalf("%s: %v", export, err)
+	}
+	n := uint32(res[0])
+	at, err := f.x.Call(ctx, "agentrt_out")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out, err := f.x.Read(ctx, uint32(at[0]), n)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return out
+}
+
+// turn runs one turn, answering the model with model and every tool with
+// "3"; it returns the result or the error, and the requests' messages.
+func (f *fastRuntime) turn(b *wire.Begin, model func(step int, msgs []core.Message) core.ModelReply) (*core.Result, *core.Error, [][]core.Message) {
+	f.t.Helper()
+	b.MirrorGen, b.MirrorLen = f.gen, len(f.msgs)
+	out := f.call("agentrt_begin", wire.AppendBegin(nil, b))
+	var seen [][]core.Message
+	for {
+		if k, _ := wire.FrameKind(out); k == wire.KindRefused {
+			e, err := wire.DecodeRefused(out)
+			if err != nil {
+				f.t.Fatal(err)
+			}
+			return nil, e, seen
+		}
+		a, err := wire.DecodeAction(out)
+		if err != nil {
+			f.t.Fatalf("action: %v", err)
+		}
+		switch a.Kind {
+		case wire.ActModel:
+			if f.gen != a.Generation || len(f.msgs) < a.From {
+				f.msgs = nil
+			}
+			f.gen = a.Generation
+			f.msgs = append(f.msgs[:a.From:a.From], a.Tail...)
+			window := f.msgs[a.Start:a.End]
+			seen = append(seen, append([]core.Message(nil), window...))
+			reply := model(a.Step, window)
+			out = f.call("agentrt_feed", wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Reply: reply}))
+		case wire.ActTool:
+			out = f.call("agentrt_feed", wire.AppendToolResult(nil, &wire.ToolResult{Handle: a.Handle, Text: "3"}))
+		case wire.ActDone:
+			return a.Result, nil, seen
+		case wire.ActFailed:
+			return nil, a.Err, seen
+		default:
+			f.t.Fatalf("unexpected action %d", a.Kind)
+		}
+	}
+}
+
+// scriptModel answers "add ..." with a call of the add tool, then with the
+// number of messages it was sent and the last one's text.
+func scriptModel(step int, msgs []core.Message) core.ModelReply {
+	last := msgs[len(msgs)-1]
+	if last.Role == core.RoleUser && strings.HasPrefix(last.Content, "add") && step == 1 {
+		return core.ModelReply{ToolCalls: []core.ToolCall{{Name: "add", Arguments: `{"a":1}`}}}
+	}
+	return core.ModelReply{Content: itoa(len(msgs)) + ":" + last.Content}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	s := ""
+	for ; n > 0; n /= 10 {
+		s = string(rune('0'+n%10)) + s
+	}
+	return s
+}
+
+// jsMessages converts the messages a JavaScript model received.
+func jsMessages(v any) []core.Message {
+	arr, _ := v.([]any)
+	out := make([]core.Message, len(arr))
+	for i, x := range arr {
+		m, _ := x.(map[string]any)
+		out[i].Role = core.Role(str(m["role"]))
+		out[i].Content = str(m["content"])
+		out[i].ID = str(m["id"])
+		out[i].ToolCallID = str(m["tool_call_id"])
+		calls, _ := m["tool_calls"].([]any)
+		for _, c := range calls {
+			cm, _ := c.(map[string]any)
+			out[i].ToolCalls = append(out[i].ToolCalls, core.ToolCall{ID: str(cm["id"]), Name: str(cm["name"]), Arguments: str(cm["arguments"])})
+		}
+	}
+	return out
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// Ensure the fast path (wasmexport functions and the wire, under wazero)
+// and the syscall/js path give the same sessions, replies and model
+// requests for the same turns.
+func TestFastPath_SameAsSyscallPath(t *testing.T) {
+	ctx := context.Background()
+	tool := map[string]any{"name": "add", "call": jshost.Func(func(jshost.Value, []jshost.Value) (any, error) { return "3", nil })}
+
+	// The syscall/js path, with the same model as a JavaScript function.
+	rawIn := mustInstance(t, nil)
+	var rawSeen [][]core.Message
+	rawModel := jshost.Func(func(_ jshost.Value, args []jshost.Value) (any, error) {
+		msgs := jsMessages(jshost.Export(jshost.Get(args[0], "messages").(jshost.Value)))
+		step := num(jshost.Export(jshost.Get(args[0], "step").(jshost.Value)))
+		rawSeen = append(rawSeen, msgs)
+		r := scriptModel(step, msgs)
+		if len(r.ToolCalls) > 0 {
+			return map[string]any{"content": r.Content, "toolCalls": []any{map[string]any{"name": "add", "arguments": r.ToolCalls[0].Arguments}}}, nil
+		}
+		return map[string]any{"content": r.Content}, nil
+	})
+	raw := mustRuntime(t, rawIn, "agentrt", map[string]any{"model": rawModel, "tools": []any{tool}})
+
+	// The fast path: the same configuration; the test answers the model.
+	fastIn := mustInstance(t, nil)
+	fastRT := mustRuntime(t, fastIn, "agentrt", map[string]any{"model": rawModel, "tools": []any{tool}})
+	n, ok := jshost.Export(jshost.Get(fastRT, "fastPath").(jshost.Value)).(float64)
+	if !ok {
+		t.Fatalf("the runtime has no fastPath number")
+	}
+	fast := &fastRuntime{t: t, x: fastIn.Exports(), rt: uint64(n)}
+
+	hist := []core.SeedMessage{
+		{Role: core.RoleSystem, Content: "be brief"},
+		{Role: core.RoleUser, Content: "hello", ID: "u1"},
+		{Role: core.RoleAssistant, ContentMissing: true, ToolCalls: []core.ToolCall{{ID: "c1", Name: "add", Arguments: "{}"}}},
+		{Role: core.RoleTool, Content: "2", ToolCallID: "c1"},
+		{Role: core.RoleAssistant, Content: "two"},
+	}
+	jsHist := []any{
+		map[string]any{"role": "system", "content": "be brief"},
+		map[string]any{"role": "user", "content": "hello", "id": "u1"},
+		map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "c1", "name": "add", "arguments": "{}"}}},
+		map[string]any{"role": "tool", "content": "2", "tool_call_id": "c1"},
+		map[string]any{"role": "assistant", "content": "two"},
+	}
+	turns := []struct {
+		input   string
+		history bool
+	}{{"first", true}, {"second", true}, {"add please", false}, {"last", false}}
+	var fastSeen [][]core.Message
+	for _, tc := range turns {
+		b := &wire.Begin{SessionID: "s", Input: tc.input}
+		var v jshost.Value
+		var err error
+		if tc.history {
+			b.WithHistory, b.History = true, hist
+			v, err = rawIn.CallAsync(ctx, raw, "startRunWithHistory", "s", tc.input, jsHist)
+		} else {
+			v, err = rawIn.CallAsync(ctx, raw, "startRun", "s", tc.input)
+		}
+		if err != nil {
+			t.Fatalf("raw %q: %v", tc.input, err)
+		}
+		res, ferr, seen := fast.turn(b, scriptModel)
+		if ferr != nil {
+			t.Fatalf("fast %q: %v", tc.input, ferr)
+		}
+		fastSeen = append(fastSeen, seen...)
+		want := asResult(t, rawIn, v)
+		if res.Reply.Content != want.reply || res.MessageCount != want.messageCount || string(res.Seed.Mode) != want.seedMode {
+			t.Errorf("turn %q: fast gave %q, %d messages, seed %s; raw %q, %d, %s", tc.input,
+				res.Reply.Content, res.MessageCount, res.Seed.Mode, want.reply, want.messageCount, want.seedMode)
+		}
+	}
+	if !reflect.DeepEqual(fastSeen, rawSeen) {
+		t.Errorf("the models were sent different messages:\nfast %v\nraw  %v", fastSeen, rawSeen)
+	}
+	fs, _ := fastIn.CallAsync(ctx, fastRT, "getSession", "s")
+	rs, _ := rawIn.CallAsync(ctx, raw, "getSession", "s")
+	if got, want := jsMessages(get(fastIn.Export(fs), "messages")), jsMessages(get(rawIn.Export(rs), "messages")); !reflect.DeepEqual(got, want) {
+		t.Errorf("sessions differ:\nfast %v\nraw  %v", got, want)
+	}
+	if !reflect.DeepEqual(fast.msgs, jsMessages(get(fastIn.Export(fs), "messages"))[:len(fast.msgs)]) {
+		t.Errorf("the mirror is out of step with the session")
+	}
+}
+
+// Ensure bad frames through the exports are refused with a typed error
+// and leave the instance serving.
+func TestFastPath_BadFrames(t *testing.T) {
+	in := mustInstance(t, nil)
+	rt := mustRuntime(t, in, "agentrt", map[string]any{})
+	n, _ := jshost.Export(jshost.Get(rt, "fastPath").(jshost.Value)).(float64)
+	f := &fastRuntime{t: t, x: in.Exports(), rt: uint64(n)}
+	for _, frame := range [][]byte{nil, []byte("ARW"), {'A', 'R', 'W', 1, 1, 0xff}, wire.AppendModelReply(nil, &wire.ModelReply{Handle: 7})} {
+		e, err := wire.DecodeRefused(f.call("agentrt_begin", frame))
+		if err != nil || e.Code != core.CodeInvalidArgument {
+			t.Errorf("frame % x: got %v, %v; want invalid_argument", frame, e, err)
+		}
+	}
+	res, ferr, _ := f.turn(&wire.Begin{SessionID: "s", Input: "hi"}, scriptModel)
+	if ferr != nil || !strings.HasPrefix(res.Reply.Content, "echo: hi") {
+		t.Errorf("echo turn: %v %v", res, ferr)
+	}
+	mustServe(t, in, rt, "after")
+}

@@ -1,0 +1,411 @@
+package wire
+
+import "github.com/agentrt/agentrt/core"
+
+// ActionKind says what the host must do next for a turn.
+type ActionKind byte
+
+// Actions. See docs/wire.md, "Action frames".
+const (
+	// ActWait: the turn waits for its session's previous run; ask again
+	// (next) when a run on the same session has ended.
+	ActWait ActionKind = 0
+	// ActModel: call the model and feed its reply.
+	ActModel ActionKind = 1
+	// ActTool: call the tool and feed its result.
+	ActTool ActionKind = 2
+	// ActDone: the turn completed; Result is set.
+	ActDone ActionKind = 3
+	// ActFailed: the turn failed or was cancelled; Err is set.
+	ActFailed ActionKind = 4
+	// ActPending: nothing new to do: the call that is out is still
+	// awaited (the answer to a delta frame, which may carry events).
+	ActPending ActionKind = 5
+)
+
+// Action is an action frame: the turn's handle, the events emitted since
+// the previous frame of the turn, and what the host does next.
+type Action struct {
+	Handle uint64
+	Events []core.Event
+	Kind   ActionKind
+
+	// Model call (ActModel). The model is sent the session's messages
+	// [Start, End) of mirror generation Generation. The host's mirror must
+	// hold that generation's messages [0, From); Tail are the messages
+	// [From, End), to be appended to it after cutting it to From. From is
+	// 0 when the host's mirror is stale: Tail is then the whole session.
+	// Adopt says the host adopts the mirror it built from the turn's
+	// history (see Begin.HistoryMirror) as generation Generation before
+	// cutting and appending.
+	Step       int
+	Generation uint64
+	Adopt      bool
+	From       int
+	Tail       []core.Message
+	Start      int
+	End        int
+
+	// Tool call (ActTool).
+	Call core.ToolCall
+
+	// Outcome (ActDone, ActFailed).
+	Result *core.Result
+	Err    *core.Error
+}
+
+// Event type bytes, in the order of the core's event types.
+const (
+	evStarted byte = iota
+	evSeeded
+	evAppended
+	evDelta
+	evToolStarted
+	evToolFinished
+	evCompleted
+	evFailed
+	evCancelled
+)
+
+var eventTypes = [...]core.EventType{
+	core.EventRunStarted, core.EventSessionSeeded, core.EventMessageAppended, core.EventModelDelta,
+	core.EventToolStarted, core.EventToolFinished, core.EventRunCompleted, core.EventRunFailed,
+	core.EventRunCancelled,
+}
+
+var seedModes = [...]core.SeedOutcome{core.SeedNone, core.SeedCold, core.SeedNoop, core.SeedAppended, core.SeedReplaced}
+
+func seedByte(m core.SeedOutcome) byte {
+	for i, s := range seedModes {
+		if s == m {
+			return byte(i)
+		}
+	}
+	return 0
+}
+
+//go:noinline
+func appendSeed(dst []byte, s *core.SeedReport) []byte {
+	dst = append(dst, seedByte(s.Mode))
+	dst = AppendUvarint(dst, uint64(s.Seeded))
+	return AppendUvarint(dst, uint64(s.SkippedSystem))
+}
+
+func (r *reader) seed(s *core.SeedReport) {
+	b := r.byte()
+	if int(b) >= len(seedModes) {
+		r.fail("unknown seed mode " + itoa(int(b)))
+		return
+	}
+	s.Mode = seedModes[b]
+	s.Seeded = r.int("seeded count", maxInt32)
+	s.SkippedSystem = r.int("skipped count", maxInt32)
+}
+
+// AppendEvent appends one event (its type, seq and the fields of its
+// type; run and session ids are the turn's and are not repeated; a
+// run.completed event's result is the done action's).
+func AppendEvent(dst []byte, ev *core.Event) []byte {
+	var t byte
+	for i := range eventTypes {
+		if eventTypes[i] == ev.Type {
+			t = byte(i)
+			break
+		}
+	}
+	dst = append(dst, t)
+	dst = AppendUvarint(dst, uint64(ev.Seq))
+	switch t {
+	case evSeeded:
+		var s core.SeedReport
+		if ev.Seed != nil {
+			s = *ev.Seed
+		}
+		dst = appendSeed(dst, &s)
+	case evAppended:
+		var m core.Message
+		if ev.Message != nil {
+			m = *ev.Message
+		}
+		dst = AppendMessage(dst, &m)
+	case evDelta:
+		dst = AppendUvarint(dst, uint64(ev.Step))
+		dst = AppendString(dst, ev.Delta)
+	case evToolStarted, evToolFinished:
+		var c core.ToolCall
+		if ev.ToolCall != nil {
+			c = *ev.ToolCall
+		}
+		dst = appendCall(dst, &c)
+		if t == evToolFinished {
+			var flags byte
+			if ev.Message != nil {
+				flags |= 1
+			}
+			if ev.Err != nil {
+				flags |= 2
+			}
+			dst = append(dst, flags)
+			if ev.Message != nil {
+				dst = AppendMessage(dst, ev.Message)
+			}
+			if ev.Err != nil {
+				dst = AppendError(dst, ev.Err)
+			}
+		}
+	case evFailed, evCancelled:
+		e := ev.Err
+		if e == nil {
+			e = core.NewError(core.CodeInternal, "no error")
+		}
+		dst = AppendError(dst, e)
+	}
+	return dst
+}
+
+func (r *reader) event(ev *core.Event) {
+	t := r.byte()
+	if r.err != nil {
+		return
+	}
+	if int(t) >= len(eventTypes) {
+		r.fail("unknown event type " + itoa(int(t)))
+		return
+	}
+	ev.Type = eventTypes[t]
+	ev.Seq = r.int("event seq", maxInt32)
+	switch t {
+	case evSeeded:
+		ev.Seed = new(core.SeedReport)
+		r.seed(ev.Seed)
+	case evAppended:
+		ev.Message = new(core.Message)
+		r.message(ev.Message)
+	case evDelta:
+		ev.Step = r.int("event step", maxInt32)
+		ev.Delta = r.str("delta")
+	case evToolStarted, evToolFinished:
+		ev.ToolCall = new(core.ToolCall)
+		r.call(ev.ToolCall)
+		if t == evToolFinished {
+			flags := r.byte()
+			if flags&^3 != 0 {
+				r.fail("reserved tool.finished flag bits are set")
+			}
+			if flags&1 != 0 {
+				ev.Message = new(core.Message)
+				r.message(ev.Message)
+			}
+			if flags&2 != 0 {
+				ev.Err = r.error()
+			}
+		}
+	case evFailed, evCancelled:
+		ev.Err = r.error()
+	}
+}
+
+// AppendResult appends a completed run's result. The reply is not
+// written: it is the last appended message.
+func AppendResult(dst []byte, res *core.Result) []byte {
+	dst = AppendString(dst, res.RunID)
+	dst = AppendString(dst, res.SessionID)
+	dst = appendSeed(dst, &res.Seed)
+	dst = AppendUvarint(dst, uint64(res.MessageCount))
+	dst = AppendMessages(dst, res.Appended)
+	dst = AppendUvarint(dst, uint64(len(res.ModelCalls)))
+	for i := range res.ModelCalls {
+		c := &res.ModelCalls[i]
+		dst = AppendUvarint(dst, uint64(c.Step))
+		dst = AppendUvarint(dst, uint64(c.MessageCount))
+		if c.Messages == nil {
+			dst = append(dst, 0)
+		} else {
+			dst = append(dst, 1)
+			dst = AppendMessages(dst, c.Messages)
+		}
+	}
+	return dst
+}
+
+func (r *reader) result() *core.Result {
+	res := &core.Result{Status: "completed"}
+	res.RunID = r.str("runId")
+	res.SessionID = r.str("sessionId")
+	r.seed(&res.Seed)
+	res.MessageCount = r.int("message count", maxInt32)
+	res.Appended = r.messages()
+	if r.err == nil && len(res.Appended) == 0 {
+		r.fail("a result appends at least its reply")
+	}
+	if r.err == nil {
+		res.Reply = res.Appended[len(res.Appended)-1]
+	}
+	n := r.count("model call count", 3)
+	if r.err != nil {
+		return nil
+	}
+	res.ModelCalls = make([]core.ModelCall, n)
+	for i := range res.ModelCalls {
+		c := &res.ModelCalls[i]
+		c.Step = r.int("model call step", maxInt32)
+		c.MessageCount = r.int("model call message count", maxInt32)
+		if r.bool("model call inspect flag") {
+			c.Messages = r.messages()
+		}
+	}
+	return res
+}
+
+// AppendAction appends an action frame for a. Events are written as they
+// are in a.Events.
+func AppendAction(dst []byte, a *Action) []byte {
+	dst = appendHeader(dst, KindAction)
+	dst = AppendUvarint(dst, a.Handle)
+	dst = AppendUvarint(dst, uint64(len(a.Events)))
+	for i := range a.Events {
+		dst = AppendEvent(dst, &a.Events[i])
+	}
+	dst = append(dst, byte(a.Kind))
+	switch a.Kind {
+	case ActModel:
+		dst = AppendUvarint(dst, uint64(a.Step))
+		dst = AppendUvarint(dst, a.Generation)
+		dst = appendBool(dst, a.Adopt)
+		dst = AppendUvarint(dst, uint64(a.From))
+		dst = AppendUvarint(dst, uint64(a.Start))
+		dst = AppendUvarint(dst, uint64(a.End))
+		dst = AppendMessages(dst, a.Tail)
+	case ActTool:
+		dst = appendCall(dst, &a.Call)
+	case ActDone:
+		dst = AppendResult(dst, a.Result)
+	case ActFailed:
+		dst = AppendError(dst, a.Err)
+	}
+	return dst
+}
+
+// DecodeAction decodes an action frame. Besides the format it checks the
+// model window: Start <= End, From <= End and From + len(Tail) == End.
+func DecodeAction(b []byte) (*Action, error) {
+	r := newReader(b, KindAction)
+	var a Action
+	a.Handle = r.uvarint()
+	n := r.count("event count", 2)
+	if r.err == nil && n > 0 {
+		a.Events = make([]core.Event, n)
+		for i := range a.Events {
+			r.event(&a.Events[i])
+		}
+	}
+	a.Kind = ActionKind(r.byte())
+	switch a.Kind {
+	case ActWait, ActPending:
+	case ActModel:
+		a.Step = r.int("step", maxInt32)
+		a.Generation = r.uvarint()
+		a.Adopt = r.bool("adopt flag")
+		a.From = r.int("from", maxInt32)
+		a.Start = r.int("start", maxInt32)
+		a.End = r.int("end", maxInt32)
+		a.Tail = r.messages()
+		if r.err == nil && (a.Start > a.End || a.From+len(a.Tail) != a.End) {
+			r.fail("model window is inconsistent")
+		}
+	case ActTool:
+		r.call(&a.Call)
+	case ActDone:
+		a.Result = r.result()
+	case ActFailed:
+		a.Err = r.error()
+	default:
+		r.fail("unknown action " + itoa(int(a.Kind)))
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// AppendSession appends a session frame: the session's mirror generation
+// and its messages.
+func AppendSession(dst []byte, gen uint64, msgs []core.Message) []byte {
+	dst = appendHeader(dst, KindSession)
+	dst = AppendUvarint(dst, gen)
+	return AppendMessages(dst, msgs)
+}
+
+// DecodeSession decodes a session frame.
+func DecodeSession(b []byte) (gen uint64, msgs []core.Message, err error) {
+	r := newReader(b, KindSession)
+	gen = r.uvarint()
+	msgs = r.messages()
+	if err := r.end(); err != nil {
+		return 0, nil, err
+	}
+	return gen, msgs, nil
+}
+
+// Stats are the counters a stats frame carries: core.Stats and the
+// module's heap in use.
+type Stats struct {
+	core.Stats
+	HeapAlloc uint64
+}
+
+// AppendStats appends a stats frame.
+func AppendStats(dst []byte, s *Stats) []byte {
+	dst = appendHeader(dst, KindStats)
+	for _, v := range [...]int64{int64(s.Sessions), int64(s.Messages), s.Bytes, int64(s.ActiveRuns),
+		int64(s.Evictions), int64(s.RunsCompleted), int64(s.RunsFailed), int64(s.RunsCancelled)} {
+		dst = AppendUvarint(dst, uint64(v))
+	}
+	return AppendUvarint(dst, s.HeapAlloc)
+}
+
+// DecodeStats decodes a stats frame.
+func DecodeStats(b []byte) (*Stats, error) {
+	r := newReader(b, KindStats)
+	var s Stats
+	s.Sessions = r.int("sessions", maxInt32)
+	s.Messages = r.int("messages", maxInt32)
+	s.Bytes = int64(r.int("bytes", 1<<53))
+	s.ActiveRuns = r.int("activeRuns", maxInt32)
+	s.Evictions = r.int("evictions", maxInt32)
+	s.RunsCompleted = r.int("runsCompleted", maxInt32)
+	s.RunsFailed = r.int("runsFailed", maxInt32)
+	s.RunsCancelled = r.int("runsCancelled", maxInt32)
+	s.HeapAlloc = r.uvarint()
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// AppendSessions appends a session-ids frame.
+func AppendSessions(dst []byte, ids []string) []byte {
+	dst = appendHeader(dst, KindSessions)
+	dst = AppendUvarint(dst, uint64(len(ids)))
+	for _, id := range ids {
+		dst = AppendString(dst, id)
+	}
+	return dst
+}
+
+// DecodeSessions decodes a session-ids frame.
+func DecodeSessions(b []byte) ([]string, error) {
+	r := newReader(b, KindSessions)
+	n := r.count("session count", 1)
+	var ids []string
+	if r.err == nil {
+		ids = make([]string, n)
+		for i := range ids {
+			ids[i] = r.str("session id")
+		}
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}

@@ -1,0 +1,318 @@
+package wire
+
+import "github.com/agentrt/agentrt/core"
+
+// Begin is a begin-turn frame: everything one run needs, as the four
+// entry points of the JavaScript API carry it, plus the state of the
+// host's mirror of the session (see docs/wire.md, "Mirrors").
+type Begin struct {
+	SessionID string
+	Input     string
+	// RunID is the run's id; empty lets the runtime choose one.
+	RunID string
+	// WithHistory says History is applied (a nil History is then empty).
+	WithHistory bool
+	Inspect     bool
+	// Events asks for the run's events in every action frame.
+	Events bool
+	// HistoryMirror says the host built a mirror of the session from
+	// History (its non-system messages, in order): when seeding makes the
+	// session exactly that history, the module adopts it.
+	HistoryMirror bool
+	Policy        core.Policy
+	// MirrorGen and MirrorLen describe the host's mirror of the session
+	// before the turn: its generation and length (0, 0: none).
+	MirrorGen uint64
+	MirrorLen int
+	History   []core.SeedMessage
+	// Packed is the history as it came, a packed history (set by
+	// DecodeBegin; AppendBegin writes it when History is nil).
+	Packed []byte
+}
+
+// Begin flag bits.
+const (
+	beginHistory       = 1 << 0
+	beginInspect       = 1 << 1
+	beginEvents        = 1 << 2
+	beginHistoryMirror = 1 << 3
+	beginReserved      = 0xF0
+)
+
+// AppendBegin appends a begin frame for b.
+func AppendBegin(dst []byte, b *Begin) []byte {
+	dst = appendHeader(dst, KindBegin)
+	dst = AppendString(dst, b.SessionID)
+	dst = AppendString(dst, b.Input)
+	dst = AppendString(dst, b.RunID)
+	var flags byte
+	if b.WithHistory {
+		flags |= beginHistory
+	}
+	if b.Inspect {
+		flags |= beginInspect
+	}
+	if b.Events {
+		flags |= beginEvents
+	}
+	if b.HistoryMirror {
+		flags |= beginHistoryMirror
+	}
+	dst = append(dst, flags)
+	dst = appendPolicy(dst, &b.Policy)
+	dst = AppendUvarint(dst, b.MirrorGen)
+	dst = AppendUvarint(dst, uint64(b.MirrorLen))
+	if b.WithHistory {
+		h := b.Packed
+		if b.History != nil || h == nil {
+			h = AppendHistory(nil, b.History)
+		}
+		dst = AppendUvarint(dst, uint64(len(h)))
+		dst = append(dst, h...)
+	}
+	return dst
+}
+
+// zigzag maps signed to unsigned varints, so that a negative policy
+// field reaches core's validation instead of being unencodable.
+func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
+
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+func appendPolicy(dst []byte, p *core.Policy) []byte {
+	dst = AppendString(dst, string(p.SeedMode))
+	dst = AppendString(dst, string(p.OnBusy))
+	dst = AppendString(dst, string(p.ToolErrors))
+	dst = AppendUvarint(dst, zigzag(int64(p.MaxSteps)))
+	dst = AppendUvarint(dst, zigzag(int64(p.MaxContextMessages)))
+	dst = AppendUvarint(dst, zigzag(p.MaxContextBytes))
+	dst = AppendUvarint(dst, zigzag(p.TimeoutMs))
+	if p.AllowedTools == nil {
+		return AppendUvarint(dst, 0)
+	}
+	dst = AppendUvarint(dst, uint64(len(p.AllowedTools))+1)
+	for _, t := range p.AllowedTools {
+		dst = AppendString(dst, t)
+	}
+	return dst
+}
+
+// maxInt32 bounds integers that become Go ints in the module (32 bits
+// on wasm).
+const maxInt32 = 1<<31 - 1
+
+func (r *reader) sint(what string, limit int64) int64 {
+	v := unzigzag(r.uvarint())
+	if v > limit || v < -limit {
+		r.fail(what + " is out of range")
+		return 0
+	}
+	return v
+}
+
+func (r *reader) policy(p *core.Policy) {
+	p.SeedMode = core.SeedMode(r.str("policy"))
+	p.OnBusy = core.BusyMode(r.str("policy"))
+	p.ToolErrors = core.ToolErrorMode(r.str("policy"))
+	p.MaxSteps = int(r.sint("policy", maxInt32))
+	p.MaxContextMessages = int(r.sint("policy", maxInt32))
+	p.MaxContextBytes = r.sint("policy", 1<<53)
+	p.TimeoutMs = r.sint("policy", 1<<53)
+	n := r.count("policy", 1)
+	if r.err != nil || n == 0 {
+		return
+	}
+	p.AllowedTools = make([]string, n-1)
+	for i := range p.AllowedTools {
+		p.AllowedTools[i] = r.str("policy")
+	}
+}
+
+// DecodeBegin decodes a begin frame. maxMessages bounds the history's
+// message count as packed.Decode does (zero: the default limit).
+//
+// A malformed frame is refused with invalid_argument; a malformed
+// history inside it with invalid_history (and limit_exceeded for too
+// many messages), with the index of the message at fault, exactly as
+// the packed history decoder reports it.
+func DecodeBegin(b []byte, maxMessages int) (*Begin, error) {
+	r := newReader(b, KindBegin)
+	var out Begin
+	out.SessionID = r.str("sessionId")
+	out.Input = r.str("input")
+	out.RunID = r.str("runId")
+	flags := r.byte()
+	if flags&beginReserved != 0 {
+		r.fail("reserved begin flag bits are set")
+	}
+	out.WithHistory = flags&beginHistory != 0
+	out.Inspect = flags&beginInspect != 0
+	out.Events = flags&beginEvents != 0
+	out.HistoryMirror = flags&beginHistoryMirror != 0
+	r.policy(&out.Policy)
+	out.MirrorGen = r.uvarint()
+	out.MirrorLen = r.int("mirror length", maxInt32)
+	var h string
+	if out.WithHistory {
+		n := r.uvarint()
+		if r.err == nil && n > uint64(len(r.s)-r.pos) {
+			r.fail("history runs past the end")
+		}
+		if r.err == nil {
+			h = r.s[r.pos : r.pos+int(n)]
+			r.pos += int(n)
+		}
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	if out.WithHistory {
+		var err error
+		if out.History, err = DecodeHistory(h, maxMessages); err != nil {
+			return nil, err
+		}
+		if out.History == nil {
+			out.History = []core.SeedMessage{}
+		}
+	}
+	return &out, nil
+}
+
+// ModelReply is a model-reply frame: the model's answer to the action
+// of the turn with Handle, or the text of its failure.
+type ModelReply struct {
+	Handle uint64
+	// Failed says the model threw or rejected; Error is its text.
+	Failed bool
+	Error  string
+	Reply  core.ModelReply
+}
+
+// AppendModelReply appends a model-reply frame.
+func AppendModelReply(dst []byte, m *ModelReply) []byte {
+	dst = appendHeader(dst, KindModelReply)
+	dst = AppendUvarint(dst, m.Handle)
+	if m.Failed {
+		dst = append(dst, 1)
+		return AppendString(dst, m.Error)
+	}
+	dst = append(dst, 0)
+	dst = AppendString(dst, m.Reply.Content)
+	dst = AppendUvarint(dst, uint64(len(m.Reply.ToolCalls)))
+	for i := range m.Reply.ToolCalls {
+		dst = appendCall(dst, &m.Reply.ToolCalls[i])
+	}
+	return dst
+}
+
+// DecodeModelReply decodes a model-reply frame.
+func DecodeModelReply(b []byte) (*ModelReply, error) {
+	r := newReader(b, KindModelReply)
+	var m ModelReply
+	m.Handle = r.uvarint()
+	if m.Failed = r.bool("model reply status"); m.Failed {
+		m.Error = r.str("model error")
+	} else {
+		m.Reply.Content = r.str("content")
+		m.Reply.ToolCalls = r.calls()
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// ToolResult is a tool-result frame: a tool's output for the action of
+// the turn with Handle, or the text of its failure.
+type ToolResult struct {
+	Handle uint64
+	Failed bool
+	// Text is the output, or the error text when Failed.
+	Text string
+}
+
+// AppendToolResult appends a tool-result frame.
+func AppendToolResult(dst []byte, t *ToolResult) []byte {
+	dst = appendHeader(dst, KindToolResult)
+	dst = AppendUvarint(dst, t.Handle)
+	dst = appendBool(dst, t.Failed)
+	return AppendString(dst, t.Text)
+}
+
+// DecodeToolResult decodes a tool-result frame.
+func DecodeToolResult(b []byte) (*ToolResult, error) {
+	r := newReader(b, KindToolResult)
+	var t ToolResult
+	t.Handle = r.uvarint()
+	t.Failed = r.bool("tool result status")
+	t.Text = r.str("tool result")
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// Answer is any host frame that answers a turn: a model reply, a tool
+// result or a delta, as DecodeAnswer returns it.
+type Answer struct {
+	Kind   Kind // KindModelReply, KindToolResult or KindDelta
+	Handle uint64
+	Failed bool
+	// Text is the tool's output, the failure's text, or the delta.
+	Text  string
+	Reply core.ModelReply
+}
+
+// DecodeAnswer decodes a model-reply, tool-result or delta frame.
+func DecodeAnswer(b []byte) (*Answer, error) {
+	var a Answer
+	k := KindDelta
+	if len(b) >= header {
+		k = Kind(b[header-1])
+	}
+	if k != KindModelReply && k != KindToolResult {
+		k = KindDelta
+	}
+	r := newReader(b, k)
+	a.Kind = k
+	a.Handle = r.uvarint()
+	if k != KindDelta {
+		a.Failed = r.bool("status")
+	}
+	if k == KindModelReply && !a.Failed {
+		a.Reply.Content = r.str("content")
+		a.Reply.ToolCalls = r.calls()
+	} else {
+		a.Text = r.str("text")
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// Delta is a delta frame: text a model streamed for the turn with
+// Handle.
+type Delta struct {
+	Handle uint64
+	Text   string
+}
+
+// AppendDelta appends a delta frame.
+func AppendDelta(dst []byte, d *Delta) []byte {
+	dst = appendHeader(dst, KindDelta)
+	dst = AppendUvarint(dst, d.Handle)
+	return AppendString(dst, d.Text)
+}
+
+// DecodeDelta decodes a delta frame.
+func DecodeDelta(b []byte) (*Delta, error) {
+	r := newReader(b, KindDelta)
+	var d Delta
+	d.Handle = r.uvarint()
+	d.Text = r.str("delta")
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}

@@ -1,0 +1,63 @@
+package wire_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/wire"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden")
+
+// goldenFrames are frames both implementations must write and read
+// byte for byte: js/test/wire.test.mjs reads the same files.
+func goldenFrames() map[string][]byte {
+	acts := sampleActions()
+	return map[string][]byte{
+		"begin.bin": wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "héllo", RunID: "r", WithHistory: true, Events: true, HistoryMirror: true,
+			Policy:    core.Policy{SeedMode: core.SeedReconcile, MaxSteps: 3, TimeoutMs: -1, AllowedTools: []string{"t"}},
+			MirrorGen: 2, MirrorLen: 300,
+			History: []core.SeedMessage{{Role: core.RoleUser, Content: "q", ID: "1"}, {Role: core.RoleAssistant, ContentMissing: true, ToolCalls: []core.ToolCall{{ID: "c", Name: "n", Arguments: "{}"}}}}}),
+		"model-reply.bin":   wire.AppendModelReply(nil, &wire.ModelReply{Handle: 200, Reply: core.ModelReply{Content: "ok", ToolCalls: []core.ToolCall{{ID: "c", Name: "n", Arguments: "{\"a\":1}"}}}}),
+		"model-failed.bin":  wire.AppendModelReply(nil, &wire.ModelReply{Handle: 1, Failed: true, Error: "boom"}),
+		"tool-result.bin":   wire.AppendToolResult(nil, &wire.ToolResult{Handle: 3, Text: "42"}),
+		"delta.bin":         wire.AppendDelta(nil, &wire.Delta{Handle: 3, Text: "δ"}),
+		"action-model.bin":  wire.AppendAction(nil, &acts[1]),
+		"action-tool.bin":   wire.AppendAction(nil, &acts[2]),
+		"action-done.bin":   wire.AppendAction(nil, &acts[3]),
+		"action-failed.bin": wire.AppendAction(nil, &acts[4]),
+		"session.bin":       wire.AppendSession(nil, 4, sampleResult().Appended),
+		"stats.bin":         wire.AppendStats(nil, &wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 300, ActiveRuns: 4}, HeapAlloc: 1 << 33}),
+		"sessions.bin":      wire.AppendSessions(nil, []string{"a", "b"}),
+		"refused.bin":       wire.AppendRefused(nil, core.NewIndexError(core.CodeInvalidHistory, 2, "bad")),
+	}
+}
+
+// TestGolden checks the frames against testdata/golden (rewritten with
+// -update), which the JavaScript implementation's test reads too.
+func TestGolden(t *testing.T) {
+	dir := filepath.Join("testdata", "golden")
+	for name, b := range goldenFrames() {
+		path := filepath.Join(dir, name)
+		if *update {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, want) {
+			t.Errorf("%s: got % x, want % x", name, b, want)
+		}
+	}
+}

@@ -1,0 +1,255 @@
+package wire_test
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/wire"
+)
+
+var sampleBegin = wire.Begin{
+	SessionID: "s", Input: "hi", RunID: "r1", WithHistory: true, Inspect: true, Events: true, HistoryMirror: true,
+	Policy: core.Policy{SeedMode: core.SeedReconcile, OnBusy: core.BusyReject, MaxSteps: -3, MaxContextMessages: 4,
+		MaxContextBytes: 1 << 40, TimeoutMs: 100, AllowedTools: []string{"a", "é"}, ToolErrors: core.ToolErrorsReport},
+	MirrorGen: 7, MirrorLen: 9,
+	History: []core.SeedMessage{
+		{Role: core.RoleSystem, Content: "sys"},
+		{Role: core.RoleUser, Content: "q", ID: "u1"},
+		{Role: core.RoleAssistant, ContentMissing: true, ToolCalls: []core.ToolCall{{ID: "c", Name: "n", Arguments: "{}"}}},
+		{Role: core.RoleTool, Content: "out", ToolCallID: "c"},
+		{Role: "bot", Content: "x"},
+	},
+}
+
+func TestBegin_RoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		b    wire.Begin
+	}{
+		// Ensure every field survives the trip.
+		{"OK", sampleBegin},
+		// Ensure a run without history or policy survives, with nil history.
+		{"OKBare", wire.Begin{SessionID: "s", Input: ""}},
+		// Ensure an empty history stays an empty, non-nil history.
+		{"OKEmptyHistory", wire.Begin{SessionID: "s", WithHistory: true, History: []core.SeedMessage{}}},
+		// Ensure an empty allow-list stays empty and non-nil.
+		{"OKNoTools", wire.Begin{SessionID: "s", Policy: core.Policy{AllowedTools: []string{}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := wire.AppendBegin(nil, &tc.b)
+			got, err := wire.DecodeBegin(f, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.Packed = nil
+			if !reflect.DeepEqual(*got, tc.b) {
+				t.Errorf("got %+v\nwant %+v", *got, tc.b)
+			}
+		})
+	}
+}
+
+func TestDecodeBegin_Errors(t *testing.T) {
+	good := wire.AppendBegin(nil, &sampleBegin)
+	trunc := good[:len(good)-1]
+	bad := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
+	tests := []struct {
+		name  string
+		in    []byte
+		code  core.Code
+		index int
+	}{
+		// Ensure an empty buffer is refused.
+		{"ErrEmpty", nil, core.CodeInvalidArgument, core.NoIndex},
+		// Ensure a wrong magic is refused.
+		{"ErrMagic", bad(func(b []byte) []byte { b[0] = 'X'; return b }), core.CodeInvalidArgument, core.NoIndex},
+		// Ensure an unknown version is refused.
+		{"ErrVersion", bad(func(b []byte) []byte { b[3] = 9; return b }), core.CodeInvalidArgument, core.NoIndex},
+		// Ensure another frame kind is refused.
+		{"ErrKind", bad(func(b []byte) []byte { b[4] = byte(wire.KindToolResult); return b }), core.CodeInvalidArgument, core.NoIndex},
+		// Ensure a truncated frame is refused (the history's length runs past the end).
+		{"ErrTruncated", trunc, core.CodeInvalidArgument, core.NoIndex},
+		// Ensure trailing bytes are refused.
+		{"ErrTrailing", append(append([]byte(nil), good...), 0), core.CodeInvalidArgument, core.NoIndex},
+		// Ensure a bad message inside the history is refused with its index.
+		{"ErrHistoryRole", wire.AppendBegin(nil, &wire.Begin{SessionID: "s", WithHistory: true,
+			Packed: []byte{'A', 'R', 'H', 1, 2, 0, 1, 1, 'a', 9, 0}}), core.CodeInvalidHistory, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := wire.DecodeBegin(tc.in, 0)
+			e, ok := err.(*core.Error)
+			if !ok || e.Code != tc.code || e.Index != tc.index {
+				t.Errorf("got %v, want code %s index %d", err, tc.code, tc.index)
+			}
+		})
+	}
+}
+
+func sampleResult() *core.Result {
+	reply := core.Message{Role: core.RoleAssistant, Content: "done"}
+	return &core.Result{RunID: "r", SessionID: "s", Status: "completed", Reply: reply,
+		Appended:     []core.Message{{Role: core.RoleUser, Content: "hi"}, reply},
+		Seed:         core.SeedReport{Mode: core.SeedCold, Seeded: 3, SkippedSystem: 1},
+		MessageCount: 5,
+		ModelCalls:   []core.ModelCall{{Step: 1, MessageCount: 4, Messages: []core.Message{{Role: core.RoleUser, Content: "hi", ID: "x"}}}, {Step: 2, MessageCount: 5}},
+	}
+}
+
+func sampleActions() []wire.Action {
+	call := core.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":1}`}
+	tool := core.Message{Role: core.RoleTool, Content: "2", ToolCallID: "c1"}
+	events := []core.Event{
+		{Type: core.EventRunStarted, Seq: 1},
+		{Type: core.EventSessionSeeded, Seq: 2, Seed: &core.SeedReport{Mode: core.SeedNoop, SkippedSystem: 2}},
+		{Type: core.EventMessageAppended, Seq: 3, Message: &core.Message{Role: core.RoleAssistant, ToolCalls: []core.ToolCall{call}}},
+		{Type: core.EventModelDelta, Seq: 4, Step: 2, Delta: "d"},
+		{Type: core.EventToolStarted, Seq: 5, ToolCall: &call},
+		{Type: core.EventToolFinished, Seq: 6, ToolCall: &call, Message: &tool, Err: core.NewIndexError(core.CodeToolError, 0, "x")},
+		{Type: core.EventRunCompleted, Seq: 7},
+		{Type: core.EventRunFailed, Seq: 8, Err: core.NewError(core.CodeTimeout, "t")},
+		{Type: core.EventRunCancelled, Seq: 9, Err: core.NewError(core.CodeCancelled, "c")},
+	}
+	return []wire.Action{
+		{Handle: 1, Kind: wire.ActWait},
+		{Handle: 2, Events: events, Kind: wire.ActModel, Step: 1, Generation: 3, Adopt: true, From: 1, Start: 0, End: 2, Tail: []core.Message{tool}},
+		{Handle: 3, Kind: wire.ActTool, Call: call},
+		{Handle: 4, Kind: wire.ActDone, Result: sampleResult()},
+		{Handle: 5, Kind: wire.ActFailed, Err: core.NewIndexError(core.CodeInvalidHistory, 3, "bad")},
+	}
+}
+
+func TestAction_RoundTrip(t *testing.T) {
+	for _, a := range sampleActions() {
+		t.Run("OK", func(t *testing.T) {
+			// Ensure every action kind and event type survives the trip.
+			got, err := wire.DecodeAction(wire.AppendAction(nil, &a))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(*got, a) {
+				t.Errorf("got  %+v\nwant %+v", *got, a)
+			}
+		})
+	}
+}
+
+func TestHostFrames_RoundTrip(t *testing.T) {
+	// Ensure model replies, tool results and deltas survive the trip.
+	m := wire.ModelReply{Handle: 9, Reply: core.ModelReply{Content: "c", ToolCalls: []core.ToolCall{{ID: "", Name: "n", Arguments: ""}}}}
+	gm, err := wire.DecodeModelReply(wire.AppendModelReply(nil, &m))
+	if err != nil || !reflect.DeepEqual(*gm, m) {
+		t.Errorf("model reply: got %+v, %v; want %+v", gm, err, m)
+	}
+	mf := wire.ModelReply{Handle: 1, Failed: true, Error: "boom"}
+	if g, err := wire.DecodeModelReply(wire.AppendModelReply(nil, &mf)); err != nil || !reflect.DeepEqual(*g, mf) {
+		t.Errorf("failed model reply: got %+v, %v", g, err)
+	}
+	tr := wire.ToolResult{Handle: 2, Failed: true, Text: "no"}
+	if g, err := wire.DecodeToolResult(wire.AppendToolResult(nil, &tr)); err != nil || *g != tr {
+		t.Errorf("tool result: got %+v, %v", g, err)
+	}
+	d := wire.Delta{Handle: 3, Text: "δ"}
+	if g, err := wire.DecodeDelta(wire.AppendDelta(nil, &d)); err != nil || *g != d {
+		t.Errorf("delta: got %+v, %v", g, err)
+	}
+	s := wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 3, ActiveRuns: 4, Evictions: 5, RunsCompleted: 6, RunsFailed: 7, RunsCancelled: 8}, HeapAlloc: 9}
+	if g, err := wire.DecodeStats(wire.AppendStats(nil, &s)); err != nil || *g != s {
+		t.Errorf("stats: got %+v, %v", g, err)
+	}
+	ids := []string{"a", "b"}
+	if g, err := wire.DecodeSessions(wire.AppendSessions(nil, ids)); err != nil || !reflect.DeepEqual(g, ids) {
+		t.Errorf("sessions: got %v, %v", g, err)
+	}
+	msgs := sampleResult().Appended
+	if gen, g, err := wire.DecodeSession(wire.AppendSession(nil, 4, msgs)); err != nil || gen != 4 || !reflect.DeepEqual(g, msgs) {
+		t.Errorf("session: got %d %v, %v", gen, g, err)
+	}
+	e := core.NewIndexError(core.CodeLimitExceeded, 2, "x")
+	if g, err := wire.DecodeRefused(wire.AppendRefused(nil, e)); err != nil || *g != *e {
+		t.Errorf("refused: got %+v, %v", g, err)
+	}
+	if k, err := wire.FrameKind(wire.AppendRefused(nil, e)); err != nil || k != wire.KindRefused {
+		t.Errorf("kind: got %v, %v", k, err)
+	}
+}
+
+func TestDecodeAction_Errors(t *testing.T) {
+	good := wire.AppendAction(nil, &sampleActions()[1])
+	tests := []struct {
+		name string
+		in   []byte
+	}{
+		// Ensure a truncated action frame is refused.
+		{"ErrTruncated", good[:len(good)-3]},
+		// Ensure trailing bytes are refused.
+		{"ErrTrailing", append(append([]byte(nil), good...), 1)},
+		// Ensure an unknown action is refused.
+		{"ErrAction", []byte{'A', 'R', 'W', 1, byte(wire.KindAction), 0, 0, 9}},
+		// Ensure a window whose tail does not end at End is refused.
+		{"ErrWindow", wire.AppendAction(nil, &wire.Action{Kind: wire.ActModel, From: 0, End: 1})},
+		// Ensure an event count past the buffer is refused before allocating.
+		{"ErrCount", []byte{'A', 'R', 'W', 1, byte(wire.KindAction), 0, 0xff, 0xff, 0xff, 0xff, 0x0f}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := wire.DecodeAction(tc.in)
+			if e, ok := err.(*core.Error); !ok || e.Code != core.CodeInvalidArgument {
+				t.Errorf("got %v, want invalid_argument", err)
+			}
+		})
+	}
+}
+
+// FuzzDecode feeds arbitrary bytes to every decoder: none may panic, and
+// whatever decodes must encode back to the same bytes (the encodings are
+// canonical) except where noted.
+func FuzzDecode(f *testing.F) {
+	f.Add(wire.AppendBegin(nil, &sampleBegin))
+	for _, a := range sampleActions() {
+		f.Add(wire.AppendAction(nil, &a))
+	}
+	f.Add(wire.AppendModelReply(nil, &wire.ModelReply{Handle: 1, Reply: core.ModelReply{Content: "x", ToolCalls: []core.ToolCall{{Name: "n"}}}}))
+	f.Add(wire.AppendToolResult(nil, &wire.ToolResult{Handle: 1, Text: "x"}))
+	f.Add(wire.AppendDelta(nil, &wire.Delta{Handle: 1, Text: "x"}))
+	f.Add(wire.AppendStats(nil, &wire.Stats{}))
+	f.Add(wire.AppendSessions(nil, []string{"a"}))
+	f.Add(wire.AppendSession(nil, 1, sampleResult().Appended))
+	f.Add(wire.AppendRefused(nil, core.NewError(core.CodeInternal, "x")))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := wire.FrameKind(b); err != nil {
+			return
+		}
+		if g, err := wire.DecodeBegin(b, 1000); err == nil {
+			g.History = nil // re-encoded from Packed, as it came
+			if re := wire.AppendBegin(nil, g); !bytes.Equal(re, b) {
+				// Non-canonical varints in the header may differ; the
+				// decoded value must still be stable.
+				g2, err := wire.DecodeBegin(re, 1000)
+				if err != nil || g2.SessionID != g.SessionID || g2.Input != g.Input {
+					t.Fatalf("begin does not round-trip: %v", err)
+				}
+			}
+		}
+		if a, err := wire.DecodeAction(b); err == nil {
+			re := wire.AppendAction(nil, a)
+			if _, err := wire.DecodeAction(re); err != nil {
+				t.Fatalf("action re-encodes to an undecodable frame: %v", err)
+			}
+		}
+		if m, err := wire.DecodeModelReply(b); err == nil {
+			if _, err := wire.DecodeModelReply(wire.AppendModelReply(nil, m)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, _ = wire.DecodeToolResult(b)
+		_, _ = wire.DecodeDelta(b)
+		_, _ = wire.DecodeStats(b)
+		_, _ = wire.DecodeSessions(b)
+		_, _, _ = wire.DecodeSession(b)
+		_, _ = wire.DecodeRefused(b)
+	})
+}
