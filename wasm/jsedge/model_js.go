@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
-	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
 // Model is a core.Model backed by a JavaScript function. Create it with
@@ -147,7 +146,7 @@ var (
 	deltaNext int
 	deltas    = map[int]func(string){}
 	deltaFunc = Func(nil, func(_ js.Value, args []js.Value) any {
-		id, t := jsutil.Arg(args, 0), jsutil.Arg(args, 1)
+		id, t := arg(args, 0), arg(args, 1)
 		if id.Type() != js.TypeNumber || t.Type() != js.TypeString {
 			return nil
 		}
@@ -169,7 +168,7 @@ var (
 func deltaFor(f func(string)) (js.Value, func()) {
 	if !deltaBindable {
 		fn := Func(nil, func(_ js.Value, args []js.Value) any {
-			if t := jsutil.Arg(args, 0); t.Type() == js.TypeString {
+			if t := arg(args, 0); t.Type() == js.TypeString {
 				f(t.String())
 			}
 			return nil

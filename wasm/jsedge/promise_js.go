@@ -9,7 +9,6 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
 // Async runs fn in a goroutine and returns a Promise that resolves with
@@ -70,7 +69,7 @@ var (
 	// undefined.
 	executorResolve js.Value
 	goExecutor      = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		executorResolve = jsutil.Arg(args, 0)
+		executorResolve = arg(args, 0)
 		return nil
 	})
 )
@@ -186,11 +185,11 @@ func Await(ctx core.Context, v js.Value, code core.Code) (js.Value, error) {
 		}
 	}
 	onOK := js.FuncOf(func(_ js.Value, args []js.Value) any {
-		send(settled{v: jsutil.Arg(args, 0), ok: true})
+		send(settled{v: arg(args, 0), ok: true})
 		return nil
 	})
 	onErr := js.FuncOf(func(_ js.Value, args []js.Value) any {
-		send(settled{v: jsutil.Arg(args, 0)})
+		send(settled{v: arg(args, 0)})
 		return nil
 	})
 	release := func() { onOK.Release(); onErr.Release() }
@@ -224,6 +223,13 @@ func Await(ctx core.Context, v js.Value, code core.Code) (js.Value, error) {
 func isThenable(v js.Value) bool {
 	t := v.Type()
 	return (t == js.TypeObject || t == js.TypeFunction) && get(v, MethodThen).Type() == js.TypeFunction
+}
+
+func arg(args []js.Value, i int) js.Value {
+	if i < len(args) {
+		return args[i]
+	}
+	return js.Undefined()
 }
 
 // try calls fn and returns a JavaScript exception (or any panic) it

@@ -6,17 +6,15 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
-// Globals, read once at start-up. Object, Array, Uint8Array and Error
-// come from jsutil, which the Worker's bridge shares.
+// Globals, read once at start-up.
 var (
-	jsObject     = jsutil.Object
-	jsArray      = jsutil.Array
-	jsUint8Array = jsutil.Uint8Array
+	jsObject     = js.Global().Get(GlobalObject)
+	jsArray      = js.Global().Get(GlobalArray)
+	jsUint8Array = js.Global().Get(GlobalUint8Array)
 	jsPromise    = js.Global().Get(GlobalPromise)
-	jsError      = jsutil.Error
+	jsError      = js.Global().Get(GlobalError)
 	jsJSON       = js.Global().Get(GlobalJSON)
 	jsString     = js.Global().Get(GlobalString)
 	jsReflectGet = js.Global().Get(GlobalReflect).Get(MethodGet)
