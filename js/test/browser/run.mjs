@@ -12,7 +12,9 @@
 // Exclusion rule: a suite file that imports any other node: module (or
 // reaches for one with import()), or a function of node:fs/promises other
 // than readFile, stat and readdir, needs Node and is not run in browsers;
-// it is listed as excluded.
+// it is listed as excluded. The same holds when a module of js/test it
+// imports ("./x.mjs", followed in turn; not env.mjs, which the page
+// replaces) needs one.
 //
 // A browser that is not installed is skipped, unless CI is set: then it is
 // a failure. The last line reads "N passed, N failed".
@@ -34,19 +36,31 @@ function exportedNames(source) {
   return [...source.matchAll(/^export\s+(?:async\s+)?(?:const|let|function\*?|class)\s+([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]).sort();
 }
 
+// needsOf returns what the file f of js/test needs that the page's
+// stand-ins do not provide, through the modules of js/test it imports too.
+async function needsOf(f, seen = new Set()) {
+  if (seen.has(f)) return [];
+  seen.add(f);
+  const src = await readFile(path.join(SUITES, f), "utf8");
+  const needs = [...src.matchAll(/(?:from\s+|import\s*\(\s*)["'](node:[^"']+)["']/g)].map((m) => m[1]).filter((s) => !SHIMMED.has(s));
+  // The names taken from node:fs/promises, statically or with await import().
+  const fsNames = [
+    ...src.matchAll(/import\s*\{([^{}]*)\}\s*from\s*["']node:fs\/promises["']/g),
+    ...src.matchAll(/\{([^{}]*)\}\s*=\s*await\s+import\(\s*["']node:fs\/promises["']\s*\)/g),
+  ].flatMap((m) => m[1].split(",").map((n) => n.trim().split(/\s+as\s+|\s*:\s*/)[0]).filter(Boolean));
+  for (const n of fsNames) if (!FS_SHIMMED.has(n)) needs.push(`node:fs/promises ${n}`);
+  for (const m of src.matchAll(/(?:from\s+|import\s*\(\s*)["']\.\/([^"'\/]+)["']/g)) {
+    if (m[1] !== "env.mjs") for (const n of await needsOf(m[1], seen)) needs.push(`${n} (through ${m[1]})`);
+  }
+  return needs;
+}
+
 // suites lists the suite files, split by the exclusion rule.
 async function suites() {
   const run = [];
   const excluded = [];
   for (const f of (await readdir(SUITES)).filter((f) => f.endsWith(".test.mjs")).sort()) {
-    const src = await readFile(path.join(SUITES, f), "utf8");
-    const needs = [...src.matchAll(/(?:from\s+|import\s*\(\s*)["'](node:[^"']+)["']/g)].map((m) => m[1]).filter((s) => !SHIMMED.has(s));
-    // The names taken from node:fs/promises, statically or with await import().
-    const fsNames = [
-      ...src.matchAll(/import\s*\{([^{}]*)\}\s*from\s*["']node:fs\/promises["']/g),
-      ...src.matchAll(/\{([^{}]*)\}\s*=\s*await\s+import\(\s*["']node:fs\/promises["']\s*\)/g),
-    ].flatMap((m) => m[1].split(",").map((n) => n.trim().split(/\s+as\s+|\s*:\s*/)[0]).filter(Boolean));
-    for (const n of fsNames) if (!FS_SHIMMED.has(n)) needs.push(`node:fs/promises ${n}`);
+    const needs = await needsOf(f);
     if (needs.length) excluded.push([f, [...new Set(needs)]]);
     else run.push(f);
   }
