@@ -221,12 +221,9 @@ func (s *store) used() int64 {
 // res covers moves out of s.reserved, the rest must fit (see room). s.mu
 // is held.
 func (s *store) take(cost int64, res *int64, keep string) *Error {
-	covered := cost
-	if res == nil || *res < covered {
-		covered = 0
-		if res != nil {
-			covered = *res
-		}
+	var covered int64
+	if res != nil {
+		covered = min(cost, *res)
 	}
 	if err := s.room(cost-covered, keep); err != nil {
 		return err

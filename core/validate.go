@@ -14,13 +14,13 @@ type historyInfo struct {
 //
 // The rules (docs/contract.md, "Seeding rules"): every role is known;
 // content is present (an assistant message with tool calls may have
-// none); only assistant
-// messages carry tool calls, each with a unique, non-empty id and a name;
-// only tool messages carry tool_call_id, and they must; each tool result
-// answers, exactly once, a call of the nearest preceding assistant message;
-// every call is answered before the next user or assistant message and
-// before the end (else the assistant message is at fault). System messages
-// are dropped before linkage is checked.
+// none); only assistant messages carry tool calls, each with a unique,
+// non-empty id and a name; only tool messages carry tool_call_id, and
+// they must; each tool result answers, exactly once, a call of the
+// nearest preceding assistant message; every call is answered before the
+// next user or assistant message and before the end (else the assistant
+// message is at fault). System messages are dropped before linkage is
+// checked.
 func ValidateHistory(history []SeedMessage, limits Limits) error {
 	_, err := validateHistory(history, limits.withDefaults())
 	if err != nil {
@@ -44,11 +44,19 @@ func checkHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
 			"history has "+itoa(len(history))+" messages, more than maxSeedMessages ("+itoa(limits.MaxSeedMessages)+")")
 	}
 	// The open tool-call block: the index of the assistant message whose
-	// calls are being answered, its call ids and which are answered.
+	// calls are being answered, its call ids, which are answered and how
+	// many are not. ids maps the ids to their place when the block has
+	// more than a few calls, so that a message of many calls is checked
+	// in linear time, not quadratic.
 	open := -1
 	var calls []ToolCall
 	var answered []bool
+	var ids map[string]int
+	left := 0
 	unanswered := func() *Error {
+		if left == 0 {
+			return nil
+		}
 		for i, done := range answered {
 			if !done {
 				return NewIndexError(CodeInvalidHistory, open,
@@ -94,19 +102,23 @@ func checkHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
 			if err := unanswered(); err != nil {
 				return info, err
 			}
-			open, calls, answered = i, m.ToolCalls, answered[:0]
-			for j := range m.ToolCalls {
-				c := &m.ToolCalls[j]
+			open, calls, answered, left, ids = i, m.ToolCalls, answered[:0], len(m.ToolCalls), nil
+			if len(calls) > indexCalls {
+				ids = make(map[string]int, len(calls))
+			}
+			for j := range calls {
+				c := &calls[j]
 				if c.ID == "" {
 					return info, NewIndexError(CodeInvalidHistory, i, "tool call "+itoa(j)+" has no id")
 				}
 				if c.Name == "" {
 					return info, NewIndexError(CodeInvalidHistory, i, "tool call "+quote(c.ID)+" has no name")
 				}
-				for k := 0; k < j; k++ {
-					if m.ToolCalls[k].ID == c.ID {
-						return info, NewIndexError(CodeInvalidHistory, i, "tool call id "+quote(c.ID)+" is used twice")
-					}
+				if callIndex(calls[:j], ids, c.ID) >= 0 {
+					return info, NewIndexError(CodeInvalidHistory, i, "tool call id "+quote(c.ID)+" is used twice")
+				}
+				if ids != nil {
+					ids[c.ID] = j
 				}
 				answered = append(answered, false)
 			}
@@ -116,12 +128,7 @@ func checkHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
 			}
 			k := -1
 			if open >= 0 {
-				for j := range calls {
-					if calls[j].ID == m.ToolCallID {
-						k = j
-						break
-					}
-				}
+				k = callIndex(calls, ids, m.ToolCallID)
 			}
 			if k < 0 {
 				return info, NewIndexError(CodeInvalidHistory, i,
@@ -131,6 +138,7 @@ func checkHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
 				return info, NewIndexError(CodeInvalidHistory, i, "tool call "+quote(m.ToolCallID)+" is answered twice")
 			}
 			answered[k] = true
+			left--
 		}
 	}
 	if err := unanswered(); err != nil {
@@ -150,4 +158,26 @@ func quote(s string) string {
 		s = s[:max] + "..."
 	}
 	return "\"" + s + "\""
+}
+
+// indexCalls is the number of tool calls above which checkHistory finds
+// calls by id through a map rather than a scan.
+const indexCalls = 16
+
+// callIndex returns the place of the call with id among calls, or -1.
+// ids, when not nil, maps the ids of calls to their place, and is read
+// instead of calls.
+func callIndex(calls []ToolCall, ids map[string]int, id string) int {
+	if ids != nil {
+		if k, ok := ids[id]; ok {
+			return k
+		}
+		return -1
+	}
+	for k := range calls {
+		if calls[k].ID == id {
+			return k
+		}
+	}
+	return -1
 }

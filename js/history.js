@@ -3,8 +3,9 @@
 //
 // These are the rules of core/hostmsg (docs/contract.md, "Messages and
 // host messages"), written once more in JavaScript because the glue must
-// read the shapes before it packs them. The corpus in testdata/contract/ holds both to the
-// same results: same messages, same error code, index and message text.
+// read the shapes before it packs them. The corpus in testdata/contract/
+// holds both to the same results: same messages, same error code, index
+// and message text.
 // Imported by glue.js; dependency-free.
 
 /** Packed history format: magic "ARH" and version 1 (docs/packed-history.md). */

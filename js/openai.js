@@ -9,8 +9,9 @@
 //     model: openAIModel({ baseURL: "https://api.openai.com/v1", model: "gpt-4o-mini", apiKey }),
 //   });
 //
-// One dependency-free ES module: it needs only fetch, ReadableStream and
-// TextDecoder (browsers, webviews, Node 20+, Bun, Deno, workerd).
+// One dependency-free ES module: it needs only fetch, ReadableStream,
+// TextEncoder, TextDecoder and btoa (browsers, webviews, Node 20+, Bun,
+// Deno, workerd).
 
 import { AgentrtError } from "./glue.js";
 
@@ -127,17 +128,127 @@ function aborted(reason) {
   return new AgentrtError("cancelled", "agentrt/openai: the request was aborted", { name: "AbortError", cause: reason });
 }
 
+const REDACTED = "[redacted]";
+const utf8 = new TextEncoder();
+const fromUTF8 = new TextDecoder();
+
 // redactor returns a function that removes key from text in every
-// encoding it may come back in (as it is, JSON-escaped, URL-encoded),
-// before the text is cut to MAX_ERROR_TEXT: cutting first could leave a
-// piece of the key that no longer matches.
+// encoding an upstream or a network library may quote it in, by the rules
+// of the Go model's openai.Redact (keep the two in step):
+//
+//   - as it is;
+//   - JSON-escaped, any character of it as \uXXXX (once or inside another
+//     escaped string, with more backslashes) or as \/, \", \\;
+//   - URL-encoded, any character as %XX (either case, or %25XX when
+//     encoded twice), a space as +; the escapes may be mixed;
+//   - base64 (standard or URL alphabet, any padding) of any text that
+//     contains it, such as "Bearer <key>".
+//
+// A key shorter than 4 bytes is not looked for. The text is cut to
+// MAX_ERROR_TEXT after that: cutting first could leave a piece of the key
+// that no longer matches.
 function redactor(key) {
-  const forms = key.length < 4 ? [] : [...new Set([key, JSON.stringify(key).slice(1, -1), encodeURIComponent(key), encodeURI(key)])];
+  const secret = utf8.encode(key);
+  const look = secret.length >= 4;
+  const cores = look ? base64Cores(secret) : [];
   return (text) => {
     let out = String(text);
-    for (const f of forms) out = out.split(f).join("[redacted]");
+    if (look) {
+      out = redactEscaped(out, secret);
+      for (const c of cores) out = out.split(c).join(REDACTED);
+    }
     return out.length > MAX_ERROR_TEXT ? out.slice(0, MAX_ERROR_TEXT) + "…" : out;
   };
+}
+
+// redactEscaped replaces the secret (UTF-8 bytes), raw or escaped
+// character by character, in text. Matches start at an ASCII byte or at
+// the secret's first byte, so the text between them is whole characters.
+function redactEscaped(text, secret) {
+  const s = utf8.encode(text);
+  let out = "";
+  let last = 0;
+  for (let i = 0; i < s.length;) {
+    const end = matchEscaped(s, i, secret);
+    if (end < 0) {
+      i++;
+      continue;
+    }
+    out += fromUTF8.decode(s.subarray(last, i)) + REDACTED;
+    i = last = end;
+  }
+  return last === 0 ? text : out + fromUTF8.decode(s.subarray(last));
+}
+
+// matchEscaped returns the end of the secret's occurrence at i, or -1.
+function matchEscaped(s, i, secret) {
+  let p = i;
+  for (const c of secret) {
+    const n = matchByte(s, p, c);
+    if (n === 0) return -1;
+    p += n;
+  }
+  return p;
+}
+
+const BACKSLASH = 0x5c, SLASH = 0x2f, QUOTE = 0x22, PERCENT = 0x25, PLUS = 0x2b, SPACE = 0x20;
+
+// matchByte returns how many bytes of s at p spell the byte c, or 0.
+function matchByte(s, p, c) {
+  if (p >= s.length) return 0;
+  switch (s[p]) {
+    case c:
+      return 1;
+    case BACKSLASH: {
+      let q = p;
+      while (q < s.length && s[q] === BACKSLASH) q++;
+      if (q < s.length && s[q] === c && (c === SLASH || c === QUOTE)) return q + 1 - p;
+      if (q + 5 <= s.length && (s[q] === 0x75 || s[q] === 0x55) && s[q + 1] === 0x30 && s[q + 2] === 0x30 && hexByte(s[q + 3], s[q + 4]) === c) {
+        return q + 5 - p;
+      }
+      if (c === BACKSLASH && q - p >= 2) return q - p;
+      return 0;
+    }
+    case PERCENT:
+      if (p + 3 <= s.length && hexByte(s[p + 1], s[p + 2]) === c) return 3;
+      if (p + 5 <= s.length && s[p + 1] === 0x32 && s[p + 2] === 0x35 && hexByte(s[p + 3], s[p + 4]) === c) return 5;
+      return 0;
+    case PLUS:
+      return c === SPACE ? 1 : 0;
+  }
+  return 0;
+}
+
+// hexByte returns the byte two hex digits (ASCII codes) spell, or -1.
+function hexByte(h, l) {
+  const a = unhex(h), b = unhex(l);
+  return a < 0 || b < 0 ? -1 : (a << 4) | b;
+}
+
+function unhex(c) {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x61 && c <= 0x66) return c - 0x61 + 10;
+  if (c >= 0x41 && c <= 0x46) return c - 0x41 + 10;
+  return -1;
+}
+
+// base64Cores returns, for each of the three alignments the secret can
+// have inside a longer encoded text and for both alphabets, the run of
+// base64 characters that depends on the secret's bytes alone: it appears
+// in the encoding of every text that contains the secret at that
+// alignment. Runs shorter than 8 characters are left out (they would
+// match ordinary text).
+function base64Cores(secret) {
+  const std = [];
+  for (let a = 0; a < 3; a++) {
+    let bin = "\0".repeat(a);
+    for (const b of secret) bin += String.fromCharCode(b);
+    const e = btoa(bin);
+    const from = Math.floor((8 * a + 5) / 6); // the first character without pad bits
+    const to = Math.floor((8 * (a + secret.length)) / 6); // the characters wholly inside the secret
+    if (to - from >= 8) std.push(e.slice(from, to));
+  }
+  return [...std, ...std.map((c) => c.replace(/\+/g, "-").replace(/\//g, "_"))];
 }
 
 /**

@@ -24,7 +24,9 @@ const minSecret = 4
 //     contains it, such as "Bearer <secret>" or "user:<secret>".
 //
 // A secret shorter than 4 bytes is not looked for. Call Redact before
-// cutting text short, so that a secret is never split by the cut.
+// cutting text short, so that a secret is never split by the cut. The
+// JavaScript model (js/openai.js, redactor) applies the same rules: keep
+// the two in step.
 func Redact(s, secret string) string {
 	if len(secret) < minSecret || len(s) == 0 {
 		return s

@@ -236,11 +236,9 @@ func Append[V Value[V]](out []core.SeedMessage, v V) ([]core.SeedMessage, string
 	switch calls.Kind() {
 	case Null, Undefined:
 	case Array:
-		m.ToolCalls = make([]core.ToolCall, calls.Len())
-		for j := range m.ToolCalls {
-			if msg := ToolCall(calls.Index(j), &m.ToolCalls[j]); msg != "" {
-				return out, "tool_calls[" + itoa(j) + "]" + msg
-			}
+		var msg string
+		if m.ToolCalls, msg = toolCalls(calls); msg != "" {
+			return out, msg
 		}
 	default:
 		return out, "tool_calls must be an array"
@@ -528,13 +526,28 @@ func Reply[V Value[V]](v V) (*core.ModelReply, error) {
 	default:
 		return nil, modelError("reply.tool_calls must be an array")
 	}
-	r.ToolCalls = make([]core.ToolCall, calls.Len())
-	for j := range r.ToolCalls {
-		if msg := ToolCall(calls.Index(j), &r.ToolCalls[j]); msg != "" {
-			return nil, modelError("reply.tool_calls[" + itoa(j) + "]" + msg)
-		}
+	var msg string
+	if r.ToolCalls, msg = toolCalls(calls); msg != "" {
+		return nil, modelError("reply." + msg)
 	}
 	return &r, nil
+}
+
+// toolCalls reads the Array calls with ToolCall. The slice grows as
+// calls are read, not from calls.Len() up front: a sparse JavaScript
+// array (new Array(1e8)) claims a length it does not hold, and is
+// refused at its first element instead of growing the instance's memory.
+func toolCalls[V Value[V]](calls V) ([]core.ToolCall, string) {
+	n := calls.Len()
+	out := make([]core.ToolCall, 0, min(n, 8))
+	for j := 0; j < n; j++ {
+		var c core.ToolCall
+		if msg := ToolCall(calls.Index(j), &c); msg != "" {
+			return nil, "tool_calls[" + itoa(j) + "]" + msg
+		}
+		out = append(out, c)
+	}
+	return out, ""
 }
 
 func modelError(msg string) error { return core.NewError(core.CodeModelError, msg) }

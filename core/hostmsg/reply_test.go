@@ -89,3 +89,37 @@ func TestQuote_CutsAtACharacter(t *testing.T) {
 		t.Fatalf("got %v\nwant %s", err, want)
 	}
 }
+
+// sparse is a host value whose Array claims a length it does not hold,
+// as a JavaScript array made with new Array(n): every element is
+// undefined.
+type sparse struct {
+	kind   hostmsg.Kind
+	n      int
+	fields map[string]sparse
+}
+
+func (s sparse) Kind() hostmsg.Kind    { return s.kind }
+func (s sparse) Text() string          { return "" }
+func (s sparse) Len() int              { return s.n }
+func (s sparse) Index(int) sparse      { return sparse{} }
+func (s sparse) Get(key string) sparse { return s.fields[key] }
+func (s sparse) JSON() (string, bool)  { return "", false }
+
+func TestToolCalls_SparseArray(t *testing.T) {
+	// Ensure tool_calls claiming a huge length are refused at their first
+	// element, without allocating for the claimed length first.
+	calls := sparse{kind: hostmsg.Array, n: 1 << 40}
+	msg := sparse{kind: hostmsg.Object, fields: map[string]sparse{
+		"role":       {kind: hostmsg.String},
+		"content":    {kind: hostmsg.Null},
+		"tool_calls": calls,
+	}}
+	if _, got := hostmsg.Append(nil, msg); got != "tool_calls[0] must be an object" {
+		t.Errorf("Append: got %q, want %q", got, "tool_calls[0] must be an object")
+	}
+	_, err := hostmsg.Reply(sparse{kind: hostmsg.Object, fields: map[string]sparse{"tool_calls": calls}})
+	if e, ok := err.(*core.Error); !ok || e.Code != core.CodeModelError || e.Message != "reply.tool_calls[0] must be an object" {
+		t.Errorf("Reply: got %v, want model_error reply.tool_calls[0] must be an object", err)
+	}
+}

@@ -1,27 +1,18 @@
 // Behaviour of js/glue.js against the real module. Runs under
 // `node --test`, `bun test` and `deno test -A`.
-import { describe, test, before, after } from "node:test";
+import { describe, test, before } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime, compile, AgentrtError } from "../glue.js";
-import { compiledModule, wasmURL, wasmExecURL, deferred, received, rejectsWith } from "./env.mjs";
+import { compiledModule, wasmURL, wasmExecURL } from "./env.mjs";
+import { runtimes, deferred, received, rejectsWith } from "./helpers.mjs";
 
 let wasm;
-const opened = [];
-
-// load returns a new runtime on the shared compiled module, closed after
-// the suite.
-async function load(config = {}) {
-  const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL, ...config });
-  opened.push(rt);
-  return rt;
-}
+// load returns a new runtime on the shared compiled module and track
+// adopts one opened otherwise: both are closed after the suite.
+const { load, track } = runtimes();
 
 before(async () => {
   wasm = await compiledModule();
-});
-
-after(() => {
-  for (const rt of opened) rt.close();
 });
 
 // A two-turn conversation as a host stores it.
@@ -34,7 +25,7 @@ describe("loadRuntime", () => {
   test("loads from a file URL, finding wasm_exec.js next to the module", async () => {
     const hadGo = typeof globalThis.Go === "function";
     const rt = await loadRuntime({ wasm: wasmURL });
-    opened.push(rt);
+    track(rt);
     if (!hadGo) assert.equal(typeof globalThis.Go, "function");
     const r = await rt.run({ sessionId: "s", input: "ping" });
     assert.equal(r.status, "completed");
@@ -49,7 +40,7 @@ describe("loadRuntime", () => {
     assert.equal(await compile(module), module);
     const a = await load({ wasm: module });
     const b = await loadRuntime({ wasm: new Uint8Array(bytes), wasmExec: wasmExecURL });
-    opened.push(b);
+    track(b);
     assert.equal((await a.run({ sessionId: "x", input: "a" })).status, "completed");
     assert.equal((await b.run({ sessionId: "x", input: "b" })).status, "completed");
     assert.equal(typeof a.version, "string");

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { loadRuntime, AgentrtError } from "../glue.js";
 import { openAIModel, toOpenAIMessages } from "../openai.js";
-import { compiledModule, wasmExecURL, deferred, rejectsWith } from "./env.mjs";
+import { compiledModule, wasmExecURL } from "./env.mjs";
+import { deferred, rejectsWith } from "./helpers.mjs";
 
 const KEY = "sk-test-0123456789abcdef/+=?&\"key";
 
@@ -197,6 +198,42 @@ describe("openAIModel", () => {
     await rejectsWith(assert, openAIModel({ baseURL: fake.url, model: "m" })(request().req), "model_error");
     // Nothing listens on port 9 of 127.0.0.1 (discard): a network failure.
     await rejectsWith(assert, openAIModel({ baseURL: "http://127.0.0.1:9/v1", model: "m" })(request().req), "model_error");
+  });
+
+  test("redacts the key in every encoding the Go model's openai.Redact knows", async () => {
+    // Ensure each way an upstream may quote the key (openai/redact_test.go
+    // lists the same) is removed, with no 8 characters of the key or 12
+    // of its encoded form left, and that text without the key is kept.
+    const key = "sk-proj_AbC/dEf+gH.iJ~kLmNoP0123456789qRsTuVwX";
+    const bytes = [...new TextEncoder().encode(key)];
+    const b64 = (s) => btoa(String.fromCharCode(...new TextEncoder().encode(s)));
+    const encodings = {
+      raw: key,
+      json: JSON.stringify(key).slice(1, -1),
+      "json-every-char": bytes.map((b) => "\\u" + b.toString(16).padStart(4, "0")).join(""),
+      "json-twice": JSON.stringify(`{"key":"${key.replaceAll("/", "\\/")}"}`).slice(1, -1),
+      "json-mixed-upper": bytes.map((b, i) => (i % 3 === 0 ? "\\u" + b.toString(16).toUpperCase().padStart(4, "0") : String.fromCharCode(b))).join(""),
+      "url-query": new URLSearchParams({ k: key }).toString().slice(2),
+      "url-every-char": bytes.map((b) => "%" + b.toString(16).padStart(2, "0")).join(""),
+      "url-twice": encodeURIComponent(encodeURIComponent(key)),
+      "base64-bearer": b64("Bearer " + key),
+      "base64-basic": b64("user:" + key),
+      "base64url-key": b64(key).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, ""),
+      "base64-offset2": b64("ab" + key + "c"),
+    };
+    const errorFor = async (k, text) => {
+      const model = openAIModel({ baseURL: "http://127.0.0.1:9/v1", model: "m", apiKey: k, fetch: async () => new Response(text, { status: 401 }) });
+      const err = await rejectsWith(assert, model(request().req), "model_error");
+      return err.message.slice(err.message.indexOf("answered 401: ") + "answered 401: ".length);
+    };
+    for (const [name, enc] of Object.entries(encodings)) {
+      const got = await errorFor(key, `before ${enc} after`);
+      for (let i = 0; i + 8 <= key.length; i++) assert.ok(!got.includes(key.slice(i, i + 8)), `${name}: ${got} leaks ${key.slice(i, i + 8)}`);
+      for (let i = 0; i + 12 <= enc.length; i++) assert.ok(!got.includes(enc.slice(i, i + 12)), `${name}: ${got} leaks ${enc.slice(i, i + 12)}`);
+      assert.ok(got.startsWith("before ") && got.includes("[redacted]"), `${name}: ${got}`);
+    }
+    for (const s of ["plain text", "sk-proj_ alone", "\\u0073k-", "%7", "\\"]) assert.equal(await errorFor(key, s), s);
+    assert.equal(await errorFor("abc", "abc"), "abc", "a 3-byte key is not looked for");
   });
 
   test("an AbortSignal aborts a streaming request: cancelled, and the connection closes", async () => {

@@ -2,33 +2,13 @@
 // local HTTP server, environment variables), run under `node --test`,
 // `bun test` and `deno test -A`; the rest are in reliability.test.mjs,
 // which browsers run too.
-import { describe, test, before, after } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
-import { loadRuntime, AgentrtError } from "../glue.js";
-import { compiledModule, wasmURL, wasmExecURL } from "./env.mjs";
+import { wasmURL } from "./env.mjs";
+import { runtimes, isAgentrtError } from "./helpers.mjs";
 
-let wasm;
-const opened = [];
-
-async function load(config = {}) {
-  const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL, ...config });
-  opened.push(rt);
-  return rt;
-}
-
-before(async () => {
-  wasm = await compiledModule();
-});
-
-after(() => {
-  for (const rt of opened) rt.close();
-});
-
-function isAgentrtError(err, code) {
-  assert.ok(err instanceof AgentrtError, `${err} is an AgentrtError`);
-  assert.equal(err.code, code, err.message);
-}
+const { load } = runtimes();
 
 describe("loader", () => {
   test("a retry of loadRuntime after a failed load does not fail with the old error", async () => {

@@ -5,34 +5,17 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime, AgentrtError } from "../glue.js";
-import { compiledModule, wasmURL, wasmExecURL, deferred, rejectsWith } from "./env.mjs";
+import { compiledModule, wasmURL, wasmExecURL } from "./env.mjs";
+import { runtimes, deferred, rejectsWith, isAgentrtError } from "./helpers.mjs";
 
 let wasm;
-const opened = [];
-
-async function load(config = {}) {
-  const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL, ...config });
-  opened.push(rt);
-  return rt;
-}
+const { load } = runtimes();
 
 before(async () => {
   wasm = await compiledModule();
 });
 
-after(() => {
-  for (const rt of opened) rt.close();
-});
-
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// isAgentrtError asserts the shape every rejection of the glue has.
-function isAgentrtError(err, code, index) {
-  assert.ok(err instanceof AgentrtError, `${err} is an AgentrtError`);
-  assert.ok(err instanceof Error);
-  assert.equal(err.code, code, err.message);
-  if (index !== undefined) assert.equal(err.index, index, err.message);
-}
 
 async function rejection(p) {
   try {

@@ -130,6 +130,41 @@ export async function runEngines(names, scratch, { skip, fail }, fn) {
 }
 
 /**
+ * runSteps runs one engine's steps, [name, fn] pairs sharing ctx, in order
+ * and reports each to results as "<engine>: <name>". A step passes when fn
+ * resolves and problems() then yields nothing ctx.allowed lets through (a
+ * step may set ctx.allowed to accept the problems it provokes on purpose;
+ * it is reset after every step). After the first failure ctx.page, if any,
+ * is saved to screenshot and the remaining steps are reported as not run.
+ */
+export async function runSteps(results, engine, steps, ctx, { problems, screenshot }) {
+  let broken = false;
+  for (const [name, fn] of steps) {
+    const label = `${engine}: ${name}`;
+    if (broken) {
+      results.fail(label, "not run: an earlier step failed");
+      continue;
+    }
+    try {
+      await fn();
+      const found = (await problems()).filter((p) => !ctx.allowed(p));
+      ctx.allowed = () => false;
+      if (found.length) throw new Error(found.join("\n"));
+      results.pass(label);
+    } catch (e) {
+      broken = true;
+      results.fail(label, e);
+      if (ctx.page) await ctx.page.screenshot({ path: screenshot }).catch(() => {});
+    }
+  }
+}
+
+/** assertEqual throws an error naming what when got is not want (===). */
+export function assertEqual(got, want, what) {
+  if (got !== want) throw new Error(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+}
+
+/**
  * Results counts passes and failures and prints one line for each, in the
  * e2e suite's format; summary() prints "N passed, N failed" and sets the
  * exit code.

@@ -20,10 +20,9 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { ENGINE_NAMES, Results, runEngines, watchPage } from "./browsers.mjs";
+import { ENGINE_NAMES, Results, assertEqual, runEngines, runSteps, watchPage } from "./browsers.mjs";
+import { ROOT } from "./server.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const ARTIFACTS = path.join(ROOT, "artifacts", "e2e");
 // A guard against hangs, not a speed assertion: loading and compiling the
 // module in a cold browser can take several seconds on a slow machine.
@@ -33,10 +32,6 @@ const WAIT_MS = 120_000;
 // Results.
 
 const results = new Results();
-
-function assertEqual(got, want, what) {
-  if (got !== want) throw new Error(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
-}
 
 function assert(cond, message) {
   if (!cond) throw new Error(message);
@@ -529,33 +524,19 @@ function steps(ctx) {
   ];
 }
 
-async function runSteps(engine, browser, url, fake) {
+async function runEngineSteps(engine, browser, url, fake) {
   const ctx = {
     url, fake, browser, engine: engine.name, watch: null, watchB: null, pendingB: [],
     allowed: () => false, // a step may allow the problems it provokes on purpose
   };
-  let broken = false;
-  for (const [name, fn] of steps(ctx)) {
-    const label = `${engine.name}: ${name}`;
-    if (broken) { results.fail(label, "not run: an earlier step failed"); continue; }
-    try {
-      await fn();
-      const problems = [
-        ...(ctx.watch ? await ctx.watch.take() : []),
-        ...(ctx.watchB ? await ctx.watchB.take() : []),
-        ...ctx.pendingB.splice(0),
-      ].filter((problem) => !ctx.allowed(problem));
-      ctx.allowed = () => false;
-      if (problems.length) throw new Error(problems.join("\n"));
-      results.pass(label);
-    } catch (e) {
-      broken = true;
-      results.fail(label, e);
-      if (ctx.page) {
-        await ctx.page.screenshot({ path: path.join(ARTIFACTS, `${engine.name}-failure.png`) }).catch(() => {});
-      }
-    }
-  }
+  await runSteps(results, engine.name, steps(ctx), ctx, {
+    problems: async () => [
+      ...(ctx.watch ? await ctx.watch.take() : []),
+      ...(ctx.watchB ? await ctx.watchB.take() : []),
+      ...ctx.pendingB.splice(0),
+    ],
+    screenshot: path.join(ARTIFACTS, `${engine.name}-failure.png`),
+  });
 }
 
 async function main() {
@@ -573,7 +554,7 @@ async function main() {
     }
     console.log(`demo at ${url}`);
     fake = await startFakeModel();
-    await runEngines(args.browsers, scratch, results, (engine, browser) => runSteps(engine, browser, url, fake));
+    await runEngines(args.browsers, scratch, results, (engine, browser) => runEngineSteps(engine, browser, url, fake));
   } catch (e) {
     results.fail("setup", e);
   } finally {

@@ -2,13 +2,14 @@
 // (web-demo/ at /, the built module at /dist/) plus the glue's sources at
 // /js/ and the shared test data at /testdata/. A directory requested with
 // ?readdir is answered with the JSON array of its entries' names (what the
-// browser stand-in of node:fs/promises' readdir reads). Pages under /shell/ are sent with the shell's strict Content
-// Security Policy as a header (they carry it in a <meta> tag too, so
-// `agentrt demo` serves them under the same policy).
+// browser stand-in of node:fs/promises' readdir reads). Pages under
+// /shell/ are sent with the shell's strict Content Security Policy as a
+// header (they carry it in a <meta> tag too, so `agentrt demo` serves
+// them under the same policy).
 //
 //   const srv = await serve({ dist });   // srv.url, srv.requests, srv.stop()
 
-import { createReadStream } from "node:fs";
+import { createReadStream, existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { createServer } from "node:http";
 import path from "node:path";
@@ -36,9 +37,11 @@ const TYPES = {
 
 /**
  * serve listens on a free loopback port. It records every request path in
- * requests (so a test can tell whether a page fetched the .wasm).
+ * requests (so a test can tell whether a page fetched the .wasm). It fails
+ * at once, saying how to build it, when dist holds no agentrt.wasm.
  */
 export async function serve({ dist = DIST } = {}) {
+  if (!existsSync(path.join(dist, "agentrt.wasm"))) throw new Error(`${dist}/agentrt.wasm is missing: run \`make build\` or set AGENTRT_DIST`);
   const mounts = [
     ["/dist/", dist],
     ["/js/", path.join(ROOT, "js")],

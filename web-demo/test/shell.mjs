@@ -7,25 +7,21 @@
 //
 // Serves web-demo/ and the built dist/ ($AGENTRT_DIST, default dist/: run
 // `make build` first), sending the policy as a header too; with --url it
-// tests an already running `agentrt demo` instead (the <meta> policy only). Each browser is launched once; its steps share one
-// page and stop at the first failure. Screenshots go to artifacts/shell/. A
+// tests an already running `agentrt demo` instead (the <meta> policy
+// only). Each browser is launched once; its steps share one page and stop
+// at the first failure. Screenshots go to artifacts/shell/. A
 // browser that is not installed is skipped, unless CI is set: then it is a
 // failure. The last line reads "N passed, N failed".
 
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { ENGINE_NAMES, Results, runEngines, watchPage } from "./browsers.mjs";
-import { DIST, ROOT, serve } from "./server.mjs";
+import { ENGINE_NAMES, Results, assertEqual, runEngines, runSteps, watchPage } from "./browsers.mjs";
+import { ROOT, serve } from "./server.mjs";
 
 const ARTIFACTS = path.join(ROOT, "artifacts", "shell");
 // A guard against hangs, not a speed assertion.
 const WAIT_MS = 120_000;
-
-function assertEqual(got, want, what) {
-  if (got !== want) throw new Error(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
-}
 
 function assert(cond, message) {
   if (!cond) throw new Error(message);
@@ -122,29 +118,14 @@ async function main() {
   const scratch = await mkdtemp(path.join(tmpdir(), "agentrt-shell-"));
   let server = null;
   try {
-    if (!args.url) {
-      if (!existsSync(path.join(DIST, "agentrt.wasm"))) throw new Error(`${DIST}/agentrt.wasm is missing: run \`make build\` or set AGENTRT_DIST`);
-      server = await serve();
-    }
+    if (!args.url) server = await serve();
     const url = args.url || server.url;
     await runEngines(args.browsers, scratch, results, async (engine, browser) => {
       const ctx = { url, browser, engine: engine.name, allowed: () => false };
-      let broken = false;
-      for (const [name, fn] of steps(ctx)) {
-        const label = `${engine.name}: ${name}`;
-        if (broken) { results.fail(label, "not run: an earlier step failed"); continue; }
-        try {
-          await fn();
-          const problems = (await ctx.watch.take()).filter((p) => !ctx.allowed(p));
-          ctx.allowed = () => false;
-          if (problems.length) throw new Error(problems.join("\n"));
-          results.pass(label);
-        } catch (e) {
-          broken = true;
-          results.fail(label, e);
-          if (ctx.page) await ctx.page.screenshot({ path: path.join(ARTIFACTS, `${engine.name}-failure.png`) }).catch(() => {});
-        }
-      }
+      await runSteps(results, engine.name, steps(ctx), ctx, {
+        problems: () => ctx.watch.take(),
+        screenshot: path.join(ARTIFACTS, `${engine.name}-failure.png`),
+      });
     });
   } catch (e) {
     results.fail("setup", e);

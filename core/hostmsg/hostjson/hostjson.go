@@ -39,7 +39,15 @@ type node struct {
 	elems []Value
 	keys  []string
 	vals  []Value
+	// index maps keys to their place once an object has more than
+	// indexAfter of them, so that neither parsing nor Get is quadratic in
+	// the number of keys a request can hold.
+	index map[string]int
 }
+
+// indexAfter is the number of keys an object holds before it gets an
+// index: below it a linear scan is cheaper than a map.
+const indexAfter = 16
 
 var _ hostmsg.Value[Value] = Value{}
 
@@ -107,8 +115,7 @@ func parse(d *json.Decoder, depth int) (Value, error) {
 				if i := n.find(key); i >= 0 {
 					n.vals[i] = v
 				} else {
-					n.keys = append(n.keys, key)
-					n.vals = append(n.vals, v)
+					n.add(key, v)
 				}
 			}
 			_, err := d.Token()
@@ -118,13 +125,35 @@ func parse(d *json.Decoder, depth int) (Value, error) {
 	return Value{}, errors.New("hostjson: unexpected token")
 }
 
+// find returns the place of key in the object, or -1.
 func (n *node) find(key string) int {
+	if n.index != nil {
+		if i, ok := n.index[key]; ok {
+			return i
+		}
+		return -1
+	}
 	for i, k := range n.keys {
 		if k == key {
 			return i
 		}
 	}
 	return -1
+}
+
+// add appends a key that is not in the object yet.
+func (n *node) add(key string, v Value) {
+	n.keys = append(n.keys, key)
+	n.vals = append(n.vals, v)
+	switch {
+	case n.index != nil:
+		n.index[key] = len(n.keys) - 1
+	case len(n.keys) > indexAfter:
+		n.index = make(map[string]int, 2*len(n.keys))
+		for i, k := range n.keys {
+			n.index[k] = i
+		}
+	}
 }
 
 // Kind implements hostmsg.Value.

@@ -1,6 +1,7 @@
 package hostjson_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,6 +21,11 @@ func TestParse(t *testing.T) {
 			json: `{"b":1,"a":[true,null,"xA\n\u0001<é>"],"o":{}}`, kind: hostmsg.Object},
 		// Ensure a repeated field takes the last value at its first place.
 		{name: "OKDuplicate", in: `{"a":1,"b":2,"a":3}`, json: `{"a":3,"b":2}`, kind: hostmsg.Object},
+		// Ensure the same holds for objects large enough to be indexed,
+		// for keys repeated before and after the index is built.
+		{name: "OKDuplicateManyKeys", in: manyKeys(40, `,"k3":"x","k39":"y","k0":"z"`),
+			json: strings.Replace(strings.Replace(strings.Replace(manyKeys(40, ""), `"k0":0`, `"k0":"z"`, 1), `"k3":3`, `"k3":"x"`, 1), `"k39":39`, `"k39":"y"`, 1),
+			kind: hostmsg.Object},
 		// Ensure numbers are kept as written.
 		{name: "OKNumber", in: `1.0e2`, json: `1.0e2`, kind: hostmsg.Number},
 		{name: "ErrTrailing", in: `{} {}`, err: true},
@@ -67,5 +73,53 @@ func TestValue_Access(t *testing.T) {
 	}
 	if _, ok := (hostjson.Value{}).JSON(); ok {
 		t.Error("the zero Value has JSON text")
+	}
+}
+
+// manyKeys returns an object of n keys "k0":0 ... and then tail.
+func manyKeys(n int, tail string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"k` + strconv.Itoa(i) + `":` + strconv.Itoa(i))
+	}
+	b.WriteString(tail + "}")
+	return b.String()
+}
+
+func TestValue_Get_ManyKeys(t *testing.T) {
+	// Ensure every field of an indexed object is found, and an absent one
+	// is not.
+	v, err := hostjson.Parse([]byte(manyKeys(100, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		if got, _ := v.Get("k" + strconv.Itoa(i)).JSON(); got != strconv.Itoa(i) {
+			t.Errorf("k%d = %s, want %d", i, got, i)
+		}
+	}
+	if k := v.Get("k100").Kind(); k != hostmsg.Undefined {
+		t.Errorf("absent field kind %v", k)
+	}
+}
+
+// BenchmarkParse_Keys parses one object of 1,000 and of 32,000 keys and
+// reports the cost per key: about the same for both when parsing is
+// linear in the number of keys.
+func BenchmarkParse_Keys(b *testing.B) {
+	for _, n := range []int{1000, 32000} {
+		in := []byte(manyKeys(n, ""))
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := hostjson.Parse(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/key")
+		})
 	}
 }

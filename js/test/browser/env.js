@@ -24,34 +24,3 @@ export function compiledModule() {
   })();
   return compiled;
 }
-
-/** A promise with its resolve and reject functions. */
-export function deferred() {
-  let resolveFn, rejectFn;
-  const promise = new Promise((res, rej) => {
-    resolveFn = res;
-    rejectFn = rej;
-  });
-  return { promise, resolve: resolveFn, reject: rejectFn };
-}
-
-/** The number the echo model reports: "(model received N messages)". */
-export function received(reply) {
-  const m = /\(model received (\d+) messages\)/.exec(reply.content);
-  if (!m) throw new Error(`not an echo reply: ${JSON.stringify(reply.content)}`);
-  return Number(m[1]);
-}
-
-/** Asserts that p rejects with an error whose code (and index) match; returns the error. */
-export async function rejectsWith(assert, p, code, index) {
-  let err;
-  try {
-    await p;
-  } catch (e) {
-    err = e;
-  }
-  assert.ok(err instanceof Error, `expected a rejection with code ${code}, got ${err === undefined ? "a fulfilment" : String(err)}`);
-  assert.equal(err.code, code, `code of ${err.name}: ${err.message}`);
-  if (index !== undefined) assert.equal(err.index, index, `index of ${err.message}`);
-  return err;
-}

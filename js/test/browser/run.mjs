@@ -9,17 +9,17 @@
 // the built dist/ ($AGENTRT_DIST, default dist/: run `make build` first) and
 // prints one line per test and engine.
 //
-// Exclusion rule: a suite file that imports (itself or through a helper
-// beside it) any other node: module (or
+// Exclusion rule: a suite file that imports any other node: module (or
 // reaches for one with import()), or a function of node:fs/promises other
 // than readFile, stat and readdir, needs Node and is not run in browsers;
-// it is listed as excluded.
+// it is listed as excluded. The same holds when a module of js/test it
+// imports ("./x.mjs", followed in turn; not env.mjs, which the page
+// replaces) needs one.
 //
 // A browser that is not installed is skipped, unless CI is set: then it is
 // a failure. The last line reads "N passed, N failed".
 
 import { readdir, readFile, mkdtemp, rm } from "node:fs/promises";
-import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,12 +36,12 @@ function exportedNames(source) {
   return [...source.matchAll(/^export\s+(?:async\s+)?(?:const|let|function\*?|class)\s+([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]).sort();
 }
 
-// needsOf returns what file (a path under js/test) and the test helpers it
-// imports (./x.mjs, followed transitively) need beyond the import map.
-async function needsOf(file, seen = new Set()) {
-  if (seen.has(file)) return [];
-  seen.add(file);
-  const src = await readFile(file, "utf8");
+// needsOf returns what the file f of js/test needs that the page's
+// stand-ins do not provide, through the modules of js/test it imports too.
+async function needsOf(f, seen = new Set()) {
+  if (seen.has(f)) return [];
+  seen.add(f);
+  const src = await readFile(path.join(SUITES, f), "utf8");
   const needs = [...src.matchAll(/(?:from\s+|import\s*\(\s*)["'](node:[^"']+)["']/g)].map((m) => m[1]).filter((s) => !SHIMMED.has(s));
   // The names taken from node:fs/promises, statically or with await import().
   const fsNames = [
@@ -49,10 +49,8 @@ async function needsOf(file, seen = new Set()) {
     ...src.matchAll(/\{([^{}]*)\}\s*=\s*await\s+import\(\s*["']node:fs\/promises["']\s*\)/g),
   ].flatMap((m) => m[1].split(",").map((n) => n.trim().split(/\s+as\s+|\s*:\s*/)[0]).filter(Boolean));
   for (const n of fsNames) if (!FS_SHIMMED.has(n)) needs.push(`node:fs/promises ${n}`);
-  // Helpers beside the suites (not env.mjs, which the page maps).
-  for (const m of src.matchAll(/from\s+["'](\.\/[^"']+\.mjs)["']/g)) {
-    if (m[1] === "./env.mjs") continue;
-    needs.push(...(await needsOf(path.join(path.dirname(file), m[1]), seen)));
+  for (const m of src.matchAll(/(?:from\s+|import\s*\(\s*)["']\.\/([^"'\/]+)["']/g)) {
+    if (m[1] !== "env.mjs") for (const n of await needsOf(m[1], seen)) needs.push(`${n} (through ${m[1]})`);
   }
   return needs;
 }
@@ -62,7 +60,7 @@ async function suites() {
   const run = [];
   const excluded = [];
   for (const f of (await readdir(SUITES)).filter((f) => f.endsWith(".test.mjs")).sort()) {
-    const needs = await needsOf(path.join(SUITES, f));
+    const needs = await needsOf(f);
     if (needs.length) excluded.push([f, [...new Set(needs)]]);
     else run.push(f);
   }
@@ -71,7 +69,7 @@ async function suites() {
 
 async function main() {
   const { ENGINE_NAMES, Results, runEngines, watchPage } = await import("../../../web-demo/test/browsers.mjs");
-  const { DIST, serve } = await import("../../../web-demo/test/server.mjs");
+  const { serve } = await import("../../../web-demo/test/server.mjs");
   const args = { browsers: ENGINE_NAMES };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
@@ -82,7 +80,6 @@ async function main() {
   const scratch = await mkdtemp(path.join(tmpdir(), "agentrt-glue-browser-"));
   let server = null;
   try {
-    if (!existsSync(path.join(DIST, "agentrt.wasm"))) throw new Error(`${DIST}/agentrt.wasm is missing: run \`make build\` or set AGENTRT_DIST`);
     const want = exportedNames(await readFile(path.join(SUITES, "env.mjs"), "utf8"));
     const have = exportedNames(await readFile(path.join(HERE, "env.js"), "utf8"));
     const lacking = want.filter((n) => !have.includes(n));

@@ -1,0 +1,65 @@
+// Helpers the glue suites share. Unlike env.mjs, nothing here depends on
+// the engine: browsers load this file as it is (the page's import map
+// supplies node:test, node:assert/strict and ./env.mjs).
+import { after } from "node:test";
+import assert from "node:assert/strict";
+import { loadRuntime, AgentrtError } from "../glue.js";
+import { compiledModule, wasmExecURL } from "./env.mjs";
+
+/**
+ * runtimes registers an after hook on the calling suite file that closes
+ * every runtime it saw, and returns two functions: load(config) opens a
+ * runtime on the shared compiled module (config overrides wasm and
+ * wasmExec), track(rt) adds a runtime opened some other way.
+ */
+export function runtimes() {
+  const opened = [];
+  after(() => {
+    for (const rt of opened) rt.close();
+  });
+  const track = (rt) => {
+    opened.push(rt);
+    return rt;
+  };
+  const load = async (config = {}) => track(await loadRuntime({ wasm: await compiledModule(), wasmExec: wasmExecURL, ...config }));
+  return { load, track };
+}
+
+/** A promise with its resolve and reject functions. */
+export function deferred() {
+  let resolveFn, rejectFn;
+  const promise = new Promise((res, rej) => {
+    resolveFn = res;
+    rejectFn = rej;
+  });
+  return { promise, resolve: resolveFn, reject: rejectFn };
+}
+
+/** The number the echo model reports: "(model received N messages)". */
+export function received(reply) {
+  const m = /\(model received (\d+) messages\)/.exec(reply.content);
+  if (!m) throw new Error(`not an echo reply: ${JSON.stringify(reply.content)}`);
+  return Number(m[1]);
+}
+
+/** Asserts that p rejects with an error whose code (and index) match; returns the error. */
+export async function rejectsWith(assert, p, code, index) {
+  let err;
+  try {
+    await p;
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err instanceof Error, `expected a rejection with code ${code}, got ${err === undefined ? "a fulfilment" : String(err)}`);
+  assert.equal(err.code, code, `code of ${err.name}: ${err.message}`);
+  if (index !== undefined) assert.equal(err.index, index, `index of ${err.message}`);
+  return err;
+}
+
+/** Asserts the shape every rejection of the glue has: an AgentrtError (an Error) with code and, when given, index. */
+export function isAgentrtError(err, code, index) {
+  assert.ok(err instanceof AgentrtError, `${err} is an AgentrtError`);
+  assert.ok(err instanceof Error);
+  assert.equal(err.code, code, err.message);
+  if (index !== undefined) assert.equal(err.index, index, err.message);
+}
