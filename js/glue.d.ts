@@ -206,6 +206,15 @@ export interface ModelRequest {
    */
   messages: Message[];
   tools: Array<{ name: string; description?: string; parameters?: unknown }>;
+  /** Which model call of the run this is, from 1. */
+  step: number;
+  /**
+   * Aborts when the run stops before the model answered: cancelled
+   * (reason: AgentrtError "cancelled", name "AbortError"), timed out by
+   * `policy.timeoutMs` ("timeout") or lost with its instance ("internal").
+   * Pass it to fetch so the upstream request ends with the run.
+   */
+  readonly signal: AbortSignal;
   /** Streams text as a model.delta event. */
   delta(text: string): void;
 }

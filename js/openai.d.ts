@@ -15,9 +15,11 @@ export interface OpenAIModelOptions {
   /** Extra request fields, e.g. `{ temperature: 0 }`. */
   body?: Record<string, unknown>;
   /**
-   * Aborts the HTTP request: a signal, or a function of the model request
-   * (e.g. a lookup by `request.runId`) that returns one. The call then
-   * rejects with code "cancelled" and name "AbortError".
+   * Also aborts the HTTP request: a signal, or a function of the model
+   * request that returns one. The request's own `signal` (aborted when
+   * the run is cancelled, times out or its instance dies) is always
+   * used; this one is combined with it. The call then rejects with code
+   * "cancelled" and name "AbortError".
    */
   signal?: AbortSignal | ((request: ModelRequest) => AbortSignal | undefined) | null;
   /** The fetch to use; default globalThis.fetch. */
