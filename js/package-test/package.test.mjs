@@ -12,7 +12,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile, mkdir, copyFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -138,6 +138,7 @@ test("the tarball ships the glue, its modules and types, the module and wasm_exe
   // the build writes it into the same directory.
   assert.ok(existsSync(path.join(DIST, "agentrt-wasi.wasm")), "dist/ holds the WASI module");
   assert.deepEqual(files.filter((f) => f.endsWith(".wasm")), ["agentrt.wasm"], "the only module shipped is agentrt.wasm");
+  assert.equal(statSync(path.join(dir, "agentrt.wasm")).mode & 0o111, 0, "agentrt.wasm is not executable");
   const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8"));
   assert.equal(pkg.name, "agentrt");
   assert.equal(pkg.type, "module");
