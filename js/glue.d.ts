@@ -67,14 +67,14 @@ export interface Message {
 export interface HistoryToolCall {
   readonly id: string;
   readonly name: string;
-  readonly arguments?: string | Readonly<Record<string, unknown>>;
+  readonly arguments?: string | Readonly<Record<string, unknown>> | undefined;
 }
 
 /** A tool call in OpenAI's chat shape. */
 export interface OpenAIToolCall {
   readonly id: string;
-  readonly type?: "function";
-  readonly function: { readonly name: string; readonly arguments?: string | Readonly<Record<string, unknown>> };
+  readonly type?: "function" | undefined;
+  readonly function: { readonly name: string; readonly arguments?: string | Readonly<Record<string, unknown>> | undefined };
 }
 
 /**
@@ -83,8 +83,8 @@ export interface OpenAIToolCall {
  */
 export interface ContentPart {
   readonly type: "text" | "refusal" | "image_url" | "input_audio" | "file" | (string & {});
-  readonly text?: string;
-  readonly refusal?: string;
+  readonly text?: string | undefined;
+  readonly refusal?: string | undefined;
   readonly [extra: string]: unknown;
 }
 
@@ -96,13 +96,13 @@ export interface ContentPart {
  */
 export interface UIMessagePart {
   readonly type: string;
-  readonly text?: string;
-  readonly toolCallId?: string;
-  readonly toolName?: string;
-  readonly state?: string;
+  readonly text?: string | undefined;
+  readonly toolCallId?: string | undefined;
+  readonly toolName?: string | undefined;
+  readonly state?: string | undefined;
   readonly input?: unknown;
   readonly output?: unknown;
-  readonly errorText?: string;
+  readonly errorText?: string | undefined;
   readonly [extra: string]: unknown;
 }
 
@@ -118,13 +118,13 @@ export interface UIMessagePart {
  */
 export interface HistoryMessage {
   readonly role: Role | "developer";
-  readonly content?: string | null | ReadonlyArray<ContentPart>;
-  readonly parts?: ReadonlyArray<UIMessagePart> | null;
-  readonly id?: string | null;
-  readonly tool_call_id?: string | null;
-  readonly toolCallId?: string | null;
-  readonly tool_calls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null;
-  readonly toolCalls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null;
+  readonly content?: string | null | ReadonlyArray<ContentPart> | undefined;
+  readonly parts?: ReadonlyArray<UIMessagePart> | null | undefined;
+  readonly id?: string | null | undefined;
+  readonly tool_call_id?: string | null | undefined;
+  readonly toolCallId?: string | null | undefined;
+  readonly tool_calls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null | undefined;
+  readonly toolCalls?: ReadonlyArray<HistoryToolCall | OpenAIToolCall> | null | undefined;
 }
 
 /**
@@ -136,14 +136,14 @@ export type History = ReadonlyArray<HistoryMessage> | Uint8Array;
 
 /** How a run's history is applied. */
 export interface Policy {
-  seedMode?: "if-empty" | "reconcile";
-  onBusy?: "queue" | "reject";
-  maxSteps?: number;
-  maxContextMessages?: number;
-  maxContextBytes?: number;
-  allowedTools?: string[];
-  toolErrors?: "fail" | "report";
-  timeoutMs?: number;
+  seedMode?: "if-empty" | "reconcile" | undefined;
+  onBusy?: "queue" | "reject" | undefined;
+  maxSteps?: number | undefined;
+  maxContextMessages?: number | undefined;
+  maxContextBytes?: number | undefined;
+  allowedTools?: string[] | undefined;
+  toolErrors?: "fail" | "report" | undefined;
+  timeoutMs?: number | undefined;
 }
 
 /** What seeding did. Counts only, never content. */
@@ -206,15 +206,24 @@ export interface ModelRequest {
    */
   messages: Message[];
   tools: Array<{ name: string; description?: string; parameters?: unknown }>;
+  /** Which model call of the run this is, from 1. */
+  step: number;
+  /**
+   * Aborts when the run stops before the model answered: cancelled
+   * (reason: AgentrtError "cancelled", name "AbortError"), timed out by
+   * `policy.timeoutMs` ("timeout") or lost with its instance ("internal").
+   * Pass it to fetch so the upstream request ends with the run.
+   */
+  readonly signal: AbortSignal;
   /** Streams text as a model.delta event. */
   delta(text: string): void;
 }
 
 /** A model's answer. */
 export interface ModelReply {
-  content?: string | null;
-  toolCalls?: ReadonlyArray<HistoryToolCall>;
-  tool_calls?: ReadonlyArray<HistoryToolCall>;
+  content?: string | null | undefined;
+  toolCalls?: ReadonlyArray<HistoryToolCall> | undefined;
+  tool_calls?: ReadonlyArray<HistoryToolCall> | undefined;
 }
 
 /** A model: the built-in "echo", or a function (see openAIModel in "agentrt/openai"). */
@@ -230,7 +239,7 @@ export interface ToolContext {
 /** A tool the model may call. */
 export interface Tool {
   name: string;
-  description?: string;
+  description?: string | undefined;
   /** A JSON Schema of the arguments. */
   parameters?: unknown;
   /** Returns a string, or a JSON-able value (stringified), or a Promise of one. */
@@ -239,19 +248,19 @@ export interface Tool {
 
 /** Store and history limits; omitted fields use the defaults. */
 export interface Limits {
-  maxSessions?: number;
-  maxMessagesPerSession?: number;
-  maxSessionBytes?: number;
-  maxSeedMessages?: number;
-  maxSeedBytes?: number;
-  maxMessageBytes?: number;
+  maxSessions?: number | undefined;
+  maxMessagesPerSession?: number | undefined;
+  maxSessionBytes?: number | undefined;
+  maxSeedMessages?: number | undefined;
+  maxSeedBytes?: number | undefined;
+  maxMessageBytes?: number | undefined;
   /**
    * The memory budget of all sessions together, in bytes (default 16 MiB):
    * message bytes plus a fixed overhead per message, and what runs in
    * flight carry. Idle sessions used longest ago are evicted to stay
    * within it; a turn that cannot fit is refused with "limit_exceeded".
    */
-  maxTotalBytes?: number;
+  maxTotalBytes?: number | undefined;
 }
 
 /** What loadRuntime needs. */
@@ -261,13 +270,13 @@ export interface LoadOptions {
    * compiled module. Default: the agentrt.wasm next to glue.js, where the
    * npm package ships it.
    */
-  wasm?: string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module;
+  wasm?: string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module | undefined;
   /** wasm_exec.js, loaded only when no `Go` class is defined yet. */
-  wasmExec?: string | URL;
-  systemPrompt?: string;
-  model?: Model;
-  tools?: Tool[];
-  limits?: Limits;
+  wasmExec?: string | URL | undefined;
+  systemPrompt?: string | undefined;
+  model?: Model | undefined;
+  tools?: Tool[] | undefined;
+  limits?: Limits | undefined;
 }
 
 /** Options of the four ADR entry points. */
@@ -276,13 +285,13 @@ export interface RunOptions {
    * Names the run; by default the glue makes one up ("glue:" and a number).
    * Must not be empty, nor start with "glue:" or "agentrt:".
    */
-  runId?: string;
+  runId?: string | undefined;
   /** Called for each event in order. An exception it throws is reported, not propagated. */
-  onEvent?: (event: RunEvent) => void;
+  onEvent?: (event: RunEvent) => void | undefined;
   /** Aborting it cancels the run, which then rejects with code "cancelled" and name "AbortError". */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Asks for the messages of each model call in Result.modelCalls. */
-  inspect?: boolean;
+  inspect?: boolean | undefined;
 }
 
 /** One turn. */
@@ -290,8 +299,8 @@ export interface RunRequest extends RunOptions {
   sessionId: string;
   input: string;
   /** Prior turns; omitted means none (seed mode "none"). */
-  history?: History | null;
-  policy?: Policy | null;
+  history?: History | null | undefined;
+  policy?: Policy | null | undefined;
 }
 
 /** A snapshot of a session. */

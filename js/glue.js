@@ -96,6 +96,10 @@ function abortError(cause) {
   return new AgentrtError("cancelled", "agentrt: the run was aborted", { name: "AbortError", cause });
 }
 
+function timeoutError() {
+  return new AgentrtError("timeout", "agentrt: the run's policy.timeoutMs passed", { name: "TimeoutError" });
+}
+
 // toError returns e as an AgentrtError: one is returned as it is; an
 // error with a string code (the module's) is copied with its code, index
 // and name; anything else (a host's exception) gets fallbackCode.
@@ -652,7 +656,7 @@ class FastPath {
       handle: first.handle, runId, sessionId, onEvent, historyMirror, first,
       timeoutMs: policy ? policy.timeoutMs ?? 0 : 0, timer: undefined, expired: false,
       allowed: policy && Array.isArray(policy.allowedTools) ? [...policy.allowedTools] : undefined,
-      wake: null, interrupted: false, closed: false,
+      wake: null, interrupted: false, closed: false, stopModel: undefined,
     };
     this.#active.set(runId, turn);
     return turn;
@@ -682,6 +686,11 @@ class FastPath {
   close() {
     this.#mirrors.clear();
     for (const turn of this.#active.values()) this.#interrupt(turn);
+  }
+
+  /** Aborts the signals of the model requests in flight (the instance died). */
+  abortModels(reason) {
+    for (const turn of this.#active.values()) if (turn.stopModel) turn.stopModel(reason);
   }
 
   // #prune drops the mirrors of sessions the module no longer holds.
@@ -878,9 +887,25 @@ class FastPath {
     const messages = this.#messages(turn, a);
     const handle = turn.handle;
     let answered = false;
+    // The request's signal is made when first read: a model that never
+    // looks at it costs no AbortController.
+    let ac;
+    let stopped;
+    const stop = (reason) => {
+      if (stopped !== undefined) return;
+      stopped = reason;
+      if (ac !== undefined) ac.abort(reason);
+    };
     const req = {
       runId: turn.runId, sessionId: turn.sessionId, system: this.#system, messages,
       tools: this.#allowedSpecs(turn), step: a.step,
+      get signal() {
+        if (ac === undefined) {
+          ac = new AbortController();
+          if (stopped !== undefined) ac.abort(stopped);
+        }
+        return ac.signal;
+      },
       delta: (t) => {
         if (answered || turn.closed || typeof t !== "string") return;
         const out = this.#action(this.#call(this.#ex.agentrt_feed, writeDelta(this.#w.reset(), handle, t)));
@@ -895,9 +920,13 @@ class FastPath {
       failure = "model threw: " + text(e);
     }
     if (failure === undefined && isThenable(v)) {
+      turn.stopModel = stop;
       const s = await this.#settle(turn, v);
+      turn.stopModel = undefined;
       if (s === null) {
+        // Cancelled, timed out or closed while the model was working.
         answered = true;
+        stop(turn.expired ? timeoutError() : abortError());
         return this.#resume(turn);
       }
       if (s.ok) v = s.value;
@@ -1025,6 +1054,7 @@ class Runtime {
     delete globalThis[inst.name];
     for (const reject of inst.pending) reject(lostError(cause));
     inst.pending.clear();
+    if (inst.fast) inst.fast.abortModels(lostError(cause));
     if (!this.#closed && this.#inst === inst && !this.#restarting) this.#restart();
   }
 

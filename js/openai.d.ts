@@ -9,19 +9,21 @@ export interface OpenAIModelOptions {
   /** The model name sent upstream, e.g. "gpt-4o-mini". */
   model: string;
   /** Sent as `Authorization: Bearer`; never appears in error messages. */
-  apiKey?: string | null;
+  apiKey?: string | null | undefined;
   /** Extra request headers. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** Extra request fields, e.g. `{ temperature: 0 }`. */
-  body?: Record<string, unknown>;
+  body?: Record<string, unknown> | undefined;
   /**
-   * Aborts the HTTP request: a signal, or a function of the model request
-   * (e.g. a lookup by `request.runId`) that returns one. The call then
-   * rejects with code "cancelled" and name "AbortError".
+   * Also aborts the HTTP request: a signal, or a function of the model
+   * request that returns one. The request's own `signal` (aborted when
+   * the run is cancelled, times out or its instance dies) is always
+   * used; this one is combined with it. The call then rejects with code
+   * "cancelled" and name "AbortError".
    */
-  signal?: AbortSignal | ((request: ModelRequest) => AbortSignal | undefined) | null;
+  signal?: AbortSignal | ((request: ModelRequest) => AbortSignal | undefined) | null | undefined;
   /** The fetch to use; default globalThis.fetch. */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 }
 
 /** What the model function answers. */
@@ -57,4 +59,4 @@ export interface OpenAIMessage {
 }
 
 /** The chat.completions messages of a model request: the system prompt, then the session's messages. */
-export declare function toOpenAIMessages(request: { system?: string; messages: ReadonlyArray<Message> }): OpenAIMessage[];
+export declare function toOpenAIMessages(request: { system?: string | undefined; messages: ReadonlyArray<Message> }): OpenAIMessage[];

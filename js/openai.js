@@ -46,8 +46,10 @@ function isSignal(v) {
  * @param {Record<string, string>} [options.headers] extra request headers
  * @param {Record<string, unknown>} [options.body] extra request fields, e.g. `{ temperature: 0 }`
  * @param {AbortSignal | ((request: object) => AbortSignal | undefined)} [options.signal]
- *   aborts the HTTP request: a signal, or a function of the model request
- *   (for instance a lookup by `request.runId`) returning one
+ *   also aborts the HTTP request: a signal, or a function of the model
+ *   request returning one. The request's own `signal`, which the runtime
+ *   aborts when the run is cancelled, times out or its instance dies, is
+ *   always used; this one is combined with it.
  * @param {typeof fetch} [options.fetch] the fetch to use (default: globalThis.fetch)
  * @returns {(request: object) => Promise<{content: string, toolCalls: Array<{id: string, name: string, arguments: string}>}>}
  */
@@ -106,14 +108,36 @@ export function openAIModel(options) {
   };
 }
 
+// pickSignal returns the signal that aborts the HTTP request: the model
+// request's own (the run's), the option's, or both combined.
 function pickSignal(signal, request) {
   const own = request && isSignal(request.signal) ? request.signal : undefined;
   const given = typeof signal === "function" ? signal(request) : signal;
   const mine = isSignal(given) ? given : undefined;
-  if (own && mine) {
-    return typeof AbortSignal.any === "function" ? AbortSignal.any([own, mine]) : mine;
-  }
+  if (own && mine) return anySignal(own, mine);
   return own || mine;
+}
+
+// anySignal aborts when a or b does. Where AbortSignal.any is missing
+// (Safari before 17.4), listeners combine them; they stay on a long-lived
+// signal until one of the two aborts.
+function anySignal(a, b) {
+  if (typeof AbortSignal.any === "function") return AbortSignal.any([a, b]);
+  const ac = new AbortController();
+  const on = (s) => () => {
+    a.removeEventListener("abort", onA);
+    b.removeEventListener("abort", onB);
+    ac.abort(s.reason);
+  };
+  const onA = on(a);
+  const onB = on(b);
+  if (a.aborted) ac.abort(a.reason);
+  else if (b.aborted) ac.abort(b.reason);
+  else {
+    a.addEventListener("abort", onA, { once: true });
+    b.addEventListener("abort", onB, { once: true });
+  }
+  return ac.signal;
 }
 
 function errorText(e) {

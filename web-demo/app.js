@@ -75,9 +75,10 @@ async function startRuntime() {
     if (typeof glue.loadRuntime !== "function") throw new Error(`${GLUE_URL} does not export loadRuntime`);
     let model = "echo";
     if (runtime.modelConfig.kind === "openai") {
-      // The package's model: streams deltas and calls tools. A request of
-      // an instance that "Restart runtime" drops runs to its end and is
-      // ignored (its turn is retried on the new instance).
+      // The package's model: streams deltas and calls tools. It aborts its
+      // request when the run ends early, so "Restart runtime" (which
+      // cancels the running turn and closes the instance) ends the old
+      // instance's requests; the turn is retried on the new instance.
       const { openAIModel } = await import(OPENAI_URL);
       const { baseURL, model: name, key } = runtime.modelConfig;
       model = openAIModel({ baseURL, model: name, apiKey: key });

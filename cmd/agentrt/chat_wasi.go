@@ -46,6 +46,7 @@ func chatWASI(ctx context.Context, o chatOptions, model *openai.Model, stdin io.
 	if err != nil {
 		return err
 	}
+	failed, turns := 0, 0
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
@@ -53,13 +54,15 @@ func chatWASI(ctx context.Context, o chatOptions, model *openai.Model, stdin io.
 		if line == "" {
 			continue
 		}
+		turns++
 		res, err := rt.Run(ctx, core.RunRequest{SessionID: o.session, Input: line, WithHistory: true, History: history})
 		if err != nil {
 			if errors.Is(err, wasihost.ErrDead) || ctx.Err() != nil {
 				return err
 			}
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			continue // a refused or failed turn is not stored
+			failed++
+			fmt.Fprintf(stderr, "error: %s\n", coreTurnError(err))
+			continue // a refused or failed turn is not stored; the next may succeed
 		}
 		fmt.Fprintf(stdout, "[seed mode=%s seeded=%d skippedSystem=%d]\n", res.Seed.Mode, res.Seed.Seeded, res.Seed.SkippedSystem)
 		fmt.Fprintf(stdout, "assistant: %s\n", res.Reply.Content)
@@ -71,7 +74,24 @@ func chatWASI(ctx context.Context, o chatOptions, model *openai.Model, stdin io.
 			return err
 		}
 	}
-	return sc.Err()
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d turns failed (not stored in %s)", failed, turns, o.history)
+	}
+	return nil
+}
+
+// coreTurnError formats a refused or failed turn as turnError does for
+// the GOOS=js module: the message, then " [code]" and " (index N)".
+func coreTurnError(err error) string {
+	e := core.AsError(err)
+	s := e.Message + " [" + string(e.Code) + "]"
+	if e.Index >= 0 {
+		s += fmt.Sprintf(" (index %d)", e.Index)
+	}
+	return s
 }
 
 // chatWASIModule returns the WASI module to run: path if given, else

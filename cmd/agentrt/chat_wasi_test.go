@@ -58,3 +58,53 @@ func TestChat_WASI_ColdStartSeedsFromFile(t *testing.T) {
 		t.Fatalf("second process:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// Ensure `chat --wasi` ends like the jshost path: a refused turn is
+// reported on one line with its code and index, is not stored, the next
+// turn runs on, and the command fails with the count of failed turns.
+func TestChat_WASI_FailedTurnFailsTheCommand(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("go toolchain not found")
+		}
+		t.Skip("go toolchain not found: cannot build the module")
+	}
+	root, err := build.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	module := filepath.Join(dir, build.WasiModuleName)
+	if err := build.WasiModule(context.Background(), root, build.WasiPkg, module); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	const badHistory = `[{"role":"wizard","content":"x"}]`
+	if err := os.WriteFile(bad, []byte(badHistory), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runChatProcess(t, "hi\nagain\n", nil, "--wasi", "--session", "s", "--history", bad, "--module", module)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("chat --wasi with refused turns: got %v, want exit status 1\n%s", err, errOut)
+	}
+	line := "error: unknown role \"wizard\" [invalid_history] (index 0)\n"
+	if out != "" || strings.Count(errOut, line) != 2 {
+		t.Errorf("stdout %q stderr %q; want two clean invalid_history errors at index 0", out, errOut)
+	}
+	if strings.Contains(errOut, "Error:") || !strings.Contains(errOut, "agentrt chat: 2 of 2 turns failed") {
+		t.Errorf("stderr %q: want no \"Error:\" and a closing count of failed turns", errOut)
+	}
+	if b, _ := os.ReadFile(bad); string(b) != badHistory {
+		t.Errorf("the refused turns changed the file: %s", b)
+	}
+
+	// With a history the module accepts, the command exits 0.
+	good := filepath.Join(dir, "good.json")
+	if err := os.WriteFile(good, []byte(`[]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err = runChatProcess(t, "hi\n", nil, "--wasi", "--session", "s", "--history", good, "--module", module)
+	if err != nil || !strings.Contains(out, "assistant: echo: hi") || errOut != "" {
+		t.Fatalf("a good turn: err %v, stdout %q, stderr %q", err, out, errOut)
+	}
+}

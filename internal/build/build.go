@@ -55,6 +55,11 @@ func Module(ctx context.Context, root, pkg, out string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("build: go build %s: %v\n%s", pkg, err, stderr.String())
 	}
+	// go build marks its output executable; a module is data, and npm
+	// would ship it with that bit.
+	if err := os.Chmod(out, 0o644); err != nil {
+		return fmt.Errorf("build: %v", err)
+	}
 	return nil
 }
 

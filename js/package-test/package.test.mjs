@@ -12,7 +12,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile, mkdir, copyFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -134,6 +134,11 @@ test("the tarball ships the glue, its modules and types, the module and wasm_exe
     if (/\.(js|d\.ts)$/.test(f) && !/[._](test|spec)\./.test(f)) assert.ok(files.includes(f), `js/${f} is in the package`);
   }
   assert.ok(files.every((f) => !/test|spec/.test(f)), `no test files: ${files}`);
+  // The WASI module stays out (docs/package.md, "The WASI module"), though
+  // the build writes it into the same directory.
+  assert.ok(existsSync(path.join(DIST, "agentrt-wasi.wasm")), "dist/ holds the WASI module");
+  assert.deepEqual(files.filter((f) => f.endsWith(".wasm")), ["agentrt.wasm"], "the only module shipped is agentrt.wasm");
+  assert.equal(statSync(path.join(dir, "agentrt.wasm")).mode & 0o111, 0, "agentrt.wasm is not executable");
   const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8"));
   assert.equal(pkg.name, "agentrt");
   assert.equal(pkg.type, "module");
@@ -159,7 +164,36 @@ test("Bun: imported by name, a cold seed then a noop", (t) => {
 
 test("Deno: imported by name, a cold seed then a noop", (t) => {
   if (!tool(t, DENO, "deno")) return;
-  checkRun(run(DENO, ["run", "-A", "app.mjs"], app), "deno");
+  // Reading the module from node_modules is the only permission it needs.
+  checkRun(run(DENO, ["run", "--allow-read", "app.mjs"], app), "deno");
+});
+
+// A CommonJS program (what `npm init` makes by default) requires the
+// package: Node 20.19+ and Bun load ES modules through require().
+const CJS = `
+const { loadRuntime } = require("agentrt");
+(async () => {
+  const stored = [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }];
+  const rt = await loadRuntime();
+  const first = await rt.run({ sessionId: "s", input: "one", history: stored });
+  stored.push(...first.appended);
+  const second = await rt.run({ sessionId: "s", input: "two", history: stored });
+  rt.close();
+  console.log(JSON.stringify([first.seed.mode, second.seed.mode, second.messageCount]));
+})();
+`;
+
+test("CommonJS: require(\"agentrt\") on Node and Bun, a cold seed then a noop", async (t) => {
+  await writeFile(path.join(app, "app.cjs"), CJS);
+  const runners = [["node", process.execPath]];
+  if (existsSync(BUN)) runners.push(["bun", BUN]);
+  else if (CI) assert.fail(`bun is missing at ${BUN}: run npm ci`);
+  for (const [name, exe] of runners) {
+    const r = run(exe, ["app.cjs"], app);
+    assert.equal(r.status, 0, `${name} exited ${r.status}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+    assert.deepEqual(JSON.parse(r.stdout.trim().split("\n").at(-1)), ["cold", "noop", 6], name);
+    assert.doesNotMatch(r.stderr, /Warning/i, `${name} printed a warning`);
+  }
 });
 
 test("a bundler (bun build) resolves the exports; the bundle runs with the module copied beside it", async (t) => {
@@ -183,9 +217,12 @@ test("TypeScript --strict: a file that stores history and passes it back type-ch
   if (!tool(t, TSC, "tsc")) return;
   await copyFile(path.join(ROOT, "js", "package-test", "roundtrip.ts"), path.join(app, "roundtrip.ts"));
   await writeFile(path.join(app, "tsconfig.json"), JSON.stringify({
+    // The strictness `tsc --init` (TypeScript 5.9) turns on.
     compilerOptions: {
       strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext",
       lib: ["es2022", "dom"], types: [], skipLibCheck: false,
+      exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true,
+      verbatimModuleSyntax: true, isolatedModules: true, moduleDetection: "force",
     },
     files: ["roundtrip.ts"],
   }, null, 2));

@@ -5,11 +5,29 @@
 import { loadRuntime, AgentrtError, type Message, type HistoryMessage, type Result } from "agentrt";
 import { openAIModel } from "agentrt/openai";
 
-export async function chat(inputs: string[], apiKey: string | undefined): Promise<readonly Message[]> {
+// Settings as a host reads them, each possibly missing: under
+// exactOptionalPropertyTypes (which `tsc --init` turns on) they must still
+// be passable as they are.
+interface Settings {
+  apiKey: string | undefined;
+  baseURL: string;
+  timeoutMs: number | undefined;
+  signal: AbortSignal | undefined;
+  system: string | undefined;
+}
+
+export async function chat(inputs: string[], apiKey: string | undefined, settings: Settings): Promise<readonly Message[]> {
   const rt = await loadRuntime({
     systemPrompt: "Be brief.",
     model: apiKey ? openAIModel({ baseURL: "https://api.openai.com/v1", model: "gpt-4o-mini", apiKey }) : "echo",
   });
+  const other = await loadRuntime({
+    systemPrompt: settings.system,
+    model: openAIModel({ baseURL: settings.baseURL, model: "m", apiKey: settings.apiKey, signal: settings.signal }),
+  });
+  const first = await other.run({ sessionId: "s", input: "hi", signal: settings.signal, policy: { timeoutMs: settings.timeoutMs } });
+  const firstId: string | undefined = first.appended[0]?.id;
+  other.close();
   // The host's durable history: what the runtime appended, as it was.
   let stored: Message[] = [];
   for (const input of inputs) {
@@ -27,5 +45,5 @@ export async function chat(inputs: string[], apiKey: string | undefined): Promis
   const loose: HistoryMessage[] = stored;
   await rt.run({ sessionId: "chat-3", input: "loose", history: loose });
   rt.close();
-  return stored;
+  return firstId === undefined ? stored : [...stored];
 }

@@ -328,6 +328,90 @@ describe("openAIModel in a runtime", () => {
     assert.equal(second[4].tool_calls[0].function.arguments, "{\"a\":2,\"b\":3}");
   });
 
+  // hang queues an answer that streams one delta and never ends; the
+  // returned promises settle when it started and when the connection closed.
+  function hang() {
+    const started = deferred();
+    const closed = deferred();
+    fake.answers.push((req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: ${JSON.stringify(chunk({ content: "partial" }))}\n\n`);
+      res.on("close", () => closed.resolve());
+      started.resolve();
+    });
+    // The connection must close within 5 s, or the test fails.
+    const limit = new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error("the upstream request was not aborted")), 5000);
+      closed.promise.then(() => { clearTimeout(t); resolve(); });
+    });
+    limit.catch(() => {});
+    return { started: started.promise, closed: limit };
+  }
+
+  const history = [{ role: "user", content: "earlier" }, { role: "assistant", content: "ok" }];
+
+  test("a cancelled run aborts its upstream request, and the session holds nothing of the turn", async () => {
+    reset();
+    // By the run's own signal.
+    let up = hang();
+    const ac = new AbortController();
+    const deltas = [];
+    const p = rt.run({ sessionId: "cancel", input: "long", history, signal: ac.signal,
+      onEvent: (e) => { if (e.type === "model.delta") deltas.push(e.delta); } });
+    await up.started;
+    for (let i = 0; i < 50 && deltas.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(deltas, ["partial"], "the stream had begun");
+    ac.abort();
+    const err = await rejectsWith(assert, p, "cancelled");
+    assert.equal(err.name, "AbortError");
+    await up.closed;
+    assert.deepEqual(rt.session("cancel").messages.map((m) => m.content), ["earlier", "ok"]);
+
+    // By cancelRun.
+    up = hang();
+    const q = rt.run({ sessionId: "cancel", input: "long", history, runId: "to-cancel" });
+    await up.started;
+    assert.equal(rt.cancelRun("to-cancel"), true);
+    await rejectsWith(assert, q, "cancelled");
+    await up.closed;
+    assert.equal(rt.session("cancel").messageCount, 2);
+
+    // By leaving a stream() loop early.
+    up = hang();
+    for await (const ev of rt.stream({ sessionId: "cancel", input: "long", history })) {
+      if (ev.type === "model.delta") break;
+    }
+    await up.closed;
+    assert.equal(rt.session("cancel").messageCount, 2);
+    assert.equal(fake.requests.length, 3);
+  });
+
+  test("a run that times out aborts its upstream request, and the session holds nothing of the turn", async () => {
+    reset();
+    const up = hang();
+    const p = rt.run({ sessionId: "slow", input: "long", history, policy: { timeoutMs: 200 } });
+    await up.started;
+    await rejectsWith(assert, p, "timeout");
+    await up.closed;
+    assert.deepEqual(rt.session("slow").messages.map((m) => m.content), ["earlier", "ok"]);
+    // The session works on.
+    fake.answers.push([chunk({ content: "fine" }), "[DONE]"]);
+    const r = await rt.run({ sessionId: "slow", input: "again", history });
+    assert.equal(r.seed.mode, "noop");
+    assert.equal(r.reply.content, "fine");
+  });
+
+  test("closing the runtime aborts the upstream requests in flight", async () => {
+    reset();
+    const own = await loadRuntime({ wasm: await compiledModule(), wasmExec: wasmExecURL, model: openAIModel({ baseURL: fake.url, model: "m" }) });
+    const up = hang();
+    const p = own.run({ sessionId: "s", input: "long" });
+    await up.started;
+    own.close();
+    await rejectsWith(assert, p, "cancelled");
+    await up.closed;
+  });
+
   test("an upstream failure fails the run with model_error and stores nothing", async () => {
     reset();
     fake.answers.push((req, res) => { res.writeHead(503); res.end("busy"); });

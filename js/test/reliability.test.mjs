@@ -268,6 +268,74 @@ describe("onEvent", () => {
   });
 });
 
+describe("the model request's signal", () => {
+  // signalModel hangs on the input "hang" until its signal aborts, and
+  // answers "done" otherwise; it records every request.
+  function signalModel() {
+    const requests = [];
+    const entered = [];
+    const model = (req) => {
+      requests.push(req);
+      if (req.messages.at(-1).content !== "hang") return "done";
+      entered.shift()?.resolve();
+      return new Promise((resolve, reject) => {
+        req.signal.addEventListener("abort", () => reject(req.signal.reason), { once: true });
+      });
+    };
+    const next = () => {
+      const d = deferred();
+      entered.push(d);
+      return d.promise;
+    };
+    return { model, requests, next };
+  }
+
+  test("aborts with cancelled, timeout or on close, and not when the model answered", async () => {
+    const m = signalModel();
+    const rt = await load({ model: m.model });
+    const done = await rt.run({ sessionId: "s", input: "hi" });
+    assert.equal(done.reply.content, "done");
+    const first = m.requests[0];
+    assert.equal(first.step, 1);
+    assert.ok(first.signal instanceof AbortSignal);
+    assert.equal(first.signal.aborted, false, "a model that answered is not aborted");
+
+    let entered = m.next();
+    const ac = new AbortController();
+    const cancelled = rt.run({ sessionId: "s", input: "hang", signal: ac.signal });
+    await entered;
+    ac.abort();
+    isAgentrtError(await rejection(cancelled), "cancelled");
+    let reason = m.requests.at(-1).signal.reason;
+    isAgentrtError(reason, "cancelled");
+    assert.equal(reason.name, "AbortError");
+
+    entered = m.next();
+    const timed = rt.run({ sessionId: "s", input: "hang", policy: { timeoutMs: 50 } });
+    await entered;
+    isAgentrtError(await rejection(timed), "timeout");
+    reason = m.requests.at(-1).signal.reason;
+    isAgentrtError(reason, "timeout");
+    assert.equal(reason.name, "TimeoutError");
+
+    entered = m.next();
+    const it = rt.stream({ sessionId: "s", input: "hang" });
+    const loop = (async () => { for await (const ev of it) if (ev.type === "run.started") break; })();
+    await entered;
+    await loop;
+    isAgentrtError(m.requests.at(-1).signal.reason, "cancelled");
+
+    entered = m.next();
+    const closing = rt.run({ sessionId: "s", input: "hang" });
+    await entered;
+    rt.close();
+    isAgentrtError(await rejection(closing), "cancelled");
+    assert.equal(m.requests.at(-1).signal.aborted, true);
+    // The four that hung were aborted; the one that answered was not.
+    assert.equal(m.requests.filter((r) => r.signal.aborted).length, 4);
+  });
+});
+
 describe("a Go program that exits", () => {
   // Every Go object the glue creates while a test runs, by subclassing the
   // Go class of wasm_exec.js, which the glue uses when it is defined.
@@ -299,10 +367,12 @@ describe("a Go program that exits", () => {
   test("calls in flight reject with internal, and the next call gets a fresh instance seeded by history", async () => {
     const release = deferred();
     const entered = deferred();
+    const signals = [];
     const rt = await load({
       systemPrompt: "sys",
       model: async (req) => {
         if (req.messages.at(-1).content === "hang") {
+          signals.push(req.signal);
           entered.resolve();
           await release.promise;
         }
@@ -320,6 +390,9 @@ describe("a Go program that exits", () => {
     const err = await rejection(hanging);
     isAgentrtError(err, "internal");
     assert.match(err.message, /exited/);
+    // The model's request is aborted with the instance.
+    assert.equal(signals.length, 1);
+    isAgentrtError(signals[0].reason, "internal");
     // The model's Promise settling into the dead instance throws nothing.
     release.resolve();
     await sleep(5);

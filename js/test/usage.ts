@@ -60,6 +60,17 @@ export async function usage(): Promise<void> {
   // Without wasm: the agentrt.wasm shipped next to glue.js.
   await loadRuntime();
   await loadRuntime({ systemPrompt: "x", model: () => "a plain string answer" });
+  // A model hands the run's signal to fetch: the request ends with the run.
+  await loadRuntime({
+    model: async (req) => {
+      const signal: AbortSignal = req.signal;
+      const step: number = req.step;
+      const res = await fetch("https://example.invalid/v1", { method: "POST", body: JSON.stringify(req.messages), signal });
+      return { content: `${step}: ${await res.text()}` };
+    },
+  });
+  // @ts-expect-error the signal is the runtime's to set
+  void loadRuntime({ model: (req) => { req.signal = new AbortController().signal; return ""; } });
 
   // Host history in the module's shape, OpenAI's and the AI SDK's.
   const history: HistoryMessage[] = [

@@ -89,12 +89,15 @@ async function startServer(scratch) {
 // time tool when the user asks for the time (then answers with the tool's
 // result), and fails with 500 when the user says "fail". After hold(), the
 // next request whose user message says "hold" sends one delta and then
-// waits until release() is called. It records each request's
-// authorization header and messages.
+// waits until release() is called; heldClosed() resolves when the client
+// closes that connection first (it aborted the request). It records each
+// request's authorization header and messages.
 async function startFakeModel() {
   const requests = [];
   let armed = false;
   let releaseHeld = () => {};
+  let onHeldClosed = () => {};
+  let heldClosed = new Promise((resolve) => { onHeldClosed = resolve; });
   const server = createServer((req, res) => {
     res.setHeader("access-control-allow-origin", "*");
     res.setHeader("access-control-allow-headers", "authorization, content-type, accept");
@@ -116,7 +119,9 @@ async function startFakeModel() {
         armed = false;
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "held " } }] })}\n\n`);
-        releaseHeld = () => res.end("data: [DONE]\n\n");
+        let released = false;
+        releaseHeld = () => { released = true; res.end("data: [DONE]\n\n"); };
+        res.on("close", () => { if (!released) onHeldClosed(); });
         return;
       }
       res.writeHead(200, { "content-type": "text/event-stream" });
@@ -137,7 +142,11 @@ async function startFakeModel() {
   return {
     url: `http://127.0.0.1:${server.address().port}/v1`,
     requests,
-    hold: () => { armed = true; },
+    hold: () => {
+      armed = true;
+      heldClosed = new Promise((resolve) => { onHeldClosed = resolve; });
+    },
+    heldClosed: () => heldClosed,
     release: () => releaseHeld(),
     stop: () => new Promise((resolve) => server.close(resolve)),
   };
@@ -486,15 +495,30 @@ function steps(ctx) {
         for (const b of document.querySelectorAll('[data-testid="error"] button')) if (b.textContent === "Dismiss") b.click();
       });
 
-      // Restart while a turn is running: the turn is retried on the new
-      // instance (seeding cold from IndexedDB), not lost or stored twice.
+      // Restart while a turn is running: the old instance's request to the
+      // endpoint is aborted (the endpoint sees the connection close while
+      // it holds the answer), and the turn is retried on the new instance
+      // (seeding cold from IndexedDB), not lost or stored twice. The abort
+      // is the page's own doing: the one aborted request to the endpoint
+      // is expected, any other failure is not.
       const before = await settledCount(p);
       fake.hold();
       await p.type('[data-testid="input"]', "hold on");
       await p.click('[data-testid="send"]');
       await p.waitForFunction(() => document.querySelector('[data-testid="message"].live')?.textContent.includes("held"));
+      let aborts = 0;
+      const allowed500 = ctx.allowed;
+      ctx.allowed = (problem) => allowed500(problem) ||
+        (problem.includes(`${fake.url}/chat/completions`) && /aborted/i.test(problem) && ++aborts === 1);
       await p.click('[data-testid="restart-runtime"]');
+      let timer;
+      const closed = await Promise.race([
+        fake.heldClosed().then(() => true),
+        new Promise((resolve) => { timer = setTimeout(() => resolve(false), 10_000); }),
+      ]);
+      clearTimeout(timer);
       fake.release();
+      assert(closed, "Restart runtime did not abort the old instance's request to the endpoint");
       await waitSettled(p, before + 1);
       expectTurn(await lastTurn(p), {
         seedMode: "cold", seedCount: 6, modelMessages: 7, messages: 8, reply: "Hello from the fake endpoint",
