@@ -30,7 +30,7 @@ import (
 	"github.com/agentrt/agentrt/core"
 )
 
-// DefaultMaxResponseBytes bounds an upstream answer when
+// DefaultMaxResponseBytes (8 MiB) bounds an upstream answer when
 // Model.MaxResponseBytes is zero.
 const DefaultMaxResponseBytes = 8 << 20
 
@@ -51,7 +51,9 @@ type Model struct {
 	Client Doer
 	// Stream asks for a streamed answer (stream: true).
 	Stream bool
-	// MaxResponseBytes bounds the answer; 0 means DefaultMaxResponseBytes.
+	// MaxResponseBytes bounds the answer, streamed or not; 0 means
+	// DefaultMaxResponseBytes. The answer is read only up to the bound:
+	// one larger fails with CodeModelError naming the bound.
 	MaxResponseBytes int64
 }
 
@@ -194,9 +196,9 @@ func (m *Model) Complete(cctx core.Context, req *core.ModelRequest) (*core.Model
 	if limit <= 0 {
 		limit = DefaultMaxResponseBytes
 	}
-	r := io.LimitReader(res.Body, limit+1)
+	r := &boundedReader{r: res.Body, left: limit}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(r, 64<<10))
+		b, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
 		msg := "the model answered " + strconv.Itoa(res.StatusCode)
 		var e errorResponse
 		if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
@@ -212,10 +214,10 @@ func (m *Model) Complete(cctx core.Context, req *core.ModelRequest) (*core.Model
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if errors.Is(err, errTooLarge) {
+			return nil, tooLarge(limit)
+		}
 		return nil, modelError("the model's answer could not be read")
-	}
-	if int64(len(b)) > limit {
-		return nil, modelError("the model's answer is larger than " + strconv.FormatInt(limit, 10) + " bytes")
 	}
 	var cr chatResponse
 	if err := json.Unmarshal(b, &cr); err != nil {
@@ -240,12 +242,18 @@ func (m *Model) Complete(cctx core.Context, req *core.ModelRequest) (*core.Model
 
 // readStream reads "data: {...}" lines until "data: [DONE]" or the end,
 // reporting text deltas and assembling tool calls by their index.
-func (m *Model) readStream(ctx context.Context, r io.Reader, limit int64, delta func(string)) (*core.ModelReply, error) {
+func (m *Model) readStream(ctx context.Context, r *boundedReader, limit int64, delta func(string)) (*core.ModelReply, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), int(min(limit, 16<<20)))
+	// One byte over the bound, so that an event as large as the whole
+	// bound fails on the bound, not on the buffer.
+	sc.Buffer(make([]byte, 0, 64<<10), int(min(limit, 16<<20))+1)
 	var content strings.Builder
-	var calls []core.ToolCall
+	var calls []streamCall
 	for sc.Scan() {
+		if r.over() {
+			// The last line was cut at the bound: the error is below.
+			break
+		}
 		line := sc.Bytes()
 		data, ok := bytes.CutPrefix(line, []byte("data:"))
 		if !ok {
@@ -278,21 +286,26 @@ func (m *Model) readStream(ctx context.Context, r io.Reader, limit int64, delta 
 				return nil, modelError("the model's stream has a tool call index out of range")
 			}
 			for len(calls) <= i {
-				calls = append(calls, core.ToolCall{})
+				calls = append(calls, streamCall{})
 			}
 			c := &calls[i]
 			if tc.ID != "" {
-				c.ID = tc.ID
+				c.id = tc.ID
 			}
-			if tc.Function.Name != "" {
-				c.Name += tc.Function.Name
+			// OpenAI sends the name once; some servers repeat it whole
+			// in later pieces (js/openai.js follows the same rule).
+			if n := tc.Function.Name; n != "" && n != c.name.String() {
+				c.name.WriteString(n)
 			}
-			c.Arguments += tc.Function.Arguments
+			c.args.WriteString(tc.Function.Arguments)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if r.over() {
+			return nil, tooLarge(limit)
 		}
 		if errors.Is(err, bufio.ErrTooLong) {
 			return nil, modelError("the model's stream has an event that is too large")
@@ -300,11 +313,54 @@ func (m *Model) readStream(ctx context.Context, r io.Reader, limit int64, delta 
 		return nil, modelError("the model's stream could not be read")
 	}
 	reply := &core.ModelReply{Content: content.String()}
-	for _, c := range calls {
-		c.Arguments = argsOrEmpty(c.Arguments)
-		reply.ToolCalls = append(reply.ToolCalls, c)
+	for i := range calls {
+		c := &calls[i]
+		reply.ToolCalls = append(reply.ToolCalls, core.ToolCall{ID: c.id, Name: c.name.String(), Arguments: argsOrEmpty(c.args.String())})
 	}
 	return reply, nil
+}
+
+// streamCall is a tool call being assembled from a stream's pieces; the
+// builders keep many small pieces linear in their total size.
+type streamCall struct {
+	id   string
+	name strings.Builder
+	args strings.Builder
+}
+
+// errTooLarge is boundedReader's error past its bound.
+var errTooLarge = errors.New("openai: the answer is over the size bound")
+
+// boundedReader reads r up to left bytes and fails with errTooLarge when
+// r has more: an answer over the bound is refused, never cut short
+// (a stream cut at the bound would otherwise read as a complete, shorter
+// reply).
+type boundedReader struct {
+	r    io.Reader
+	left int64
+}
+
+// over reports whether the answer went past the bound.
+func (b *boundedReader) over() bool { return b.left < 0 }
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errTooLarge
+	}
+	// One byte past the bound tells "exactly the bound" from "more".
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n + int(b.left), errTooLarge
+	}
+	return n, err
+}
+
+func tooLarge(limit int64) *core.Error {
+	return modelError("the model's answer is larger than " + strconv.FormatInt(limit, 10) + " bytes (the bound on an upstream answer)")
 }
 
 func argsOrEmpty(s string) string {
