@@ -408,7 +408,9 @@ class Packer {
     // and move them on in the rare case the real length needs more.
     const n = s.length;
     const room = varintSize(n);
-    this.reserve(room + n * 3);
+    // Room for the length's varint too: uvarint's own reserve below must
+    // not grow the buffer, which would drop the bytes written past pos.
+    this.reserve(room + n * 3 + 10);
     const start = this.pos + room;
     const written = n > LONG_STRING ? encoder.encodeInto(s, this.buf.subarray(start)).written : encodeShort(s, this.buf, start);
     const size = varintSize(written);
