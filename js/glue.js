@@ -12,7 +12,7 @@
 // AgentrtErrors too: their message names the argument, their `code` is
 // "invalid_argument").
 
-import { packHistory as pack, toModuleHistory as readHistory, readReply } from "./history.js";
+import { packHistory as pack, toModuleHistory as readHistory, readReply, PackMemo } from "./history.js";
 import { ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, readAction, readRefused } from "./wire.js";
 
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
@@ -569,6 +569,10 @@ class FastPath {
   #ex;
   #n;
   #w = new Writer(4096);
+  // The last history packed: a host that passes its whole history on
+  // every turn has only its new messages encoded.
+  #memo = new PackMemo();
+  #memoSession = undefined;
   #modelFn;
   #system;
   #tools = new Map();
@@ -640,7 +644,11 @@ class FastPath {
           if (r.role !== "system") out.push(mirrorMessage(r.role, r.content, r.id, r.toolCallId, r.calls));
         };
       }
-      packed = pack(history ?? [], historyError, onRecord);
+      // The memo serves the session of the last history packed (a host
+      // passing its history again); another session's is encoded whole.
+      if (this.#memoSession !== sessionId) this.#memo.forget();
+      packed = pack(history ?? [], historyError, onRecord, this.#memo);
+      this.#memoSession = sessionId;
     }
     const frame = writeBegin(this.#w.reset(), {
       sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,
