@@ -645,10 +645,15 @@ class FastPath {
         };
       }
       // The memo serves the session of the last history packed (a host
-      // passing its history again); another session's is encoded whole.
-      if (this.#memoSession !== sessionId) this.#memo.forget();
-      packed = pack(history ?? [], historyError, onRecord, this.#memo);
-      this.#memoSession = sessionId;
+      // passing its history again). Another session's history is packed
+      // plainly: remembering it costs more than a cold seed should, and
+      // the memo starts with the session's next history.
+      if (this.#memoSession === sessionId) packed = pack(history ?? [], historyError, onRecord, this.#memo);
+      else {
+        this.#memo.forget();
+        packed = pack(history ?? [], historyError, onRecord);
+        this.#memoSession = sessionId;
+      }
     }
     const frame = writeBegin(this.#w.reset(), {
       sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,

@@ -141,9 +141,12 @@ func DecodeBegin(b []byte, maxMessages int) (*Begin, error) {
 
 // HistoryCache remembers the last history a begin frame carried, decoded:
 // a host that passes its whole history on every turn sends the same bytes
-// again, and they need not be decoded again. The zero HistoryCache is
-// empty; histories over 1 MB are not remembered.
+// again, and they need not be decoded again. It serves the session of the
+// last history only (a cold seed of another session decodes its history,
+// as it would without a cache). The zero HistoryCache is empty; histories
+// over 1 MB are not remembered.
 type HistoryCache struct {
+	session string
 	packed  string
 	max     int
 	history []core.SeedMessage
@@ -187,7 +190,7 @@ func DecodeBeginCached(b []byte, maxMessages int, cache *HistoryCache) (*Begin, 
 		return nil, err
 	}
 	if out.WithHistory {
-		if cache != nil && cache.history != nil && cache.max == maxMessages && h == cache.packed {
+		if cache != nil && cache.history != nil && cache.session == out.SessionID && cache.max == maxMessages && h == cache.packed {
 			out.History = cache.history
 			return &out, nil
 		}
@@ -199,7 +202,7 @@ func DecodeBeginCached(b []byte, maxMessages int, cache *HistoryCache) (*Begin, 
 			out.History = []core.SeedMessage{}
 		}
 		if cache != nil && len(h) <= maxCachedHistory {
-			cache.packed, cache.max, cache.history = h, maxMessages, out.History
+			cache.session, cache.packed, cache.max, cache.history = out.SessionID, h, maxMessages, out.History
 		}
 	}
 	return &out, nil

@@ -259,6 +259,8 @@ func FuzzDecode(f *testing.F) {
 func TestDecodeBeginCached_SameAsDecodeBegin(t *testing.T) {
 	other := sampleBegin
 	other.History = sampleBegin.History[:3]
+	elsewhere := sampleBegin
+	elsewhere.SessionID = "t"
 	bare := wire.Begin{SessionID: "s", Input: "x"}
 	empty := wire.Begin{SessionID: "s", WithHistory: true, History: []core.SeedMessage{}}
 	a, b := wire.AppendBegin(nil, &sampleBegin), wire.AppendBegin(nil, &other)
@@ -268,7 +270,7 @@ func TestDecodeBeginCached_SameAsDecodeBegin(t *testing.T) {
 		f   []byte
 		max int
 	}{
-		{a, 0}, {a, 0}, {b, 0}, {a, 0}, {a, 3}, {a, 0}, {badHistory, 0}, {a, 0},
+		{a, 0}, {a, 0}, {b, 0}, {a, 0}, {a, 3}, {a, 0}, {badHistory, 0}, {a, 0}, {wire.AppendBegin(nil, &elsewhere), 0}, {a, 0},
 		{wire.AppendBegin(nil, &bare), 0}, {a, 0}, {wire.AppendBegin(nil, &empty), 0}, {wire.AppendBegin(nil, &empty), 0}, {a, 0},
 	}
 	var cache wire.HistoryCache
