@@ -23,6 +23,8 @@ type Run struct {
 	inputCost int64
 
 	ctx *runContext
+	// ctxVal is what ctx points to: one allocation with the run.
+	ctxVal runContext
 
 	mu              sync.Mutex // guards the fields below
 	cancelRequested bool
@@ -95,6 +97,10 @@ func (r *Run) emit(ev Event) {
 	ev.Seq = r.seq
 	ev.RunID = r.id
 	ev.SessionID = r.req.SessionID
+	if r.events == nil {
+		// Room for the events of a turn without tools, history included.
+		r.events = make([]Event, 0, 6)
+	}
 	r.events = append(r.events, ev)
 	if r.req.OnEvent != nil {
 		func() {

@@ -42,8 +42,9 @@ type runContext struct {
 	stopT func() // stops the timeout's timer
 }
 
-func newRunContext(parent Context) *runContext {
-	c := &runContext{parent: parent, done: make(chan struct{})}
+// init makes the zero c the context of a run under parent.
+func (c *runContext) init(parent Context) {
+	c.parent, c.done = parent, make(chan struct{})
 	if pd := parent.Done(); pd != nil {
 		go func() {
 			select {
@@ -53,7 +54,6 @@ func newRunContext(parent Context) *runContext {
 			}
 		}()
 	}
-	return c
 }
 
 // setTimeout makes the context stop with cause after ms milliseconds,

@@ -256,7 +256,8 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	rt.mu.Unlock()
 
 	r.lane = ln
-	r.ctx = newRunContext(ctx)
+	r.ctx = &r.ctxVal
+	r.ctx.init(ctx)
 	return r, nil
 }
 

@@ -113,7 +113,13 @@ func (t *turn) begin() *Error {
 		rep := report
 		r.emit(Event{Type: EventSessionSeeded, Seed: &rep})
 	}
-	t.res = &Result{RunID: r.id, SessionID: req.SessionID, Status: "completed", Seed: report}
+	// The result, the first messages it appends and its first model call
+	// are one allocation: a turn of one model call without tools (the
+	// common one) allocates nothing more for them.
+	box := &resultBox{res: Result{RunID: r.id, SessionID: req.SessionID, Status: "completed", Seed: report}}
+	box.res.Appended = box.appended[:0]
+	box.res.ModelCalls = box.calls[:0]
+	t.res = &box.res
 	msgs := t.store.messagesOf(t.sess)
 	if n := len(msgs); !(n > 0 && msgs[n-1].Role == RoleUser && msgs[n-1].Content == req.Input) {
 		if err := t.append(Message{Role: RoleUser, Content: req.Input}); err != nil {
@@ -121,6 +127,29 @@ func (t *turn) begin() *Error {
 		}
 	}
 	return nil
+}
+
+// resultBox holds a Result with room for what a turn without tools
+// appends (the input and the reply) and for its one model call.
+type resultBox struct {
+	res      Result
+	appended [2]Message
+	calls    [1]ModelCall
+}
+
+// modelCall is one model call's request with what its Delta function
+// needs, in one allocation.
+type modelCall struct {
+	req    ModelRequest
+	run    *Run
+	closed atomic.Bool // the call is answered: Delta does nothing
+}
+
+func (c *modelCall) delta(text string) {
+	if text == "" || c.closed.Load() {
+		return
+	}
+	c.run.emit(Event{Type: EventModelDelta, Delta: text, Step: c.req.Step})
 }
 
 // modelRequest builds the request of the model call due, and records the
@@ -134,10 +163,7 @@ func (t *turn) modelRequest() *ModelRequest {
 		call.Messages = append([]Message(nil), msgs...)
 	}
 	t.res.ModelCalls = append(t.res.ModelCalls, call)
-	closed := new(atomic.Bool)
-	t.closed = closed
-	st := t.step
-	return &ModelRequest{
+	c := &modelCall{run: r, req: ModelRequest{
 		RunID:      r.id,
 		SessionID:  r.req.SessionID,
 		System:     r.rt.system,
@@ -145,14 +171,11 @@ func (t *turn) modelRequest() *ModelRequest {
 		Offset:     len(all) - len(msgs),
 		Generation: gen,
 		Tools:      t.allowedSpecs(),
-		Step:       st,
-		Delta: func(text string) {
-			if text == "" || closed.Load() {
-				return
-			}
-			r.emit(Event{Type: EventModelDelta, Delta: text, Step: st})
-		},
-	}
+		Step:       t.step,
+	}}
+	c.req.Delta = c.delta
+	t.closed = &c.closed
+	return &c.req
 }
 
 // answerModel takes the answer of the model call out: the reply, or the

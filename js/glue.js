@@ -12,7 +12,7 @@
 // AgentrtErrors too: their message names the argument, their `code` is
 // "invalid_argument").
 
-import { packHistory as pack, toModuleHistory as readHistory, readReply } from "./history.js";
+import { packHistory as pack, toModuleHistory as readHistory, readReply, PackMemo } from "./history.js";
 import { ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, readAction, readRefused } from "./wire.js";
 
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
@@ -573,6 +573,10 @@ class FastPath {
   #ex;
   #n;
   #w = new Writer(4096);
+  // The last history packed: a host that passes its whole history on
+  // every turn has only its new messages encoded.
+  #memo = new PackMemo();
+  #memoSession = undefined;
   #modelFn;
   #system;
   #tools = new Map();
@@ -644,7 +648,16 @@ class FastPath {
           if (r.role !== "system") out.push(mirrorMessage(r.role, r.content, r.id, r.toolCallId, r.calls));
         };
       }
-      packed = pack(history ?? [], historyError, onRecord);
+      // The memo serves the session of the last history packed (a host
+      // passing its history again). Another session's history is packed
+      // plainly: remembering it costs more than a cold seed should, and
+      // the memo starts with the session's next history.
+      if (this.#memoSession === sessionId) packed = pack(history ?? [], historyError, onRecord, this.#memo);
+      else {
+        this.#memo.forget();
+        packed = pack(history ?? [], historyError, onRecord);
+        this.#memoSession = sessionId;
+      }
     }
     const frame = writeBegin(this.#w.reset(), {
       sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,

@@ -409,7 +409,9 @@ class Packer {
     // and move them on in the rare case the real length needs more.
     const n = s.length;
     const room = varintSize(n);
-    this.reserve(room + n * 3);
+    // Room for the length's varint too: uvarint's own reserve below must
+    // not grow the buffer, which would drop the bytes written past pos.
+    this.reserve(room + n * 3 + 10);
     const start = this.pos + room;
     const written = n > LONG_STRING ? encoder.encodeInto(s, this.buf.subarray(start)).written : encodeShort(s, this.buf, start);
     const size = varintSize(written);
@@ -500,26 +502,16 @@ function varintSize(v) {
  * @param {(record: {role: string, content: string | null, id?: string, toolCallId?: string, calls?: Array<object>}) => void} [onRecord]
  *   called with each message as it is packed (the record is reused: copy
  *   what you keep); the glue builds its session mirror from it
- * @returns {Uint8Array}
+ * @param {PackMemo} [memo] the previous packing, reused and updated: see
+ *   PackMemo
+ * @returns {Uint8Array} with a memo, valid until the memo's next use
  */
-export function packHistory(history, fail = defaultFail, onRecord = undefined) {
+export function packHistory(history, fail = defaultFail, onRecord = undefined, memo = undefined) {
   if (history instanceof Uint8Array) return history;
   if (!Array.isArray(history)) throw argError("history", "must be an array or a Uint8Array");
   const n = lengthOf(history, fail);
-  // One buffer sized from the content lengths (most messages are ASCII),
-  // grown geometrically if the estimate falls short.
-  let estimate = 16;
-  for (let i = 0; i < n; i++) {
-    let c;
-    try {
-      const m = history[i];
-      c = isObject(m) ? m.content : undefined;
-    } catch {
-      c = undefined; // refused with its index below
-    }
-    estimate += 24 + (typeof c === "string" ? c.length : 0);
-  }
-  const p = new Packer(HEADER_ROOM + estimate + (estimate >> 4));
+  if (memo !== undefined) return memo.pack(history, n, fail, onRecord);
+  const p = new Packer(HEADER_ROOM + estimateSize(history, n));
   p.pos = HEADER_ROOM;
   let count = 0;
   for (let i = 0; i < n; i++) {
@@ -537,6 +529,130 @@ export function packHistory(history, fail = defaultFail, onRecord = undefined) {
     }
   }
   return p.finish(count);
+}
+
+// estimateSize is the size of one buffer for history, from the content
+// lengths (most messages are ASCII); the packer grows it geometrically if
+// the estimate falls short.
+function estimateSize(history, n) {
+  let estimate = 16;
+  for (let i = 0; i < n; i++) {
+    let c;
+    try {
+      const m = history[i];
+      c = isObject(m) ? m.content : undefined;
+    } catch {
+      c = undefined; // refused with its index when it is read
+    }
+    estimate += 24 + (typeof c === "string" ? c.length : 0);
+  }
+  return estimate + (estimate >> 4);
+}
+
+/**
+ * PackMemo remembers the last history packed through it: the values of its
+ * records (references to the host's strings, not copies) and its bytes.
+ * Packing again reads every message as packHistory does, and where the
+ * records are the same as last time (every field identical, in order) it
+ * copies their bytes instead of encoding them again: a host that passes
+ * its whole history on every turn, the same or with new messages at the
+ * end, pays for reading it and for encoding what is new. The bytes are
+ * those packHistory gives, whatever the history.
+ *
+ * A history that packs to more than maxBytes is not remembered.
+ */
+export class PackMemo {
+  constructor(maxBytes = 1 << 20) {
+    this.maxBytes = maxBytes;
+    this.values = [];
+    this.ends = []; // byte offset in buf after each record
+    this.buf = null;
+    this.out = null; // the last result, a view of buf
+  }
+
+  pack(history, n, fail, onRecord) {
+    const old = this.values;
+    const oldEnds = this.ends;
+    // Sized as packHistory sizes it when nothing is remembered, else as
+    // the last buffer (both grow when short).
+    const size = old.length === 0 ? HEADER_ROOM + estimateSize(history, n) : this.buf.length;
+    if (size > this.maxBytes) {
+      // Too large to remember (a long cold seed): pack it plainly.
+      this.forget();
+      return packHistory(history, fail, onRecord);
+    }
+    const values = [];
+    const ends = [];
+    // same: how many leading records equal the remembered ones; p is
+    // created at the first record that differs.
+    let same = 0;
+    let p = null;
+    let count = 0;
+    const add = (r, continues) => {
+      // Each record takes six values (role, content, id, toolCallId,
+      // continues, the call count), then three per call.
+      const at = values.length;
+      const calls = r.calls;
+      values.push(r.role, r.content, r.id, r.toolCallId, continues, calls === undefined ? -1 : calls.length);
+      if (calls !== undefined) for (const c of calls) values.push(c.id, c.name, c.arguments);
+      if (p === null) {
+        let eq = values.length <= old.length;
+        for (let k = at; eq && k < values.length; k++) eq = values[k] === old[k];
+        if (eq) {
+          ends.push(oldEnds[count]);
+          same++;
+          count++;
+          return;
+        }
+        // The first record that differs: start a buffer with the bytes of
+        // the records before it.
+        const from = same === 0 ? HEADER_ROOM : oldEnds[same - 1];
+        p = new Packer(Math.max(size, from + 64));
+        if (same > 0) p.buf.set(this.buf.subarray(HEADER_ROOM, from), HEADER_ROOM);
+        p.pos = from;
+      }
+      packRecord(p, r, continues);
+      ends.push(p.pos);
+      count++;
+    };
+    for (let i = 0; i < n; i++) {
+      const r = readAt(at(history, i, fail), i, fail);
+      if (r === read) {
+        add(r, false);
+        if (onRecord !== undefined) onRecord(r);
+      } else {
+        for (let k = 0; k < r.length; k++) {
+          add(r[k], k > 0);
+          if (onRecord !== undefined) onRecord(r[k]);
+        }
+      }
+    }
+    if (p === null) {
+      // Every record was remembered: the same history, or a prefix of it.
+      if (count === oldEnds.length && this.out !== null) return this.out;
+      const end = count === 0 ? HEADER_ROOM : oldEnds[count - 1];
+      p = new Packer(end);
+      if (count > 0) p.buf.set(this.buf.subarray(HEADER_ROOM, end), HEADER_ROOM);
+      p.pos = end;
+    }
+    const out = p.finish(count);
+    if (p.pos <= this.maxBytes) {
+      this.values = values;
+      this.ends = ends;
+      this.buf = p.buf;
+      this.out = out;
+    } else {
+      this.forget();
+    }
+    return out;
+  }
+
+  /** Drops what the memo remembers: the next history is encoded whole. */
+  forget() {
+    this.values = [];
+    this.ends = [];
+    this.buf = this.out = null;
+  }
 }
 
 function packRecord(p, r, continues) {

@@ -136,6 +136,29 @@ func (r *reader) policy(p *core.Policy) {
 // many messages), with the index of the message at fault, exactly as
 // the packed history decoder reports it.
 func DecodeBegin(b []byte, maxMessages int) (*Begin, error) {
+	return DecodeBeginCached(b, maxMessages, nil)
+}
+
+// HistoryCache remembers the last history a begin frame carried, decoded:
+// a host that passes its whole history on every turn sends the same bytes
+// again, and they need not be decoded again. It serves the session of the
+// last history only (a cold seed of another session decodes its history,
+// as it would without a cache). The zero HistoryCache is empty; histories
+// over 1 MB are not remembered.
+type HistoryCache struct {
+	session string
+	packed  string
+	max     int
+	history []core.SeedMessage
+}
+
+// maxCachedHistory bounds what a HistoryCache keeps alive.
+const maxCachedHistory = 1 << 20
+
+// DecodeBeginCached is DecodeBegin with a cache of the last history
+// decoded (nil: none). The History it returns may be the one an earlier
+// call returned: callers must not change it (core copies what it keeps).
+func DecodeBeginCached(b []byte, maxMessages int, cache *HistoryCache) (*Begin, error) {
 	r := newReader(b, KindBegin)
 	var out Begin
 	out.SessionID = r.str("sessionId")
@@ -167,12 +190,19 @@ func DecodeBegin(b []byte, maxMessages int) (*Begin, error) {
 		return nil, err
 	}
 	if out.WithHistory {
+		if cache != nil && cache.history != nil && cache.session == out.SessionID && cache.max == maxMessages && h == cache.packed {
+			out.History = cache.history
+			return &out, nil
+		}
 		var err error
 		if out.History, err = DecodeHistory(h, maxMessages); err != nil {
 			return nil, err
 		}
 		if out.History == nil {
 			out.History = []core.SeedMessage{}
+		}
+		if cache != nil && len(h) <= maxCachedHistory {
+			cache.session, cache.packed, cache.max, cache.history = out.SessionID, h, maxMessages, out.History
 		}
 	}
 	return &out, nil

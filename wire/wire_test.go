@@ -253,3 +253,32 @@ func FuzzDecode(f *testing.F) {
 		_, _ = wire.DecodeRefused(b)
 	})
 }
+
+// Ensure a history cache never changes what a begin frame decodes to,
+// whatever sequence of frames and limits it sees.
+func TestDecodeBeginCached_SameAsDecodeBegin(t *testing.T) {
+	other := sampleBegin
+	other.History = sampleBegin.History[:3]
+	elsewhere := sampleBegin
+	elsewhere.SessionID = "t"
+	bare := wire.Begin{SessionID: "s", Input: "x"}
+	empty := wire.Begin{SessionID: "s", WithHistory: true, History: []core.SeedMessage{}}
+	a, b := wire.AppendBegin(nil, &sampleBegin), wire.AppendBegin(nil, &other)
+	badHistory := append([]byte(nil), a...)
+	badHistory[len(badHistory)-1] = 0xff // invalid UTF-8 in the last string
+	frames := []struct {
+		f   []byte
+		max int
+	}{
+		{a, 0}, {a, 0}, {b, 0}, {a, 0}, {a, 3}, {a, 0}, {badHistory, 0}, {a, 0}, {wire.AppendBegin(nil, &elsewhere), 0}, {a, 0},
+		{wire.AppendBegin(nil, &bare), 0}, {a, 0}, {wire.AppendBegin(nil, &empty), 0}, {wire.AppendBegin(nil, &empty), 0}, {a, 0},
+	}
+	var cache wire.HistoryCache
+	for i, fr := range frames {
+		want, werr := wire.DecodeBegin(fr.f, fr.max)
+		got, gerr := wire.DecodeBeginCached(fr.f, fr.max, &cache)
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gerr, werr) {
+			t.Fatalf("frame %d: got %+v, %v\nwant %+v, %v", i, got, gerr, want, werr)
+		}
+	}
+}

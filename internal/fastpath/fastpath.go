@@ -39,6 +39,9 @@ type Runtime struct {
 	turns []*hostTurn
 	live  int
 	out   []byte
+	// hist is the last history decoded, for a host that passes the same
+	// history again.
+	hist wire.HistoryCache
 }
 
 // hostTurn is one turn and what its host knows.
@@ -88,7 +91,7 @@ func unknownTurn(h uint64) error {
 // first action frame, or a refused frame when the frame or the run is
 // refused (then nothing changed).
 func (x *Runtime) Begin(frame []byte) []byte {
-	b, err := wire.DecodeBegin(frame, x.rt.Limits().MaxSeedMessages)
+	b, err := wire.DecodeBeginCached(frame, x.rt.Limits().MaxSeedMessages, &x.hist)
 	if err != nil {
 		return x.refuse(err)
 	}

@@ -145,3 +145,42 @@ describe("packed and array paths", () => {
     }
   });
 });
+
+// ref packs own-shape messages the plain way, from docs/packed-history.md.
+function ref(history) {
+  const out = [0x41, 0x52, 0x48, 1];
+  const uv = (v) => { while (v >= 0x80) { out.push((v % 0x80) | 0x80); v = Math.floor(v / 0x80); } out.push(v); };
+  const str = (s) => { const b = new TextEncoder().encode(s); uv(b.length); out.push(...b); };
+  uv(history.length);
+  for (const m of history) {
+    let flags = 0;
+    if (m.content !== null) flags |= 1;
+    if (m.id !== undefined) flags |= 2;
+    if (m.tool_call_id !== undefined) flags |= 4;
+    if (m.tool_calls !== undefined) flags |= 8;
+    out.push({ user: 0, assistant: 1, tool: 2 }[m.role], flags);
+    if (m.content !== null) str(m.content);
+    if (m.id !== undefined) str(m.id);
+    if (m.tool_call_id !== undefined) str(m.tool_call_id);
+    if (m.tool_calls !== undefined) {
+      uv(m.tool_calls.length);
+      for (const c of m.tool_calls) { str(c.id); str(c.name); str(c.arguments); }
+    }
+  }
+  return out;
+}
+
+test("packHistory keeps every byte when its buffer grows at any point", () => {
+  // Null contents make the size estimate short, and ids of three-byte
+  // characters fill exactly the room reserved for them, so the buffer
+  // grows right at a short string after them (where a grow once dropped
+  // the string's bytes).
+  for (let k = 1; k < 60; k++) {
+    for (let m = 1; m < 8; m++) {
+      const h = [];
+      for (let i = 0; i < m; i++) h.push({ role: "tool", content: null, id: "€".repeat(k), tool_call_id: "a" });
+      const want = ref(h);
+      assert.deepEqual([...packHistory(h)], want, `plain, ${m} messages, id of ${k}`);
+    }
+  }
+});

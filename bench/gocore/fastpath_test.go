@@ -1,0 +1,91 @@
+package gocore_test
+
+import (
+	"testing"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/wire"
+)
+
+// hostMirror is what the glue keeps of one session: its generation and
+// length (the messages themselves do not matter to the module).
+type hostMirror struct {
+	gen uint64
+	n   int
+}
+
+// fastTurn runs one turn over wire frames as the glue does (begin, then
+// the model's reply), keeping the mirror in step, and fails on anything
+// but a completed run.
+func fastTurn(b *testing.B, x *fastpath.Runtime, m *hostMirror, buf []byte, input string, history []byte) []byte {
+	bg := wire.Begin{SessionID: "s", Input: input, MirrorGen: m.gen, MirrorLen: m.n}
+	if history != nil {
+		bg.WithHistory, bg.HistoryMirror, bg.Packed = true, m.gen == 0, history
+	}
+	buf = wire.AppendBegin(buf[:0], &bg)
+	out := x.Begin(buf)
+	a, err := wire.DecodeAction(out)
+	if err != nil || a.Kind != wire.ActModel {
+		b.Fatalf("begin: %v %+v", err, a)
+	}
+	if a.Adopt {
+		m.gen, m.n = a.Generation, a.From
+	}
+	m.gen, m.n = a.Generation, a.End
+	buf = wire.AppendModelReply(buf[:0], &wire.ModelReply{Handle: a.Handle, Reply: core.ModelReply{Content: "ok"}})
+	a, err = wire.DecodeAction(x.Feed(buf))
+	if err != nil || a.Kind != wire.ActDone {
+		b.Fatalf("feed: %v %+v", err, a)
+	}
+	return buf
+}
+
+// fastWarmTurn is warmTurn over wire frames: what the module's exports
+// do for the glue, natively.
+func fastWarmTurn(b *testing.B, withHistory bool) {
+	history := wire.AppendHistory(nil, makeHistory(100)[:98])
+	rt := mustRuntime(b, core.Config{})
+	x := fastpath.New(rt, nil)
+	var m hostMirror
+	var buf []byte
+	var h []byte
+	if withHistory {
+		h = history
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%10 == 0 {
+			b.StopTimer()
+			rt.DeleteSession("s")
+			m = hostMirror{}
+			buf = fastTurn(b, x, &m, buf, "warm up", history)
+			b.StartTimer()
+		}
+		buf = fastTurn(b, x, &m, buf, "next", h)
+	}
+}
+
+// BenchmarkFastWarmTurn100 is BenchmarkWarmTurn100 over wire frames.
+func BenchmarkFastWarmTurn100(b *testing.B) { fastWarmTurn(b, false) }
+
+// BenchmarkFastWarmTurn100History is BenchmarkWarmTurn100History over
+// wire frames.
+func BenchmarkFastWarmTurn100History(b *testing.B) { fastWarmTurn(b, true) }
+
+// BenchmarkFastSeed1000 seeds 1,000 messages into a cold session over
+// wire frames, the session dropped after each.
+func BenchmarkFastSeed1000(b *testing.B) {
+	history := wire.AppendHistory(nil, makeHistory(1000))
+	rt := mustRuntime(b, core.Config{})
+	x := fastpath.New(rt, nil)
+	var buf []byte
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m := hostMirror{}
+		buf = fastTurn(b, x, &m, buf, "next question", history)
+		rt.DeleteSession("s")
+	}
+}
