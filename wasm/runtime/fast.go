@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/internal/jsedge"
 	"github.com/agentrt/agentrt/internal/wasmexport"
-	"github.com/agentrt/agentrt/wasm/jsedge"
 )
 
 // The fast path: the //go:wasmexport functions of package wasmexport

@@ -19,7 +19,7 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/wasm/jsedge"
+	"github.com/agentrt/agentrt/internal/jsedge"
 )
 
 func main() {
