@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
 // Cache keeps the JavaScript objects of session messages that were sent
@@ -318,7 +319,7 @@ func freeze(v js.Value) {
 
 var (
 	freezeMu sync.Mutex
-	scratch  = jsArray.New()
+	scratch  = jsutil.Array.New()
 	// freezeScratch is scratch.forEach bound to (scratch, Object.freeze),
 	// or undefined.
 	freezeScratch = func() js.Value {
@@ -341,7 +342,7 @@ func arrayOf(vals []any) js.Value {
 	if len(vals) <= arrayChunk && jsArrayOf.Type() == js.TypeFunction {
 		return jsArrayOf.Invoke(vals...)
 	}
-	a := jsArray.New()
+	a := jsutil.Array.New()
 	for len(vals) > 0 {
 		n := min(len(vals), arrayChunk)
 		a.Call(MethodPush, vals[:n]...)
