@@ -159,23 +159,11 @@ var (
 		}
 		return nil
 	})
-	deltaBindable = deltaFunc.Get(MethodBind).Type() == js.TypeFunction
 )
 
 // deltaFor returns the delta function of one model call and the function
-// that ends it. Where the host has no Function.prototype.bind, it is a
-// js.Func of its own, released at the end (a late call then logs "call
-// to released function").
+// that ends it: deltaFunc bound to a number of its own.
 func deltaFor(f func(string)) (js.Value, func()) {
-	if !deltaBindable {
-		fn := jsutil.FuncOr(nil, func(_ js.Value, args []js.Value) any {
-			if t := jsutil.Arg(args, 0); t.Type() == js.TypeString {
-				f(t.String())
-			}
-			return nil
-		})
-		return fn.Value, fn.Release
-	}
 	deltasMu.Lock()
 	deltaNext++
 	id := deltaNext

@@ -44,46 +44,23 @@ func Async(fn func() (js.Value, error)) js.Value {
 //
 // The executor is resolvers.push bound to resolvers, a JavaScript
 // function: new Promise calls it at once, pushing resolve and reject onto
-// the array, where Go reads resolve. A Go executor (a js.Func) makes every
-// Promise a nested call from JavaScript into Go, which measured about
-// 12 µs, more than anything else a Promise costs; it serves only hosts
-// without Function.prototype.bind (a minimal JavaScript world).
+// the array, where Go reads resolve. (A Go executor, a js.Func, would
+// make every Promise a nested call from JavaScript into Go, which
+// measured about 12 µs, more than anything else a Promise costs.)
 func newPromise() (p, resolve js.Value) {
 	resolversMu.Lock()
 	defer resolversMu.Unlock()
-	if pushResolvers.Type() == js.TypeFunction {
-		p = jsPromise.New(pushResolvers)
-		resolve = resolvers.Index(0)
-		resolvers.Set(FieldLength, 0)
-		return p, resolve
-	}
-	p = jsPromise.New(goExecutor)
-	resolve, executorResolve = executorResolve, js.Undefined()
+	p = jsPromise.New(pushResolvers)
+	resolve = resolvers.Index(0)
+	resolvers.Set(FieldLength, 0)
 	return p, resolve
 }
 
 var (
 	resolversMu   sync.Mutex
 	resolvers     = jsutil.Array.New()
-	pushResolvers = bound(resolvers, MethodPush)
-	// goExecutor and executorResolve serve hosts where pushResolvers is
-	// undefined.
-	executorResolve js.Value
-	goExecutor      = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		executorResolve = jsutil.Arg(args, 0)
-		return nil
-	})
+	pushResolvers = resolvers.Get(MethodPush).Call(MethodBind, resolvers)
 )
-
-// bound returns o[method].bind(o), or undefined where the host lacks
-// either function.
-func bound(o js.Value, method string) js.Value {
-	f := o.Get(method)
-	if f.Type() != js.TypeFunction || f.Get(MethodBind).Type() != js.TypeFunction {
-		return js.Undefined()
-	}
-	return f.Call(MethodBind, o)
-}
 
 // spawn runs f on an idle pooled goroutine, or on a new one that joins
 // the pool when f returns. At most maxIdleWorkers goroutines stay idle;
