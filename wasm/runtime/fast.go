@@ -24,10 +24,11 @@ import (
 // number on the fast path. Keep in sync with js/glue.js.
 const fieldFastPath = "fastPath"
 
-// registerFast gives rt a number on the fast path and sets it on o. A
+// registerFast gives rt a number on the fast path, sets it on o and
+// returns it. A
 // runtime whose model is a JavaScript function gets no native model: its
 // turns hand model calls to the host.
-func registerFast(o js.Value, rt *core.Runtime, cfg *core.Config) {
+func registerFast(o js.Value, rt *core.Runtime, cfg *core.Config) int32 {
 	var native core.Model
 	if _, hostModel := cfg.Model.(*jsedge.Model); !hostModel {
 		native = cfg.Model
@@ -35,14 +36,16 @@ func registerFast(o js.Value, rt *core.Runtime, cfg *core.Config) {
 			native = core.Echo{}
 		}
 	}
-	o.Set(fieldFastPath, wasmexport.Register(fastpath.New(rt, native)))
+	n := wasmexport.Register(fastpath.New(rt, native))
+	o.Set(fieldFastPath, n)
+	return n
 }
 
 // unregisterFast drops the runtime with number n (it was closed), unless
 // turns are still to be driven to their end (cancelled): a host that
 // closes a runtime with active runs leaves its entry in place.
-func unregisterFast(n int) {
-	if x := wasmexport.Lookup(int32(n)); x != nil && x.Turns() == 0 {
-		wasmexport.Unregister(int32(n))
+func unregisterFast(n int32) {
+	if x := wasmexport.Lookup(n); x != nil && x.Turns() == 0 {
+		wasmexport.Unregister(n)
 	}
 }

@@ -48,17 +48,20 @@ func createRuntime(_ js.Value, args []js.Value) any {
 	if err != nil {
 		return jsedge.Error(err)
 	}
-	o := newRuntime(&runtimeState{rt: rt, cache: cache})
-	registerFast(o, rt, &cfg)
+	st := &runtimeState{rt: rt, cache: cache}
+	o := newRuntime(st)
+	st.fast = registerFast(o, rt, &cfg)
 	return o
 }
 
 // runtimeState is what the methods of one Runtime object share: the core
-// runtime and the cache of the JavaScript message objects its sessions
-// were sent to the model as (see jsedge.Cache).
+// runtime, the cache of the JavaScript message objects its sessions were
+// sent to the model as (see jsedge.Cache), and its number on the fast
+// path.
 type runtimeState struct {
 	rt    *core.Runtime
 	cache *jsedge.Cache
+	fast  int32
 }
 
 // prune drops the cached messages of sessions the store no longer holds
@@ -136,9 +139,7 @@ func newRuntime(st *runtimeState) js.Value {
 	}))
 	o.Set(jsedge.MethodStats, jsutil.FuncOr(js.Null(), stats(rt)))
 	o.Set(jsedge.MethodClose, jsutil.FuncOr(nil, func(js.Value, []js.Value) any {
-		if n := o.Get(fieldFastPath); n.Type() == js.TypeNumber {
-			unregisterFast(n.Int())
-		}
+		unregisterFast(st.fast)
 		rt.Close()
 		st.cache.Reset()
 		return nil
