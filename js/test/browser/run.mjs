@@ -9,7 +9,8 @@
 // the built dist/ ($AGENTRT_DIST, default dist/: run `make build` first) and
 // prints one line per test and engine.
 //
-// Exclusion rule: a suite file that imports any other node: module (or
+// Exclusion rule: a suite file that imports (itself or through a helper
+// beside it) any other node: module (or
 // reaches for one with import()), or a function of node:fs/promises other
 // than readFile, stat and readdir, needs Node and is not run in browsers;
 // it is listed as excluded.
@@ -35,19 +36,33 @@ function exportedNames(source) {
   return [...source.matchAll(/^export\s+(?:async\s+)?(?:const|let|function\*?|class)\s+([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]).sort();
 }
 
+// needsOf returns what file (a path under js/test) and the test helpers it
+// imports (./x.mjs, followed transitively) need beyond the import map.
+async function needsOf(file, seen = new Set()) {
+  if (seen.has(file)) return [];
+  seen.add(file);
+  const src = await readFile(file, "utf8");
+  const needs = [...src.matchAll(/(?:from\s+|import\s*\(\s*)["'](node:[^"']+)["']/g)].map((m) => m[1]).filter((s) => !SHIMMED.has(s));
+  // The names taken from node:fs/promises, statically or with await import().
+  const fsNames = [
+    ...src.matchAll(/import\s*\{([^{}]*)\}\s*from\s*["']node:fs\/promises["']/g),
+    ...src.matchAll(/\{([^{}]*)\}\s*=\s*await\s+import\(\s*["']node:fs\/promises["']\s*\)/g),
+  ].flatMap((m) => m[1].split(",").map((n) => n.trim().split(/\s+as\s+|\s*:\s*/)[0]).filter(Boolean));
+  for (const n of fsNames) if (!FS_SHIMMED.has(n)) needs.push(`node:fs/promises ${n}`);
+  // Helpers beside the suites (not env.mjs, which the page maps).
+  for (const m of src.matchAll(/from\s+["'](\.\/[^"']+\.mjs)["']/g)) {
+    if (m[1] === "./env.mjs") continue;
+    needs.push(...(await needsOf(path.join(path.dirname(file), m[1]), seen)));
+  }
+  return needs;
+}
+
 // suites lists the suite files, split by the exclusion rule.
 async function suites() {
   const run = [];
   const excluded = [];
   for (const f of (await readdir(SUITES)).filter((f) => f.endsWith(".test.mjs")).sort()) {
-    const src = await readFile(path.join(SUITES, f), "utf8");
-    const needs = [...src.matchAll(/(?:from\s+|import\s*\(\s*)["'](node:[^"']+)["']/g)].map((m) => m[1]).filter((s) => !SHIMMED.has(s));
-    // The names taken from node:fs/promises, statically or with await import().
-    const fsNames = [
-      ...src.matchAll(/import\s*\{([^{}]*)\}\s*from\s*["']node:fs\/promises["']/g),
-      ...src.matchAll(/\{([^{}]*)\}\s*=\s*await\s+import\(\s*["']node:fs\/promises["']\s*\)/g),
-    ].flatMap((m) => m[1].split(",").map((n) => n.trim().split(/\s+as\s+|\s*:\s*/)[0]).filter(Boolean));
-    for (const n of fsNames) if (!FS_SHIMMED.has(n)) needs.push(`node:fs/promises ${n}`);
+    const needs = await needsOf(path.join(SUITES, f));
     if (needs.length) excluded.push([f, [...new Set(needs)]]);
     else run.push(f);
   }
