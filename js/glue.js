@@ -18,9 +18,6 @@ import { ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, wri
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
 const GLOBAL_PREFIX = "agentrt_";
 
-/** How many event-loop turns loadRuntime waits for the module to publish. */
-const PUBLISH_TURNS = 100;
-
 /** Prefixes of generated run ids: the glue's, and the runtime's own. */
 const GLUE_RUN_PREFIX = "glue:";
 const CORE_RUN_PREFIX = "agentrt:";
@@ -320,20 +317,10 @@ async function loadGo(url) {
 function uniqueName() {
   instances++;
   let rand = "";
-  try {
-    const b = new Uint8Array(4);
-    crypto.getRandomValues(b);
-    for (const x of b) rand += x.toString(16).padStart(2, "0");
-  } catch {
-    rand = Math.floor(Math.random() * 0xffffffff).toString(16);
-  }
+  for (const x of crypto.getRandomValues(new Uint8Array(4))) rand += x.toString(16).padStart(2, "0");
   let name = `${GLOBAL_PREFIX}${instances}_${rand}`;
   while (name in globalThis) name += "_";
   return name;
-}
-
-function nextTurn() {
-  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 function checkConfig(options) {
@@ -415,12 +402,10 @@ async function startInstance(boot) {
   const exited = () => {
     if (inst.onExit) inst.onExit();
   };
+  // go.run runs main until it blocks: a module that publishes has done so
+  // when go.run returns.
   go.run(instance).then(exited, exited);
-  let api = globalThis[name];
-  for (let turn = 0; !isObject(api) && !go.exited && turn < PUBLISH_TURNS; turn++) {
-    await nextTurn();
-    api = globalThis[name];
-  }
+  const api = globalThis[name];
   if (!isObject(api) || typeof api.createRuntime !== "function") {
     delete globalThis[name];
     throw new AgentrtError("load_failed", `agentrt: the module did not publish globalThis.${name}` +
@@ -457,14 +442,10 @@ async function startInstance(boot) {
 // deletes it, which a Go program that exited never does.
 function quietAfterExit(go) {
   const resume = go._resume;
-  if (typeof resume !== "function") return;
   go._resume = function (...args) {
     if (!this.exited) return resume.apply(this, args);
-    const timers = this._scheduledTimeouts;
-    if (timers instanceof Map) {
-      for (const t of timers.values()) clearTimeout(t);
-      timers.clear();
-    }
+    for (const t of this._scheduledTimeouts.values()) clearTimeout(t);
+    this._scheduledTimeouts.clear();
     return undefined;
   };
 }

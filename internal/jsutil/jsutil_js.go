@@ -49,6 +49,29 @@ func Func(message string, fn func(this js.Value, args []js.Value) any) js.Func {
 	})
 }
 
+// FuncOr wraps fn like Func, but a panic makes the call return onPanic
+// (nil: undefined) instead of an Error: for methods whose callers expect
+// a value of one type, such as false or null.
+//
+// # Notes
+//
+//   - fn runs on the event goroutine: it must not wait for JavaScript
+//     (no Promise, no channel a JavaScript callback fills), or the
+//     instance deadlocks. Start a goroutine and return a Promise instead.
+//   - The js.Func is never released; create a bounded number of them.
+//
+//go:noinline
+func FuncOr(onPanic any, fn func(this js.Value, args []js.Value) any) js.Func {
+	return js.FuncOf(func(this js.Value, args []js.Value) (out any) {
+		defer func() {
+			if p := recover(); p != nil {
+				out = onPanic
+			}
+		}()
+		return fn(this, args)
+	})
+}
+
 // BytesToJS returns a new Uint8Array holding a copy of b.
 func BytesToJS(b []byte) js.Value {
 	a := Uint8Array.New(len(b))

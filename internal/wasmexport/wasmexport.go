@@ -22,21 +22,21 @@
 //   - A panic in an export becomes a refused frame with code internal: it
 //     never reaches the wasm instance, which stays usable.
 //   - The exports must not be called concurrently; wasm instances run one
-//     call at a time.
+//     call at a time. Register, Unregister and Lookup are for the module's
+//     own goroutine: they take no lock.
 package wasmexport
 
 import (
-	"sync"
 	"unsafe"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/decimal"
 	"github.com/agentrt/agentrt/internal/fastpath"
 	"github.com/agentrt/agentrt/wire"
 )
 
+// A wasm module runs one goroutine at a time, and nothing here yields to
+// another, so these need no lock.
 var (
-	mu       sync.Mutex
 	runtimes []*fastpath.Runtime // by number; nil once unregistered
 	in       []byte
 	out      []byte
@@ -44,8 +44,6 @@ var (
 
 // Register gives x the next number and returns it.
 func Register(x *fastpath.Runtime) int32 {
-	mu.Lock()
-	defer mu.Unlock()
 	runtimes = append(runtimes, x)
 	return int32(len(runtimes) - 1)
 }
@@ -53,17 +51,13 @@ func Register(x *fastpath.Runtime) int32 {
 // Unregister drops the runtime with number n; later calls with n are
 // refused. Unknown numbers are ignored.
 func Unregister(n int32) {
-	mu.Lock()
 	if n >= 0 && int(n) < len(runtimes) {
 		runtimes[n] = nil
 	}
-	mu.Unlock()
 }
 
 // Lookup returns the runtime with number n, or nil.
 func Lookup(n int32) *fastpath.Runtime {
-	mu.Lock()
-	defer mu.Unlock()
 	if n < 0 || int(n) >= len(runtimes) {
 		return nil
 	}
@@ -91,6 +85,13 @@ func Refuse(err *core.Error) int32 {
 	return Answer(wire.AppendRefused(nil, err))
 }
 
+// The refusals of Call and call.
+const (
+	failed   = "the module failed on this call"
+	tooLong  = "the frame is longer than the input buffer"
+	noNumber = "no open runtime has this number"
+)
+
 // Call runs f for runtime n with the input frame of length size and
 // returns the length of the frame f returns, kept as the output. It
 // answers a refused frame instead when the runtime is unknown, the size
@@ -98,18 +99,57 @@ func Refuse(err *core.Error) int32 {
 func Call(n, size int32, f func(x *fastpath.Runtime, frame []byte) []byte) (length int32) {
 	defer func() {
 		if recover() != nil {
-			length = Refuse(core.NewError(core.CodeInternal, "the module failed on this call"))
+			length = Refuse(core.NewError(core.CodeInternal, failed))
 		}
 	}()
 	x := Lookup(n)
 	if x == nil {
-		return Refuse(core.NewError(core.CodeInvalidArgument, "no open runtime has number "+decimal.Itoa(int(n))))
+		return Refuse(core.NewError(core.CodeInvalidArgument, noNumber))
 	}
 	frame, ok := Input(size)
 	if !ok {
-		return Refuse(core.NewError(core.CodeInvalidArgument, "the frame is longer than the input buffer"))
+		return Refuse(core.NewError(core.CodeInvalidArgument, tooLong))
 	}
 	return Answer(f(x, frame))
+}
+
+// Operations of call.
+const (
+	opBegin = iota
+	opFeed
+	opNext
+	opExpire
+)
+
+// call is Call for this package's own exports, with the operation named
+// instead of passed as a function: no closure per call, and less code in
+// every module that links the package.
+func call(op int, n, size int32, handle uint32) (length int32) {
+	var refusal string
+	code := core.CodeInvalidArgument
+	defer func() {
+		if recover() != nil {
+			refusal, code = failed, core.CodeInternal
+		}
+		if refusal != "" {
+			out = wire.AppendRefused(nil, core.NewError(code, refusal))
+		}
+		length = int32(len(out))
+	}()
+	x := Lookup(n)
+	switch {
+	case x == nil:
+		refusal = noNumber
+	case size < 0 || int(size) > len(in):
+		refusal = tooLong
+	case op == opBegin:
+		out = x.Begin(in[:size])
+	case op == opFeed:
+		out = x.Feed(in[:size])
+	default:
+		out = x.Next(uint64(handle), op == opExpire)
+	}
+	return 0
 }
 
 //go:wasmexport agentrt_in
@@ -136,22 +176,21 @@ func exportOut() uint32 {
 // action frame, or a refused frame.
 //
 //go:wasmexport agentrt_begin
-func exportBegin(rt, size int32) int32 {
-	return Call(rt, size, (*fastpath.Runtime).Begin)
-}
+func exportBegin(rt, size int32) int32 { return call(opBegin, rt, size, 0) }
 
 // agentrt_feed(rt, n): a model-reply, tool-result or delta frame; the
 // output is the turn's next action frame.
 //
 //go:wasmexport agentrt_feed
-func exportFeed(rt, size int32) int32 {
-	return Call(rt, size, (*fastpath.Runtime).Feed)
-}
+func exportFeed(rt, size int32) int32 { return call(opFeed, rt, size, 0) }
 
 // agentrt_next(rt, handle, expire): the turn's next action frame, after a
 // wait or a cancel; expire = 1 first stops it with a timeout.
 //
 //go:wasmexport agentrt_next
 func exportNext(rt int32, handle uint32, expire int32) int32 {
-	return Call(rt, 0, func(x *fastpath.Runtime, _ []byte) []byte { return x.Next(uint64(handle), expire == 1) })
+	if expire == 1 {
+		return call(opExpire, rt, 0, handle)
+	}
+	return call(opNext, rt, 0, handle)
 }

@@ -19,7 +19,8 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/wasm/jsedge"
+	"github.com/agentrt/agentrt/internal/jsedge"
+	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
 func main() {
@@ -27,9 +28,9 @@ func main() {
 	if !ok || name == "" {
 		name = jsedge.DefaultGlobal
 	}
-	api := js.Global().Get(jsedge.GlobalObject).New()
+	api := jsutil.Object.New()
 	api.Set(jsedge.ExportVersion, core.Version)
-	api.Set(jsedge.ExportCreateRuntime, jsedge.Func(js.Null(), createRuntime))
+	api.Set(jsedge.ExportCreateRuntime, jsutil.FuncOr(js.Null(), createRuntime))
 	js.Global().Set(name, api)
 	select {}
 }
@@ -39,7 +40,7 @@ func main() {
 // invalid_argument) instead; callers check `instanceof Error`.
 func createRuntime(_ js.Value, args []js.Value) any {
 	cache := jsedge.NewCache()
-	cfg, err := jsedge.Config(arg(args, 0), cache)
+	cfg, err := jsedge.Config(jsutil.Arg(args, 0), cache)
 	if err != nil {
 		return jsedge.Error(err)
 	}
@@ -47,17 +48,20 @@ func createRuntime(_ js.Value, args []js.Value) any {
 	if err != nil {
 		return jsedge.Error(err)
 	}
-	o := newRuntime(&runtimeState{rt: rt, cache: cache})
-	registerFast(o, rt, &cfg)
+	st := &runtimeState{rt: rt, cache: cache}
+	o := newRuntime(st)
+	st.fast = registerFast(o, rt, &cfg)
 	return o
 }
 
 // runtimeState is what the methods of one Runtime object share: the core
-// runtime and the cache of the JavaScript message objects its sessions
-// were sent to the model as (see jsedge.Cache).
+// runtime, the cache of the JavaScript message objects its sessions were
+// sent to the model as (see jsedge.Cache), and its number on the fast
+// path.
 type runtimeState struct {
 	rt    *core.Runtime
 	cache *jsedge.Cache
+	fast  int32
 }
 
 // prune drops the cached messages of sessions the store no longer holds
@@ -72,13 +76,6 @@ func (st *runtimeState) prune() {
 		live[id] = true
 	}
 	st.cache.Prune(func(id string) bool { return live[id] })
-}
-
-func arg(args []js.Value, i int) js.Value {
-	if i < len(args) {
-		return args[i]
-	}
-	return js.Undefined()
 }
 
 // Argument layouts of the four ADR entry points: where the policy, the
@@ -96,9 +93,9 @@ var (
 // method recovers from panics; the run methods answer through Promises.
 func newRuntime(st *runtimeState) js.Value {
 	rt := st.rt
-	o := js.Global().Get(jsedge.GlobalObject).New()
+	o := jsutil.Object.New()
 	start := func(l layout) js.Func {
-		return jsedge.Func(js.Null(), func(_ js.Value, args []js.Value) any {
+		return jsutil.FuncOr(js.Null(), func(_ js.Value, args []js.Value) any {
 			return startRun(st, l, args)
 		})
 	}
@@ -106,20 +103,20 @@ func newRuntime(st *runtimeState) js.Value {
 	o.Set(jsedge.MethodStartRunWithPolicy, start(layoutRunWithPolicy))
 	o.Set(jsedge.MethodStartRunWithHistory, start(layoutRunWithHistory))
 	o.Set(jsedge.MethodStartRunWithPolicyAndHistory, start(layoutRunWithPolicyHistory))
-	o.Set(jsedge.MethodCancelRun, jsedge.Func(false, func(_ js.Value, args []js.Value) any {
-		id := arg(args, 0)
+	o.Set(jsedge.MethodCancelRun, jsutil.FuncOr(false, func(_ js.Value, args []js.Value) any {
+		id := jsutil.Arg(args, 0)
 		return id.Type() == js.TypeString && rt.CancelRun(id.String())
 	}))
-	o.Set(jsedge.MethodRevertRun, jsedge.Func(false, func(_ js.Value, args []js.Value) any {
-		sid, id := arg(args, 0), arg(args, 1)
+	o.Set(jsedge.MethodRevertRun, jsutil.FuncOr(false, func(_ js.Value, args []js.Value) any {
+		sid, id := jsutil.Arg(args, 0), jsutil.Arg(args, 1)
 		if sid.Type() != js.TypeString || id.Type() != js.TypeString {
 			return false
 		}
 		st.cache.Forget(sid.String())
 		return rt.RevertRun(sid.String(), id.String())
 	}))
-	o.Set(jsedge.MethodGetSession, jsedge.Func(js.Null(), func(_ js.Value, args []js.Value) any {
-		id := arg(args, 0)
+	o.Set(jsedge.MethodGetSession, jsutil.FuncOr(js.Null(), func(_ js.Value, args []js.Value) any {
+		id := jsutil.Arg(args, 0)
 		if id.Type() != js.TypeString {
 			return js.Null()
 		}
@@ -129,22 +126,20 @@ func newRuntime(st *runtimeState) js.Value {
 		}
 		return st.cache.Session(&s)
 	}))
-	o.Set(jsedge.MethodDeleteSession, jsedge.Func(false, func(_ js.Value, args []js.Value) any {
-		id := arg(args, 0)
+	o.Set(jsedge.MethodDeleteSession, jsutil.FuncOr(false, func(_ js.Value, args []js.Value) any {
+		id := jsutil.Arg(args, 0)
 		if id.Type() != js.TypeString {
 			return false
 		}
 		st.cache.Forget(id.String())
 		return rt.DeleteSession(id.String())
 	}))
-	o.Set(jsedge.MethodListSessions, jsedge.Func(js.Null(), func(js.Value, []js.Value) any {
+	o.Set(jsedge.MethodListSessions, jsutil.FuncOr(js.Null(), func(js.Value, []js.Value) any {
 		return jsedge.Strings(rt.ListSessions())
 	}))
-	o.Set(jsedge.MethodStats, jsedge.Func(js.Null(), stats(rt)))
-	o.Set(jsedge.MethodClose, jsedge.Func(nil, func(js.Value, []js.Value) any {
-		if n := o.Get(fieldFastPath); n.Type() == js.TypeNumber {
-			unregisterFast(n.Int())
-		}
+	o.Set(jsedge.MethodStats, jsutil.FuncOr(js.Null(), stats(rt)))
+	o.Set(jsedge.MethodClose, jsutil.FuncOr(nil, func(js.Value, []js.Value) any {
+		unregisterFast(st.fast)
 		rt.Close()
 		st.cache.Reset()
 		return nil
@@ -159,7 +154,7 @@ func newRuntime(st *runtimeState) js.Value {
 // as long as a collection takes, so it is for measurements, not polling.
 func stats(rt *core.Runtime) func(js.Value, []js.Value) any {
 	return func(_ js.Value, args []js.Value) any {
-		if jsedge.StatsGC(arg(args, 0)) {
+		if jsedge.StatsGC(jsutil.Arg(args, 0)) {
 			runtime.GC()
 		}
 		var ms runtime.MemStats
@@ -193,18 +188,18 @@ func startRun(st *runtimeState, l layout, args []js.Value) js.Value {
 func request(st *runtimeState, l layout, args []js.Value) (core.RunRequest, error) {
 	var req core.RunRequest
 	var err error
-	if req.SessionID, err = jsedge.String(arg(args, 0), "sessionId"); err != nil {
+	if req.SessionID, err = jsedge.String(jsutil.Arg(args, 0), "sessionId"); err != nil {
 		return req, err
 	}
-	if req.Input, err = jsedge.String(arg(args, 1), "input"); err != nil {
+	if req.Input, err = jsedge.String(jsutil.Arg(args, 1), "input"); err != nil {
 		return req, err
 	}
 	if l.policy >= 0 {
-		if req.Policy, err = jsedge.Policy(arg(args, l.policy)); err != nil {
+		if req.Policy, err = jsedge.Policy(jsutil.Arg(args, l.policy)); err != nil {
 			return req, err
 		}
 	}
-	opts, err := jsedge.Options(arg(args, l.options))
+	opts, err := jsedge.Options(jsutil.Arg(args, l.options))
 	if err != nil {
 		return req, err
 	}
@@ -212,7 +207,7 @@ func request(st *runtimeState, l layout, args []js.Value) (core.RunRequest, erro
 	req.OnEvent = jsedge.Handler(opts.OnEvent, st.cache)
 	if l.history >= 0 {
 		req.WithHistory = true
-		if req.History, err = jsedge.History(arg(args, l.history), st.rt.Limits().MaxSeedMessages); err != nil {
+		if req.History, err = jsedge.History(jsutil.Arg(args, l.history), st.rt.Limits().MaxSeedMessages); err != nil {
 			return req, err
 		}
 	}

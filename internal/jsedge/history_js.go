@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
+	"github.com/agentrt/agentrt/internal/jsutil"
 	"github.com/agentrt/agentrt/wasm/packed"
 )
 
@@ -42,9 +43,8 @@ func History(v js.Value, maxMessages int) (_ []core.SeedMessage, err error) {
 	if maxMessages <= 0 {
 		maxMessages = core.DefaultLimits.MaxSeedMessages
 	}
-	if v.Type() == js.TypeObject && v.InstanceOf(jsUint8Array) {
-		buf := make([]byte, length(v))
-		js.CopyBytesToGo(buf, v)
+	if v.Type() == js.TypeObject && v.InstanceOf(jsutil.Uint8Array) {
+		buf := jsutil.BytesFromJS(v)
 		if len(buf) == 0 {
 			return packed.Decode(buf, maxMessages)
 		}
@@ -71,7 +71,7 @@ func History(v js.Value, maxMessages int) (_ []core.SeedMessage, err error) {
 }
 
 func isArray(v js.Value) bool {
-	return v.Type() == js.TypeObject && jsArray.Call(MethodIsArray, v).Bool()
+	return v.Type() == js.TypeObject && jsutil.Array.Call(MethodIsArray, v).Bool()
 }
 
 // hostValue is hostmsg.Value over a JavaScript value (see History).

@@ -6,20 +6,18 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
-// Globals, read once at start-up.
+// Globals, read once at start-up (Object, Array, Uint8Array and Error
+// are jsutil's).
 var (
-	jsObject     = js.Global().Get(GlobalObject)
-	jsArray      = js.Global().Get(GlobalArray)
-	jsUint8Array = js.Global().Get(GlobalUint8Array)
 	jsPromise    = js.Global().Get(GlobalPromise)
-	jsError      = js.Global().Get(GlobalError)
 	jsJSON       = js.Global().Get(GlobalJSON)
 	jsString     = js.Global().Get(GlobalString)
 	jsReflectGet = js.Global().Get(GlobalReflect).Get(MethodGet)
-	jsFreeze     = jsObject.Get(MethodFreeze)
-	jsArrayOf    = jsArray.Get(MethodOf)
+	jsFreeze     = jsutil.Object.Get(MethodFreeze)
+	jsArrayOf    = jsutil.Array.Get(MethodOf)
 )
 
 // get reads v[key] through a call of Reflect.get, so that a throwing
@@ -115,7 +113,7 @@ var ErrNotJS error
 //
 // Optional fields are left out (undefined), never set to null or "".
 
-func newObject() js.Value { return jsObject.New() }
+func newObject() js.Value { return jsutil.Object.New() }
 
 // Message returns m as a JavaScript object in the session shape.
 func Message(m *core.Message) js.Value { return message(m, false) }
@@ -268,7 +266,7 @@ func Error(err error) js.Value {
 		return js.Undefined()
 	}
 	e := core.AsError(err)
-	o := jsError.New(e.Message)
+	o := jsutil.Error.New(e.Message)
 	o.Set(FieldCode, string(e.Code))
 	if e.Index >= 0 {
 		o.Set(FieldIndex, e.Index)
@@ -308,7 +306,7 @@ func Stats(s *core.Stats) js.Value {
 
 // Strings returns ss as a JavaScript array of strings.
 func Strings(ss []string) js.Value {
-	a := jsArray.New(len(ss))
+	a := jsutil.Array.New(len(ss))
 	for i, s := range ss {
 		a.SetIndex(i, s)
 	}

@@ -33,16 +33,13 @@ import (
 // Every name that crosses the Go/JavaScript line. Keep in sync with
 // docs/contract.md, js/glue.js, js/history.js and js/glue.d.ts.
 
-// JavaScript globals the edge uses.
+// JavaScript globals the edge uses, besides those package jsutil reads
+// (Object, Array, Uint8Array, Error).
 const (
-	GlobalObject     = "Object"
-	GlobalArray      = "Array"
-	GlobalUint8Array = "Uint8Array"
-	GlobalPromise    = "Promise"
-	GlobalError      = "Error"
-	GlobalJSON       = "JSON"
-	GlobalString     = "String"
-	GlobalReflect    = "Reflect"
+	GlobalPromise = "Promise"
+	GlobalJSON    = "JSON"
+	GlobalString  = "String"
+	GlobalReflect = "Reflect"
 	// The host's timers, used for run timeouts (see AfterFunc).
 	GlobalSetTimeout   = "setTimeout"
 	GlobalClearTimeout = "clearTimeout"

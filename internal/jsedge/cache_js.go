@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
 // Cache keeps the JavaScript objects of session messages that were sent
@@ -19,8 +20,7 @@ import (
 // The objects a Cache hands out are frozen (Object.freeze, and so are
 // their tool_calls arrays and the calls in them): they are shared by every
 // later request of the session, so a model that changed one would change
-// what the next turn sees. (A host without Object.freeze gets them
-// unfrozen.)
+// what the next turn sees.
 //
 // # Notes
 //
@@ -295,13 +295,13 @@ func (sc *sessionCache) get(m *core.Message, k msgKey) *cached {
 // frozenMessage is Message(m), frozen with its tool calls.
 func frozenMessage(m *core.Message) js.Value { return message(m, true) }
 
-// freeze calls Object.freeze(v). A host without Object.freeze (a minimal
-// JavaScript world such as jshost's) gets v unfrozen.
+// freeze calls Object.freeze(v).
 //
 // Object.freeze returns v, and every object a call returns becomes a new
 // js.Value with a Go finalizer (about 1 µs each in the module): where the
-// host has them, freeze puts v in a scratch array and calls
-// scratch.forEach(Object.freeze), which returns undefined.
+// host has Array.prototype.forEach, freeze puts v in a scratch array and
+// calls scratch.forEach(Object.freeze), which returns undefined. jshost's
+// object world has no forEach: there freeze calls Object.freeze itself.
 func freeze(v js.Value) {
 	if freezeScratch.Type() == js.TypeFunction {
 		freezeMu.Lock()
@@ -311,19 +311,17 @@ func freeze(v js.Value) {
 		freezeMu.Unlock()
 		return
 	}
-	if jsFreeze.Type() == js.TypeFunction {
-		jsFreeze.Invoke(v)
-	}
+	jsFreeze.Invoke(v)
 }
 
 var (
 	freezeMu sync.Mutex
-	scratch  = jsArray.New()
+	scratch  = jsutil.Array.New()
 	// freezeScratch is scratch.forEach bound to (scratch, Object.freeze),
-	// or undefined.
+	// or undefined where arrays have no forEach.
 	freezeScratch = func() js.Value {
 		f := scratch.Get(MethodForEach)
-		if jsFreeze.Type() != js.TypeFunction || f.Type() != js.TypeFunction || f.Get(MethodBind).Type() != js.TypeFunction {
+		if f.Type() != js.TypeFunction {
 			return js.Undefined()
 		}
 		return f.Call(MethodBind, scratch, jsFreeze)
@@ -336,12 +334,13 @@ const arrayChunk = 8192
 
 // arrayOf returns vals as a JavaScript Array, built with one call per
 // arrayChunk values instead of one SetIndex per value: Array.of, or
-// Array.prototype.push on hosts without Array.of.
+// Array.prototype.push, chunk by chunk, for more values than one call
+// may take.
 func arrayOf(vals []any) js.Value {
-	if len(vals) <= arrayChunk && jsArrayOf.Type() == js.TypeFunction {
+	if len(vals) <= arrayChunk {
 		return jsArrayOf.Invoke(vals...)
 	}
-	a := jsArray.New()
+	a := jsutil.Array.New()
 	for len(vals) > 0 {
 		n := min(len(vals), arrayChunk)
 		a.Call(MethodPush, vals[:n]...)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
+	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
 // Model is a core.Model backed by a JavaScript function. Create it with
@@ -101,7 +102,7 @@ func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelR
 
 // noTools is the frozen empty Array every request without tools shares.
 var noTools = func() js.Value {
-	a := jsArray.New()
+	a := jsutil.Array.New()
 	freeze(a)
 	return a
 }()
@@ -110,7 +111,7 @@ func toolSpecs(specs []core.ToolSpec) js.Value {
 	if len(specs) == 0 {
 		return noTools
 	}
-	a := jsArray.New(len(specs))
+	a := jsutil.Array.New(len(specs))
 	for i := range specs {
 		s := &specs[i]
 		o := newObject()
@@ -145,8 +146,8 @@ var (
 	deltasMu  sync.Mutex
 	deltaNext int
 	deltas    = map[int]func(string){}
-	deltaFunc = Func(nil, func(_ js.Value, args []js.Value) any {
-		id, t := arg(args, 0), arg(args, 1)
+	deltaFunc = jsutil.FuncOr(nil, func(_ js.Value, args []js.Value) any {
+		id, t := jsutil.Arg(args, 0), jsutil.Arg(args, 1)
 		if id.Type() != js.TypeNumber || t.Type() != js.TypeString {
 			return nil
 		}
@@ -158,23 +159,11 @@ var (
 		}
 		return nil
 	})
-	deltaBindable = deltaFunc.Get(MethodBind).Type() == js.TypeFunction
 )
 
 // deltaFor returns the delta function of one model call and the function
-// that ends it. Where the host has no Function.prototype.bind, it is a
-// js.Func of its own, released at the end (a late call then logs "call
-// to released function").
+// that ends it: deltaFunc bound to a number of its own.
 func deltaFor(f func(string)) (js.Value, func()) {
-	if !deltaBindable {
-		fn := Func(nil, func(_ js.Value, args []js.Value) any {
-			if t := arg(args, 0); t.Type() == js.TypeString {
-				f(t.String())
-			}
-			return nil
-		})
-		return fn.Value, fn.Release
-	}
 	deltasMu.Lock()
 	deltaNext++
 	id := deltaNext

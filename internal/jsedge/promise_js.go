@@ -9,6 +9,7 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
 // Async runs fn in a goroutine and returns a Promise that resolves with
@@ -43,46 +44,23 @@ func Async(fn func() (js.Value, error)) js.Value {
 //
 // The executor is resolvers.push bound to resolvers, a JavaScript
 // function: new Promise calls it at once, pushing resolve and reject onto
-// the array, where Go reads resolve. A Go executor (a js.Func) makes every
-// Promise a nested call from JavaScript into Go, which measured about
-// 12 µs, more than anything else a Promise costs; it serves only hosts
-// without Function.prototype.bind (a minimal JavaScript world).
+// the array, where Go reads resolve. (A Go executor, a js.Func, would
+// make every Promise a nested call from JavaScript into Go, which
+// measured about 12 µs, more than anything else a Promise costs.)
 func newPromise() (p, resolve js.Value) {
 	resolversMu.Lock()
 	defer resolversMu.Unlock()
-	if pushResolvers.Type() == js.TypeFunction {
-		p = jsPromise.New(pushResolvers)
-		resolve = resolvers.Index(0)
-		resolvers.Set(FieldLength, 0)
-		return p, resolve
-	}
-	p = jsPromise.New(goExecutor)
-	resolve, executorResolve = executorResolve, js.Undefined()
+	p = jsPromise.New(pushResolvers)
+	resolve = resolvers.Index(0)
+	resolvers.Set(FieldLength, 0)
 	return p, resolve
 }
 
 var (
 	resolversMu   sync.Mutex
-	resolvers     = jsArray.New()
-	pushResolvers = bound(resolvers, MethodPush)
-	// goExecutor and executorResolve serve hosts where pushResolvers is
-	// undefined.
-	executorResolve js.Value
-	goExecutor      = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		executorResolve = arg(args, 0)
-		return nil
-	})
+	resolvers     = jsutil.Array.New()
+	pushResolvers = resolvers.Get(MethodPush).Call(MethodBind, resolvers)
 )
-
-// bound returns o[method].bind(o), or undefined where the host lacks
-// either function.
-func bound(o js.Value, method string) js.Value {
-	f := o.Get(method)
-	if f.Type() != js.TypeFunction || f.Get(MethodBind).Type() != js.TypeFunction {
-		return js.Undefined()
-	}
-	return f.Call(MethodBind, o)
-}
 
 // spawn runs f on an idle pooled goroutine, or on a new one that joins
 // the pool when f returns. At most maxIdleWorkers goroutines stay idle;
@@ -130,28 +108,6 @@ func protect(fn func() (js.Value, error)) (v js.Value, err error) {
 	return fn()
 }
 
-// Func wraps fn as a JavaScript function that never lets a panic reach
-// the Go runtime: a panic makes the call return onPanic instead.
-//
-// # Notes
-//
-//   - fn runs on the event goroutine: it must not wait for JavaScript
-//     (no Promise, no channel a JavaScript callback fills), or the
-//     instance deadlocks. Start a goroutine and return a Promise (Async).
-//   - The js.Func is never released; create a bounded number of them.
-//
-//go:noinline
-func Func(onPanic any, fn func(this js.Value, args []js.Value) any) js.Func {
-	return js.FuncOf(func(this js.Value, args []js.Value) (out any) {
-		defer func() {
-			if p := recover(); p != nil {
-				out = onPanic
-			}
-		}()
-		return fn(this, args)
-	})
-}
-
 // Await waits for v when it is a thenable (an object or function with a
 // then method) and returns what it settles with; any other v is returned
 // at once. A rejection returns the rejection value as a *core.Error with
@@ -185,11 +141,11 @@ func Await(ctx core.Context, v js.Value, code core.Code) (js.Value, error) {
 		}
 	}
 	onOK := js.FuncOf(func(_ js.Value, args []js.Value) any {
-		send(settled{v: arg(args, 0), ok: true})
+		send(settled{v: jsutil.Arg(args, 0), ok: true})
 		return nil
 	})
 	onErr := js.FuncOf(func(_ js.Value, args []js.Value) any {
-		send(settled{v: arg(args, 0)})
+		send(settled{v: jsutil.Arg(args, 0)})
 		return nil
 	})
 	release := func() { onOK.Release(); onErr.Release() }
@@ -223,13 +179,6 @@ func Await(ctx core.Context, v js.Value, code core.Code) (js.Value, error) {
 func isThenable(v js.Value) bool {
 	t := v.Type()
 	return (t == js.TypeObject || t == js.TypeFunction) && get(v, MethodThen).Type() == js.TypeFunction
-}
-
-func arg(args []js.Value, i int) js.Value {
-	if i < len(args) {
-		return args[i]
-	}
-	return js.Undefined()
 }
 
 // try calls fn and returns a JavaScript exception (or any panic) it
