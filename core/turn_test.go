@@ -3,6 +3,7 @@ package core_test
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
@@ -109,6 +110,27 @@ func TestTurn_Next(t *testing.T) {
 			a, _ := drive(t, second, scripted(core.ModelReply{Content: "b"}), nil)
 			if a.Kind != core.ActionDone || len(messagesOf(rt, "s")) != 4 {
 				t.Errorf("got %v with %d messages", a.Kind, len(messagesOf(rt, "s")))
+			}
+		}},
+		// Ensure a reply that repeats a tool call id fails the turn with
+		// model_error naming the id and leaves the seeded session, for a
+		// reply of a few calls and one of many (checked through a set).
+		{"ErrReplyRepeatsID", func(t *testing.T) {
+			for _, n := range []int{2, 5000} {
+				calls := make([]core.ToolCall, n)
+				for i := range calls {
+					calls[i] = core.ToolCall{ID: "c" + strconv.Itoa(i), Name: "add", Arguments: "{}"}
+				}
+				calls[n-1].ID = "c0"
+				rt := mustRuntime(t, core.Config{Tools: []core.Tool{addTool}})
+				tn, _ := rt.Begin(nil, req("s"))
+				a, _ := drive(t, tn, scripted(core.ModelReply{ToolCalls: calls}), nil)
+				if a.Kind != core.ActionFailed || a.Err.Code != core.CodeModelError || a.Err.Message != `the model used tool call id "c0" twice` {
+					t.Fatalf("%d calls: got %+v, want model_error", n, a)
+				}
+				if got := contents(messagesOf(rt, "s")); !reflect.DeepEqual(got, []string{"user:a", "assistant:b"}) {
+					t.Errorf("%d calls: session: got %v, want the seeded history", n, got)
+				}
 			}
 		}},
 		// Ensure a cancel during a model call fails the turn at once, rolls
