@@ -239,13 +239,7 @@ func (t *turn) checkReply(a *ModelReply, err error) (Message, *Error) {
 	reply := *a
 	if len(reply.ToolCalls) > 0 {
 		reply.ToolCalls = append([]ToolCall(nil), reply.ToolCalls...)
-		// A reply of a few calls is checked for a repeated id pairwise;
-		// a longer one through a set, so that a model answering with
-		// thousands of calls costs linear time, not quadratic.
-		var seen map[string]struct{}
-		if len(reply.ToolCalls) > 8 {
-			seen = make(map[string]struct{}, len(reply.ToolCalls))
-		}
+		seen := make(map[string]struct{}, len(reply.ToolCalls))
 		for i := range reply.ToolCalls {
 			c := &reply.ToolCalls[i]
 			if c.ID == "" {
@@ -254,18 +248,10 @@ func (t *turn) checkReply(a *ModelReply, err error) (Message, *Error) {
 			if c.Name == "" {
 				return Message{}, NewError(CodeModelError, "the model asked for a tool call with no name")
 			}
-			repeated := false
-			if seen != nil {
-				_, repeated = seen[c.ID]
-				seen[c.ID] = struct{}{}
-			} else {
-				for j := 0; j < i && !repeated; j++ {
-					repeated = reply.ToolCalls[j].ID == c.ID
-				}
-			}
-			if repeated {
+			if _, ok := seen[c.ID]; ok {
 				return Message{}, NewError(CodeModelError, "the model used tool call id "+quote(c.ID)+" twice")
 			}
+			seen[c.ID] = struct{}{}
 		}
 	}
 	return Message{Role: RoleAssistant, Content: reply.Content, ToolCalls: reply.ToolCalls}, nil
