@@ -25,6 +25,9 @@ const MAX_ERROR_TEXT = 300;
  */
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 << 20;
 
+/** The highest tool call index a stream may use (as the Go model). */
+const MAX_TOOL_CALL_INDEX = 1024;
+
 /** The most of a non-2xx answer's body that is read, in bytes (as the Go model). */
 const MAX_ERROR_BODY = 64 << 10;
 
@@ -397,7 +400,9 @@ async function readChatResponse(res, onDelta, redact, limit) {
     const { bytes } = await readBody(res, limit, true);
     const j = JSON.parse(fromUTF8.decode(bytes));
     if (j && j.error) throw modelError("the endpoint answered an error: " + redact(j.error.message || JSON.stringify(j.error)));
-    const msg = (j && j.choices && j.choices[0] && j.choices[0].message) || {};
+    // As the Go model: an answer without a choice is not an empty reply.
+    if (!j || !Array.isArray(j.choices) || j.choices.length === 0) throw modelError("the answer has no choices");
+    const msg = (j.choices[0] && j.choices[0].message) || {};
     const content = typeof msg.content === "string" ? msg.content : "";
     if (content) onDelta(content);
     return {
@@ -415,7 +420,7 @@ async function readChatResponse(res, onDelta, redact, limit) {
   const calls = []; // by index
   let done = false;
   const onData = (data) => {
-    if (data === "[DONE]") {
+    if (data.trim() === "[DONE]") {
       done = true;
       return;
     }
@@ -434,6 +439,8 @@ async function readChatResponse(res, onDelta, redact, limit) {
     }
     for (const tc of delta.tool_calls || []) {
       const i = Number.isInteger(tc.index) ? tc.index : calls.length;
+      // The Go model's range: a few calls, not a sparse array of millions.
+      if (i < 0 || i > MAX_TOOL_CALL_INDEX) throw modelError("the event stream has a tool call index out of range");
       const c = (calls[i] ||= { id: "", name: "", arguments: "" });
       if (tc.id) c.id = String(tc.id);
       const name = tc.function && tc.function.name;
@@ -511,12 +518,14 @@ async function readChatResponse(res, onDelta, redact, limit) {
   }
   return {
     content,
-    toolCalls: calls.filter(Boolean).map((c) => ({ id: c.id, name: c.name, arguments: c.arguments || "{}" })),
+    toolCalls: calls.filter(Boolean).map((c) => ({ id: c.id, name: c.name, arguments: stringArgs(c.arguments) })),
   };
 }
 
+// stringArgs is a tool call's arguments as text: "{}" for none or only
+// spaces (as the Go model's argsOrEmpty), an object as its JSON.
 function stringArgs(a) {
-  if (typeof a === "string") return a || "{}";
+  if (typeof a === "string") return a.trim() === "" ? "{}" : a;
   if (a == null) return "{}";
   return JSON.stringify(a);
 }

@@ -414,6 +414,58 @@ describe("openAIModel", () => {
     assert.ok(sent < 256 << 20, `the server sent all ${sent} bytes`);
   });
 
+  // Ensure the rules the Go model shares (openai/agree_test.go checks the
+  // same there): error objects fail the call, arguments as objects read as
+  // their JSON and blank ones as "{}", [DONE] with spaces ends the stream,
+  // a tool call index out of range and a plain answer without choices fail.
+  test("reads answers by the rules of the Go model", async () => {
+    const call = async (answer) => {
+      reset();
+      fake.answers.push(answer);
+      return openAIModel({ baseURL: fake.url, model: "m", apiKey: KEY })(request().req);
+    };
+    const plain = (obj) => (req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(obj));
+    };
+    const tc = (index, fn, id) => chunk({ tool_calls: [{ index, ...(id ? { id } : {}), function: fn }] });
+
+    let err = await rejectsWith(assert, call([chunk({ content: "par" }), { error: "overloaded" }]), "model_error");
+    assert.match(err.message, /sent an error: "overloaded"/);
+    err = await rejectsWith(assert, call(plain({ error: { message: "quota exceeded for " + KEY } })), "model_error");
+    assert.match(err.message, /answered an error: quota exceeded for \[redacted\]/);
+    assert.deepEqual(await call([{ error: null, ...chunk({ content: "fine" }) }, "[DONE]"]), { content: "fine", toolCalls: [] });
+
+    assert.deepEqual(await call([tc(0, { name: "t", arguments: { x: 1 } }, "c1"), tc(1, { name: "u", arguments: "  " }, "c2"), "[DONE]"]), {
+      content: "",
+      toolCalls: [{ id: "c1", name: "t", arguments: "{\"x\":1}" }, { id: "c2", name: "u", arguments: "{}" }],
+    });
+    const calls = [
+      { id: "c1", type: "function", function: { name: "u", arguments: null } },
+      { id: "c2", type: "function", function: { name: "v", arguments: " " } },
+    ];
+    assert.deepEqual((await call(plain({ choices: [{ message: { role: "assistant", content: null, tool_calls: calls } }] }))).toolCalls, [
+      { id: "c1", name: "u", arguments: "{}" },
+      { id: "c2", name: "v", arguments: "{}" },
+    ]);
+
+    assert.deepEqual(await call((req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`data: ${JSON.stringify(chunk({ content: "whole" }))}\n\ndata:  [DONE] \r\n\r\ndata: ${JSON.stringify(chunk({ content: "not this" }))}\n\n`);
+    }), { content: "whole", toolCalls: [] });
+
+    for (const index of [-1, 1025]) {
+      err = await rejectsWith(assert, call([tc(index, { name: "t", arguments: "{}" }, "c1"), "[DONE]"]), "model_error");
+      assert.match(err.message, /index out of range/, String(index));
+    }
+    assert.equal((await call([tc(1024, { name: "t", arguments: "{}" }, "c1"), "[DONE]"])).toolCalls.length, 1);
+
+    for (const answer of [{ choices: [] }, {}, { choices: null }]) {
+      err = await rejectsWith(assert, call(plain(answer)), "model_error");
+      assert.match(err.message, /no choices/, JSON.stringify(answer));
+    }
+  });
+
   test("toOpenAIMessages converts tool calls and tool results to OpenAI's shape", () => {
     const out = toOpenAIMessages({
       system: "",
