@@ -24,7 +24,17 @@ export interface OpenAIModelOptions {
   signal?: AbortSignal | ((request: ModelRequest) => AbortSignal | undefined) | null | undefined;
   /** The fetch to use; default globalThis.fetch. */
   fetch?: typeof fetch | undefined;
+  /**
+   * The bound on an answer, in bytes received, streamed or not; a
+   * positive integer, default DEFAULT_MAX_RESPONSE_BYTES (8 MiB). An
+   * answer over it is not cut: the request is aborted and the call
+   * rejects with code "model_error" and a message naming the bound.
+   */
+  maxResponseBytes?: number | undefined;
 }
+
+/** The bound on an answer when maxResponseBytes is not given: 8 MiB (8388608 bytes). */
+export declare const DEFAULT_MAX_RESPONSE_BYTES: number;
 
 /** What the model function answers. */
 export interface OpenAIReply {

@@ -18,6 +18,19 @@ import { AgentrtError } from "./glue.js";
 /** Longest upstream error text kept in a message, in characters. */
 const MAX_ERROR_TEXT = 300;
 
+/**
+ * The bound on an upstream answer, in bytes received, when the
+ * maxResponseBytes option is not given: 8 MiB, as the Go model's
+ * openai.DefaultMaxResponseBytes.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 << 20;
+
+/** The highest tool call index a stream may use (as the Go model). */
+const MAX_TOOL_CALL_INDEX = 1024;
+
+/** The most of a non-2xx answer's body that is read, in bytes (as the Go model). */
+const MAX_ERROR_BODY = 64 << 10;
+
 function argError(name, what) {
   const err = new TypeError(`agentrt/openai: ${name} ${what}`);
   err.code = "invalid_argument";
@@ -51,6 +64,10 @@ function isSignal(v) {
  *   aborts when the run is cancelled, times out or its instance dies, is
  *   always used; this one is combined with it.
  * @param {typeof fetch} [options.fetch] the fetch to use (default: globalThis.fetch)
+ * @param {number} [options.maxResponseBytes] the bound on an answer, in
+ *   bytes received, streamed or not (default 8 MiB). An answer over it is
+ *   not cut: the request is aborted and the call fails with model_error
+ *   naming the bound.
  * @returns {(request: object) => Promise<{content: string, toolCalls: Array<{id: string, name: string, arguments: string}>}>}
  */
 export function openAIModel(options) {
@@ -71,6 +88,10 @@ export function openAIModel(options) {
   if (body !== undefined && (body === null || typeof body !== "object" || Array.isArray(body))) throw argError("options.body", "must be an object");
   if (signal !== undefined && signal !== null && !isSignal(signal) && typeof signal !== "function") {
     throw argError("options.signal", "must be an AbortSignal or a function returning one");
+  }
+  const { maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES } = options;
+  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0) {
+    throw argError("options.maxResponseBytes", "must be a positive integer (bytes)");
   }
   const fetchFn = options.fetch ?? globalThis.fetch;
   if (typeof fetchFn !== "function") throw argError("options.fetch", "must be a function (this host has no global fetch)");
@@ -95,11 +116,14 @@ export function openAIModel(options) {
       throw modelError(`cannot reach ${url}: ${redact(errorText(e))}`, e);
     }
     if (!res.ok) {
-      const text = await res.text().catch(() => "");
+      // Only the start of an error body is read: its text is cut to 300
+      // characters anyway, and an endless one must not hold the run.
+      const head = await readBody(res, MAX_ERROR_BODY, false).catch(() => null);
+      const text = head ? fromUTF8.decode(head.bytes) : "";
       throw modelError(`${url} answered ${res.status}: ${redact(text)}`);
     }
     try {
-      return await readChatResponse(res, (text) => request.delta(text), redact);
+      return await readChatResponse(res, (text) => request.delta(text), redact, maxResponseBytes);
     } catch (e) {
       if (runSignal && runSignal.aborted) throw aborted(runSignal.reason);
       if (e instanceof AgentrtError) throw e;
@@ -324,14 +348,61 @@ function parameters(p) {
   return { type: "object", properties: {} };
 }
 
-// readChatResponse reads a chat.completions answer: a Server-Sent Events
-// stream of chunks, or one JSON object.
-async function readChatResponse(res, onDelta, redact) {
+function tooLarge(limit) {
+  return modelError(`the model's answer is larger than ${limit} bytes (the bound on an upstream answer, option maxResponseBytes)`);
+}
+
+// readBody reads res's body up to limit bytes. It returns the bytes and
+// whether the body had more; then the rest is not read and the request is
+// aborted (cancelling the body ends the upstream fetch). With strict, more
+// than limit bytes fails with tooLarge instead.
+async function readBody(res, limit, strict) {
+  if (!res.body) return { bytes: new Uint8Array(0), over: false };
+  const reader = res.body.getReader();
+  const parts = [];
+  let size = 0;
+  let over = false;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (size + value.byteLength > limit) {
+        over = true;
+        parts.push(value.subarray(0, limit - size));
+        size = limit;
+        break;
+      }
+      parts.push(value);
+      size += value.byteLength;
+    }
+  } catch (e) {
+    reader.cancel(e).catch(() => {});
+    throw e;
+  }
+  if (over) {
+    reader.cancel().catch(() => {});
+    if (strict) throw tooLarge(limit);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.byteLength;
+  }
+  return { bytes, over };
+}
+
+// readChatResponse reads a chat.completions answer of at most limit bytes:
+// a Server-Sent Events stream of chunks, or one JSON object.
+async function readChatResponse(res, onDelta, redact, limit) {
   const type = res.headers.get("content-type") || "";
   if (!type.includes("text/event-stream")) {
-    const j = await res.json();
+    const { bytes } = await readBody(res, limit, true);
+    const j = JSON.parse(fromUTF8.decode(bytes));
     if (j && j.error) throw modelError("the endpoint answered an error: " + redact(j.error.message || JSON.stringify(j.error)));
-    const msg = (j && j.choices && j.choices[0] && j.choices[0].message) || {};
+    // As the Go model: an answer without a choice is not an empty reply.
+    if (!j || !Array.isArray(j.choices) || j.choices.length === 0) throw modelError("the answer has no choices");
+    const msg = (j.choices[0] && j.choices[0].message) || {};
     const content = typeof msg.content === "string" ? msg.content : "";
     if (content) onDelta(content);
     return {
@@ -349,7 +420,7 @@ async function readChatResponse(res, onDelta, redact) {
   const calls = []; // by index
   let done = false;
   const onData = (data) => {
-    if (data === "[DONE]") {
+    if (data.trim() === "[DONE]") {
       done = true;
       return;
     }
@@ -368,6 +439,8 @@ async function readChatResponse(res, onDelta, redact) {
     }
     for (const tc of delta.tool_calls || []) {
       const i = Number.isInteger(tc.index) ? tc.index : calls.length;
+      // The Go model's range: a few calls, not a sparse array of millions.
+      if (i < 0 || i > MAX_TOOL_CALL_INDEX) throw modelError("the event stream has a tool call index out of range");
       const c = (calls[i] ||= { id: "", name: "", arguments: "" });
       if (tc.id) c.id = String(tc.id);
       const name = tc.function && tc.function.name;
@@ -381,6 +454,7 @@ async function readChatResponse(res, onDelta, redact) {
 
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
+  let received = 0; // bytes, against limit
   let buf = "";
   let data = []; // the data lines of the event being read
   const line = (l) => {
@@ -402,18 +476,40 @@ async function readChatResponse(res, onDelta, redact) {
         if (!done) line("");
         break;
       }
-      buf += decoder.decode(value, { stream: true });
+      // Of a piece that crosses the bound only the bytes within it are
+      // read: an answer that ends ([DONE]) within the bound stands, any
+      // other is refused whole rather than cut (a stream cut short would
+      // read as a complete, shorter reply).
+      const room = limit - received;
+      received += value.byteLength;
+      const over = received > limit;
+      buf += decoder.decode(over ? value.subarray(0, room) : value, { stream: true });
       let m;
       while (!done && (m = /\r\n|\r(?!$)|\n/.exec(buf))) {
         const l = buf.slice(0, m.index);
         buf = buf.slice(m.index + m[0].length);
         line(l);
       }
+      if (over && !done) throw tooLarge(limit);
     }
-    if (done) {
+    if (done && received > limit) {
+      // What followed [DONE] crossed the bound: not part of the answer,
+      // and not read on.
+      reader.cancel().catch(() => {});
+    } else if (done) {
       // Read to the end (servers close right after [DONE]): cancelling
-      // instead aborts the request, which browsers log as a failure.
-      while (!(await reader.read()).done) { /* drain */ }
+      // instead aborts the request, which browsers log as a failure. What
+      // follows [DONE] is not part of the answer, but is read only up to
+      // the bound: past it the request is aborted and the answer kept.
+      for (;;) {
+        const { value, done: end } = await reader.read();
+        if (end) break;
+        received += value.byteLength;
+        if (received > limit) {
+          reader.cancel().catch(() => {});
+          break;
+        }
+      }
     }
   } catch (e) {
     // A bad chunk or an abort: close the connection, do not read on.
@@ -422,12 +518,14 @@ async function readChatResponse(res, onDelta, redact) {
   }
   return {
     content,
-    toolCalls: calls.filter(Boolean).map((c) => ({ id: c.id, name: c.name, arguments: c.arguments || "{}" })),
+    toolCalls: calls.filter(Boolean).map((c) => ({ id: c.id, name: c.name, arguments: stringArgs(c.arguments) })),
   };
 }
 
+// stringArgs is a tool call's arguments as text: "{}" for none or only
+// spaces (as the Go model's argsOrEmpty), an object as its JSON.
 function stringArgs(a) {
-  if (typeof a === "string") return a || "{}";
+  if (typeof a === "string") return a.trim() === "" ? "{}" : a;
   if (a == null) return "{}";
   return JSON.stringify(a);
 }

@@ -87,8 +87,30 @@ type chatToolCall struct {
 }
 
 type chatFunction struct {
-	Name      string `json:"name,omitempty"`
-	Arguments string `json:"arguments"`
+	Name      string  `json:"name,omitempty"`
+	Arguments argText `json:"arguments"`
+}
+
+// argText is a tool call's arguments: sent as a JSON string, read from a
+// string or, as some servers send them, from any other JSON value, which
+// stands for its compact JSON text (null for none). js/openai.js reads
+// them the same way.
+type argText string
+
+func (a *argText) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, (*string)(a))
+	}
+	if string(b) == "null" {
+		*a = ""
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return err
+	}
+	*a = argText(buf.String())
+	return nil
 }
 
 type chatTool struct {
@@ -114,6 +136,28 @@ type chatResponse struct {
 		Message chatMessage `json:"message"`
 		Delta   chatMessage `json:"delta"`
 	} `json:"choices"`
+	// Error is set when the server reports a failure inside a 2xx answer
+	// or in the middle of a stream.
+	Error json.RawMessage `json:"error"`
+}
+
+// errorText is the text of a chatResponse's error: its message, or else
+// the error's JSON (as js/openai.js words it); "" when there is none.
+func (cr *chatResponse) errorText() string {
+	if len(cr.Error) == 0 || string(cr.Error) == "null" {
+		return ""
+	}
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(cr.Error, &e) == nil && e.Message != "" {
+		return e.Message
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, cr.Error) != nil {
+		return string(cr.Error)
+	}
+	return buf.String()
 }
 
 type errorResponse struct {
@@ -142,7 +186,7 @@ func (m *Model) BuildRequest(req *core.ModelRequest) ([]byte, error) {
 			}
 			cm.ToolCalls = make([]chatToolCall, len(msg.ToolCalls))
 			for j, tc := range msg.ToolCalls {
-				cm.ToolCalls[j] = chatToolCall{ID: tc.ID, Type: "function", Function: chatFunction{Name: tc.Name, Arguments: tc.Arguments}}
+				cm.ToolCalls[j] = chatToolCall{ID: tc.ID, Type: "function", Function: chatFunction{Name: tc.Name, Arguments: argText(tc.Arguments)}}
 			}
 		}
 		body.Messages = append(body.Messages, cm)
@@ -223,6 +267,9 @@ func (m *Model) Complete(cctx core.Context, req *core.ModelRequest) (*core.Model
 	if err := json.Unmarshal(b, &cr); err != nil {
 		return nil, modelError("the model's answer is not valid JSON")
 	}
+	if e := cr.errorText(); e != "" {
+		return nil, modelError("the model answered an error: " + m.clean(e))
+	}
 	if len(cr.Choices) == 0 {
 		return nil, modelError("the model's answer has no choices")
 	}
@@ -232,7 +279,7 @@ func (m *Model) Complete(cctx core.Context, req *core.ModelRequest) (*core.Model
 		reply.Content = *msg.Content
 	}
 	for _, tc := range msg.ToolCalls {
-		reply.ToolCalls = append(reply.ToolCalls, core.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: argsOrEmpty(tc.Function.Arguments)})
+		reply.ToolCalls = append(reply.ToolCalls, core.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: argsOrEmpty(string(tc.Function.Arguments))})
 	}
 	if reply.Content != "" && req.Delta != nil {
 		req.Delta(reply.Content)
@@ -242,18 +289,26 @@ func (m *Model) Complete(cctx core.Context, req *core.ModelRequest) (*core.Model
 
 // readStream reads "data: {...}" lines until "data: [DONE]" or the end,
 // reporting text deltas and assembling tool calls by their index.
+//
+// Every whole line within the bound is read: an answer whose [DONE] is
+// within it stands, whatever follows (it is not the answer, and is not
+// read); any other answer that goes past the bound fails whole.
 func (m *Model) readStream(ctx context.Context, r *boundedReader, limit int64, delta func(string)) (*core.ModelReply, error) {
 	sc := bufio.NewScanner(r)
 	// One byte over the bound, so that an event as large as the whole
 	// bound fails on the bound, not on the buffer.
 	sc.Buffer(make([]byte, 0, 64<<10), int(min(limit, 16<<20))+1)
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		n, line, err := bufio.ScanLines(data, atEOF)
+		if atEOF && r.over() && (n == 0 || data[n-1] != '\n') {
+			// Not a whole line: the rest was cut at the bound.
+			return 0, nil, errTooLarge
+		}
+		return n, line, err
+	})
 	var content strings.Builder
 	var calls []streamCall
 	for sc.Scan() {
-		if r.over() {
-			// The last line was cut at the bound: the error is below.
-			break
-		}
 		line := sc.Bytes()
 		data, ok := bytes.CutPrefix(line, []byte("data:"))
 		if !ok {
@@ -261,11 +316,14 @@ func (m *Model) readStream(ctx context.Context, r *boundedReader, limit int64, d
 		}
 		data = bytes.TrimSpace(data)
 		if string(data) == "[DONE]" {
-			break
+			return streamReply(&content, calls), nil
 		}
 		var cr chatResponse
 		if err := json.Unmarshal(data, &cr); err != nil {
 			return nil, modelError("the model's stream has an event that is not valid JSON")
+		}
+		if e := cr.errorText(); e != "" {
+			return nil, modelError("the model's stream sent an error: " + m.clean(e))
 		}
 		if len(cr.Choices) == 0 {
 			continue
@@ -297,14 +355,14 @@ func (m *Model) readStream(ctx context.Context, r *boundedReader, limit int64, d
 			if n := tc.Function.Name; n != "" && n != c.name.String() {
 				c.name.WriteString(n)
 			}
-			c.args.WriteString(tc.Function.Arguments)
+			c.args.WriteString(string(tc.Function.Arguments))
 		}
 	}
 	if err := sc.Err(); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if r.over() {
+		if errors.Is(err, errTooLarge) {
 			return nil, tooLarge(limit)
 		}
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -312,12 +370,17 @@ func (m *Model) readStream(ctx context.Context, r *boundedReader, limit int64, d
 		}
 		return nil, modelError("the model's stream could not be read")
 	}
+	return streamReply(&content, calls), nil
+}
+
+// streamReply is the reply a stream's text and tool calls make.
+func streamReply(content *strings.Builder, calls []streamCall) *core.ModelReply {
 	reply := &core.ModelReply{Content: content.String()}
 	for i := range calls {
 		c := &calls[i]
 		reply.ToolCalls = append(reply.ToolCalls, core.ToolCall{ID: c.id, Name: c.name.String(), Arguments: argsOrEmpty(c.args.String())})
 	}
-	return reply, nil
+	return reply
 }
 
 // streamCall is a tool call being assembled from a stream's pieces; the

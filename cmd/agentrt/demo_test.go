@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDemoHandler(t *testing.T) {
@@ -110,6 +113,55 @@ func TestDemoHandler(t *testing.T) {
 			}
 			if !strings.Contains(res.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
 				t.Fatal("the CSP does not forbid framing")
+			}
+		})
+	}
+}
+
+// Ensure a path with a malformed percent-escape is a bad request (400),
+// and odd but well-formed escapes (NUL, invalid UTF-8, encoded dots and
+// slashes) are not found (404): none is a server error. The request line
+// is written by hand, since a Go client refuses to send such paths.
+func TestDemoHandler_MalformedPath(t *testing.T) {
+	page := t.TempDir()
+	dist := t.TempDir()
+	mustWrite(t, filepath.Join(page, "index.html"), "<!doctype html><title>demo</title>")
+	mustWrite(t, filepath.Join(dist, "agentrt.wasm"), "\x00asm\x01\x00\x00\x00")
+	srv := httptest.NewServer(demoHandler(page, dist))
+	defer srv.Close()
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/%E0%A4%A", 400},
+		{"/%zz", 400},
+		{"/%", 400},
+		{"/dist/%E0%A4%A", 400},
+		{"/%E0%A4", 404},
+		{"/%00", 404},
+		{"/dist/a%00b", 404},
+		{"/%C0%AE%C0%AE/", 404},
+		{"/%2e%2e/%2e%2e/etc/passwd", 404},
+		{"/dist/..%2f..%2fetc%2fpasswd", 404},
+		{"/dist/agentrt%2Ewasm", 200},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			c, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			if _, err := io.WriteString(c, "GET "+tc.path+" HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tc.status {
+				t.Fatalf("status: got %d, want %d", res.StatusCode, tc.status)
 			}
 		})
 	}

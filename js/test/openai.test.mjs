@@ -6,7 +6,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { loadRuntime, AgentrtError } from "../glue.js";
-import { openAIModel, toOpenAIMessages } from "../openai.js";
+import { openAIModel, toOpenAIMessages, DEFAULT_MAX_RESPONSE_BYTES } from "../openai.js";
 import { compiledModule, wasmExecURL } from "./env.mjs";
 import { deferred, rejectsWith } from "./helpers.mjs";
 
@@ -81,6 +81,11 @@ describe("openAIModel", () => {
       [{ baseURL: "http://127.0.0.1/v1", model: "m", apiKey: 5 }, "options.apiKey"],
       [{ baseURL: "http://127.0.0.1/v1", model: "m", signal: "x" }, "options.signal"],
       [{ baseURL: "http://127.0.0.1/v1", model: "m", body: [] }, "options.body"],
+      [{ baseURL: "http://127.0.0.1/v1", model: "m", maxResponseBytes: 0 }, "options.maxResponseBytes"],
+      [{ baseURL: "http://127.0.0.1/v1", model: "m", maxResponseBytes: -1 }, "options.maxResponseBytes"],
+      [{ baseURL: "http://127.0.0.1/v1", model: "m", maxResponseBytes: 1.5 }, "options.maxResponseBytes"],
+      [{ baseURL: "http://127.0.0.1/v1", model: "m", maxResponseBytes: "8388608" }, "options.maxResponseBytes"],
+      [{ baseURL: "http://127.0.0.1/v1", model: "m", maxResponseBytes: Infinity }, "options.maxResponseBytes"],
     ];
     for (const [options, name] of cases) {
       assert.throws(() => openAIModel(options), (e) => e instanceof TypeError && e.code === "invalid_argument" && e.message.includes(name), name);
@@ -271,6 +276,196 @@ describe("openAIModel", () => {
     assert.equal(fake.requests.length, 0, "an aborted signal sends nothing");
   });
 
+  // Ensure an answer over maxResponseBytes, streamed or not, fails with
+  // model_error naming the bound (never a reply cut at the bound), that
+  // the upstream request is aborted (the server sees its connection
+  // close, even while it would send forever), and that an answer of
+  // exactly the bound is read.
+  test("an answer over maxResponseBytes fails with model_error naming the bound and aborts the request", async () => {
+    const bound = 64 << 10;
+    const event = `data: ${JSON.stringify(chunk({ content: "y".repeat(1000) }))}\n\n`;
+    const huge = "x".repeat(4 * bound);
+    const cases = {
+      "sse-endless": { type: "text/event-stream", endless: event },
+      "sse-one-event": { type: "text/event-stream", text: `data: ${JSON.stringify(chunk({ content: huge }))}\n\ndata: [DONE]\n\n` },
+      "sse-many-events": { type: "text/event-stream", text: event.repeat(Math.ceil((2 * bound) / event.length)) + "data: [DONE]\n\n" },
+      "json-large": { type: "application/json", text: JSON.stringify({ choices: [{ message: { role: "assistant", content: huge } }] }) },
+      "json-trailing-space": { type: "application/json", text: JSON.stringify({ choices: [{ message: { role: "assistant", content: "ok" } }] }) + " ".repeat(2 * bound) },
+      "json-endless": { type: "application/json", text: `{"choices":[{"message":{"role":"assistant","content":"`, endless: "z".repeat(4096) },
+    };
+    for (const [name, c] of Object.entries(cases)) {
+      reset();
+      const closed = deferred();
+      let sent = 0;
+      fake.answers.push((req, res) => {
+        res.writeHead(200, { "content-type": c.type });
+        res.on("close", () => closed.resolve());
+        if (c.text) sent += Buffer.byteLength(c.text);
+        if (!c.endless) {
+          res.end(c.text);
+          return;
+        }
+        if (c.text) res.write(c.text);
+        // Sends until the client leaves.
+        const pump = () => {
+          while (!res.destroyed && sent < 1024 * bound) {
+            sent += c.endless.length;
+            if (!res.write(c.endless)) return res.once("drain", pump);
+          }
+        };
+        pump();
+      });
+      const model = openAIModel({ baseURL: fake.url, model: "m", maxResponseBytes: bound });
+      const { req, deltas } = request();
+      const err = await rejectsWith(assert, model(req), "model_error");
+      assert.ok(err instanceof AgentrtError, name);
+      assert.match(err.message, new RegExp(`larger than ${bound} bytes`), name);
+      assert.ok(deltas.join("").length <= bound, `${name}: ${deltas.join("").length} bytes of deltas`);
+      const t = setTimeout(() => closed.reject(new Error(`${name}: the upstream request was not aborted (${sent} bytes sent)`)), 5000);
+      await closed.promise.finally(() => clearTimeout(t));
+      assert.ok(sent < 1024 * bound, `${name}: the server sent all ${sent} bytes`);
+    }
+
+    // Exactly the bound is read; one byte more is refused.
+    // An answer of size bytes whose content is all the bytes its frame leaves.
+    const sized = (frame, size) => {
+      const content = "z".repeat(size - frame.length);
+      return { content, text: frame.replace(`"content":""`, `"content":"${content}"`) };
+    };
+    const frames = {
+      "application/json": JSON.stringify({ choices: [{ message: { role: "assistant", content: "" } }] }),
+      "text/event-stream": `data: ${JSON.stringify(chunk({ content: "" }))}\n\ndata: [DONE]\n\n`,
+    };
+    for (const [type, frame] of Object.entries(frames)) {
+      for (const size of [bound, bound + 1]) {
+        reset();
+        const { content, text } = sized(frame, size);
+        assert.equal(Buffer.byteLength(text), size);
+        fake.answers.push((req, res) => {
+          res.writeHead(200, { "content-type": type });
+          res.end(text);
+        });
+        const p = openAIModel({ baseURL: fake.url, model: "m", maxResponseBytes: bound })(request().req);
+        if (size === bound) {
+          const reply = await p;
+          assert.equal(reply.content, content, `${type} of exactly the bound`);
+        } else {
+          const err = await rejectsWith(assert, p, "model_error");
+          assert.match(err.message, new RegExp(`larger than ${bound} bytes`), `${type} of the bound and one byte`);
+        }
+      }
+    }
+
+    // The default is 8 MiB, as the Go model's.
+    assert.equal(DEFAULT_MAX_RESPONSE_BYTES, 8 * 1024 * 1024);
+  });
+
+  // Ensure what a server sends after [DONE] is not part of the answer
+  // (the Go model stops reading there): the reply is kept, and a server
+  // that sends on forever has its request aborted at the bound.
+  test("what follows [DONE] is not the answer, and is read only up to the bound", async () => {
+    reset();
+    const closed = deferred();
+    fake.answers.push((req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.on("close", () => closed.resolve());
+      res.write(`data: ${JSON.stringify(chunk({ content: "done" }))}\n\ndata: [DONE]\n\n`);
+      const junk = ": more\n".repeat(512);
+      const pump = () => {
+        while (!res.destroyed) if (!res.write(junk)) return res.once("drain", pump);
+      };
+      pump();
+    });
+    const reply = await openAIModel({ baseURL: fake.url, model: "m", maxResponseBytes: 64 << 10 })(request().req);
+    assert.deepEqual(reply, { content: "done", toolCalls: [] });
+    await closed.promise;
+
+    // In one write, so the answer and what follows arrive together.
+    reset();
+    fake.answers.push((req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`data: ${JSON.stringify(chunk({ content: "whole" }))}\n\ndata: [DONE]\n\n` + "x".repeat(256 << 10));
+    });
+    assert.deepEqual(await openAIModel({ baseURL: fake.url, model: "m", maxResponseBytes: 64 << 10 })(request().req), { content: "whole", toolCalls: [] });
+  });
+
+  // Ensure the body of a non-2xx answer is read only in part (64 KiB, as
+  // the Go model), so an error body that never ends still fails the call
+  // at once and ends the request.
+  test("an error answer's body is read only in part", async () => {
+    reset();
+    const closed = deferred();
+    let sent = 0;
+    fake.answers.push((req, res) => {
+      res.writeHead(500, { "content-type": "text/plain" });
+      res.on("close", () => closed.resolve());
+      const text = "overloaded ".repeat(400);
+      const pump = () => {
+        while (!res.destroyed && sent < 256 << 20) {
+          sent += text.length;
+          if (!res.write(text)) return res.once("drain", pump);
+        }
+      };
+      pump();
+    });
+    const err = await rejectsWith(assert, openAIModel({ baseURL: fake.url, model: "m" })(request().req), "model_error");
+    assert.match(err.message, /answered 500: overloaded overloaded/);
+    await closed.promise;
+    assert.ok(sent < 256 << 20, `the server sent all ${sent} bytes`);
+  });
+
+  // Ensure the rules the Go model shares (openai/agree_test.go checks the
+  // same there): error objects fail the call, arguments as objects read as
+  // their JSON and blank ones as "{}", [DONE] with spaces ends the stream,
+  // a tool call index out of range and a plain answer without choices fail.
+  test("reads answers by the rules of the Go model", async () => {
+    const call = async (answer) => {
+      reset();
+      fake.answers.push(answer);
+      return openAIModel({ baseURL: fake.url, model: "m", apiKey: KEY })(request().req);
+    };
+    const plain = (obj) => (req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(obj));
+    };
+    const tc = (index, fn, id) => chunk({ tool_calls: [{ index, ...(id ? { id } : {}), function: fn }] });
+
+    let err = await rejectsWith(assert, call([chunk({ content: "par" }), { error: "overloaded" }]), "model_error");
+    assert.match(err.message, /sent an error: "overloaded"/);
+    err = await rejectsWith(assert, call(plain({ error: { message: "quota exceeded for " + KEY } })), "model_error");
+    assert.match(err.message, /answered an error: quota exceeded for \[redacted\]/);
+    assert.deepEqual(await call([{ error: null, ...chunk({ content: "fine" }) }, "[DONE]"]), { content: "fine", toolCalls: [] });
+
+    assert.deepEqual(await call([tc(0, { name: "t", arguments: { x: 1 } }, "c1"), tc(1, { name: "u", arguments: "  " }, "c2"), "[DONE]"]), {
+      content: "",
+      toolCalls: [{ id: "c1", name: "t", arguments: "{\"x\":1}" }, { id: "c2", name: "u", arguments: "{}" }],
+    });
+    const calls = [
+      { id: "c1", type: "function", function: { name: "u", arguments: null } },
+      { id: "c2", type: "function", function: { name: "v", arguments: " " } },
+    ];
+    assert.deepEqual((await call(plain({ choices: [{ message: { role: "assistant", content: null, tool_calls: calls } }] }))).toolCalls, [
+      { id: "c1", name: "u", arguments: "{}" },
+      { id: "c2", name: "v", arguments: "{}" },
+    ]);
+
+    assert.deepEqual(await call((req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`data: ${JSON.stringify(chunk({ content: "whole" }))}\n\ndata:  [DONE] \r\n\r\ndata: ${JSON.stringify(chunk({ content: "not this" }))}\n\n`);
+    }), { content: "whole", toolCalls: [] });
+
+    for (const index of [-1, 1025]) {
+      err = await rejectsWith(assert, call([tc(index, { name: "t", arguments: "{}" }, "c1"), "[DONE]"]), "model_error");
+      assert.match(err.message, /index out of range/, String(index));
+    }
+    assert.equal((await call([tc(1024, { name: "t", arguments: "{}" }, "c1"), "[DONE]"])).toolCalls.length, 1);
+
+    for (const answer of [{ choices: [] }, {}, { choices: null }]) {
+      err = await rejectsWith(assert, call(plain(answer)), "model_error");
+      assert.match(err.message, /no choices/, JSON.stringify(answer));
+    }
+  });
+
   test("toOpenAIMessages converts tool calls and tool results to OpenAI's shape", () => {
     const out = toOpenAIMessages({
       system: "",
@@ -410,6 +605,34 @@ describe("openAIModel in a runtime", () => {
     own.close();
     await rejectsWith(assert, p, "cancelled");
     await up.closed;
+  });
+
+  test("an answer over the bound fails the run with model_error and stores nothing", async () => {
+    reset();
+    const own = await loadRuntime({
+      wasm: await compiledModule(),
+      wasmExec: wasmExecURL,
+      model: openAIModel({ baseURL: fake.url, model: "m", maxResponseBytes: 4096 }),
+    });
+    try {
+      fake.answers.push([chunk({ content: "fits" }), "[DONE]"]);
+      await own.run({ sessionId: "big", input: "first", history });
+      const contents = () => own.session("big").messages.map((m) => m.content);
+      assert.deepEqual(contents(), ["earlier", "ok", "first", "fits"]);
+      // One delta first, then the rest over the bound.
+      fake.answers.push((req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: ${JSON.stringify(chunk({ content: "begun" }))}\n\n`);
+        setTimeout(() => res.end(`data: ${JSON.stringify(chunk({ content: "w".repeat(8192) }))}\n\ndata: [DONE]\n\n`), 50);
+      });
+      const events = [];
+      const err = await rejectsWith(assert, own.run({ sessionId: "big", input: "second", onEvent: (e) => events.push(e) }), "model_error");
+      assert.match(err.message, /larger than 4096 bytes/);
+      assert.deepEqual(events.filter((e) => e.type === "model.delta").map((e) => e.delta), ["begun"], "the answer had begun to stream");
+      assert.deepEqual(contents(), ["earlier", "ok", "first", "fits"]);
+    } finally {
+      own.close();
+    }
   });
 
   test("an upstream failure fails the run with model_error and stores nothing", async () => {

@@ -14,7 +14,7 @@ import {
   type Runtime,
   type Session,
 } from "../glue.js";
-import { openAIModel, toOpenAIMessages, type OpenAIModelOptions } from "../openai.js";
+import { openAIModel, toOpenAIMessages, DEFAULT_MAX_RESPONSE_BYTES, type OpenAIModelOptions } from "../openai.js";
 
 export function models(runId: string): void {
   const controllers = new Map<string, AbortController>();
@@ -32,6 +32,9 @@ export function models(runId: string): void {
   openAIModel({ baseURL: "https://api.openai.com/v1" });
   // @ts-expect-error the key is a string
   openAIModel({ baseURL: "https://api.openai.com/v1", model: "m", apiKey: 5 });
+  void openAIModel({ baseURL: "http://127.0.0.1:8080/v1", model: "local", maxResponseBytes: 2 * DEFAULT_MAX_RESPONSE_BYTES });
+  // @ts-expect-error the bound is a number of bytes
+  openAIModel({ baseURL: "https://api.openai.com/v1", model: "m", maxResponseBytes: "8MiB" });
 }
 
 export async function usage(): Promise<void> {

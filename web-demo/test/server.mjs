@@ -56,7 +56,15 @@ export async function serve({ dist = DIST } = {}) {
     res.setHeader("x-content-type-options", "nosniff");
     if (url.pathname.startsWith("/shell/")) res.setHeader("content-security-policy", SHELL_CSP);
     if (req.method !== "GET" && req.method !== "HEAD") { res.writeHead(405).end(); return; }
-    let rel = decodeURIComponent(url.pathname);
+    let rel;
+    try {
+      rel = decodeURIComponent(url.pathname);
+    } catch {
+      // A malformed escape (%E0%A4%A): a bad request, not a thrown
+      // URIError that leaves it unanswered.
+      res.writeHead(400, { "content-type": "text/plain" }).end("bad request: malformed percent-escape in the path");
+      return;
+    }
     const listing = url.searchParams.has("readdir");
     if (rel.endsWith("/") && !listing) rel += "index.html";
     const [prefix, dir] = mounts.find(([p]) => rel.startsWith(p));
