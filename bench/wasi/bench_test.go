@@ -239,7 +239,11 @@ func jsFastContender(tb testing.TB, m *jshost.Module, hostModel bool) contender 
 					if mr == nil || mr.gen != a.Generation || len(mr.msgs) < a.From {
 						mr = &mirror{}
 					}
-					mr.gen, mr.msgs = a.Generation, append(mr.msgs[:a.From:a.From], a.Tail...)
+					// Cut to From and append in place, as the glue does
+					// (length = from, then push): the model has returned, so
+					// nothing holds the messages past From, and a turn costs
+					// its tail, not a copy of the whole session.
+					mr.gen, mr.msgs = a.Generation, append(mr.msgs[:a.From], a.Tail...)
 					mirrors[id] = mr
 					reply, _ := reads.Complete(core.Background(), &core.ModelRequest{Messages: mr.msgs[a.Start:a.End]})
 					out = call(tb, "agentrt_feed", wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Reply: *reply}))
