@@ -36,7 +36,13 @@ type Run struct {
 	seq    int
 	events []Event
 
+	// done is made when first asked for, under mu; closedChan when the
+	// run finished before.
 	done chan struct{}
+
+	// turn is the run's Turn (Begin hands it out, execute drives it): one
+	// allocation with the run.
+	turn Turn
 }
 
 var errCancelled = NewError(CodeCancelled, "run cancelled")
@@ -48,13 +54,31 @@ func (r *Run) ID() string { return r.id }
 func (r *Run) SessionID() string { return r.req.SessionID }
 
 // Done is closed when the run has finished.
-func (r *Run) Done() <-chan struct{} { return r.done }
+func (r *Run) Done() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done == nil {
+		r.done = make(chan struct{})
+	}
+	return r.done
+}
+
+// closeDone closes the channel Done returns, made or not yet.
+func (r *Run) closeDone() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done == nil {
+		r.done = closedChan
+	} else {
+		close(r.done)
+	}
+}
 
 // Wait waits for the run to finish, or for ctx to be done, and returns its
 // result or its *Error. Leaving Wait early does not cancel the run.
 func (r *Run) Wait(ctx Context) (*Result, error) {
 	select {
-	case <-r.done:
+	case <-r.Done():
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -114,7 +138,7 @@ func (r *Run) emit(ev Event) {
 // session's lane, then drives the turn's machine as a Turn whose model
 // and tool calls it makes itself (see callModel and callTool).
 func (r *Run) execute() {
-	tn := &Turn{run: r, t: turn{run: r, store: r.rt.store}}
+	tn := r.newTurn()
 	select {
 	case r.lane.sem <- struct{}{}:
 		tn.holds = true

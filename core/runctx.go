@@ -34,7 +34,9 @@ var ErrContextDone = NewError(CodeCancelled, "run context done")
 // cancelled, times out, its parent is done, or the run ends.
 type runContext struct {
 	parent Context
-	done   chan struct{}
+	// done is made when first asked for (a turn its host drives never
+	// asks), under mu; closedChan when the context stopped before.
+	done chan struct{}
 
 	mu    sync.Mutex
 	err   error  // ErrContextDone once done
@@ -42,10 +44,19 @@ type runContext struct {
 	stopT func() // stops the timeout's timer
 }
 
+// closedChan is the done channel of what stopped before anyone asked for
+// its channel.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
 // init makes the zero c the context of a run under parent.
 func (c *runContext) init(parent Context) {
-	c.parent, c.done = parent, make(chan struct{})
+	c.parent = parent
 	if pd := parent.Done(); pd != nil {
+		c.done = make(chan struct{})
 		go func() {
 			select {
 			case <-pd:
@@ -80,7 +91,11 @@ func (c *runContext) stop(cause *Error) bool {
 	if c.stopT != nil {
 		c.stopT()
 	}
-	close(c.done)
+	if c.done == nil {
+		c.done = closedChan
+	} else {
+		close(c.done)
+	}
 	return true
 }
 
@@ -92,7 +107,14 @@ func (c *runContext) stopCause() *Error {
 }
 
 // Done implements Context.
-func (c *runContext) Done() <-chan struct{} { return c.done }
+func (c *runContext) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+	}
+	return c.done
+}
 
 // Err implements Context.
 func (c *runContext) Err() error {

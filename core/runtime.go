@@ -213,7 +213,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 			return nil, err
 		}
 	}
-	r := &Run{rt: rt, req: req, info: info, done: make(chan struct{})}
+	r := &Run{rt: rt, req: req, info: info}
 	if req.WithHistory {
 		// Converted now, so the host may reuse its slice at once.
 		r.seedMsgs = nonSystem(req.History, info.skippedSystem)

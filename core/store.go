@@ -26,6 +26,9 @@ type store struct {
 	reserved int64
 	// gens numbers session generations (see session.gen).
 	gens uint64
+	// spare is a lane no run holds or waits for, kept for the next join:
+	// a session's turns one after another reuse one lane.
+	spare *lane
 }
 
 type session struct {
@@ -70,7 +73,11 @@ func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
 		return nil, true
 	}
 	if ln == nil {
-		ln = &lane{id: id, sem: make(chan struct{}, 1)}
+		if ln = s.spare; ln != nil {
+			s.spare, ln.id = nil, id
+		} else {
+			ln = &lane{id: id, sem: make(chan struct{}, 1)}
+		}
 		s.lanes[id] = ln
 	}
 	ln.refs++
@@ -82,7 +89,10 @@ func (s *store) leave(ln *lane) {
 	s.mu.Lock()
 	ln.refs--
 	if ln.refs == 0 && s.lanes[ln.id] == ln {
+		// No run holds it (a holder drains sem before it leaves) or
+		// waits for it: it can serve the next join.
 		delete(s.lanes, ln.id)
+		s.spare = ln
 	}
 	s.mu.Unlock()
 }

@@ -344,8 +344,9 @@ func (t *turn) append(m Message) *Error {
 		return err
 	}
 	t.res.Appended = append(t.res.Appended, m)
-	mm := m
-	t.run.emit(Event{Type: EventMessageAppended, Message: &mm})
+	// The event points at the result's copy, which only grows: no
+	// allocation per message.
+	t.run.emit(Event{Type: EventMessageAppended, Message: &t.res.Appended[len(t.res.Appended)-1]})
 	return nil
 }
 
@@ -443,7 +444,13 @@ func (rt *Runtime) Begin(ctx Context, req RunRequest) (*Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Turn{run: r, t: turn{run: r, store: rt.store}}, nil
+	return r.newTurn(), nil
+}
+
+// newTurn returns the run's Turn, made ready.
+func (r *Run) newTurn() *Turn {
+	r.turn = Turn{run: r, t: turn{run: r, store: r.rt.store}}
+	return &r.turn
 }
 
 // Run returns the turn's run (for its id, Done, Wait and Events).
@@ -552,7 +559,7 @@ func (tn *Turn) end(holds bool, res *Result, err *Error) {
 	r.ctx.stop(nil)
 	r.rt.store.release(&r.reserved, 0)
 	r.rt.finished(r)
-	close(r.done)
+	r.closeDone()
 }
 
 func (tn *Turn) outcome() Action {

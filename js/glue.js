@@ -758,13 +758,54 @@ class FastPath {
     return this.#action(this.#call(this.#ex.agentrt_feed, frame));
   }
 
-  /** Drives the turn to its end: the Result, or a thrown error. */
-  async drive(turn) {
+  /**
+   * Drives the turn to its end: the Result, or a thrown error. A turn
+   * whose model answers at once (not a thenable) and that calls no tool
+   * ends within this call, which returns its Result; otherwise it returns
+   * a Promise of it, from the first answer that has to be awaited on.
+   */
+  drive(turn) {
     let a = turn.first;
     turn.first = undefined;
+    let ends = true;
     try {
       for (;;) {
         if (a.events !== undefined && turn.onEvent) this.#events(turn, a.events, a);
+        switch (a.kind) {
+          case ACTION.model: {
+            this.#arm(turn);
+            const next = this.#callModel(turn, a);
+            if (next instanceof Promise) {
+              ends = false;
+              return this.#driveAsync(turn, next);
+            }
+            a = next;
+            continue;
+          }
+          case ACTION.done:
+            return a.result;
+          case ACTION.failed:
+            throw refusedError(a.error);
+          case ACTION.wait:
+          case ACTION.tool:
+            ends = false;
+            return this.#driveAsync(turn, a);
+          default:
+            throw new AgentrtError("internal", `agentrt: unexpected action ${a.kind}`);
+        }
+      }
+    } finally {
+      if (ends) this.#end(turn);
+    }
+  }
+
+  // #driveAsync is drive from an action, or a Promise of one, on.
+  async #driveAsync(turn, next) {
+    try {
+      let a = await next;
+      for (;;) {
+        if (next !== a && a.events !== undefined && turn.onEvent) this.#events(turn, a.events, a);
+        next = undefined;
         switch (a.kind) {
           case ACTION.wait:
             await this.#wait(turn);
@@ -787,12 +828,17 @@ class FastPath {
         }
       }
     } finally {
-      turn.closed = true;
-      if (turn.timer !== undefined) clearTimeout(turn.timer);
-      this.#active.delete(turn.runId);
-      this.#release(turn.sessionId);
-      if (++this.#ended % PRUNE_EVERY === 0) this.#prune();
+      this.#end(turn);
     }
+  }
+
+  // #end takes an ended turn off the path.
+  #end(turn) {
+    turn.closed = true;
+    if (turn.timer !== undefined) clearTimeout(turn.timer);
+    this.#active.delete(turn.runId);
+    this.#release(turn.sessionId);
+    if (++this.#ended % PRUNE_EVERY === 0) this.#prune();
   }
 
   // #resume asks for the next action after a wait or an interruption.
@@ -877,7 +923,10 @@ class FastPath {
     return specs.length === 0 ? NO_TOOLS : specs.slice();
   }
 
-  async #callModel(turn, a) {
+  // #callModel hands the model its request and feeds its reply. It
+  // returns the next action, or a Promise of it when the model answered
+  // with a thenable.
+  #callModel(turn, a) {
     const messages = this.#messages(turn, a);
     const handle = turn.handle;
     let answered = false;
@@ -915,18 +964,24 @@ class FastPath {
     }
     if (failure === undefined && isThenable(v)) {
       turn.stopModel = stop;
-      const s = await this.#settle(turn, v);
-      turn.stopModel = undefined;
-      if (s === null) {
-        // Cancelled, timed out or closed while the model was working.
+      return this.#settle(turn, v).then((s) => {
+        turn.stopModel = undefined;
         answered = true;
-        stop(turn.expired ? timeoutError() : abortError());
-        return this.#resume(turn);
-      }
-      if (s.ok) v = s.value;
-      else failure = "model rejected: " + text(s.reason);
+        if (s === null) {
+          // Cancelled, timed out or closed while the model was working.
+          stop(turn.expired ? timeoutError() : abortError());
+          return this.#resume(turn);
+        }
+        return s.ok ? this.#feedModel(turn, handle, s.value) : this.#feedModel(turn, handle, undefined, "model rejected: " + text(s.reason));
+      });
     }
     answered = true;
+    return this.#feedModel(turn, handle, v, failure);
+  }
+
+  // #feedModel feeds the model's answer v, or its failure, to the turn
+  // and returns the next action.
+  #feedModel(turn, handle, v, failure) {
     if (turn.interrupted) return this.#resume(turn);
     let reply;
     if (failure === undefined) {
@@ -1118,11 +1173,20 @@ class Runtime {
       throw toError(e);
     }
     if (onStarted) onStarted(runId, inst);
+    let driven;
+    try {
+      driven = fast.drive(turn);
+    } catch (e) {
+      if (inst.go.exited) this.#lost(inst, e);
+      throw toError(e);
+    }
+    // A turn whose model answered at once has ended.
+    if (!(driven instanceof Promise)) return driven;
     // The turn's Promise never settles if the Go program exits: #lost
     // rejects it instead.
     const settled = new Promise((resolve, reject) => {
       inst.pending.add(reject);
-      fast.drive(turn).then((v) => {
+      driven.then((v) => {
         inst.pending.delete(reject);
         resolve(v);
       }, (e) => {
@@ -1163,8 +1227,13 @@ class Runtime {
    * @param {object} request
    * @returns {Promise<object>} the Result
    */
-  async run(request) {
-    const r = readRequest(request);
+  run(request) {
+    let r;
+    try {
+      r = readRequest(request);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.#start(r.sessionId, r.input, r.policy ?? undefined, r.history, r.history !== undefined && r.history !== null, r);
   }
 
@@ -1284,8 +1353,13 @@ class Runtime {
    * The ADR entry point: a turn with the default policy and no history.
    * @returns {Promise<object>}
    */
-  async startRun(sessionId, input, options) {
-    const o = readOptions(sessionId, input, undefined, options, undefined, false);
+  startRun(sessionId, input, options) {
+    let o;
+    try {
+      o = readOptions(sessionId, input, undefined, options, undefined, false);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.#start(sessionId, input, undefined, undefined, false, o);
   }
 
@@ -1293,8 +1367,13 @@ class Runtime {
    * The ADR entry point: a turn with a policy and no history.
    * @returns {Promise<object>}
    */
-  async startRunWithPolicy(sessionId, input, policy, options) {
-    const o = readOptions(sessionId, input, policy, options, undefined, false);
+  startRunWithPolicy(sessionId, input, policy, options) {
+    let o;
+    try {
+      o = readOptions(sessionId, input, policy, options, undefined, false);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.#start(sessionId, input, policy ?? {}, undefined, false, o);
   }
 
@@ -1302,8 +1381,13 @@ class Runtime {
    * The ADR entry point: a turn that seeds an empty session from history.
    * @returns {Promise<object>}
    */
-  async startRunWithHistory(sessionId, input, history, options) {
-    const o = readOptions(sessionId, input, undefined, options, history, true);
+  startRunWithHistory(sessionId, input, history, options) {
+    let o;
+    try {
+      o = readOptions(sessionId, input, undefined, options, history, true);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.#start(sessionId, input, undefined, history, true, o);
   }
 
@@ -1312,8 +1396,13 @@ class Runtime {
    * policy.seedMode says.
    * @returns {Promise<object>}
    */
-  async startRunWithPolicyAndHistory(sessionId, input, policy, history, options) {
-    const o = readOptions(sessionId, input, policy, options, history, true);
+  startRunWithPolicyAndHistory(sessionId, input, policy, history, options) {
+    let o;
+    try {
+      o = readOptions(sessionId, input, policy, options, history, true);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.#start(sessionId, input, policy ?? {}, history, true, o);
   }
 

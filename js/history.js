@@ -373,6 +373,17 @@ export function readReply(v, fail = (message) => Object.assign(new Error(message
 // right before them once the count is known.
 const HEADER_ROOM = 9;
 
+// V8 drops a shape reached by adding properties (a Packer's) at a full
+// GC once no object has it, and deoptimizes the code that packs with it
+// (see js/wire.js): one small Packer lives as long as the module to keep
+// the shape.
+let packerShape = null;
+
+function newPacker(capacity) {
+  packerShape ??= new Packer(0);
+  return new Packer(capacity);
+}
+
 class Packer {
   constructor(capacity) {
     this.buf = new Uint8Array(Math.max(64, capacity));
@@ -511,7 +522,7 @@ export function packHistory(history, fail = defaultFail, onRecord = undefined, m
   if (!Array.isArray(history)) throw argError("history", "must be an array or a Uint8Array");
   const n = lengthOf(history, fail);
   if (memo !== undefined) return memo.pack(history, n, fail, onRecord);
-  const p = new Packer(HEADER_ROOM + estimateSize(history, n));
+  const p = newPacker(HEADER_ROOM + estimateSize(history, n));
   p.pos = HEADER_ROOM;
   let count = 0;
   for (let i = 0; i < n; i++) {
@@ -607,7 +618,7 @@ export class PackMemo {
         // The first record that differs: start a buffer with the bytes of
         // the records before it.
         const from = same === 0 ? HEADER_ROOM : oldEnds[same - 1];
-        p = new Packer(Math.max(size, from + 64));
+        p = newPacker(Math.max(size, from + 64));
         if (same > 0) p.buf.set(this.buf.subarray(HEADER_ROOM, from), HEADER_ROOM);
         p.pos = from;
       }
@@ -631,7 +642,7 @@ export class PackMemo {
       // Every record was remembered: the same history, or a prefix of it.
       if (count === oldEnds.length && this.out !== null) return this.out;
       const end = count === 0 ? HEADER_ROOM : oldEnds[count - 1];
-      p = new Packer(end);
+      p = newPacker(end);
       if (count > 0) p.buf.set(this.buf.subarray(HEADER_ROOM, end), HEADER_ROOM);
       p.pos = end;
     }

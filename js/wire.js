@@ -219,11 +219,20 @@ export class Reader {
   constructor(buf, kind) {
     this.buf = buf;
     this.pos = 0;
+    this.kind = 0;
+    this.reset(buf, kind);
+  }
+
+  /** Starts reading buf, as the constructor does; returns this. */
+  reset(buf, kind) {
+    this.buf = buf;
+    this.pos = 0;
     if (buf.length < 5 || buf[0] !== MAGIC[0] || buf[1] !== MAGIC[1] || buf[2] !== MAGIC[2]) this.fail("wrong magic");
     if (buf[3] !== VERSION) this.fail(`unknown version ${buf[3]}`);
     this.kind = buf[4];
     if (kind !== undefined && this.kind !== kind) this.fail(`frame kind ${this.kind}, want ${kind}`);
     this.pos = 5;
+    return this;
   }
 
   fail(msg) { throw new WireError(msg); }
@@ -369,6 +378,21 @@ export class Reader {
   }
 }
 
+// Objects a turn makes and drops get their shape from one object
+// literal each, never by adding properties: V8 drops a shape reached by
+// adding properties once no object has it (a full GC), and with it the
+// optimized code of the functions that made or read such objects, which
+// then run unoptimized until they are optimized again.
+//
+// The readers of actions and the other frames: one, reused (a Reader's
+// shape is one reached by adding properties, and it stays alive with it).
+let shared = null;
+
+function reader(buf, kind) {
+  if (shared === null) return (shared = new Reader(buf, kind));
+  return shared.reset(buf, kind);
+}
+
 /**
  * Decodes an action frame: { handle, events, kind, ... } with, by kind,
  * model: step, generation, adopt, from, start, end, tail; tool: call;
@@ -376,30 +400,34 @@ export class Reader {
  * true (their count is read either way and must be zero otherwise).
  */
 export function readAction(buf) {
-  const r = new Reader(buf, KIND.action);
-  const a = { handle: r.uvarint(), events: undefined, kind: 0 };
+  const r = reader(buf, KIND.action);
+  const handle = r.uvarint();
   const n = r.count("event count");
+  let events;
   if (n > 0) {
-    a.events = new Array(n);
-    for (let i = 0; i < n; i++) a.events[i] = r.event();
+    events = new Array(n);
+    for (let i = 0; i < n; i++) events[i] = r.event();
   }
-  a.kind = r.byte();
-  switch (a.kind) {
-    case ACTION.wait: case ACTION.pending: break;
-    case ACTION.model:
-      a.step = r.uvarint();
-      a.generation = r.uvarint();
-      a.adopt = r.byte() === 1;
-      a.from = r.uvarint();
-      a.start = r.uvarint();
-      a.end = r.uvarint();
-      a.tail = r.messages();
-      if (a.start > a.end || a.from + a.tail.length !== a.end) r.fail("model window is inconsistent");
+  const kind = r.byte();
+  let a;
+  switch (kind) {
+    case ACTION.wait: case ACTION.pending: a = { handle, events, kind }; break;
+    case ACTION.model: {
+      const step = r.uvarint();
+      const generation = r.uvarint();
+      const adopt = r.byte() === 1;
+      const from = r.uvarint();
+      const start = r.uvarint();
+      const end = r.uvarint();
+      const tail = r.messages();
+      if (start > end || from + tail.length !== end) r.fail("model window is inconsistent");
+      a = { handle, events, kind, step, generation, adopt, from, start, end, tail };
       break;
-    case ACTION.tool: a.call = r.call(); break;
-    case ACTION.done: a.result = r.result(); break;
-    case ACTION.failed: a.error = r.error(); break;
-    default: r.fail(`unknown action ${a.kind}`);
+    }
+    case ACTION.tool: a = { handle, events, kind, call: r.call() }; break;
+    case ACTION.done: a = { handle, events, kind, result: r.result() }; break;
+    case ACTION.failed: a = { handle, events, kind, error: r.error() }; break;
+    default: r.fail(`unknown action ${kind}`);
   }
   r.end();
   return a;
@@ -407,7 +435,7 @@ export function readAction(buf) {
 
 /** Decodes a session frame: { generation, messages }. */
 export function readSession(buf) {
-  const r = new Reader(buf, KIND.session);
+  const r = reader(buf, KIND.session);
   const generation = r.uvarint();
   const messages = r.messages();
   r.end();
@@ -416,7 +444,7 @@ export function readSession(buf) {
 
 /** Decodes a stats frame into the module's stats object. */
 export function readStats(buf) {
-  const r = new Reader(buf, KIND.stats);
+  const r = reader(buf, KIND.stats);
   const s = {
     sessions: r.uvarint(), messages: r.uvarint(), bytes: r.uvarint(), activeRuns: r.uvarint(),
     evictions: r.uvarint(), runsCompleted: r.uvarint(), runsFailed: r.uvarint(), runsCancelled: r.uvarint(),
@@ -428,7 +456,7 @@ export function readStats(buf) {
 
 /** Decodes a session-ids frame. */
 export function readSessions(buf) {
-  const r = new Reader(buf, KIND.sessions);
+  const r = reader(buf, KIND.sessions);
   const n = r.count("session count");
   const ids = new Array(n);
   for (let i = 0; i < n; i++) ids[i] = r.string();
@@ -438,7 +466,7 @@ export function readSessions(buf) {
 
 /** Decodes a refused frame: { code, message, index? }. */
 export function readRefused(buf) {
-  const r = new Reader(buf, KIND.refused);
+  const r = reader(buf, KIND.refused);
   const e = r.error();
   r.end();
   return e;

@@ -38,6 +38,9 @@ type Runtime struct {
 	// index + 1. Slots of ended turns are reused.
 	turns []*hostTurn
 	live  int
+	// spare is the hostTurn of the last turn that ended, for the next
+	// one: a turn after a turn allocates none.
+	spare *hostTurn
 	out   []byte
 	// hist is the last history decoded, for a host that passes the same
 	// history again.
@@ -60,6 +63,8 @@ type hostTurn struct {
 	// mirrorGen and mirrorLen are the host's mirror of the session.
 	mirrorGen uint64
 	mirrorLen int
+	// emit is onEvent as a func value, made once per hostTurn.
+	emit func(core.Event)
 }
 
 func (ht *hostTurn) onEvent(ev core.Event) {
@@ -95,15 +100,24 @@ func (x *Runtime) Begin(frame []byte) []byte {
 	if err != nil {
 		return x.refuse(err)
 	}
-	ht := &hostTurn{wantEvents: b.Events, historyMirror: b.HistoryMirror, mirrorGen: b.MirrorGen, mirrorLen: b.MirrorLen}
+	ht := x.spare
+	if ht == nil {
+		ht = &hostTurn{}
+		ht.emit = ht.onEvent
+	}
+	*ht = hostTurn{wantEvents: b.Events, historyMirror: b.HistoryMirror, mirrorGen: b.MirrorGen, mirrorLen: b.MirrorLen,
+		events: ht.events[:0], emit: ht.emit}
 	req := core.RunRequest{
 		SessionID: b.SessionID, Input: b.Input, Policy: b.Policy, RunID: b.RunID, Inspect: b.Inspect,
-		WithHistory: b.WithHistory, History: b.History, OnEvent: ht.onEvent,
+		WithHistory: b.WithHistory, History: b.History, OnEvent: ht.emit,
 	}
 	tn, err := x.rt.Begin(core.Background(), req)
 	if err != nil {
+		// A refused run emits nothing: ht stays spare.
+		x.spare = ht
 		return x.refuse(err)
 	}
+	x.spare = nil
 	slot := 0
 	for slot < len(x.turns) && x.turns[slot] != nil {
 		slot++
@@ -214,10 +228,13 @@ func (x *Runtime) turn(handle uint64) *hostTurn {
 	return x.turns[handle-1]
 }
 
-// forget drops an ended turn.
+// forget drops an ended turn; its hostTurn serves the next one (an
+// ended run emits no more events).
 func (x *Runtime) forget(ht *hostTurn) {
 	x.turns[ht.handle-1] = nil
 	x.live--
+	ht.turn = nil
+	x.spare = ht
 }
 
 // frame answers the native model's calls, then encodes a: events, and
