@@ -56,22 +56,23 @@ func (r *Run) SessionID() string { return r.req.SessionID }
 // Done is closed when the run has finished.
 func (r *Run) Done() <-chan struct{} {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.done == nil {
 		r.done = make(chan struct{})
 	}
-	return r.done
+	d := r.done
+	r.mu.Unlock()
+	return d
 }
 
 // closeDone closes the channel Done returns, made or not yet.
 func (r *Run) closeDone() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.done == nil {
 		r.done = closedChan
 	} else {
 		close(r.done)
 	}
+	r.mu.Unlock()
 }
 
 // Wait waits for the run to finish, or for ctx to be done, and returns its

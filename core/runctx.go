@@ -102,25 +102,28 @@ func (c *runContext) stop(cause *Error) bool {
 // stopCause returns why the context stopped, or nil.
 func (c *runContext) stopCause() *Error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.cause
+	e := c.cause
+	c.mu.Unlock()
+	return e
 }
 
 // Done implements Context.
 func (c *runContext) Done() <-chan struct{} {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.done == nil {
 		c.done = make(chan struct{})
 	}
-	return c.done
+	d := c.done
+	c.mu.Unlock()
+	return d
 }
 
 // Err implements Context.
 func (c *runContext) Err() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
+	err := c.err
+	c.mu.Unlock()
+	return err
 }
 
 // Value returns the parent's value for key when the parent carries values
