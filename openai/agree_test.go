@@ -107,3 +107,39 @@ func TestModel_Complete_DoneWithinBound(t *testing.T) {
 		})
 	}
 }
+
+// Ensure a stream is read as Server-Sent Events, as js/openai.js reads
+// it: an event's data lines are joined by "\n" up to a blank line (a
+// chunk may span lines), comments and other fields are ignored, CRLF
+// ends lines, and a last event without its blank line still counts.
+func TestModel_Complete_EventsOfManyLines(t *testing.T) {
+	for _, tc := range []struct {
+		name, stream, want string
+	}{
+		{"multi-line", ": keep-alive\r\n\r\nevent: message\r\ndata: {\"choices\":[{\"index\":0,\r\ndata: \"delta\":{\"content\":\"a\"}}]}\r\n\r\n" +
+			"id: 2\ndata:{\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n\ndata: [DONE]\n\n", "ab"},
+		{"done-without-blank-line", "data: {\"choices\":[{\"delta\":{\"content\":\"c\"}}]}\n\ndata: [DONE]", "c"},
+		{"no-done", "data: {\"choices\":[{\"delta\":{\"content\":\"d\"}}]}\n", "d"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, m := mustServer(t, func(w http.ResponseWriter, _ map[string]any) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, tc.stream)
+			})
+			m.Stream = true
+			reply, err := m.Complete(t.Context(), &core.ModelRequest{})
+			if err != nil || reply.Content != tc.want {
+				t.Fatalf("got %+v, %v; want content %q", reply, err, tc.want)
+			}
+		})
+	}
+	// A line that is only part of a chunk is not read as a chunk of its own.
+	_, m := mustServer(t, func(w http.ResponseWriter, _ map[string]any) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"choices\":[{\"delta\":\ndata: {\"content\":\"e\"}}]}\n\ndata: [DONE]\n\n")
+	})
+	m.Stream = true
+	if reply, err := m.Complete(t.Context(), &core.ModelRequest{}); err != nil || reply.Content != "e" {
+		t.Fatalf("split chunk: got %+v, %v", reply, err)
+	}
+}

@@ -306,57 +306,35 @@ func (m *Model) readStream(ctx context.Context, r *boundedReader, limit int64, d
 		}
 		return n, line, err
 	})
-	var content strings.Builder
-	var calls []streamCall
+	st := streamState{m: m, delta: delta}
+	// An event is its data lines, joined by "\n", up to a blank line
+	// (the Server-Sent Events rule, as js/openai.js reads it); comments
+	// and other fields carry nothing here.
+	var data []byte
+	pending := false
 	for sc.Scan() {
 		line := sc.Bytes()
-		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if len(line) == 0 {
+			if pending {
+				done, err := st.event(data)
+				if err != nil {
+					return nil, err
+				}
+				if done {
+					return st.reply(), nil
+				}
+			}
+			data, pending = data[:0], false
+			continue
+		}
+		v, ok := bytes.CutPrefix(line, []byte("data:"))
 		if !ok {
 			continue
 		}
-		data = bytes.TrimSpace(data)
-		if string(data) == "[DONE]" {
-			return streamReply(&content, calls), nil
+		if pending {
+			data = append(data, '\n')
 		}
-		var cr chatResponse
-		if err := json.Unmarshal(data, &cr); err != nil {
-			return nil, modelError("the model's stream has an event that is not valid JSON")
-		}
-		if e := cr.errorText(); e != "" {
-			return nil, modelError("the model's stream sent an error: " + m.clean(e))
-		}
-		if len(cr.Choices) == 0 {
-			continue
-		}
-		d := &cr.Choices[0].Delta
-		if d.Content != nil && *d.Content != "" {
-			content.WriteString(*d.Content)
-			if delta != nil {
-				delta(*d.Content)
-			}
-		}
-		for _, tc := range d.ToolCalls {
-			i := len(calls)
-			if tc.Index != nil {
-				i = *tc.Index
-			}
-			if i < 0 || i > 1024 {
-				return nil, modelError("the model's stream has a tool call index out of range")
-			}
-			for len(calls) <= i {
-				calls = append(calls, streamCall{})
-			}
-			c := &calls[i]
-			if tc.ID != "" {
-				c.id = tc.ID
-			}
-			// OpenAI sends the name once; some servers repeat it whole
-			// in later pieces (js/openai.js follows the same rule).
-			if n := tc.Function.Name; n != "" && n != c.name.String() {
-				c.name.WriteString(n)
-			}
-			c.args.WriteString(string(tc.Function.Arguments))
-		}
+		data, pending = append(data, bytes.TrimPrefix(v, []byte(" "))...), true
 	}
 	if err := sc.Err(); err != nil {
 		if ctx.Err() != nil {
@@ -370,7 +348,74 @@ func (m *Model) readStream(ctx context.Context, r *boundedReader, limit int64, d
 		}
 		return nil, modelError("the model's stream could not be read")
 	}
-	return streamReply(&content, calls), nil
+	if pending {
+		// The stream ended without the blank line after its last event.
+		if _, err := st.event(data); err != nil {
+			return nil, err
+		}
+	}
+	return st.reply(), nil
+}
+
+// streamState is a stream's text and tool calls read so far.
+type streamState struct {
+	m       *Model
+	delta   func(string)
+	content strings.Builder
+	calls   []streamCall
+}
+
+// event reads one event's data: done at [DONE], an error for data that
+// is not a chunk or that reports an error.
+func (st *streamState) event(data []byte) (done bool, err error) {
+	if string(bytes.TrimSpace(data)) == "[DONE]" {
+		return true, nil
+	}
+	var cr chatResponse
+	if err := json.Unmarshal(data, &cr); err != nil {
+		return false, modelError("the model's stream has an event that is not valid JSON")
+	}
+	if e := cr.errorText(); e != "" {
+		return false, modelError("the model's stream sent an error: " + st.m.clean(e))
+	}
+	if len(cr.Choices) == 0 {
+		return false, nil
+	}
+	d := &cr.Choices[0].Delta
+	if d.Content != nil && *d.Content != "" {
+		st.content.WriteString(*d.Content)
+		if st.delta != nil {
+			st.delta(*d.Content)
+		}
+	}
+	for _, tc := range d.ToolCalls {
+		i := len(st.calls)
+		if tc.Index != nil {
+			i = *tc.Index
+		}
+		if i < 0 || i > 1024 {
+			return false, modelError("the model's stream has a tool call index out of range")
+		}
+		for len(st.calls) <= i {
+			st.calls = append(st.calls, streamCall{})
+		}
+		c := &st.calls[i]
+		if tc.ID != "" {
+			c.id = tc.ID
+		}
+		// OpenAI sends the name once; some servers repeat it whole
+		// in later pieces (js/openai.js follows the same rule).
+		if n := tc.Function.Name; n != "" && n != c.name.String() {
+			c.name.WriteString(n)
+		}
+		c.args.WriteString(string(tc.Function.Arguments))
+	}
+	return false, nil
+}
+
+// reply is the reply the stream's text and tool calls make.
+func (st *streamState) reply() *core.ModelReply {
+	return streamReply(&st.content, st.calls)
 }
 
 // streamReply is the reply a stream's text and tool calls make.
