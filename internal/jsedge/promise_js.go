@@ -149,31 +149,28 @@ func Await(ctx core.Context, v js.Value, code core.Code) (js.Value, error) {
 		return nil
 	})
 	release := func() { onOK.Release(); onErr.Release() }
+	var s settled
 	if _, err := try(func() js.Value { return v.Call(MethodThen, onOK, onErr) }); err != nil {
 		select {
-		case s := <-ch:
+		case s = <-ch:
 			// It settled before it threw: the settlement counts.
-			release()
-			if !s.ok {
-				return js.Undefined(), core.NewError(code, Text(s.v))
-			}
-			return s.v, nil
 		default:
+			release()
+			return js.Undefined(), core.NewError(code, err.Error())
 		}
-		release()
-		return js.Undefined(), core.NewError(code, err.Error())
-	}
-	select {
-	case s := <-ch:
-		release()
-		if !s.ok {
-			return js.Undefined(), core.NewError(code, Text(s.v))
+	} else {
+		select {
+		case s = <-ch:
+		case <-ctx.Done():
+			go func() { <-ch; release() }()
+			return js.Undefined(), ctx.Err()
 		}
-		return s.v, nil
-	case <-ctx.Done():
-		go func() { <-ch; release() }()
-		return js.Undefined(), ctx.Err()
 	}
+	release()
+	if !s.ok {
+		return js.Undefined(), core.NewError(code, Text(s.v))
+	}
+	return s.v, nil
 }
 
 func isThenable(v js.Value) bool {
