@@ -799,10 +799,14 @@ class FastPath {
     }
   }
 
-  // #driveAsync is drive from an action, or a Promise of one, on.
+  // #driveAsync is drive from an action, or a Promise of one, on. An
+  // action is taken at once: a wait must be queued before the caller
+  // returns, or a turn on its session that ends within the same call (a
+  // model that answers at once) releases the session before the waiter
+  // is queued, and nothing wakes it.
   async #driveAsync(turn, next) {
     try {
-      let a = await next;
+      let a = next instanceof Promise ? await next : next;
       for (;;) {
         if (next !== a && a.events !== undefined && turn.onEvent) this.#events(turn, a.events, a);
         next = undefined;

@@ -598,6 +598,55 @@ describe("isolation", () => {
   });
 });
 
+describe("reentrancy", () => {
+  // settles returns p's outcome, or fails the test when p has not settled
+  // within ms (a turn nothing will wake).
+  async function settles(p, ms = 2000) {
+    let timer;
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms);
+    });
+    try {
+      return await Promise.race([p, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const contents = (rt, id) => rt.session(id).messages.map((m) => m.content);
+  const says = (req) => ({ content: `saw ${req.messages.map((m) => m.content).join(",")}` });
+
+  test("a turn a model that answers at once starts on its own session runs once that turn ends", async () => {
+    let nested;
+    const rt = await load({
+      model: (req) => {
+        if (req.messages.at(-1).content === "outer") nested = rt.run({ sessionId: "s", input: "inner" });
+        return says(req);
+      },
+    });
+    const r = await rt.run({ sessionId: "s", input: "outer" });
+    assert.equal(r.reply.content, "saw outer");
+    const n = await settles(nested);
+    assert.equal(n.reply.content, "saw outer,saw outer,inner");
+    assert.deepEqual(contents(rt, "s"), ["outer", "saw outer", "inner", "saw outer,saw outer,inner"]);
+    assert.equal(rt.stats().activeRuns, 0);
+  });
+
+  test("a turn an event listener starts on the busy session runs once the turn ends", async () => {
+    const rt = await load({ model: says });
+    const nested = [];
+    const onEvent = (ev) => {
+      if (ev.type === "run.started" || ev.type === "message.appended") nested.push(rt.run({ sessionId: "s", input: ev.type }));
+    };
+    await rt.run({ sessionId: "s", input: "outer", onEvent });
+    const outs = await settles(Promise.all(nested));
+    assert.equal(outs.length, 3);
+    assert.equal(rt.session("s").messageCount, 8);
+    assert.equal(rt.stats().activeRuns, 0);
+  });
+
+});
+
 // catchReported routes errors reported by the glue to onError until the
 // returned function is called.
 function catchReported(onError) {
