@@ -645,6 +645,41 @@ describe("reentrancy", () => {
     assert.equal(rt.stats().activeRuns, 0);
   });
 
+  test("a history getter that runs a turn does not change the history being packed", async () => {
+    // The memo of the last history packed serves a session's third turn
+    // on; a getter of one of its messages runs a turn of its own, with
+    // another history, on the same session or another one.
+    for (const [name, other, grow] of [["same history", "s", false], ["longer history", "s", true], ["other session", "o", true]]) {
+      const rt = await load({ model: says });
+      let armed = false;
+      let nested;
+      const first = {
+        role: "user",
+        get content() {
+          if (armed) {
+            armed = false;
+            nested = rt.run({ sessionId: other, input: "inner", history: [{ role: "user", content: "ZZZZ1" }, { role: "assistant", content: "ZZZZ2" }], policy: { seedMode: "reconcile" } });
+          }
+          return "u1";
+        },
+      };
+      const base = [first, { role: "assistant", content: "a1" }];
+      const policy = { seedMode: "reconcile" };
+      await rt.run({ sessionId: "s", input: "x", history: base, policy });
+      await rt.run({ sessionId: "s", input: "y", history: base, policy });
+      armed = true;
+      const history = grow ? [...base, { role: "user", content: "u2" }, { role: "assistant", content: "a2" }] : base;
+      const r = await rt.run({ sessionId: "s", input: "outer", history, policy });
+      const want = grow ? ["u1", "a1", "u2", "a2", "outer"] : ["u1", "a1", "outer"];
+      assert.equal(r.reply.content, `saw ${want.join(",")}`, name);
+      assert.deepEqual(contents(rt, "s"), [...want, r.reply.content], name);
+      assert.equal((await settles(nested)).status, "completed", name);
+      // The memo keeps serving: the same history again packs the same.
+      const again = await rt.run({ sessionId: "s", input: "again", history: [...history, { role: "user", content: "outer" }, r.reply], policy });
+      assert.equal(again.seed.mode, "noop", name);
+    }
+  });
+
 });
 
 // catchReported routes errors reported by the glue to onError until the
