@@ -680,6 +680,29 @@ describe("reentrancy", () => {
     }
   });
 
+  test("a policy is read once, so a getter that runs a turn does not break the frame being written", async () => {
+    const rt = await load({ model: says });
+    let reads = 0;
+    let nested;
+    const policy = {
+      get maxSteps() {
+        reads++;
+        nested ??= rt.run({ sessionId: "other", input: "inner" });
+        return 3;
+      },
+    };
+    const r = await rt.run({ sessionId: "s", input: "outer", policy });
+    assert.equal(r.reply.content, "saw outer");
+    assert.equal(reads, 1);
+    assert.equal((await settles(nested)).reply.content, "saw inner");
+    // A getter that answers a checked value first and another one later
+    // is held to the first.
+    let k = 0;
+    const fickle = { get maxContextMessages() { return ++k === 1 ? 1 : -5; } };
+    await rt.run({ sessionId: "s", input: "fickle", policy: fickle });
+    assert.equal(k, 1);
+  });
+
 });
 
 // catchReported routes errors reported by the glue to onError until the
