@@ -703,6 +703,48 @@ describe("reentrancy", () => {
     assert.equal(k, 1);
   });
 
+  test("a model, a thenable and listeners may call into this runtime and another one", async () => {
+    let rt2;
+    const inner = [];
+    const rt = await load({
+      model: (req) => {
+        const last = req.messages.at(-1).content;
+        if (last === "sync") inner.push(rt.run({ sessionId: "b", input: "from-model" }), rt2.run({ sessionId: "s", input: "rt2" }));
+        if (last === "thenable") {
+          return { then(resolve) { inner.push(rt.run({ sessionId: "c", input: "from-then" })); resolve(says(req)); } };
+        }
+        if (last === "throws") throw new Error("boom");
+        return says(req);
+      },
+    });
+    rt2 = await load({ model: says });
+    const onEvent = () => {
+      rt.stats();
+      rt.session("s");
+      rt2.listSessions();
+    };
+    assert.equal((await rt.run({ sessionId: "s", input: "sync", onEvent })).reply.content, "saw sync");
+    assert.equal((await rt.run({ sessionId: "s", input: "thenable", onEvent })).status, "completed");
+    await rejectsWith(assert, rt.run({ sessionId: "s", input: "throws", onEvent }), "model_error");
+    const outs = await settles(Promise.all(inner));
+    assert.deepEqual(outs.map((r) => r.reply.content), ["saw from-model", "saw rt2", "saw from-then"]);
+    assert.deepEqual(contents(rt, "s"), ["sync", "saw sync", "thenable", "saw sync,saw sync,thenable"]);
+    assert.deepEqual(contents(rt2, "s"), ["rt2", "saw rt2"]);
+  });
+
+  test("events, results and messages handed out do not change with later turns", async () => {
+    const rt = await load({ model: says });
+    const kept = [];
+    const keep = (v) => kept.push([v, JSON.stringify(v)]);
+    for (let i = 0; i < 4; i++) {
+      const r = await rt.run({ sessionId: i % 2 ? "a" : "b", input: `t${i}`, onEvent: keep, inspect: true });
+      keep(r);
+    }
+    for await (const ev of rt.stream({ sessionId: "a", input: "streamed" })) keep(ev);
+    await rt.run({ sessionId: "a", input: "last", history: rt.session("a").messages });
+    for (const [v, json] of kept) assert.equal(JSON.stringify(v), json);
+    assert.equal(kept.length, 4 * 5 + 4);
+  });
 });
 
 // catchReported routes errors reported by the glue to onError until the
