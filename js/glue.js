@@ -490,29 +490,41 @@ function policyError(msg) {
 }
 
 // checkPolicy checks the JavaScript types of a policy as the module's
-// syscall/js path does, and returns it (or undefined for none).
+// syscall/js path does, and returns a copy (or undefined for none): each
+// field is read once, so a getter can neither answer the frame another
+// value than the one checked nor run while the frame is being written
+// (a getter that runs a turn would write that turn's frame over it).
 function checkPolicy(p) {
   if (p === undefined || p === null) return undefined;
   if (!isObject(p)) throw policyError("policy must be an object");
   if (Array.isArray(p)) throw policyError("policy must be an object, not an Array");
+  const c = {
+    seedMode: p.seedMode, onBusy: p.onBusy, toolErrors: p.toolErrors,
+    maxSteps: p.maxSteps, maxContextMessages: p.maxContextMessages, maxContextBytes: p.maxContextBytes,
+    timeoutMs: p.timeoutMs, allowedTools: p.allowedTools,
+  };
   for (const f of ["seedMode", "onBusy", "toolErrors"]) {
-    const v = p[f];
+    const v = c[f];
     if (v !== undefined && v !== null && typeof v !== "string") throw policyError(`policy.${f} must be a string`);
   }
   for (const f of ["maxSteps", "maxContextMessages", "maxContextBytes", "timeoutMs"]) {
-    const v = p[f];
+    const v = c[f];
     if (v === undefined || v === null) continue;
     if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw policyError(`policy.${f} must be a non-negative integer`);
   }
-  if ((p.timeoutMs ?? 0) > MAX_TIMEOUT_MS) throw policyError("policy.timeoutMs is too large");
-  const tools = p.allowedTools;
+  if ((c.timeoutMs ?? 0) > MAX_TIMEOUT_MS) throw policyError("policy.timeoutMs is too large");
+  const tools = c.allowedTools;
   if (tools !== undefined && tools !== null) {
     if (!Array.isArray(tools)) throw policyError("policy.allowedTools must be an Array of strings");
-    tools.forEach((t, i) => {
+    const copy = [];
+    for (let i = 0, n = tools.length; i < n; i++) {
+      const t = tools[i];
       if (typeof t !== "string") throw policyError(`policy.allowedTools[${i}] must be a string`);
-    });
+      copy.push(t);
+    }
+    c.allowedTools = copy;
   }
-  return p;
+  return c;
 }
 
 // text describes a thrown or rejected value as the module does: an
@@ -649,7 +661,7 @@ class FastPath {
     const turn = {
       handle: first.handle, runId, sessionId, onEvent, historyMirror, first,
       timeoutMs: policy ? policy.timeoutMs ?? 0 : 0, timer: undefined, expired: false,
-      allowed: policy && Array.isArray(policy.allowedTools) ? [...policy.allowedTools] : undefined,
+      allowed: policy && Array.isArray(policy.allowedTools) ? policy.allowedTools : undefined,
       wake: null, interrupted: false, closed: false, stopModel: undefined,
     };
     this.#active.set(runId, turn);
@@ -799,10 +811,14 @@ class FastPath {
     }
   }
 
-  // #driveAsync is drive from an action, or a Promise of one, on.
+  // #driveAsync is drive from an action, or a Promise of one, on. An
+  // action is taken at once: a wait must be queued before the caller
+  // returns, or a turn on its session that ends within the same call (a
+  // model that answers at once) releases the session before the waiter
+  // is queued, and nothing wakes it.
   async #driveAsync(turn, next) {
     try {
-      let a = await next;
+      let a = next instanceof Promise ? await next : next;
       for (;;) {
         if (next !== a && a.events !== undefined && turn.onEvent) this.#events(turn, a.events, a);
         next = undefined;

@@ -582,11 +582,17 @@ export class PackMemo {
   }
 
   pack(history, n, fail, onRecord) {
+    // What is remembered is read once, here: the host's getters run while
+    // the history is read, and one may pack another history through this
+    // memo (a turn it runs) before this packing ends. A buffer is never
+    // written once remembered, so these stay as they are.
     const old = this.values;
     const oldEnds = this.ends;
+    const oldBuf = this.buf;
+    const oldOut = this.out;
     // Sized as packHistory sizes it when nothing is remembered, else as
     // the last buffer (both grow when short).
-    const size = old.length === 0 ? HEADER_ROOM + estimateSize(history, n) : this.buf.length;
+    const size = old.length === 0 ? HEADER_ROOM + estimateSize(history, n) : oldBuf.length;
     if (size > this.maxBytes) {
       // Too large to remember (a long cold seed): pack it plainly.
       this.forget();
@@ -619,7 +625,7 @@ export class PackMemo {
         // the records before it.
         const from = same === 0 ? HEADER_ROOM : oldEnds[same - 1];
         p = newPacker(Math.max(size, from + 64));
-        if (same > 0) p.buf.set(this.buf.subarray(HEADER_ROOM, from), HEADER_ROOM);
+        if (same > 0) p.buf.set(oldBuf.subarray(HEADER_ROOM, from), HEADER_ROOM);
         p.pos = from;
       }
       packRecord(p, r, continues);
@@ -640,10 +646,17 @@ export class PackMemo {
     }
     if (p === null) {
       // Every record was remembered: the same history, or a prefix of it.
-      if (count === oldEnds.length && this.out !== null) return this.out;
+      if (count === oldEnds.length && oldOut !== null) {
+        // Remembered again: a getter's packing may have replaced it.
+        this.values = old;
+        this.ends = oldEnds;
+        this.buf = oldBuf;
+        this.out = oldOut;
+        return oldOut;
+      }
       const end = count === 0 ? HEADER_ROOM : oldEnds[count - 1];
       p = newPacker(end);
-      if (count > 0) p.buf.set(this.buf.subarray(HEADER_ROOM, end), HEADER_ROOM);
+      if (count > 0) p.buf.set(oldBuf.subarray(HEADER_ROOM, end), HEADER_ROOM);
       p.pos = end;
     }
     const out = p.finish(count);

@@ -34,10 +34,16 @@ type Runtime struct {
 	// nil means the host answers them.
 	native core.Model
 
-	// turns holds the turns that have not ended; a turn's handle is its
-	// index + 1. Slots of ended turns are reused.
+	// turns holds the turns that have not ended, in slots that ended
+	// turns leave for later ones.
 	turns []*hostTurn
 	live  int
+	// handles numbers turns: a handle names one turn, never a later one
+	// that took its slot or its state, so that a late answer for a dead
+	// turn is refused instead of driving another. A uint32, as the
+	// exports take it: it wraps after 2^32 turns, with no turn left out
+	// from so long before.
+	handles uint32
 	// spare is the hostTurn of the last turn that ended, for the next
 	// one: a turn after a turn allocates none.
 	spare *hostTurn
@@ -50,6 +56,7 @@ type Runtime struct {
 // hostTurn is one turn and what its host knows.
 type hostTurn struct {
 	handle uint64
+	slot   int
 	turn   *core.Turn
 	// events, when the host asked for them, are those emitted since the
 	// last frame.
@@ -127,7 +134,8 @@ func (x *Runtime) Begin(frame []byte) []byte {
 	}
 	x.turns[slot] = ht
 	x.live++
-	ht.handle, ht.turn = uint64(slot)+1, tn
+	x.handles++
+	ht.handle, ht.slot, ht.turn = uint64(x.handles), slot, tn
 	return x.frame(ht, tn.Next())
 }
 
@@ -220,18 +228,21 @@ func (x *Runtime) Sessions() []byte {
 // Turns returns the number of turns that have not ended.
 func (x *Runtime) Turns() int { return x.live }
 
-// turn returns the turn with handle, or nil.
+// turn returns the turn with handle, or nil. Few turns are out at once:
+// a scan is cheaper than a map.
 func (x *Runtime) turn(handle uint64) *hostTurn {
-	if handle == 0 || handle > uint64(len(x.turns)) {
-		return nil
+	for _, ht := range x.turns {
+		if ht != nil && ht.handle == handle {
+			return ht
+		}
 	}
-	return x.turns[handle-1]
+	return nil
 }
 
 // forget drops an ended turn; its hostTurn serves the next one (an
 // ended run emits no more events).
 func (x *Runtime) forget(ht *hostTurn) {
-	x.turns[ht.handle-1] = nil
+	x.turns[ht.slot] = nil
 	x.live--
 	ht.turn = nil
 	x.spare = ht

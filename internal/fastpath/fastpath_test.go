@@ -172,3 +172,74 @@ func FuzzBegin(f *testing.F) {
 		}
 	})
 }
+
+func TestRuntime_StaleHandle(t *testing.T) {
+	// A handle dies with its turn; the ended turn's state serves the next
+	// turn. Ensure an answer, a delta or a next for a dead handle is
+	// refused, with the next turn (on the same session or another one)
+	// left as it was, whether its turn took the dead turn's slot or not.
+	rt := mustRuntime(t, core.Config{})
+	x := fastpath.New(rt, nil)
+	begin := func(session, input string) *wire.Action {
+		t.Helper()
+		a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: session, Input: input, Events: true})))
+		if a.Kind != wire.ActModel {
+			t.Fatalf("got action %d, want model", a.Kind)
+		}
+		return a
+	}
+	reply := func(h uint64, text string) []byte {
+		return x.Feed(wire.AppendModelReply(nil, &wire.ModelReply{Handle: h, Reply: core.ModelReply{Content: text}}))
+	}
+	refusedInvalid := func(what string, frame []byte) {
+		t.Helper()
+		e, err := wire.DecodeRefused(frame)
+		if err != nil {
+			t.Fatalf("%s: not refused: %v", what, err)
+		}
+		if e.Code != core.CodeInvalidArgument {
+			t.Errorf("%s: got %v, want invalid_argument", what, e)
+		}
+	}
+	old := begin("a", "one")
+	if done := mustAction(t, reply(old.Handle, "r1")); done.Kind != wire.ActDone {
+		t.Fatalf("got action %d, want done", done.Kind)
+	}
+	refusedInvalid("reply before a new turn", reply(old.Handle, "late"))
+	for _, session := range []string{"a", "b"} {
+		cur := begin(session, "two")
+		refusedInvalid("reply "+session, cp(reply(old.Handle, "late")))
+		refusedInvalid("delta "+session, cp(x.Feed(wire.AppendDelta(nil, &wire.Delta{Handle: old.Handle, Text: "late"}))))
+		refusedInvalid("next "+session, cp(x.Next(old.Handle, true)))
+		done := mustAction(t, reply(cur.Handle, "r2"))
+		if done.Kind != wire.ActDone {
+			t.Fatalf("%s: got action %d (%v), want done", session, done.Kind, done.Err)
+		}
+		for _, ev := range done.Events {
+			if ev.Type == core.EventModelDelta {
+				t.Errorf("%s: the dead handle's delta reached the turn", session)
+			}
+		}
+		s, _ := rt.Session(session)
+		if got := s.Messages[len(s.Messages)-1].Content; got != "r2" {
+			t.Errorf("%s: the session ends with %q, want the live turn's reply r2", session, got)
+		}
+		old = cur
+	}
+	// Ensure a live turn beside a dead one keeps its handle.
+	a1 := begin("c", "x")
+	a2 := begin("d", "y")
+	mustAction(t, reply(a1.Handle, "r"))
+	a3 := begin("c", "z")
+	if a3.Handle == a1.Handle || a3.Handle == a2.Handle {
+		t.Errorf("handle %d given again while %d and %d were out", a3.Handle, a1.Handle, a2.Handle)
+	}
+	for _, h := range []uint64{a2.Handle, a3.Handle} {
+		if done := mustAction(t, reply(h, "r")); done.Kind != wire.ActDone {
+			t.Errorf("handle %d: got action %d, want done", h, done.Kind)
+		}
+	}
+	if x.Turns() != 0 {
+		t.Errorf("%d turns left", x.Turns())
+	}
+}

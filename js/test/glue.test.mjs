@@ -598,6 +598,155 @@ describe("isolation", () => {
   });
 });
 
+describe("reentrancy", () => {
+  // settles returns p's outcome, or fails the test when p has not settled
+  // within ms (a turn nothing will wake).
+  async function settles(p, ms = 2000) {
+    let timer;
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms);
+    });
+    try {
+      return await Promise.race([p, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const contents = (rt, id) => rt.session(id).messages.map((m) => m.content);
+  const says = (req) => ({ content: `saw ${req.messages.map((m) => m.content).join(",")}` });
+
+  test("a turn a model that answers at once starts on its own session runs once that turn ends", async () => {
+    let nested;
+    const rt = await load({
+      model: (req) => {
+        if (req.messages.at(-1).content === "outer") nested = rt.run({ sessionId: "s", input: "inner" });
+        return says(req);
+      },
+    });
+    const r = await rt.run({ sessionId: "s", input: "outer" });
+    assert.equal(r.reply.content, "saw outer");
+    const n = await settles(nested);
+    assert.equal(n.reply.content, "saw outer,saw outer,inner");
+    assert.deepEqual(contents(rt, "s"), ["outer", "saw outer", "inner", "saw outer,saw outer,inner"]);
+    assert.equal(rt.stats().activeRuns, 0);
+  });
+
+  test("a turn an event listener starts on the busy session runs once the turn ends", async () => {
+    const rt = await load({ model: says });
+    const nested = [];
+    const onEvent = (ev) => {
+      if (ev.type === "run.started" || ev.type === "message.appended") nested.push(rt.run({ sessionId: "s", input: ev.type }));
+    };
+    await rt.run({ sessionId: "s", input: "outer", onEvent });
+    const outs = await settles(Promise.all(nested));
+    assert.equal(outs.length, 3);
+    assert.equal(rt.session("s").messageCount, 8);
+    assert.equal(rt.stats().activeRuns, 0);
+  });
+
+  test("a history getter that runs a turn does not change the history being packed", async () => {
+    // The memo of the last history packed serves a session's third turn
+    // on; a getter of one of its messages runs a turn of its own, with
+    // another history, on the same session or another one.
+    for (const [name, other, grow] of [["same history", "s", false], ["longer history", "s", true], ["other session", "o", true]]) {
+      const rt = await load({ model: says });
+      let armed = false;
+      let nested;
+      const first = {
+        role: "user",
+        get content() {
+          if (armed) {
+            armed = false;
+            nested = rt.run({ sessionId: other, input: "inner", history: [{ role: "user", content: "ZZZZ1" }, { role: "assistant", content: "ZZZZ2" }], policy: { seedMode: "reconcile" } });
+          }
+          return "u1";
+        },
+      };
+      const base = [first, { role: "assistant", content: "a1" }];
+      const policy = { seedMode: "reconcile" };
+      await rt.run({ sessionId: "s", input: "x", history: base, policy });
+      await rt.run({ sessionId: "s", input: "y", history: base, policy });
+      armed = true;
+      const history = grow ? [...base, { role: "user", content: "u2" }, { role: "assistant", content: "a2" }] : base;
+      const r = await rt.run({ sessionId: "s", input: "outer", history, policy });
+      const want = grow ? ["u1", "a1", "u2", "a2", "outer"] : ["u1", "a1", "outer"];
+      assert.equal(r.reply.content, `saw ${want.join(",")}`, name);
+      assert.deepEqual(contents(rt, "s"), [...want, r.reply.content], name);
+      assert.equal((await settles(nested)).status, "completed", name);
+      // The memo keeps serving: the same history again packs the same.
+      const again = await rt.run({ sessionId: "s", input: "again", history: [...history, { role: "user", content: "outer" }, r.reply], policy });
+      assert.equal(again.seed.mode, "noop", name);
+    }
+  });
+
+  test("a policy is read once, so a getter that runs a turn does not break the frame being written", async () => {
+    const rt = await load({ model: says });
+    let reads = 0;
+    let nested;
+    const policy = {
+      get maxSteps() {
+        reads++;
+        nested ??= rt.run({ sessionId: "other", input: "inner" });
+        return 3;
+      },
+    };
+    const r = await rt.run({ sessionId: "s", input: "outer", policy });
+    assert.equal(r.reply.content, "saw outer");
+    assert.equal(reads, 1);
+    assert.equal((await settles(nested)).reply.content, "saw inner");
+    // A getter that answers a checked value first and another one later
+    // is held to the first.
+    let k = 0;
+    const fickle = { get maxContextMessages() { return ++k === 1 ? 1 : -5; } };
+    await rt.run({ sessionId: "s", input: "fickle", policy: fickle });
+    assert.equal(k, 1);
+  });
+
+  test("a model, a thenable and listeners may call into this runtime and another one", async () => {
+    let rt2;
+    const inner = [];
+    const rt = await load({
+      model: (req) => {
+        const last = req.messages.at(-1).content;
+        if (last === "sync") inner.push(rt.run({ sessionId: "b", input: "from-model" }), rt2.run({ sessionId: "s", input: "rt2" }));
+        if (last === "thenable") {
+          return { then(resolve) { inner.push(rt.run({ sessionId: "c", input: "from-then" })); resolve(says(req)); } };
+        }
+        if (last === "throws") throw new Error("boom");
+        return says(req);
+      },
+    });
+    rt2 = await load({ model: says });
+    const onEvent = () => {
+      rt.stats();
+      rt.session("s");
+      rt2.listSessions();
+    };
+    assert.equal((await rt.run({ sessionId: "s", input: "sync", onEvent })).reply.content, "saw sync");
+    assert.equal((await rt.run({ sessionId: "s", input: "thenable", onEvent })).status, "completed");
+    await rejectsWith(assert, rt.run({ sessionId: "s", input: "throws", onEvent }), "model_error");
+    const outs = await settles(Promise.all(inner));
+    assert.deepEqual(outs.map((r) => r.reply.content), ["saw from-model", "saw rt2", "saw from-then"]);
+    assert.deepEqual(contents(rt, "s"), ["sync", "saw sync", "thenable", "saw sync,saw sync,thenable"]);
+    assert.deepEqual(contents(rt2, "s"), ["rt2", "saw rt2"]);
+  });
+
+  test("events, results and messages handed out do not change with later turns", async () => {
+    const rt = await load({ model: says });
+    const kept = [];
+    const keep = (v) => kept.push([v, JSON.stringify(v)]);
+    for (let i = 0; i < 4; i++) {
+      const r = await rt.run({ sessionId: i % 2 ? "a" : "b", input: `t${i}`, onEvent: keep, inspect: true });
+      keep(r);
+    }
+    for await (const ev of rt.stream({ sessionId: "a", input: "streamed" })) keep(ev);
+    await rt.run({ sessionId: "a", input: "last", history: rt.session("a").messages });
+    for (const [v, json] of kept) assert.equal(JSON.stringify(v), json);
+    assert.equal(kept.length, 4 * 5 + 4);
+  });
+});
+
 // catchReported routes errors reported by the glue to onError until the
 // returned function is called.
 function catchReported(onError) {

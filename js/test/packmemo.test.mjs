@@ -100,3 +100,38 @@ test("packHistory keeps every byte when its buffer grows at any point", () => {
     }
   }
 });
+
+test("PackMemo packs a history right when a getter of it packs another one through the memo", () => {
+  // The getter runs while the outer history is read, before its first
+  // new record (the memo's buffer is still the one remembered) or after;
+  // the inner history is another one, the outer's own, or a longer one.
+  const base = msgs(12);
+  const inners = { other: msgs(9, "z"), none: [], itself: base, longer: base.concat(msgs(4, "w")) };
+  for (const [name, inner] of Object.entries(inners)) {
+    for (const at of [0, 5, 11]) {
+      for (const grow of [false, true]) {
+        const memo = new PackMemo();
+        packHistory(base, undefined, undefined, memo);
+        let armed = true;
+        const outer = base.slice();
+        const m = outer[at];
+        outer[at] = {
+          ...m,
+          get role() {
+            if (armed) {
+              armed = false;
+              assert.deepEqual([...packHistory(inner, undefined, undefined, memo)], [...packHistory(inner)], `${name} inside`);
+            }
+            return m.role;
+          },
+        };
+        if (grow) outer.push(...msgs(3, "g"));
+        const what = `${name} at ${at}${grow ? ", grown" : ""}`;
+        assert.deepEqual([...packHistory(outer, undefined, undefined, memo)], [...packHistory(outer)], what);
+        // The memo serves the next packing right, whatever it remembers.
+        assert.deepEqual([...packHistory(outer, undefined, undefined, memo)], [...packHistory(outer)], `${what}, again`);
+        assert.deepEqual([...packHistory(inner, undefined, undefined, memo)], [...packHistory(inner)], `${what}, inner again`);
+      }
+    }
+  }
+});
