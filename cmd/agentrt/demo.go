@@ -48,7 +48,7 @@ func runDemo(ctx context.Context, args []string) error {
 	}
 	defer ln.Close()
 	if !*noBuild {
-		fmt.Fprintf(os.Stderr, "%s is taken; the page is served once the module is built\n", demoURL(ln.Addr()))
+		fmt.Fprintf(os.Stderr, "listening on %s; the page is served once the module is built\n", demoURL(ln.Addr()))
 		d, err := buildDist(ctx, dir)
 		if err != nil {
 			return err
