@@ -6,7 +6,10 @@
 // read the shapes before it packs them. The corpus in testdata/contract/
 // holds both to the same results: same messages, same error code, index
 // and message text.
-// Imported by glue.js; dependency-free.
+// Imported by glue.js; it takes its short-string UTF-8 encoder from
+// wire.js.
+
+import { encodeShort } from "./wire.js";
 
 /** Packed history format: magic "ARH" and version 1 (docs/packed-history.md). */
 export const PACK_MAGIC = [0x41, 0x52, 0x48];
@@ -454,43 +457,6 @@ class Packer {
 // every string was slower than encodeInto for every string; 32 was the
 // fastest split.
 const LONG_STRING = 32;
-
-// encodeShort writes s as UTF-8 into buf at start, as TextEncoder does
-// (a lone surrogate becomes U+FFFD), and returns the byte count. buf must
-// have room for s.length * 3 bytes.
-function encodeShort(s, buf, start) {
-  let pos = start;
-  const n = s.length;
-  for (let i = 0; i < n; i++) {
-    let c = s.charCodeAt(i);
-    if (c < 0x80) {
-      buf[pos++] = c;
-    } else if (c < 0x800) {
-      buf[pos++] = 0xc0 | (c >> 6);
-      buf[pos++] = 0x80 | (c & 0x3f);
-    } else if (c < 0xd800 || c > 0xdfff) {
-      buf[pos++] = 0xe0 | (c >> 12);
-      buf[pos++] = 0x80 | ((c >> 6) & 0x3f);
-      buf[pos++] = 0x80 | (c & 0x3f);
-    } else {
-      const d = c <= 0xdbff && i + 1 < n ? s.charCodeAt(i + 1) : 0;
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        // A surrogate pair: 4 bytes from 2 code units.
-        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-        i++;
-        buf[pos++] = 0xf0 | (c >> 18);
-        buf[pos++] = 0x80 | ((c >> 12) & 0x3f);
-        buf[pos++] = 0x80 | ((c >> 6) & 0x3f);
-        buf[pos++] = 0x80 | (c & 0x3f);
-      } else {
-        buf[pos++] = 0xef; // U+FFFD
-        buf[pos++] = 0xbf;
-        buf[pos++] = 0xbd;
-      }
-    }
-  }
-  return pos - start;
-}
 
 function varintSize(v) {
   let n = 1;

@@ -103,9 +103,17 @@ export class Writer {
   bytes() { return this.buf.subarray(0, this.pos); }
 }
 
-// encodeShort writes s as UTF-8 (lone surrogates as U+FFFD, as
-// TextEncoder does) at start and returns the byte count.
-function encodeShort(s, buf, start) {
+/**
+ * Writes s as UTF-8 into buf at start, as TextEncoder does (a lone
+ * surrogate becomes U+FFFD), and returns the byte count. buf must have
+ * room for s.length * 3 bytes. For short strings, where it costs no call
+ * into the engine; history.js packs with it too.
+ * @param {string} s
+ * @param {Uint8Array} buf
+ * @param {number} start
+ * @returns {number}
+ */
+export function encodeShort(s, buf, start) {
   let pos = start;
   const n = s.length;
   for (let i = 0; i < n; i++) {

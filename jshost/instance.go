@@ -45,11 +45,6 @@ func (e *ExitError) Error() string {
 // Unwrap returns the cause of a crash, or nil.
 func (e *ExitError) Unwrap() error { return e.Err }
 
-var (
-	cachesMu sync.Mutex
-	caches   = map[string]wazero.CompilationCache{}
-)
-
 // Config configures an Instance. The zero Config runs the program with
 // argv ["js"], no environment, and output captured only.
 type Config struct {

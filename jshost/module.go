@@ -3,12 +3,13 @@ package jshost
 import (
 	"context"
 	"fmt"
-	"github.com/tetratelabs/wazero"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
+
+	"github.com/agentrt/agentrt/internal/wazerocache"
+	"github.com/tetratelabs/wazero"
 )
 
 // Module is a GOOS=js WebAssembly module compiled for jshost. One Module
@@ -30,34 +31,8 @@ type CompileOptions struct {
 
 // DefaultCacheDir is where compiled modules are cached by default: the
 // directory agentrt-wazero under os.UserCacheDir, or "" (an in-memory
-// cache) when there is no user cache directory.
-func DefaultCacheDir() string {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(d, "agentrt-wazero")
-}
-
-// cacheFor returns the process-wide compilation cache of dir.
-func cacheFor(dir string) wazero.CompilationCache {
-	cachesMu.Lock()
-	defer cachesMu.Unlock()
-	if c, ok := caches[dir]; ok {
-		return c
-	}
-	var c wazero.CompilationCache
-	if dir != "" {
-		if cc, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
-			c = cc
-		}
-	}
-	if c == nil {
-		c = wazero.NewCompilationCache()
-	}
-	caches[dir] = c
-	return c
-}
+// cache) when there is no user cache directory. wasihost uses the same.
+func DefaultCacheDir() string { return wazerocache.DefaultDir() }
 
 // Compile compiles a GOOS=js module (the bytes of a .wasm file). It fails
 // if the module imports anything this host does not provide: a module
@@ -70,7 +45,7 @@ func Compile(ctx context.Context, wasm []byte, opts *CompileOptions) (*Module, e
 	// Not WithCloseOnContextDone: it starts a goroutine for every call
 	// into the guest (and each call from JavaScript makes several, for
 	// getsp), which made calls about 7 times slower.
-	cfg := wazero.NewRuntimeConfig().WithCompilationCache(cacheFor(dir))
+	cfg := wazero.NewRuntimeConfig().WithCompilationCache(wazerocache.For(dir))
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if err := instantiateHost(ctx, rt); err != nil {
 		rt.Close(ctx)

@@ -24,9 +24,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"sync"
 
+	"github.com/agentrt/agentrt/internal/wazerocache"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
@@ -51,30 +50,6 @@ type CompileOptions struct {
 	Stderr io.Writer
 }
 
-var (
-	cachesMu sync.Mutex
-	caches   = map[string]wazero.CompilationCache{}
-)
-
-func cacheFor(dir string) wazero.CompilationCache {
-	cachesMu.Lock()
-	defer cachesMu.Unlock()
-	if c, ok := caches[dir]; ok {
-		return c
-	}
-	var c wazero.CompilationCache
-	if dir != "" {
-		if cc, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
-			c = cc
-		}
-	}
-	if c == nil {
-		c = wazero.NewCompilationCache()
-	}
-	caches[dir] = c
-	return c
-}
-
 // The exports the module must have (docs/wasi.md).
 var requiredExports = []string{
 	expInitialize, expIn, expOut, expCreate, expClose, expBegin, expFeed,
@@ -85,10 +60,7 @@ var requiredExports = []string{
 // lacks one of the exports docs/wasi.md lists (a GOOS=js module, or
 // another program).
 func Compile(ctx context.Context, wasm []byte, opts *CompileOptions) (*Module, error) {
-	dir := ""
-	if d, err := os.UserCacheDir(); err == nil {
-		dir = filepath.Join(d, "agentrt-wazero")
-	}
+	dir := wazerocache.DefaultDir()
 	var stderr io.Writer = os.Stderr
 	if opts != nil {
 		if opts.CacheDir != "" {
@@ -98,7 +70,7 @@ func Compile(ctx context.Context, wasm []byte, opts *CompileOptions) (*Module, e
 			stderr = opts.Stderr
 		}
 	}
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cacheFor(dir)))
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(wazerocache.For(dir)))
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("wasihost: %w", err)
