@@ -194,18 +194,34 @@ func turnError(ex *jshost.Exception) string {
 	if s == "" {
 		s = ex.Name
 	}
-	if ex.Code != "" {
-		s += " [" + ex.Code + "]"
+	return errorLine(s, ex.Code, ex.Index)
+}
+
+// errorLine is message, then " [code]" when there is a code and
+// " (index N)" when index is not negative: how chat prints a refused or
+// failed turn on either module.
+func errorLine(message, code string, index int) string {
+	if code != "" {
+		message += " [" + code + "]"
 	}
-	if ex.Index >= 0 {
-		s += fmt.Sprintf(" (index %d)", ex.Index)
+	if index >= 0 {
+		message += fmt.Sprintf(" (index %d)", index)
 	}
-	return s
+	return message
 }
 
 // chatModule returns the module to run: path if given, else
 // dist/agentrt.wasm of the repository, built first if it is missing.
 func chatModule(ctx context.Context, path string) (string, error) {
+	return distModule(path, "agentrt.wasm", func(string, string) error {
+		_, err := buildDist(ctx, "dist")
+		return err
+	})
+}
+
+// distModule returns path if given, else the file name in the
+// repository's dist/, made by makeIt(root, file) first if it is missing.
+func distModule(path, name string, makeIt func(root, file string) error) (string, error) {
 	if path != "" {
 		return path, nil
 	}
@@ -213,11 +229,11 @@ func chatModule(ctx context.Context, path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%v: pass --module", err)
 	}
-	p := filepath.Join(root, "dist", "agentrt.wasm")
+	p := filepath.Join(root, "dist", name)
 	if _, err := os.Stat(p); err == nil {
 		return p, nil
 	}
-	if _, err := buildDist(ctx, "dist"); err != nil {
+	if err := makeIt(root, p); err != nil {
 		return "", err
 	}
 	return p, nil

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentrt/agentrt/core"
@@ -66,8 +64,8 @@ func chatWASI(ctx context.Context, o chatOptions, model *openai.Model, stdin io.
 		}
 		fmt.Fprintf(stdout, "[seed mode=%s seeded=%d skippedSystem=%d]\n", res.Seed.Mode, res.Seed.Seeded, res.Seed.SkippedSystem)
 		fmt.Fprintf(stdout, "assistant: %s\n", res.Reply.Content)
+		history = append(history, core.SeedMessages(res.Appended)...)
 		for _, msg := range res.Appended {
-			history = append(history, core.SeedMessage{ID: msg.ID, Role: msg.Role, Content: msg.Content, ToolCallID: msg.ToolCallID, ToolCalls: msg.ToolCalls})
 			file = append(file, historyEntry(&msg))
 		}
 		if err := writeHistory(o.history, file); err != nil {
@@ -84,34 +82,18 @@ func chatWASI(ctx context.Context, o chatOptions, model *openai.Model, stdin io.
 }
 
 // coreTurnError formats a refused or failed turn as turnError does for
-// the GOOS=js module: the message, then " [code]" and " (index N)".
+// the GOOS=js module.
 func coreTurnError(err error) string {
 	e := core.AsError(err)
-	s := e.Message + " [" + string(e.Code) + "]"
-	if e.Index >= 0 {
-		s += fmt.Sprintf(" (index %d)", e.Index)
-	}
-	return s
+	return errorLine(e.Message, string(e.Code), e.Index)
 }
 
 // chatWASIModule returns the WASI module to run: path if given, else
 // dist/agentrt-wasi.wasm of the repository, built first if missing.
 func chatWASIModule(ctx context.Context, path string) (string, error) {
-	if path != "" {
-		return path, nil
-	}
-	root, err := build.Root()
-	if err != nil {
-		return "", fmt.Errorf("%v: pass --module", err)
-	}
-	p := filepath.Join(root, "dist", build.WasiModuleName)
-	if _, err := os.Stat(p); err == nil {
-		return p, nil
-	}
-	if err := build.WasiModule(ctx, root, build.WasiPkg, p); err != nil {
-		return "", err
-	}
-	return p, nil
+	return distModule(path, build.WasiModuleName, func(root, file string) error {
+		return build.WasiModule(ctx, root, build.WasiPkg, file)
+	})
 }
 
 // historyEntry is msg as the history file stores it.
