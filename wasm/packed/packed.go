@@ -39,24 +39,26 @@ const Version = 1
 // Role bytes. RoleOther is followed by the role's text, so that an unknown
 // role reaches validation (and is refused there with its index) exactly
 // as on the array path.
+// They are the wire's (package wire reads and writes the messages of a
+// packed history).
 const (
-	RoleUser      = 0
-	RoleAssistant = 1
-	RoleTool      = 2
-	RoleSystem    = 3
-	RoleOther     = 255
+	RoleUser      = wire.RoleUser
+	RoleAssistant = wire.RoleAssistant
+	RoleTool      = wire.RoleTool
+	RoleSystem    = wire.RoleSystem
+	RoleOther     = wire.RoleOther
 )
 
-// Flag bits of a message. Bits 5-7 are reserved and must be 0.
+// Flag bits of a message, the wire's. Bits 5-7 are reserved and must be 0.
 const (
-	FlagContent    = 1 << 0 // content present (absent: null or undefined)
-	FlagID         = 1 << 1 // id present
-	FlagToolCallID = 1 << 2 // tool_call_id present
-	FlagToolCalls  = 1 << 3 // tool_calls present
+	FlagContent    = wire.FlagContent    // content present (absent: null or undefined)
+	FlagID         = wire.FlagID         // id present
+	FlagToolCallID = wire.FlagToolCallID // tool_call_id present
+	FlagToolCalls  = wire.FlagToolCalls  // tool_calls present
 	// FlagContinues marks a message that comes from the same host
 	// message as the one before it (core.SeedMessage.Continues): errors
 	// then count host messages, as on the array path.
-	FlagContinues = 1 << 4
+	FlagContinues = wire.FlagContinues
 )
 
 // maxVarintLen is the longest valid uvarint (a uint64 in 7-bit groups).
