@@ -9,36 +9,10 @@
 // index and message, leaving no session behind.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, readdir } from "node:fs/promises";
 import { loadRuntime } from "../glue.js";
 import { toModuleHistory } from "../history.js";
-import { compiledModule, root, wasmExecURL } from "./env.mjs";
-
-const corpusDir = new URL("testdata/contract/", root);
-
-async function loadCorpus() {
-  const files = (await readdir(corpusDir)).filter((f) => f.endsWith(".json")).sort();
-  const cases = [];
-  for (const f of files) {
-    const list = JSON.parse(await readFile(new URL(f, corpusDir), "utf8"));
-    for (const c of list) cases.push({ ...c, name: `${f.slice(0, -5)}/${c.name}` });
-  }
-  return cases;
-}
-
-// canonical is internal/contract's Canonical: role and content; id and
-// tool_call_id when not empty; tool_calls when there are any.
-function canonical(m) {
-  const out = { role: String(m.role), content: typeof m.content === "string" ? m.content : "" };
-  if (m.id) out.id = m.id;
-  const callId = m.tool_call_id || m.toolCallId;
-  if (callId) out.tool_call_id = callId;
-  const calls = m.tool_calls ?? m.toolCalls;
-  if (Array.isArray(calls) && calls.length > 0) {
-    out.tool_calls = calls.map((c) => ({ id: c.id ?? "", name: c.name ?? "", arguments: c.arguments ?? "" }));
-  }
-  return out;
-}
+import { compiledModule, wasmExecURL } from "./env.mjs";
+import { canonical, loadCorpus } from "./corpus.mjs";
 
 // The history paths a case runs on. open() returns a seeder on a fresh
 // runtime: seed(sessionId, history) seeds that (new) session and returns

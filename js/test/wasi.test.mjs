@@ -4,8 +4,7 @@
 // `bun test` and `deno test -A`, each with its own node:wasi.
 import { describe, test, before } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, readdir } from "node:fs/promises";
-import { root } from "./env.mjs";
+import { canonical, loadCorpus } from "./corpus.mjs";
 import { Instance, Refused, check, compiledWasi, writeConfig } from "./wasihost.mjs";
 import { Writer, readRefused, writeBegin, writeModelReply } from "../wire.js";
 
@@ -110,23 +109,7 @@ describe("agentrt-wasi.wasm under node:wasi", () => {
 // and the input "next"; the messages before the new turn must be the
 // case's session, or the run must be refused with the case's code, index
 // and message, leaving no session behind.
-const corpusDir = new URL("testdata/contract/", root);
-const corpus = [];
-for (const f of (await readdir(corpusDir)).filter((f) => f.endsWith(".json")).sort()) {
-  for (const c of JSON.parse(await readFile(new URL(f, corpusDir), "utf8"))) corpus.push({ ...c, name: `${f.slice(0, -5)}/${c.name}` });
-}
-
-function canonical(m) {
-  const out = { role: String(m.role), content: typeof m.content === "string" ? m.content : "" };
-  if (m.id) out.id = m.id;
-  const callId = m.tool_call_id || m.toolCallId;
-  if (callId) out.tool_call_id = callId;
-  const calls = m.tool_calls ?? m.toolCalls;
-  if (Array.isArray(calls) && calls.length > 0) {
-    out.tool_calls = calls.map((c) => ({ id: c.id ?? "", name: c.name ?? "", arguments: c.arguments ?? "" }));
-  }
-  return out;
-}
+const corpus = await loadCorpus();
 
 for (const [name, config] of [["module echo", { echo: true }], ["JavaScript model", { model: echoModel }]]) {
   describe(`contract: agentrt-wasi.wasm under node:wasi (${name})`, () => {
