@@ -67,9 +67,9 @@ func newStore(limits Limits) *store {
 // (busy) when another run holds or waits for the lane.
 func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ln = s.lanes[id]
 	if ln != nil && reject {
+		s.mu.Unlock()
 		return nil, true
 	}
 	if ln == nil {
@@ -81,6 +81,7 @@ func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
 		s.lanes[id] = ln
 	}
 	ln.refs++
+	s.mu.Unlock()
 	return ln, false
 }
 
@@ -100,11 +101,11 @@ func (s *store) leave(ln *lane) {
 // lookup returns the session with id, or nil, and marks it used.
 func (s *store) lookup(id string) *session {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ss := s.sessions[id]
 	if ss != nil {
 		s.lru.MoveToFront(ss.elem)
 	}
+	s.mu.Unlock()
 	return ss
 }
 
@@ -147,8 +148,9 @@ func (s *store) newGen() uint64 {
 // messagesGen is messagesOf with the session's generation.
 func (s *store) messagesGen(ss *session) ([]Message, uint64) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return ss.msgs[:len(ss.msgs):len(ss.msgs)], ss.gen
+	gen := ss.gen
+	s.mu.Unlock()
+	return s.messagesOf(ss), gen
 }
 
 func (s *store) remove(id string) bool {
@@ -173,10 +175,9 @@ func (s *store) removeIfEmpty(ss *session) {
 }
 
 // messagesOf returns the session's messages for the lane holder to read
-// without the lock: only the lane holder changes them.
+// without the lock: only the lane holder changes them (and revert, when
+// no run holds or waits for the lane), so it takes no lock either.
 func (s *store) messagesOf(ss *session) []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return ss.msgs[:len(ss.msgs):len(ss.msgs)]
 }
 
@@ -292,30 +293,33 @@ func (ss *session) cost() int64 {
 // never evicted for it.
 func (s *store) reserve(id string, cost int64) *Error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.room(cost, id); err != nil {
-		return err
+	err := s.room(cost, id)
+	if err == nil {
+		s.reserved += cost
 	}
-	s.reserved += cost
-	return nil
+	s.mu.Unlock()
+	return err
 }
 
 // release gives back what the reservation res holds beyond keep.
 func (s *store) release(res *int64, keep int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if *res > keep {
-		s.reserved -= *res - keep
-		*res = keep
+	if *res <= keep {
+		// Nothing to give back: *res is the run's, changed only under
+		// s.mu by its own calls.
+		return
 	}
+	s.mu.Lock()
+	s.reserved -= *res - keep
+	*res = keep
+	s.mu.Unlock()
 }
 
 // markTail records that the turn run runID appended from message mark on
 // is the session's tail. The caller holds the lane.
 func (s *store) markTail(ss *session, runID string, mark int) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ss.tailRun, ss.tailMark = runID, mark
+	s.mu.Unlock()
 }
 
 // revert removes the turn of run runID from session id (see
