@@ -40,9 +40,12 @@ type Run struct {
 	// run finished before.
 	done chan struct{}
 
-	// turn is the run's Turn (Begin hands it out, execute drives it): one
-	// allocation with the run.
+	// turn is the run's Turn (Begin hands it out, execute drives it), box
+	// its result and call its first model call: one allocation with the
+	// run, reused with it (see Turn.Recycle).
 	turn Turn
+	box  resultBox
+	call modelCall
 }
 
 var errCancelled = NewError(CodeCancelled, "run cancelled")

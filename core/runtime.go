@@ -33,8 +33,10 @@ type Runtime struct {
 	// afterFunc schedules timeouts; nil when none is available.
 	afterFunc AfterFunc
 
-	mu     sync.Mutex
-	runs   map[string]*Run
+	mu   sync.Mutex
+	runs map[string]*Run
+	// spare is a run whose turn ended and was recycled, for the next run.
+	spare  *Run
 	nextID uint64
 	closed bool
 }
@@ -213,17 +215,26 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 			return nil, err
 		}
 	}
-	r := &Run{rt: rt, req: req, info: info}
+	var seedMsgs []Message
 	if req.WithHistory {
 		// Converted now, so the host may reuse its slice at once.
-		r.seedMsgs = nonSystem(req.History, info.skippedSystem)
-		r.req.History = nil
+		seedMsgs = nonSystem(req.History, info.skippedSystem)
+		req.History = nil
 	}
 	rt.mu.Lock()
 	if rt.closed {
 		rt.mu.Unlock()
 		return nil, NewError(CodeInvalidArgument, "runtime is closed")
 	}
+	r := rt.spare
+	rt.spare = nil
+	if r == nil {
+		r = new(Run)
+	}
+	// A recycled run keeps its event log's array and its first model
+	// call's Delta function (bound to that call) for this run.
+	*r = Run{rt: rt, req: req, info: info, seedMsgs: seedMsgs, events: r.events[:0],
+		call: modelCall{req: ModelRequest{Delta: r.call.req.Delta}}}
 	if req.RunID == "" {
 		rt.nextID++
 		r.id = GeneratedRunIDPrefix + "run-" + itoa(int(rt.nextID))
@@ -265,13 +276,13 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 // call cancelled it: false for an unknown, finished or already cancelled
 // run.
 func (rt *Runtime) CancelRun(runID string) bool {
+	// Cancelled under rt.mu: a run that ends meanwhile cannot be recycled
+	// into another run (see Turn.Recycle) before Cancel reaches it.
 	rt.mu.Lock()
 	r := rt.runs[runID]
+	ok := r != nil && r.Cancel()
 	rt.mu.Unlock()
-	if r == nil {
-		return false
-	}
-	return r.Cancel()
+	return ok
 }
 
 // RevertRun takes the turn of the completed run runID off session

@@ -114,9 +114,10 @@ func (t *turn) begin() *Error {
 		r.emit(Event{Type: EventSessionSeeded, Seed: &rep})
 	}
 	// The result, the first messages it appends and its first model call
-	// are one allocation: a turn of one model call without tools (the
-	// common one) allocates nothing more for them.
-	box := &resultBox{res: Result{RunID: r.id, SessionID: req.SessionID, Status: "completed", Seed: report}}
+	// are the run's (resultBox): a turn of one model call without tools
+	// (the common one) allocates nothing more for them.
+	box := &r.box
+	*box = resultBox{res: Result{RunID: r.id, SessionID: req.SessionID, Status: "completed", Seed: report}}
 	box.res.Appended = box.appended[:0]
 	box.res.ModelCalls = box.calls[:0]
 	t.res = &box.res
@@ -163,7 +164,14 @@ func (t *turn) modelRequest() *ModelRequest {
 		call.Messages = append([]Message(nil), msgs...)
 	}
 	t.res.ModelCalls = append(t.res.ModelCalls, call)
-	c := &modelCall{run: r, req: ModelRequest{
+	// The first call is the run's own; its Delta function survives the
+	// run's reuse (see Turn.Recycle), bound to the same call.
+	c := &r.call
+	if t.step > 1 {
+		c = new(modelCall)
+	}
+	delta := c.req.Delta
+	*c = modelCall{run: r, req: ModelRequest{
 		RunID:      r.id,
 		SessionID:  r.req.SessionID,
 		System:     r.rt.system,
@@ -173,7 +181,10 @@ func (t *turn) modelRequest() *ModelRequest {
 		Tools:      t.allowedSpecs(),
 		Step:       t.step,
 	}}
-	c.req.Delta = c.delta
+	if delta == nil {
+		delta = c.delta
+	}
+	c.req.Delta = delta
 	t.closed = &c.closed
 	return &c.req
 }
@@ -560,6 +571,21 @@ func (tn *Turn) end(holds bool, res *Result, err *Error) {
 	r.rt.store.release(&r.reserved, 0)
 	r.rt.finished(r)
 	r.closeDone()
+}
+
+// Recycle lets a later run of the runtime reuse the memory of this ended
+// turn and its run, sparing it their allocations. Afterwards the caller
+// must not use tn, its Run, nor anything its actions carried (requests,
+// results): a later run writes over them. A turn that has not ended, or
+// whose run armed a timeout or watched a context that can be done, is
+// left alone: something may still reach it.
+func (tn *Turn) Recycle() {
+	r := tn.run
+	if tn.ended && r.ctx.parent == Background() && r.req.Policy.TimeoutMs == 0 {
+		r.rt.mu.Lock()
+		r.rt.spare = r
+		r.rt.mu.Unlock()
+	}
 }
 
 func (tn *Turn) outcome() Action {

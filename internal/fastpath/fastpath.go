@@ -116,7 +116,12 @@ func (x *Runtime) Begin(frame []byte) []byte {
 		events: ht.events[:0], emit: ht.emit}
 	req := core.RunRequest{
 		SessionID: b.SessionID, Input: b.Input, Policy: b.Policy, RunID: b.RunID, Inspect: b.Inspect,
-		WithHistory: b.WithHistory, History: b.History, OnEvent: ht.emit,
+		WithHistory: b.WithHistory, History: b.History,
+	}
+	if b.Events || b.WithHistory {
+		// Without them, no event need be handed over: the seed report
+		// matters only for a turn with history.
+		req.OnEvent = ht.emit
 	}
 	tn, err := x.rt.Begin(core.Background(), req)
 	if err != nil {
@@ -239,11 +244,13 @@ func (x *Runtime) turn(handle uint64) *hostTurn {
 	return nil
 }
 
-// forget drops an ended turn; its hostTurn serves the next one (an
-// ended run emits no more events).
+// forget drops an ended turn once its last frame is written; its
+// hostTurn serves the next one (an ended run emits no more events), and
+// its core turn the next run (the frame holds all the host learns).
 func (x *Runtime) forget(ht *hostTurn) {
 	x.turns[ht.slot] = nil
 	x.live--
+	ht.turn.Recycle()
 	ht.turn = nil
 	x.spare = ht
 }
@@ -269,14 +276,15 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 		wa.Kind, wa.Call = wire.ActTool, *a.Call
 	case core.ActionDone:
 		wa.Kind, wa.Result = wire.ActDone, a.Result
-		x.forget(ht)
 	case core.ActionFailed:
 		wa.Kind, wa.Err = wire.ActFailed, a.Err
-		x.forget(ht)
 	}
 	x.out = wire.AppendAction(x.out[:0], &wa)
 	clear(ht.events)
 	ht.events = ht.events[:0]
+	if wa.Kind == wire.ActDone || wa.Kind == wire.ActFailed {
+		x.forget(ht)
+	}
 	return x.out
 }
 
