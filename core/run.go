@@ -120,7 +120,6 @@ func (r *Run) Events() []Event {
 // ignored: the host's bug must not break the run.
 func (r *Run) emit(ev Event) {
 	r.emitMu.Lock()
-	defer r.emitMu.Unlock()
 	r.seq++
 	ev.Seq = r.seq
 	ev.RunID = r.id
@@ -131,11 +130,15 @@ func (r *Run) emit(ev Event) {
 	}
 	r.events = append(r.events, ev)
 	if r.req.OnEvent != nil {
-		func() {
-			defer func() { _ = recover() }()
-			r.req.OnEvent(ev)
-		}()
+		handle(r.req.OnEvent, &ev)
 	}
+	r.emitMu.Unlock()
+}
+
+// handle hands ev to a host's event handler, ignoring its panic.
+func handle(f func(Event), ev *Event) {
+	defer func() { _ = recover() }()
+	f(*ev)
 }
 
 // execute runs the turn in the calling goroutine: it waits for the

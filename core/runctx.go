@@ -1,6 +1,9 @@
 package core
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Context is what the runtime needs of a context: a done channel and the
 // reason it closed. Every context.Context satisfies it, so Go hosts pass
@@ -37,6 +40,10 @@ type runContext struct {
 	// done is made when first asked for (a turn its host drives never
 	// asks), under mu; closedChan when the context stopped before.
 	done chan struct{}
+
+	// stopped is set once err is: Err reads it without the lock while
+	// the context goes on, as it does several times a turn.
+	stopped atomic.Bool
 
 	mu    sync.Mutex
 	err   error  // ErrContextDone once done
@@ -83,11 +90,12 @@ func (c *runContext) setTimeout(after AfterFunc, ms int64, cause *Error) {
 // stop makes the context done; it reports whether this call did.
 func (c *runContext) stop(cause *Error) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.err != nil {
+		c.mu.Unlock()
 		return false
 	}
 	c.err, c.cause = ErrContextDone, cause
+	c.stopped.Store(true)
 	if c.stopT != nil {
 		c.stopT()
 	}
@@ -96,6 +104,7 @@ func (c *runContext) stop(cause *Error) bool {
 	} else {
 		close(c.done)
 	}
+	c.mu.Unlock()
 	return true
 }
 
@@ -120,6 +129,9 @@ func (c *runContext) Done() <-chan struct{} {
 
 // Err implements Context.
 func (c *runContext) Err() error {
+	if !c.stopped.Load() {
+		return nil
+	}
 	c.mu.Lock()
 	err := c.err
 	c.mu.Unlock()

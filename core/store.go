@@ -187,10 +187,10 @@ func (s *store) messagesOf(ss *session) []Message {
 // fit. The caller holds the lane.
 func (s *store) appendMessages(ss *session, msgs []Message, size int64, res *int64) *Error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	cost := size + int64(len(msgs))*MessageOverhead
 	if !ss.gone {
 		if err := s.take(cost, res, ss.id); err != nil {
+			s.mu.Unlock()
 			return err
 		}
 		s.messages += len(msgs)
@@ -199,6 +199,7 @@ func (s *store) appendMessages(ss *session, msgs []Message, size int64, res *int
 	ss.msgs = append(ss.msgs, msgs...)
 	ss.bytes += size
 	ss.tailRun = ""
+	s.mu.Unlock()
 	return nil
 }
 

@@ -342,9 +342,9 @@ func toolError(name string, err error) *Error {
 func (t *turn) append(m Message) *Error {
 	limits := &t.run.rt.limits
 	size := m.Size()
-	t.store.mu.Lock()
+	// Only the lane holder, this run, changes the session's messages and
+	// their size (see messagesOf): no lock to read them.
 	count, bytes := len(t.sess.msgs), t.sess.bytes
-	t.store.mu.Unlock()
 	if count+1 > limits.MaxMessagesPerSession {
 		return NewError(CodeLimitExceeded, "the session would hold more than maxMessagesPerSession ("+itoa(limits.MaxMessagesPerSession)+") messages")
 	}
