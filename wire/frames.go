@@ -159,8 +159,19 @@ const maxCachedHistory = 1 << 20
 // decoded (nil: none). The History it returns may be the one an earlier
 // call returned: callers must not change it (core copies what it keeps).
 func DecodeBeginCached(b []byte, maxMessages int, cache *HistoryCache) (*Begin, error) {
-	r := newReader(b, KindBegin)
 	var out Begin
+	if err := DecodeBeginInto(&out, b, maxMessages, cache); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DecodeBeginInto is DecodeBeginCached into out, which a caller that
+// decodes a frame per turn keeps instead of allocating one. On error out
+// holds what was decoded before it.
+func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache) error {
+	r := newReader(b, KindBegin)
+	*out = Begin{}
 	out.SessionID = r.str("sessionId")
 	out.Input = r.str("input")
 	out.RunID = r.str("runId")
@@ -187,16 +198,16 @@ func DecodeBeginCached(b []byte, maxMessages int, cache *HistoryCache) (*Begin, 
 		}
 	}
 	if err := r.end(); err != nil {
-		return nil, err
+		return err
 	}
 	if out.WithHistory {
 		if cache != nil && cache.history != nil && cache.session == out.SessionID && cache.max == maxMessages && h == cache.packed {
 			out.History = cache.history
-			return &out, nil
+			return nil
 		}
 		var err error
 		if out.History, err = DecodeHistory(h, maxMessages); err != nil {
-			return nil, err
+			return err
 		}
 		if out.History == nil {
 			out.History = []core.SeedMessage{}
@@ -205,7 +216,7 @@ func DecodeBeginCached(b []byte, maxMessages int, cache *HistoryCache) (*Begin, 
 			cache.session, cache.packed, cache.max, cache.history = out.SessionID, h, maxMessages, out.History
 		}
 	}
-	return &out, nil
+	return nil
 }
 
 // ModelReply is a model-reply frame: the model's answer to the action
@@ -296,6 +307,16 @@ type Answer struct {
 // DecodeAnswer decodes a model-reply, tool-result or delta frame.
 func DecodeAnswer(b []byte) (*Answer, error) {
 	var a Answer
+	if err := DecodeAnswerInto(&a, b); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// DecodeAnswerInto is DecodeAnswer into a, which a caller that decodes a
+// frame per turn keeps instead of allocating one.
+func DecodeAnswerInto(a *Answer, b []byte) error {
+	*a = Answer{}
 	k := KindDelta
 	if len(b) >= header {
 		k = Kind(b[header-1])
@@ -315,10 +336,7 @@ func DecodeAnswer(b []byte) (*Answer, error) {
 	} else {
 		a.Text = r.str("text")
 	}
-	if err := r.end(); err != nil {
-		return nil, err
-	}
-	return &a, nil
+	return r.end()
 }
 
 // Delta is a delta frame: text a model streamed for the turn with

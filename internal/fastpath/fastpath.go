@@ -103,8 +103,8 @@ func unknownTurn(h uint64) error {
 // first action frame, or a refused frame when the frame or the run is
 // refused (then nothing changed).
 func (x *Runtime) Begin(frame []byte) []byte {
-	b, err := wire.DecodeBeginCached(frame, x.rt.Limits().MaxSeedMessages, &x.hist)
-	if err != nil {
+	var b wire.Begin
+	if err := wire.DecodeBeginInto(&b, frame, x.rt.Limits().MaxSeedMessages, &x.hist); err != nil {
 		return x.refuse(err)
 	}
 	ht := x.spare
@@ -149,8 +149,8 @@ func (x *Runtime) Begin(frame []byte) []byte {
 // action frame (after a delta: a pending frame with the events it
 // emitted), or a refused frame for a malformed frame or an unknown handle.
 func (x *Runtime) Feed(frame []byte) []byte {
-	a, err := wire.DecodeAnswer(frame)
-	if err != nil {
+	var a wire.Answer
+	if err := wire.DecodeAnswerInto(&a, frame); err != nil {
 		return x.refuse(err)
 	}
 	ht := x.turn(a.Handle)
