@@ -86,12 +86,18 @@ func (r *Run) Wait(ctx Context) (*Result, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	return r.outcome()
+}
+
+// outcome returns the finished run's result or its *Error.
+func (r *Run) outcome() (*Result, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err != nil {
-		return nil, r.err
+	res, err := r.result, r.err
+	r.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
-	return r.result, nil
+	return res, nil
 }
 
 // Cancel cancels the run. It reports whether this call cancelled it:
@@ -100,20 +106,21 @@ func (r *Run) Wait(ctx Context) (*Result, error) {
 // (or untouched, if it was still waiting for its lane).
 func (r *Run) Cancel() bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.finished || r.cancelRequested {
-		return false
+	ok := !r.finished && !r.cancelRequested
+	if ok {
+		r.cancelRequested = true
+		r.ctx.stop(errCancelled)
 	}
-	r.cancelRequested = true
-	r.ctx.stop(errCancelled)
-	return true
+	r.mu.Unlock()
+	return ok
 }
 
 // Events returns a copy of the events emitted so far.
 func (r *Run) Events() []Event {
 	r.emitMu.Lock()
-	defer r.emitMu.Unlock()
-	return append([]Event(nil), r.events...)
+	evs := append([]Event(nil), r.events...)
+	r.emitMu.Unlock()
+	return evs
 }
 
 // emit numbers ev and hands it to the host. A panicking handler is

@@ -79,12 +79,12 @@ func (c *runContext) init(parent Context) {
 func (c *runContext) setTimeout(after AfterFunc, ms int64, cause *Error) {
 	stop := after(ms, func() { c.stop(cause) })
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.err != nil {
 		stop()
-		return
+	} else {
+		c.stopT = stop
 	}
-	c.stopT = stop
+	c.mu.Unlock()
 }
 
 // stop makes the context done; it reports whether this call did.

@@ -172,12 +172,7 @@ func (rt *Runtime) Execute(ctx Context, req RunRequest) (*Result, error) {
 		return nil, err
 	}
 	r.execute()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err != nil {
-		return nil, r.err
-	}
-	return r.result, nil
+	return r.outcome()
 }
 
 // admit validates req and registers its run, joined to its session's
@@ -310,10 +305,9 @@ func (rt *Runtime) RevertRun(sessionID, runID string) bool {
 }
 
 func (rt *Runtime) finished(r *Run) {
+	// An active run's id names no other run (see admit).
 	rt.mu.Lock()
-	if rt.runs[r.id] == r {
-		delete(rt.runs, r.id)
-	}
+	delete(rt.runs, r.id)
 	rt.mu.Unlock()
 }
 

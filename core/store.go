@@ -26,8 +26,10 @@ type store struct {
 	reserved int64
 	// gens numbers session generations (see session.gen).
 	gens uint64
-	// spare is a lane no run holds or waits for, kept for the next join:
-	// a session's turns one after another reuse one lane.
+	// spare is the last lane left, which no run holds or waits for: it
+	// stays in lanes under its id, so that a session's turns one after
+	// another find their lane without adding or removing it, and any
+	// other join takes it over.
 	spare *lane
 }
 
@@ -47,7 +49,8 @@ type session struct {
 }
 
 // lane serialises the runs of one session id. It exists while a run holds
-// or waits for it, whether or not the session exists yet.
+// or waits for it, whether or not the session exists yet, and while it is
+// the store's spare.
 type lane struct {
 	id   string
 	sem  chan struct{}
@@ -68,17 +71,21 @@ func newStore(limits Limits) *store {
 func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
 	s.mu.Lock()
 	ln = s.lanes[id]
-	if ln != nil && reject {
+	if ln != nil && ln.refs > 0 && reject {
 		s.mu.Unlock()
 		return nil, true
 	}
 	if ln == nil {
 		if ln = s.spare; ln != nil {
-			s.spare, ln.id = nil, id
+			delete(s.lanes, ln.id)
+			ln.id = id
 		} else {
 			ln = &lane{id: id, sem: make(chan struct{}, 1)}
 		}
 		s.lanes[id] = ln
+	}
+	if ln == s.spare {
+		s.spare = nil
 	}
 	ln.refs++
 	s.mu.Unlock()
@@ -89,10 +96,12 @@ func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
 func (s *store) leave(ln *lane) {
 	s.mu.Lock()
 	ln.refs--
-	if ln.refs == 0 && s.lanes[ln.id] == ln {
+	if ln.refs == 0 {
 		// No run holds it (a holder drains sem before it leaves) or
-		// waits for it: it can serve the next join.
-		delete(s.lanes, ln.id)
+		// waits for it: it stays as the spare, the previous one goes.
+		if s.spare != nil {
+			delete(s.lanes, s.spare.id)
+		}
 		s.spare = ln
 	}
 	s.mu.Unlock()
@@ -120,7 +129,7 @@ func (s *store) create(id string) *session {
 	for e := s.lru.Back(); e != nil && len(s.sessions) > s.limits.MaxSessions; {
 		prev := e.Prev()
 		victim := e.Value.(*session)
-		if s.lanes[victim.id] == nil { // idle: no run holds or waits for it
+		if s.idle(victim.id) {
 			s.drop(victim)
 			s.evictions++
 		}
@@ -281,7 +290,14 @@ func (s *store) room(need int64, keep string) *Error {
 // evictable reports whether ss may be evicted: no run holds or waits for
 // its lane, and it is not keep. s.mu is held.
 func (s *store) evictable(ss *session, keep string) bool {
-	return ss.id != keep && s.lanes[ss.id] == nil
+	return ss.id != keep && s.idle(ss.id)
+}
+
+// idle reports whether no run holds or waits for the lane of id; s.mu is
+// held.
+func (s *store) idle(id string) bool {
+	ln := s.lanes[id]
+	return ln == nil || ln.refs == 0
 }
 
 // cost is what ss counts against the budget; s.mu is held.
@@ -332,7 +348,7 @@ func (s *store) revert(id, runID string) bool {
 	if ss == nil {
 		return false
 	}
-	if ss.tailRun != runID || s.lanes[id] != nil {
+	if ss.tailRun != runID || !s.idle(id) {
 		// Something newer was built on the turn, or is being built:
 		// drop the session instead, so that the host's history seeds it.
 		s.drop(ss)
