@@ -581,7 +581,7 @@ func (tn *Turn) end(holds bool, res *Result, err *Error) {
 // left alone: something may still reach it.
 func (tn *Turn) Recycle() {
 	r := tn.run
-	if tn.ended && r.ctx.parent == Background() && r.req.Policy.TimeoutMs == 0 {
+	if _, bg := r.ctx.parent.(background); tn.ended && bg && r.req.Policy.TimeoutMs == 0 {
 		r.rt.mu.Lock()
 		r.rt.spare = r
 		r.rt.mu.Unlock()
