@@ -164,23 +164,22 @@ func (s *store) messagesGen(ss *session) ([]Message, uint64) {
 
 func (s *store) remove(id string) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ss := s.sessions[id]
-	if ss == nil {
-		return false
+	if ss != nil {
+		s.drop(ss)
 	}
-	s.drop(ss)
-	return true
+	s.mu.Unlock()
+	return ss != nil
 }
 
 // removeIfEmpty removes ss when it holds no message (a run created it and
 // then rolled back).
 func (s *store) removeIfEmpty(ss *session) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !ss.gone && len(ss.msgs) == 0 && s.sessions[ss.id] == ss {
 		s.drop(ss)
 	}
+	s.mu.Unlock()
 }
 
 // messagesOf returns the session's messages for the lane holder to read
@@ -343,22 +342,18 @@ func (s *store) markTail(ss *session, runID string, mark int) {
 // Runtime.RevertRun).
 func (s *store) revert(id, runID string) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ss := s.sessions[id]
-	if ss == nil {
-		return false
+	ok := ss != nil && ss.tailRun == runID && s.idle(id)
+	if ok {
+		s.cut(ss, ss.tailMark)
 	}
-	if ss.tailRun != runID || !s.idle(id) {
+	if ss != nil && (!ok || len(ss.msgs) == 0) {
 		// Something newer was built on the turn, or is being built:
 		// drop the session instead, so that the host's history seeds it.
 		s.drop(ss)
-		return false
 	}
-	s.cut(ss, ss.tailMark)
-	if len(ss.msgs) == 0 {
-		s.drop(ss)
-	}
-	return true
+	s.mu.Unlock()
+	return ok
 }
 
 // truncate cuts the session back to n messages. The capacity is cut too,
@@ -366,8 +361,8 @@ func (s *store) revert(id, runID string) bool {
 // still be reading.
 func (s *store) truncate(ss *session, n int) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.cut(ss, n)
+	s.mu.Unlock()
 }
 
 // cut is truncate with s.mu held.
@@ -391,28 +386,29 @@ func (s *store) cut(ss *session, n int) {
 
 func (s *store) snapshot(id string) ([]Message, uint64, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ss := s.sessions[id]
-	if ss == nil {
-		return nil, 0, false
+	var msgs []Message
+	var gen uint64
+	if ss != nil {
+		msgs, gen = append([]Message(nil), ss.msgs...), ss.gen
 	}
-	return append([]Message(nil), ss.msgs...), ss.gen, true
+	s.mu.Unlock()
+	return msgs, gen, ss != nil
 }
 
 func (s *store) ids() []string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ids := make([]string, 0, len(s.sessions))
 	for id := range s.sessions {
 		ids = append(ids, id)
 	}
+	s.mu.Unlock()
 	return ids
 }
 
 func (s *store) stats() Stats {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return Stats{
+	st := Stats{
 		Sessions:      len(s.sessions),
 		Messages:      s.messages,
 		Bytes:         s.bytes,
@@ -423,6 +419,8 @@ func (s *store) stats() Stats {
 		RunsFailed:    s.failed,
 		RunsCancelled: s.cancelled,
 	}
+	s.mu.Unlock()
+	return st
 }
 
 func (s *store) count(outcome EventType) {
