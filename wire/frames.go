@@ -110,7 +110,16 @@ func (r *reader) sint(what string, limit int64) int64 {
 	return v
 }
 
+// defaultPolicy is how a policy of defaults is written: three empty
+// strings, four zeros and no tool list.
+const defaultPolicy = "\x00\x00\x00\x00\x00\x00\x00\x00"
+
 func (r *reader) policy(p *core.Policy) {
+	if r.err == nil && len(r.s)-r.pos >= len(defaultPolicy) && r.s[r.pos:r.pos+len(defaultPolicy)] == defaultPolicy {
+		// Most turns take the default policy: the zero p.
+		r.pos += len(defaultPolicy)
+		return
+	}
 	p.SeedMode = core.SeedMode(r.str("policy"))
 	p.OnBusy = core.BusyMode(r.str("policy"))
 	p.ToolErrors = core.ToolErrorMode(r.str("policy"))
