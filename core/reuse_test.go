@@ -9,8 +9,9 @@ import (
 
 // The tests in this file hold the state a turn reuses or makes lazily to
 // what each owner may see: done channels made when first asked for, a
-// session's lane serving later sessions, a Run's Turn inside it, and the
-// message.appended event sharing the result's copy of its message.
+// session's lane serving later sessions, a Run's Turn inside it, the
+// message.appended event sharing the result's copy of its message, and
+// recycled runs.
 
 // closed reports whether c is closed, without waiting.
 func closed(c <-chan struct{}) bool {
@@ -325,5 +326,131 @@ func TestEvent_AppendedMessageStaysPut(t *testing.T) {
 		if got := string(m.Role) + ":" + m.Content; got != texts[i] {
 			t.Errorf("appended %d is %q, its event said %q", i, got, texts[i])
 		}
+	}
+}
+
+// turnDone drives tn through one model call answered with text and
+// returns its result.
+func turnDone(t *testing.T, tn *core.Turn, text string) *core.Result {
+	t.Helper()
+	if a := tn.Next(); a.Kind != core.ActionModel {
+		t.Fatalf("%s: %v, want model", tn.Run().ID(), a.Kind)
+	}
+	a := tn.FeedModel(reply(text), nil)
+	if a.Kind != core.ActionDone {
+		t.Fatalf("%s: %v (%v), want done", tn.Run().ID(), a.Kind, a.Err)
+	}
+	return a.Result
+}
+
+func TestTurn_RecycledIntoTheNextRun(t *testing.T) {
+	rt := mustRuntime(t, core.Config{})
+	var events []core.Event
+	onEvent := func(ev core.Event) { events = append(events, ev) }
+	first := begin(t, rt, core.RunRequest{SessionID: "s", Input: "1", RunID: "first", OnEvent: onEvent})
+	run := first.Run()
+	turnDone(t, first, "r1")
+	first.Recycle()
+	events = events[:0]
+	// Ensure the next run takes the recycled one and starts afresh: its
+	// own id, result, event numbers and model call.
+	next := begin(t, rt, core.RunRequest{SessionID: "s", Input: "2", RunID: "next", OnEvent: onEvent})
+	if next.Run() != run {
+		t.Fatal("the next run did not reuse the recycled one")
+	}
+	a := next.Next()
+	if a.Kind != core.ActionModel || a.Request.RunID != "next" || a.Request.Step != 1 || len(a.Request.Messages) != 3 {
+		t.Fatalf("next's model call: %v %+v", a.Kind, a.Request)
+	}
+	a.Request.Delta("partial")
+	// Ensure the ended run's id cancels nothing, not the run in its place.
+	if rt.CancelRun("first") {
+		t.Error("the recycled run's old id was cancelled")
+	}
+	a = next.FeedModel(reply("r2"), nil)
+	if a.Kind != core.ActionDone {
+		t.Fatalf("next: %v (%v)", a.Kind, a.Err)
+	}
+	res := a.Result
+	if res.RunID != "next" || res.MessageCount != 4 || len(res.Appended) != 2 || res.Reply.Content != "r2" ||
+		len(res.ModelCalls) != 1 || res.ModelCalls[0].MessageCount != 3 {
+		t.Errorf("next's result: %+v", res)
+	}
+	want := []core.EventType{core.EventRunStarted, core.EventMessageAppended, core.EventModelDelta,
+		core.EventMessageAppended, core.EventRunCompleted}
+	if len(events) != len(want) {
+		t.Fatalf("next emitted %d events, want %d", len(events), len(want))
+	}
+	for i, ev := range events {
+		if ev.Type != want[i] || ev.Seq != i+1 || ev.RunID != "next" {
+			t.Errorf("event %d: %s seq %d run %q", i, ev.Type, ev.Seq, ev.RunID)
+		}
+	}
+	if got := contents(messagesOf(rt, "s")); len(got) != 4 || got[3] != "assistant:r2" {
+		t.Errorf("session: %q", got)
+	}
+}
+
+func TestTurn_RecycleLeavesReachableRunsAlone(t *testing.T) {
+	rt := mustRuntime(t, core.Config{AfterFunc: func(int64, func()) func() { return func() {} }})
+	// A turn not yet ended, and one whose run armed a timeout, are not
+	// recycled: the next run is a new one.
+	going := begin(t, rt, core.RunRequest{SessionID: "a", Input: "1"})
+	going.Next()
+	going.Recycle()
+	if b := begin(t, rt, core.RunRequest{SessionID: "b", Input: "1"}); b.Run() == going.Run() {
+		t.Fatal("a turn still going was recycled")
+	} else {
+		turnDone(t, b, "r")
+	}
+	turnDone(t, begin(t, rt, core.RunRequest{SessionID: "c", Input: "1"}), "r")
+	timed := begin(t, rt, core.RunRequest{SessionID: "d", Input: "1", Policy: core.Policy{TimeoutMs: 1000}})
+	turnDone(t, timed, "r")
+	timed.Recycle()
+	if e := begin(t, rt, core.RunRequest{SessionID: "e", Input: "1"}); e.Run() == timed.Run() {
+		t.Fatal("a run that armed a timeout was recycled")
+	}
+	if a := going.FeedModel(reply("r"), nil); a.Kind != core.ActionDone {
+		t.Fatalf("going: %v", a.Kind)
+	}
+}
+
+func TestTurn_RecycleUnderLoad(t *testing.T) {
+	// Ensure turns driven, recycled and cancelled by id from many
+	// goroutines each end with their own result (run with -race).
+	rt := mustRuntime(t, core.Config{})
+	var wg sync.WaitGroup
+	for g := 0; g < 6; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				id := string(rune('a'+g)) + "-" + string(rune('0'+i%10))
+				tn, err := rt.Begin(bg, core.RunRequest{SessionID: string(rune('a' + g%3)), Input: id, RunID: id})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				rt.CancelRun(string(rune('a'+(g+1)%6)) + "-" + string(rune('0'+i%10)))
+				a := tn.Next()
+				for a.Kind == core.ActionWait {
+					a = tn.Next()
+				}
+				if a.Kind == core.ActionModel {
+					a = tn.FeedModel(reply(id), nil)
+				}
+				switch {
+				case a.Kind == core.ActionDone && (a.Result.RunID != id || a.Result.Reply.Content != id):
+					t.Errorf("%s ended with %+v", id, a.Result)
+				case a.Kind == core.ActionFailed && a.Err.Code != core.CodeCancelled:
+					t.Errorf("%s failed: %v", id, a.Err)
+				}
+				tn.Recycle()
+			}
+		}()
+	}
+	wg.Wait()
+	if st := rt.Stats(); st.ActiveRuns != 0 {
+		t.Errorf("%d runs active", st.ActiveRuns)
 	}
 }

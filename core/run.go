@@ -192,13 +192,17 @@ func (r *Run) stopError() *Error {
 // arrives before the outcome is recorded wins, so that Cancel returning
 // true always means the run ends cancelled.
 func (r *Run) finish(res *Result, err *Error) {
-	r.mu.Lock()
-	if err != nil && r.cancelRequested {
-		err = errCancelled
+	// A committed turn is finished with res already (see commit). Only
+	// the run's driver sets finished, so it reads it without the lock.
+	if !r.finished {
+		r.mu.Lock()
+		if err != nil && r.cancelRequested {
+			err = errCancelled
+		}
+		r.finished = true
+		r.result, r.err = res, err
+		r.mu.Unlock()
 	}
-	r.finished = true
-	r.result, r.err = res, err
-	r.mu.Unlock()
 	switch {
 	case err == nil:
 		r.rt.store.count(EventRunCompleted)

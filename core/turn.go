@@ -577,11 +577,12 @@ func (tn *Turn) end(holds bool, res *Result, err *Error) {
 // turn and its run, sparing it their allocations. Afterwards the caller
 // must not use tn, its Run, nor anything its actions carried (requests,
 // results): a later run writes over them. A turn that has not ended, or
-// whose run armed a timeout or watched a context that can be done, is
-// left alone: something may still reach it.
+// whose run armed a timeout or has a context that can be done, is left
+// alone: a timer or a goroutine may still reach it.
 func (tn *Turn) Recycle() {
 	r := tn.run
-	if _, bg := r.ctx.parent.(background); tn.ended && bg && r.req.Policy.TimeoutMs == 0 {
+	// A parent whose Done is nil is never done: no goroutine watches it.
+	if tn.ended && r.req.Policy.TimeoutMs == 0 && r.ctx.parent.Done() == nil {
 		r.rt.mu.Lock()
 		r.rt.spare = r
 		r.rt.mu.Unlock()
