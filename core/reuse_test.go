@@ -454,3 +454,21 @@ func TestTurn_RecycleUnderLoad(t *testing.T) {
 		t.Errorf("%d runs active", st.ActiveRuns)
 	}
 }
+
+func TestRun_CancelledByIDAsItIsAdmitted(t *testing.T) {
+	// Ensure a cancel by id that races the run's admission finds the run
+	// whole or not at all (run with -race): it used to find it before
+	// its context was set.
+	rt := mustRuntime(t, core.Config{})
+	for i := 0; i < 500; i++ {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); rt.CancelRun("x") }()
+		tn := begin(t, rt, core.RunRequest{SessionID: "s", Input: "1", RunID: "x"})
+		wg.Wait()
+		if a := tn.Next(); a.Kind == core.ActionModel {
+			tn.FeedModel(reply("r"), nil)
+		}
+		tn.Recycle()
+	}
+}

@@ -258,12 +258,12 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		return nil, err
 	}
 	r.reserved = cost
-	rt.runs[r.id] = r
-	rt.mu.Unlock()
-
+	// Ready before it is registered: CancelRun may reach it at once.
 	r.lane = ln
 	r.ctx = &r.ctxVal
 	r.ctx.init(ctx)
+	rt.runs[r.id] = r
+	rt.mu.Unlock()
 	return r, nil
 }
 
