@@ -34,7 +34,7 @@ type Runtime struct {
 	afterFunc AfterFunc
 
 	mu   sync.Mutex
-	runs map[string]*Run
+	runs activeRuns
 	// spare is a run whose turn ended and was recycled, for the next run.
 	spare  *Run
 	nextID uint64
@@ -52,7 +52,6 @@ func New(cfg Config) (*Runtime, error) {
 		model:  cfg.Model,
 		tools:  make(map[string]*Tool, len(cfg.Tools)),
 		limits: cfg.Limits.withDefaults(),
-		runs:   make(map[string]*Run),
 	}
 	if rt.model == nil {
 		rt.model = Echo{}
@@ -234,7 +233,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		rt.nextID++
 		r.id = GeneratedRunIDPrefix + "run-" + itoa(int(rt.nextID))
 	} else {
-		if rt.runs[req.RunID] != nil {
+		if rt.runs.get(req.RunID) != nil {
 			rt.mu.Unlock()
 			return nil, NewError(CodeInvalidArgument, "runId "+quote(req.RunID)+" is already running")
 		}
@@ -262,7 +261,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	r.lane = ln
 	r.ctx = &r.ctxVal
 	r.ctx.init(ctx)
-	rt.runs[r.id] = r
+	rt.runs.add(r)
 	rt.mu.Unlock()
 	return r, nil
 }
@@ -274,7 +273,7 @@ func (rt *Runtime) CancelRun(runID string) bool {
 	// Cancelled under rt.mu: a run that ends meanwhile cannot be recycled
 	// into another run (see Turn.Recycle) before Cancel reaches it.
 	rt.mu.Lock()
-	r := rt.runs[runID]
+	r := rt.runs.get(runID)
 	ok := r != nil && r.Cancel()
 	rt.mu.Unlock()
 	return ok
@@ -305,9 +304,8 @@ func (rt *Runtime) RevertRun(sessionID, runID string) bool {
 }
 
 func (rt *Runtime) finished(r *Run) {
-	// An active run's id names no other run (see admit).
 	rt.mu.Lock()
-	delete(rt.runs, r.id)
+	rt.runs.remove(r)
 	rt.mu.Unlock()
 }
 
@@ -364,7 +362,7 @@ type Stats struct {
 func (rt *Runtime) Stats() Stats {
 	s := rt.store.stats()
 	rt.mu.Lock()
-	s.ActiveRuns = len(rt.runs)
+	s.ActiveRuns = rt.runs.len()
 	rt.mu.Unlock()
 	return s
 }
@@ -374,10 +372,7 @@ func (rt *Runtime) Stats() Stats {
 func (rt *Runtime) Close() {
 	rt.mu.Lock()
 	rt.closed = true
-	runs := make([]*Run, 0, len(rt.runs))
-	for _, r := range rt.runs {
-		runs = append(runs, r)
-	}
+	runs := rt.runs.all()
 	rt.mu.Unlock()
 	for _, r := range runs {
 		r.Cancel()
