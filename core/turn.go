@@ -575,8 +575,8 @@ func (tn *Turn) end(holds bool, res *Result, err *Error) {
 
 // Recycle lets a later run of the runtime reuse the memory of this ended
 // turn and its run, sparing it their allocations. Afterwards the caller
-// must not use tn, its Run, nor anything its actions carried (requests,
-// results): a later run writes over them. A turn that has not ended, or
+// must not use tn, its Run, nor anything its actions and events carried
+// (requests, results, messages): a later run writes over them. A turn that has not ended, or
 // whose run armed a timeout or has a context that can be done, is left
 // alone: a timer or a goroutine may still reach it.
 func (tn *Turn) Recycle() {

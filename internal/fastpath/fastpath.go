@@ -244,15 +244,16 @@ func (x *Runtime) turn(handle uint64) *hostTurn {
 	return nil
 }
 
-// forget drops an ended turn once its last frame is written; its
-// hostTurn serves the next one (an ended run emits no more events), and
-// its core turn the next run (the frame holds all the host learns).
-func (x *Runtime) forget(ht *hostTurn) {
+// forget drops an ended turn; its hostTurn serves the next one (an
+// ended run emits no more events). It returns the core turn, to recycle
+// once its last frame is written.
+func (x *Runtime) forget(ht *hostTurn) *core.Turn {
+	tn := ht.turn
 	x.turns[ht.slot] = nil
 	x.live--
-	ht.turn.Recycle()
 	ht.turn = nil
 	x.spare = ht
+	return tn
 }
 
 // frame answers the native model's calls, then encodes a: events, and
@@ -264,6 +265,7 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 		a = ht.turn.FeedModel(reply, err)
 	}
 	wa := wire.Action{Handle: ht.handle, Events: ht.events}
+	var ended *core.Turn
 	switch a.Kind {
 	case actionPending:
 		wa.Kind = wire.ActPending
@@ -276,14 +278,18 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 		wa.Kind, wa.Call = wire.ActTool, *a.Call
 	case core.ActionDone:
 		wa.Kind, wa.Result = wire.ActDone, a.Result
+		ended = x.forget(ht)
 	case core.ActionFailed:
 		wa.Kind, wa.Err = wire.ActFailed, a.Err
+		ended = x.forget(ht)
 	}
 	x.out = wire.AppendAction(x.out[:0], &wa)
 	clear(ht.events)
 	ht.events = ht.events[:0]
-	if wa.Kind == wire.ActDone || wa.Kind == wire.ActFailed {
-		x.forget(ht)
+	if ended != nil {
+		// The frame holds all the host learns of the turn: its run may
+		// serve the next one.
+		ended.Recycle()
 	}
 	return x.out
 }
