@@ -212,10 +212,12 @@ export interface ModelRequest {
    * Aborts when the run stops before the model answered: cancelled
    * (reason: AgentrtError "cancelled", name "AbortError"), timed out by
    * `policy.timeoutMs` ("timeout") or lost with its instance ("internal").
-   * Pass it to fetch so the upstream request ends with the run.
+   * Pass it to fetch so the upstream request ends with the run. It is a
+   * getter (made when first read), so a copy made by spreading the
+   * request leaves it out: read `req.signal` itself.
    */
   readonly signal: AbortSignal;
-  /** Streams text as a model.delta event. */
+  /** Streams text as a model.delta event; it may be called detached. */
   delta(text: string): void;
 }
 

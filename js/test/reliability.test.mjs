@@ -334,6 +334,36 @@ describe("the model request's signal", () => {
     // The four that hung were aborted; the one that answered was not.
     assert.equal(m.requests.filter((r) => r.signal.aborted).length, 4);
   });
+
+  test("works taken apart: a destructured signal aborts and a lone delta streams", async () => {
+    let entered = deferred();
+    const seen = [];
+    const model = ({ runId, sessionId, system, messages, tools, step, signal, delta }) => {
+      seen.push({ runId, sessionId, system, n: messages.length, tools: tools.length, step });
+      delta("par");
+      delta("tial");
+      if (messages.at(-1).content !== "hang") return "done";
+      entered.resolve();
+      return new Promise((resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+    };
+    const rt = await load({ model, systemPrompt: "be brief" });
+    const deltas = [];
+    const onEvent = (ev) => { if (ev.type === "model.delta") deltas.push(ev.delta); };
+    const done = await rt.run({ sessionId: "s", input: "hi", runId: "r1", onEvent });
+    assert.equal(done.reply.content, "done");
+    assert.deepEqual(deltas, ["par", "tial"]);
+    assert.deepEqual(seen[0], { runId: "r1", sessionId: "s", system: "be brief", n: 1, tools: 0, step: 1 });
+
+    entered = deferred();
+    const ac = new AbortController();
+    const cancelled = rt.run({ sessionId: "s", input: "hang", signal: ac.signal });
+    await entered.promise;
+    ac.abort();
+    isAgentrtError(await rejection(cancelled), "cancelled");
+    assert.equal(seen.length, 2);
+    const after = await rt.run({ sessionId: "s", input: "again" });
+    assert.equal(after.messageCount, 4, "the cancelled turn left nothing behind");
+  });
 });
 
 describe("a Go program that exits", () => {
