@@ -655,6 +655,9 @@ class FastPath {
     const frame = writeBegin(this.#w.reset(), {
       sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,
       historyMirror: historyMirror !== undefined, policy,
+      // A history the glue packed from an array holds only strings it
+      // encoded itself: valid UTF-8 (docs/adr/0011-history-valid-flag.md).
+      historyValid: packed !== undefined && packed !== history,
       mirrorGen: mirror ? mirror.gen : 0, mirrorLen: mirror ? mirror.msgs.length : 0,
     });
     const first = this.#action(this.#call(this.#ex.agentrt_begin, frame));
