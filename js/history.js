@@ -14,7 +14,6 @@ import { encodeShort } from "./wire.js";
 /** Packed history format: magic "ARH" and version 1 (docs/packed-history.md). */
 export const PACK_MAGIC = [0x41, 0x52, 0x48];
 export const PACK_VERSION = 1;
-const ROLE_CODES = { user: 0, assistant: 1, tool: 2, system: 3 };
 const ROLE_OTHER = 255;
 const FLAG_CONTENT = 1;
 const FLAG_ID = 2;
@@ -403,11 +402,6 @@ class Packer {
     this.buf = next;
   }
 
-  byte(b) {
-    this.reserve(1);
-    this.buf[this.pos++] = b;
-  }
-
   uvarint(v) {
     this.reserve(10);
     while (v >= 0x80) {
@@ -709,15 +703,17 @@ function keepShape(k) {
 
 function packRecord(p, r, continues) {
   const { role, content, id, toolCallId, calls } = r;
-  const code = Object.prototype.hasOwnProperty.call(ROLE_CODES, role) ? ROLE_CODES[role] : ROLE_OTHER;
+  // The role byte (the module's wire.Role* constants).
+  const code = role === "user" ? 0 : role === "assistant" ? 1 : role === "tool" ? 2 : role === "system" ? 3 : ROLE_OTHER;
   let flags = 0;
   if (content !== null) flags |= FLAG_CONTENT;
   if (id !== undefined) flags |= FLAG_ID;
   if (toolCallId !== undefined) flags |= FLAG_TOOL_CALL_ID;
   if (calls !== undefined) flags |= FLAG_TOOL_CALLS;
   if (continues) flags |= FLAG_CONTINUES;
-  p.byte(code);
-  p.byte(flags);
+  p.reserve(2);
+  p.buf[p.pos++] = code;
+  p.buf[p.pos++] = flags;
   if (code === ROLE_OTHER) p.string(role);
   if (content !== null) p.string(content);
   if (id !== undefined) p.string(id);
