@@ -232,6 +232,8 @@ func TestDecodeAction_Errors(t *testing.T) {
 // canonical) except where noted.
 func FuzzDecode(f *testing.F) {
 	f.Add(wire.AppendBegin(nil, &sampleBegin))
+	f.Add(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", WithHistory: true, HistoryValid: true,
+		Packed: wire.AppendHistory(nil, []core.SeedMessage{{Role: core.RoleUser, Content: "\xff"}})}))
 	for _, a := range sampleActions() {
 		f.Add(wire.AppendAction(nil, &a))
 	}
