@@ -160,7 +160,8 @@ type HistoryCache struct {
 	max     int
 	history []core.SeedMessage
 	// unchecked: history was decoded without the UTF-8 check (a frame
-	// with HistoryValid), so a frame without it does not reuse it.
+	// with HistoryValid); only a frame with the same flag reuses it, so
+	// the same bytes without the flag are checked.
 	unchecked bool
 }
 
@@ -204,7 +205,7 @@ func DecodeBeginCached(b []byte, maxMessages int, cache *HistoryCache) (*Begin, 
 	}
 	if out.WithHistory {
 		if cache != nil && cache.history != nil && cache.session == out.SessionID && cache.max == maxMessages &&
-			(out.HistoryValid || !cache.unchecked) && h == cache.packed {
+			cache.unchecked == out.HistoryValid && h == cache.packed {
 			out.History = cache.history
 			return &out, nil
 		}
