@@ -12,7 +12,7 @@
 // AgentrtErrors too: their message names the argument, their `code` is
 // "invalid_argument").
 
-import { packHistory as pack, toModuleHistory as readHistory, readReply, PackMemo } from "./history.js";
+import { packHistory as pack, toModuleHistory as readHistory, readReply, PackMemo, mirrorInto } from "./history.js";
 import { ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, readAction, readRefused } from "./wire.js";
 
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
@@ -466,21 +466,6 @@ function disposeInstance(inst) {
 // The fast path: turns driven through the module's wasmexport functions
 // over the wire (docs/wire.md), with a mirror of each session's messages
 
-// mirrorMessage returns the frozen session message the module stores for
-// a history message read by readMessage (null content is "", empty ids
-// and empty tool-call lists are left out), in the shape and key order of
-// the module's messages.
-function mirrorMessage(role, content, id, toolCallId, calls) {
-  const m = { role, content: content === null ? "" : content };
-  if (toolCallId) m.tool_call_id = toolCallId;
-  if (calls !== undefined && calls.length > 0) {
-    for (const c of calls) Object.freeze(c);
-    m.tool_calls = Object.freeze(calls);
-  }
-  if (id) m.id = id;
-  return Object.freeze(m);
-}
-
 const NO_TOOLS = Object.freeze([]);
 
 /**
@@ -676,10 +661,7 @@ class FastPath {
       // JavaScript model will be handed the messages.
       let onRecord;
       if (mirror === undefined && this.#modelFn !== null && Array.isArray(history)) {
-        const out = historyMirror = [];
-        onRecord = (r) => {
-          if (r.role !== "system") out.push(mirrorMessage(r.role, r.content, r.id, r.toolCallId, r.calls));
-        };
+        onRecord = mirrorInto(historyMirror = []);
       }
       // The memo serves the session of the last history packed (a host
       // passing its history again). Another session's history is packed
@@ -695,6 +677,9 @@ class FastPath {
     const frame = writeBegin(this.#w.reset(), {
       sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,
       historyMirror: historyMirror !== undefined, policy,
+      // A history the glue packed from an array holds only strings it
+      // encoded itself: valid UTF-8 (docs/adr/0011-history-valid-flag.md).
+      historyValid: packed !== undefined && packed !== history,
       mirrorGen: mirror ? mirror.gen : 0, mirrorLen: mirror ? mirror.msgs.length : 0,
     });
     const first = this.#action(this.#call(this.#ex.agentrt_begin, frame));

@@ -14,7 +14,6 @@ import { encodeShort } from "./wire.js";
 /** Packed history format: magic "ARH" and version 1 (docs/packed-history.md). */
 export const PACK_MAGIC = [0x41, 0x52, 0x48];
 export const PACK_VERSION = 1;
-const ROLE_CODES = { user: 0, assistant: 1, tool: 2, system: 3 };
 const ROLE_OTHER = 255;
 const FLAG_CONTENT = 1;
 const FLAG_ID = 2;
@@ -403,11 +402,6 @@ class Packer {
     this.buf = next;
   }
 
-  byte(b) {
-    this.reserve(1);
-    this.buf[this.pos++] = b;
-  }
-
   uvarint(v) {
     this.reserve(10);
     while (v >= 0x80) {
@@ -645,17 +639,81 @@ export class PackMemo {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Session mirrors
+
+// mirrorMessage returns the frozen session message the module stores for
+// a record readMessage read: null content is "", and k says which of
+// tool_call_id (1), tool_calls (2) and id (4) it has (empty ids and empty
+// tool-call lists are left out), in the key order of the module's
+// messages. It freezes the record's calls, which are its own. One literal
+// per shape: each object is made with its shape at once.
+function mirrorMessage(r, k) {
+  const role = r.role;
+  const content = r.content === null ? "" : r.content;
+  const calls = r.calls;
+  if (k & 2) {
+    for (const c of calls) Object.freeze(c);
+    Object.freeze(calls);
+  }
+  let m;
+  switch (k) {
+    case 0: m = { role, content }; break;
+    case 1: m = { role, content, tool_call_id: r.toolCallId }; break;
+    case 2: m = { role, content, tool_calls: calls }; break;
+    case 3: m = { role, content, tool_call_id: r.toolCallId, tool_calls: calls }; break;
+    case 4: m = { role, content, id: r.id }; break;
+    case 5: m = { role, content, tool_call_id: r.toolCallId, id: r.id }; break;
+    case 6: m = { role, content, tool_calls: calls, id: r.id }; break;
+    default: m = { role, content, tool_call_id: r.toolCallId, tool_calls: calls, id: r.id };
+  }
+  return Object.freeze(m);
+}
+
+/**
+ * Returns an onRecord callback for packHistory that appends to out the
+ * session message each non-system record becomes, frozen: the glue's
+ * mirror of a session seeded from the history being packed.
+ *
+ * @param {Array<object>} out
+ */
+export function mirrorInto(out) {
+  return (r) => {
+    if (r.role === "system") return;
+    const calls = r.calls;
+    const k = (r.toolCallId ? 1 : 0) | (calls !== undefined && calls.length > 0 ? 2 : 0) | (r.id ? 4 : 0);
+    out.push(mirrorMessage(r, k));
+    if (mirrorShapes[k] === undefined) keepShape(k);
+  };
+}
+
+// One mirror message of each shape made so far, kept as long as the
+// module: V8 drops the shapes (hidden classes) of objects at a full GC
+// once no object has them, and deoptimizes the code that made them, so a
+// host that deletes its sessions would have the next cold seed run the
+// packer's loop unoptimized (see packerShape). They are made after a
+// message of their shape: made beforehand, they did not keep the shapes
+// that seeding then used.
+const mirrorShapes = new Array(8);
+
+function keepShape(k) {
+  const calls = [{ id: "", name: "", arguments: "" }];
+  mirrorShapes[k] = mirrorMessage({ role: "", content: "", id: "", toolCallId: "", calls }, k);
+}
+
 function packRecord(p, r, continues) {
   const { role, content, id, toolCallId, calls } = r;
-  const code = Object.prototype.hasOwnProperty.call(ROLE_CODES, role) ? ROLE_CODES[role] : ROLE_OTHER;
+  // The role byte (the module's wire.Role* constants).
+  const code = role === "user" ? 0 : role === "assistant" ? 1 : role === "tool" ? 2 : role === "system" ? 3 : ROLE_OTHER;
   let flags = 0;
   if (content !== null) flags |= FLAG_CONTENT;
   if (id !== undefined) flags |= FLAG_ID;
   if (toolCallId !== undefined) flags |= FLAG_TOOL_CALL_ID;
   if (calls !== undefined) flags |= FLAG_TOOL_CALLS;
   if (continues) flags |= FLAG_CONTINUES;
-  p.byte(code);
-  p.byte(flags);
+  p.reserve(2);
+  p.buf[p.pos++] = code;
+  p.buf[p.pos++] = flags;
   if (code === ROLE_OTHER) p.string(role);
   if (content !== null) p.string(content);
   if (id !== undefined) p.string(id);

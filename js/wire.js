@@ -148,7 +148,9 @@ export function encodeShort(s, buf, start) {
 /**
  * Writes a begin frame. `history` is a packed history (Uint8Array) or
  * undefined for a run without one; `policy` is already checked (types)
- * and its strings and numbers are written as they are.
+ * and its strings and numbers are written as they are. `historyValid`
+ * sets the flag that says every string of the history is valid UTF-8
+ * (set it only for a history packed from JavaScript strings).
  */
 export function writeBegin(w, b) {
   w.header(KIND.begin);
@@ -160,6 +162,7 @@ export function writeBegin(w, b) {
   if (b.inspect) flags |= 2;
   if (b.events) flags |= 4;
   if (b.historyMirror) flags |= 8;
+  if (b.historyValid) flags |= 16;
   w.byte(flags);
   const p = b.policy || {};
   w.string(p.seedMode ?? "");

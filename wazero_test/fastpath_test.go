@@ -237,3 +237,34 @@ func TestFastPath_BadFrames(t *testing.T) {
 	}
 	mustServe(t, in, rt, "after")
 }
+
+// Ensure a begin frame whose history carries invalid UTF-8 is refused
+// without the history-valid flag, and under it (a host that vouched
+// wrongly) runs without harming the instance: the bytes are stored as
+// they came and read back through syscall/js.
+func TestFastPath_HistoryValidFlag(t *testing.T) {
+	in := mustInstance(t, nil)
+	ctx := context.Background()
+	rt := mustRuntime(t, in, "agentrt", map[string]any{})
+	n, _ := jshost.Export(jshost.Get(rt, "fastPath").(jshost.Value)).(float64)
+	f := &fastRuntime{t: t, x: in.Exports(), rt: uint64(n)}
+	bad := []core.SeedMessage{{Role: core.RoleUser, Content: "a\xffb", ID: "\xc3"}, {Role: core.RoleAssistant, Content: "ok"}}
+	_, ferr, _ := f.turn(&wire.Begin{SessionID: "s", Input: "hi", WithHistory: true, History: bad}, scriptModel)
+	if ferr == nil || ferr.Code != core.CodeInvalidHistory || ferr.Index != 0 {
+		t.Fatalf("without the flag: got %v, want invalid_history at 0", ferr)
+	}
+	res, ferr, _ := f.turn(&wire.Begin{SessionID: "s", Input: "hi", WithHistory: true, HistoryValid: true, History: bad}, scriptModel)
+	if ferr != nil || res.MessageCount != 4 || res.Seed.Seeded != 2 {
+		t.Fatalf("with the flag: got %+v, %v", res, ferr)
+	}
+	v, err := in.Call(ctx, rt, "getSession", "s")
+	if err != nil {
+		t.Fatalf("getSession threw %v", err)
+	}
+	msgs, _ := get(jshost.Export(v), "messages").([]any)
+	// A JavaScript engine's decoder makes U+FFFD of them; jshost keeps them.
+	if c := get(msgs[0], "content"); len(msgs) != 4 || (c != "a\uFFFDb" && c != "a\xffb") {
+		t.Errorf("getSession = %v", jshost.Export(v))
+	}
+	mustServe(t, in, rt, "after")
+}

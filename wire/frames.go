@@ -19,7 +19,12 @@ type Begin struct {
 	// History (its non-system messages, in order): when seeding makes the
 	// session exactly that history, the module adopts it.
 	HistoryMirror bool
-	Policy        core.Policy
+	// HistoryValid says the host vouches that every string of the packed
+	// history is valid UTF-8 (it encoded them from strings of its own, as
+	// the glue does), so the module does not check them. A host that sets
+	// it over other bytes gets them back as they are.
+	HistoryValid bool
+	Policy       core.Policy
 	// MirrorGen and MirrorLen describe the host's mirror of the session
 	// before the turn: its generation and length (0, 0: none).
 	MirrorGen uint64
@@ -36,7 +41,8 @@ const (
 	beginInspect       = 1 << 1
 	beginEvents        = 1 << 2
 	beginHistoryMirror = 1 << 3
-	beginReserved      = 0xF0
+	beginHistoryValid  = 1 << 4
+	beginReserved      = 0xE0
 )
 
 // AppendBegin appends a begin frame for b.
@@ -57,6 +63,9 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 	}
 	if b.HistoryMirror {
 		flags |= beginHistoryMirror
+	}
+	if b.HistoryValid {
+		flags |= beginHistoryValid
 	}
 	dst = append(dst, flags)
 	dst = appendPolicy(dst, &b.Policy)
@@ -159,6 +168,10 @@ type HistoryCache struct {
 	packed  string
 	max     int
 	history []core.SeedMessage
+	// unchecked: history was decoded without the UTF-8 check (a frame
+	// with HistoryValid); only a frame with the same flag reuses it, so
+	// the same bytes without the flag are checked.
+	unchecked bool
 }
 
 // maxCachedHistory bounds what a HistoryCache keeps alive.
@@ -192,6 +205,7 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 	out.Inspect = flags&beginInspect != 0
 	out.Events = flags&beginEvents != 0
 	out.HistoryMirror = flags&beginHistoryMirror != 0
+	out.HistoryValid = flags&beginHistoryValid != 0
 	r.policy(&out.Policy)
 	out.MirrorGen = r.uvarint()
 	out.MirrorLen = r.int("mirror length", maxInt32)
@@ -210,19 +224,20 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 		return err
 	}
 	if out.WithHistory {
-		if cache != nil && cache.history != nil && cache.session == out.SessionID && cache.max == maxMessages && h == cache.packed {
+		if cache != nil && cache.history != nil && cache.session == out.SessionID && cache.max == maxMessages &&
+			cache.unchecked == out.HistoryValid && h == cache.packed {
 			out.History = cache.history
 			return nil
 		}
 		var err error
-		if out.History, err = DecodeHistory(h, maxMessages); err != nil {
+		if out.History, err = decodeHistory(h, maxMessages, out.HistoryValid); err != nil {
 			return err
 		}
 		if out.History == nil {
 			out.History = []core.SeedMessage{}
 		}
 		if cache != nil && len(h) <= maxCachedHistory {
-			cache.session, cache.packed, cache.max, cache.history = out.SessionID, h, maxMessages, out.History
+			cache.session, cache.packed, cache.max, cache.history, cache.unchecked = out.SessionID, h, maxMessages, out.History, out.HistoryValid
 		}
 	}
 	return nil

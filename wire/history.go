@@ -17,10 +17,16 @@ const HistoryVersion = 1
 // index of the message being decoded, or core.NoIndex for the header.
 // The decoded strings are slices of s.
 func DecodeHistory(s string, maxMessages int) ([]core.SeedMessage, error) {
+	return decodeHistory(s, maxMessages, false)
+}
+
+// decodeHistory is DecodeHistory; valid skips the UTF-8 check of the
+// strings (see beginHistoryValid).
+func decodeHistory(s string, maxMessages int, valid bool) ([]core.SeedMessage, error) {
 	if maxMessages <= 0 {
 		maxMessages = core.DefaultLimits.MaxSeedMessages
 	}
-	r := &reader{s: s, index: core.NoIndex, code: core.CodeInvalidHistory, prefix: "packed history: "}
+	r := &reader{s: s, index: core.NoIndex, code: core.CodeInvalidHistory, prefix: "packed history: ", valid: valid}
 	if len(s) < len(HistoryMagic)+1 || s[:len(HistoryMagic)] != HistoryMagic {
 		r.fail("wrong magic (want \"ARH\")")
 		return nil, r.err

@@ -36,6 +36,9 @@ func TestBegin_RoundTrip(t *testing.T) {
 		{"OKEmptyHistory", wire.Begin{SessionID: "s", WithHistory: true, History: []core.SeedMessage{}}},
 		// Ensure an empty allow-list stays empty and non-nil.
 		{"OKNoTools", wire.Begin{SessionID: "s", Policy: core.Policy{AllowedTools: []string{}}}},
+		// Ensure the history-valid flag survives.
+		{"OKHistoryValid", wire.Begin{SessionID: "s", WithHistory: true, HistoryValid: true,
+			History: []core.SeedMessage{{Role: core.RoleUser, Content: "é"}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,6 +89,26 @@ func TestDecodeBegin_Errors(t *testing.T) {
 				t.Errorf("got %v, want code %s index %d", err, tc.code, tc.index)
 			}
 		})
+	}
+}
+
+// Ensure the history-valid flag skips the UTF-8 check of the history's
+// strings only: the same invalid bytes are refused without it, and the
+// frame's own strings are checked with it.
+func TestDecodeBegin_HistoryValid(t *testing.T) {
+	packed := wire.AppendHistory(nil, []core.SeedMessage{{Role: core.RoleUser, Content: "ok"}, {Role: core.RoleUser, Content: "\xff\xfe"}})
+	b := wire.Begin{SessionID: "s", WithHistory: true, Packed: packed}
+	if _, err := wire.DecodeBegin(wire.AppendBegin(nil, &b), 0); err == nil || err.(*core.Error).Code != core.CodeInvalidHistory || err.(*core.Error).Index != 1 {
+		t.Errorf("without the flag: got %v, want invalid_history at 1", err)
+	}
+	b.HistoryValid = true
+	got, err := wire.DecodeBegin(wire.AppendBegin(nil, &b), 0)
+	if err != nil || len(got.History) != 2 || got.History[1].Content != "\xff\xfe" {
+		t.Fatalf("with the flag: got %+v, %v", got, err)
+	}
+	b.SessionID = "\xff"
+	if _, err := wire.DecodeBegin(wire.AppendBegin(nil, &b), 0); err == nil || err.(*core.Error).Code != core.CodeInvalidArgument {
+		t.Errorf("invalid session id under the flag: got %v, want invalid_argument", err)
 	}
 }
 
@@ -209,6 +232,8 @@ func TestDecodeAction_Errors(t *testing.T) {
 // canonical) except where noted.
 func FuzzDecode(f *testing.F) {
 	f.Add(wire.AppendBegin(nil, &sampleBegin))
+	f.Add(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", WithHistory: true, HistoryValid: true,
+		Packed: wire.AppendHistory(nil, []core.SeedMessage{{Role: core.RoleUser, Content: "\xff"}})}))
 	for _, a := range sampleActions() {
 		f.Add(wire.AppendAction(nil, &a))
 	}
@@ -266,12 +291,19 @@ func TestDecodeBeginCached_SameAsDecodeBegin(t *testing.T) {
 	a, b := wire.AppendBegin(nil, &sampleBegin), wire.AppendBegin(nil, &other)
 	badHistory := append([]byte(nil), a...)
 	badHistory[len(badHistory)-1] = 0xff // invalid UTF-8 in the last string
+	vouched := sampleBegin
+	vouched.HistoryValid = true
+	badVouched := wire.AppendBegin(nil, &vouched)
+	badVouched[len(badVouched)-1] = 0xff // the same bytes, under the flag
 	frames := []struct {
 		f   []byte
 		max int
 	}{
 		{a, 0}, {a, 0}, {b, 0}, {a, 0}, {a, 3}, {a, 0}, {badHistory, 0}, {a, 0}, {wire.AppendBegin(nil, &elsewhere), 0}, {a, 0},
 		{wire.AppendBegin(nil, &bare), 0}, {a, 0}, {wire.AppendBegin(nil, &empty), 0}, {wire.AppendBegin(nil, &empty), 0}, {a, 0},
+		// A history decoded unchecked under the flag is not served to a
+		// frame without it.
+		{badVouched, 0}, {badHistory, 0}, {badVouched, 0}, {badVouched, 0}, {a, 0},
 	}
 	var cache wire.HistoryCache
 	for i, fr := range frames {

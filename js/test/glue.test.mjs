@@ -414,6 +414,17 @@ describe("history shapes", () => {
     const r = await rt.run({ sessionId: "p", input: "x", history: packHistory(twoTurns) });
     assert.equal(r.seed.seeded, 2);
   });
+
+  test("a packed Uint8Array is checked for UTF-8; an array's lone surrogates become U+FFFD", async () => {
+    const { packHistory } = await import("../glue.js");
+    const rt = await load();
+    const bytes = packHistory([{ role: "user", content: "ab" }]);
+    bytes[bytes.indexOf(0x61)] = 0xff; // "a" -> a byte that is never UTF-8
+    await rejectsWith(assert, rt.run({ sessionId: "u", input: "x", history: bytes }), "invalid_history", 0);
+    assert.deepEqual(rt.listSessions(), []);
+    await rt.run({ sessionId: "u", input: "x", history: [{ role: "user", content: "a\ud800b", id: "\udc00" }] });
+    assert.deepEqual(rt.session("u").messages[0], { role: "user", content: "a\ufffdb", id: "\ufffd" });
+  });
 });
 
 describe("refusals", () => {

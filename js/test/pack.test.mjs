@@ -3,6 +3,7 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime, packHistory, toModuleHistory } from "../glue.js";
+import { packHistory as pack, mirrorInto } from "../history.js";
 import { compiledModule, wasmExecURL } from "./env.mjs";
 
 describe("packHistory", () => {
@@ -114,6 +115,30 @@ describe("packHistory", () => {
       assert.throws(() => packHistory(history), (e) => e.code === "invalid_history" && e.index === index,
         JSON.stringify(history, (k, v) => (v === cyclic ? "[cyclic]" : v)));
     }
+  });
+});
+
+describe("mirrorInto", () => {
+  test("builds the module's session messages, frozen, in its key order", () => {
+    const out = [];
+    const calls = [{ id: "c", type: "function", function: { name: "f", arguments: { a: 1 } } }];
+    pack([
+      { role: "system", content: "s" },
+      { role: "user", content: "hi", id: "" },
+      { role: "assistant", content: null, id: "a", tool_calls: calls },
+      { role: "tool", toolCallId: "c", content: "r", id: "t" },
+      { role: "assistant", content: "x", tool_calls: [] },
+      { role: "developer", content: "d" },
+    ], undefined, mirrorInto(out));
+    assert.deepEqual(out, [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "", tool_calls: [{ id: "c", name: "f", arguments: '{"a":1}' }], id: "a" },
+      { role: "tool", content: "r", tool_call_id: "c", id: "t" },
+      { role: "assistant", content: "x" },
+    ]);
+    assert.deepEqual(out.map((m) => Object.keys(m).join()), ["role,content", "role,content,tool_calls,id", "role,content,tool_call_id,id", "role,content"]);
+    for (const m of out) assert.ok(Object.isFrozen(m));
+    assert.ok(Object.isFrozen(out[1].tool_calls) && Object.isFrozen(out[1].tool_calls[0]));
   });
 });
 

@@ -31,6 +31,13 @@ describe("wire encoders", () => {
     assert.deepEqual([...writeDelta(new Writer(), 3, "δ")], [...golden("delta.bin")]);
   });
 
+  test("set the history-valid flag (bit 4) only when asked", () => {
+    const history = packHistory([{ role: "user", content: "q" }]);
+    const flags = (historyValid) => writeBegin(new Writer(8), { sessionId: "s", input: "", history, historyValid })[9];
+    assert.equal(flags(true), 0x11);
+    assert.equal(flags(false), 0x01);
+  });
+
   test("write long and non-ASCII strings as UTF-8", () => {
     const long = "x".repeat(300) + "é😀";
     const w = new Writer(4);
