@@ -83,8 +83,11 @@ func (t *turn) seed() (SeedReport, *Error) {
 // nonSystem converts a validated history to session messages, leaving out
 // the system messages. The result shares no slice with history: the tool
 // calls of all its messages are copied into one new array. It has room
-// for seedHeadroom more messages, so that the turn that seeds it appends
-// its input and reply without copying the whole history again.
+// for an eighth more messages and seedHeadroom, so that neither the turn
+// that seeds it nor the turns that follow soon copy the whole history
+// again: with room for the seeding turn alone, the first warm turn copied
+// it (550 KB and a Go GC at 5,000 messages, 24-30 µs of a 1.5 µs call),
+// for about 11 bytes of heap per message.
 func nonSystem(history []SeedMessage, system int) []Message {
 	calls := 0
 	for i := range history {
@@ -94,7 +97,8 @@ func nonSystem(history []SeedMessage, system int) []Message {
 	if calls > 0 {
 		pool = make([]ToolCall, 0, calls)
 	}
-	out := make([]Message, 0, len(history)-system+seedHeadroom)
+	n := len(history) - system
+	out := make([]Message, 0, n+n/8+seedHeadroom)
 	for i := range history {
 		h := &history[i]
 		if h.Role == RoleSystem {
