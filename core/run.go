@@ -1,7 +1,5 @@
 package core
 
-import "sync"
-
 // Run is a handle on one turn. Its methods are safe for concurrent use.
 //
 // A run waits for its session's lane (runs on one session go one at a
@@ -26,13 +24,13 @@ type Run struct {
 	// ctxVal is what ctx points to: one allocation with the run.
 	ctxVal runContext
 
-	mu              sync.Mutex // guards the fields below
+	mu              mutex // guards the fields below
 	cancelRequested bool
 	finished        bool
 	result          *Result
 	err             *Error
 
-	emitMu sync.Mutex // serialises events
+	emitMu mutex // serialises events
 	seq    int
 	events []Event
 

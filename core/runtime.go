@@ -1,7 +1,5 @@
 package core
 
-import "sync"
-
 // Config configures a Runtime. The zero Config is usable: no system
 // prompt, the built-in Echo model, no tools, DefaultLimits.
 type Config struct {
@@ -33,7 +31,7 @@ type Runtime struct {
 	// afterFunc schedules timeouts; nil when none is available.
 	afterFunc AfterFunc
 
-	mu   sync.Mutex
+	mu   mutex
 	runs activeRuns
 	// spare is a run whose turn ended and was recycled, for the next run.
 	spare  *Run

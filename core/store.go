@@ -1,9 +1,6 @@
 package core
 
-import (
-	"container/list"
-	"sync"
-)
+import "container/list"
 
 // store is the in-process session store: sessions by id with LRU
 // eviction, and the per-session lanes that serialise runs. One mutex
@@ -11,7 +8,7 @@ import (
 type store struct {
 	limits Limits
 
-	mu        sync.Mutex
+	mu        mutex
 	sessions  map[string]*session
 	lru       *list.List // of *session, most recently used at the front
 	lanes     map[string]*lane

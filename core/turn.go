@@ -1,7 +1,5 @@
 package core
 
-import "sync/atomic"
-
 // This file holds the turn as a state machine: seeding, the user input,
 // and the model and tool loop, as steps that ask for I/O (call the model,
 // call a tool) and take its answer, without goroutines or blocking. Two
@@ -45,7 +43,7 @@ type turn struct {
 	call  int     // index in reply.ToolCalls of the tool call due or out
 	req   *ModelRequest
 	// closed ends the delta function of the model call out.
-	closed *atomic.Bool
+	closed *flag
 }
 
 // fail ends the machine with err.
@@ -143,7 +141,7 @@ type resultBox struct {
 type modelCall struct {
 	req    ModelRequest
 	run    *Run
-	closed atomic.Bool // the call is answered: Delta does nothing
+	closed flag // the call is answered: Delta does nothing
 }
 
 func (c *modelCall) delta(text string) {
