@@ -229,7 +229,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		call: modelCall{req: ModelRequest{Delta: r.call.req.Delta}}}
 	if req.RunID == "" {
 		rt.nextID++
-		r.id = GeneratedRunIDPrefix + "run-" + itoa(int(rt.nextID))
+		r.id = generatedRunID(rt.nextID)
 	} else {
 		if rt.runs.get(req.RunID) != nil {
 			rt.mu.Unlock()
@@ -375,6 +375,23 @@ func (rt *Runtime) Close() {
 	for _, r := range runs {
 		r.Cancel()
 	}
+}
+
+// generatedRunID is the id of the nth run without a host's id:
+// GeneratedRunIDPrefix, "run-" and n, in one allocation.
+func generatedRunID(n uint64) string {
+	const prefix = GeneratedRunIDPrefix + "run-"
+	var b [len(prefix) + 20]byte
+	i := len(b)
+	for ; n >= 10; n /= 10 {
+		i--
+		b[i] = byte('0' + n%10)
+	}
+	i--
+	b[i] = byte('0' + n)
+	i -= len(prefix)
+	copy(b[i:], prefix)
+	return string(b[i:])
 }
 
 func hasPrefix(s, prefix string) bool {
