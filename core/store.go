@@ -28,6 +28,10 @@ type store struct {
 	// another find their lane without adding or removing it, and any
 	// other join takes it over.
 	spare *lane
+	// last is the session lookup found last: a session's turns one after
+	// another find it without hashing its id. It is in sessions: drop
+	// clears it.
+	last *session
 }
 
 type session struct {
@@ -67,7 +71,11 @@ func newStore(limits Limits) *store {
 // (busy) when another run holds or waits for the lane.
 func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
 	s.mu.Lock()
-	ln = s.lanes[id]
+	// The spare lane is in lanes under its id: most joins are of the
+	// session whose lane was left last.
+	if ln = s.spare; ln == nil || ln.id != id {
+		ln = s.lanes[id]
+	}
 	if ln != nil && ln.refs > 0 && reject {
 		s.mu.Unlock()
 		return nil, true
@@ -107,8 +115,12 @@ func (s *store) leave(ln *lane) {
 // lookup returns the session with id, or nil, and marks it used.
 func (s *store) lookup(id string) *session {
 	s.mu.Lock()
-	ss := s.sessions[id]
+	ss := s.last
+	if ss == nil || ss.id != id {
+		ss = s.sessions[id]
+	}
 	if ss != nil {
+		s.last = ss
 		s.lru.MoveToFront(ss.elem)
 	}
 	s.mu.Unlock()
@@ -143,6 +155,9 @@ func (s *store) drop(ss *session) {
 	s.bytes -= ss.bytes
 	ss.gone = true
 	ss.gen = s.newGen()
+	if s.last == ss {
+		s.last = nil
+	}
 }
 
 // newGen returns a generation no session had; s.mu is held.
