@@ -131,6 +131,9 @@ func (rt *Runtime) Limits() Limits { return rt.limits }
 // MaxIDBytes bounds session and run ids.
 const MaxIDBytes = 512
 
+// maxIDBytesText is MaxIDBytes in decimal, for the refusals' text.
+const maxIDBytesText = "512"
+
 // GeneratedRunIDPrefix starts every run id the runtime generates. Host
 // run ids may not start with it, so a generated id never collides with
 // one a host chose.
@@ -183,10 +186,10 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		return nil, NewError(CodeInvalidArgument, "sessionId must be a non-empty string")
 	}
 	if len(req.SessionID) > MaxIDBytes {
-		return nil, NewError(CodeInvalidArgument, "sessionId is longer than "+itoa(MaxIDBytes)+" bytes")
+		return nil, NewError(CodeInvalidArgument, "sessionId is longer than "+maxIDBytesText+" bytes")
 	}
 	if len(req.RunID) > MaxIDBytes {
-		return nil, NewError(CodeInvalidArgument, "runId is longer than "+itoa(MaxIDBytes)+" bytes")
+		return nil, NewError(CodeInvalidArgument, "runId is longer than "+maxIDBytesText+" bytes")
 	}
 	if hasPrefix(req.RunID, GeneratedRunIDPrefix) {
 		return nil, NewError(CodeInvalidArgument, "runId must not start with "+quote(GeneratedRunIDPrefix)+": such ids are generated")
@@ -229,7 +232,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		call: modelCall{req: ModelRequest{Delta: r.call.req.Delta}}}
 	if req.RunID == "" {
 		rt.nextID++
-		r.id = generatedRunID(rt.nextID)
+		r.id = GeneratedRunIDPrefix + "run-" + itoa(int(rt.nextID))
 	} else {
 		if rt.runs.get(req.RunID) != nil {
 			rt.mu.Unlock()
@@ -375,23 +378,6 @@ func (rt *Runtime) Close() {
 	for _, r := range runs {
 		r.Cancel()
 	}
-}
-
-// generatedRunID is the id of the nth run without a host's id:
-// GeneratedRunIDPrefix, "run-" and n, in one allocation.
-func generatedRunID(n uint64) string {
-	const prefix = GeneratedRunIDPrefix + "run-"
-	var b [len(prefix) + 20]byte
-	i := len(b)
-	for ; n >= 10; n /= 10 {
-		i--
-		b[i] = byte('0' + n%10)
-	}
-	i--
-	b[i] = byte('0' + n)
-	i -= len(prefix)
-	copy(b[i:], prefix)
-	return string(b[i:])
 }
 
 func hasPrefix(s, prefix string) bool {
