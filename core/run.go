@@ -151,11 +151,9 @@ func handle(f func(Event), ev *Event) {
 // and tool calls it makes itself (see callModel and callTool).
 func (r *Run) execute() {
 	tn := r.newTurn()
-	select {
-	case r.lane.sem <- struct{}{}:
+	if r.rt.store.hold(r.lane, r.ctx.Done()) {
 		tn.holds = true
 		r.startTimeout()
-	case <-r.ctx.Done():
 	}
 	a := tn.Next()
 	for {

@@ -253,7 +253,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	r.inputCost = int64(len(req.Input)) + MessageOverhead
 	cost := r.inputCost + info.bytes + int64(len(r.seedMsgs))*MessageOverhead
 	if err := rt.store.reserve(req.SessionID, cost); err != nil {
-		rt.store.leave(ln)
+		rt.store.leave(ln, false)
 		rt.mu.Unlock()
 		return nil, err
 	}

@@ -51,11 +51,16 @@ type session struct {
 
 // lane serialises the runs of one session id. It exists while a run holds
 // or waits for it, whether or not the session exists yet, and while it is
-// the store's spare.
+// the store's spare. Its fields are guarded by the store's lock: taking
+// and letting go of a lane is a flag under a lock the turn takes anyway,
+// not a channel operation each way.
 type lane struct {
 	id   string
-	sem  chan struct{}
 	refs int
+	held bool // a run holds the lane
+	// wake, made when a run blocks for the lane (see hold), is closed
+	// when its holder lets go.
+	wake chan struct{}
 }
 
 func newStore(limits Limits) *store {
@@ -85,7 +90,7 @@ func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
 			delete(s.lanes, ln.id)
 			ln.id = id
 		} else {
-			ln = &lane{id: id, sem: make(chan struct{}, 1)}
+			ln = &lane{id: id}
 		}
 		s.lanes[id] = ln
 	}
@@ -97,13 +102,54 @@ func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
 	return ln, false
 }
 
-// leave unregisters a run from its lane; the lane must not be held by it.
-func (s *store) leave(ln *lane) {
+// tryHold makes the caller the holder of ln, which it joined, unless
+// another run holds it.
+func (s *store) tryHold(ln *lane) bool {
 	s.mu.Lock()
+	ok := !ln.held
+	ln.held = true
+	s.mu.Unlock()
+	return ok
+}
+
+// hold waits until the caller holds ln, which it joined, or done is
+// closed (then it reports false).
+func (s *store) hold(ln *lane, done <-chan struct{}) bool {
+	for {
+		s.mu.Lock()
+		if !ln.held {
+			ln.held = true
+			s.mu.Unlock()
+			return true
+		}
+		if ln.wake == nil {
+			ln.wake = make(chan struct{})
+		}
+		wake := ln.wake
+		s.mu.Unlock()
+		select {
+		case <-wake:
+		case <-done:
+			return false
+		}
+	}
+}
+
+// leave unregisters a run from its lane, letting go of it first when
+// the run holds it (held): the runs blocked in hold try again.
+func (s *store) leave(ln *lane, held bool) {
+	s.mu.Lock()
+	if held {
+		ln.held = false
+		if ln.wake != nil {
+			close(ln.wake)
+			ln.wake = nil
+		}
+	}
 	ln.refs--
 	if ln.refs == 0 {
-		// No run holds it (a holder drains sem before it leaves) or
-		// waits for it: it stays as the spare, the previous one goes.
+		// No run holds it or waits for it: it stays as the spare, the
+		// previous one goes.
 		if s.spare != nil {
 			delete(s.lanes, s.spare.id)
 		}

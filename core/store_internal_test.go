@@ -19,7 +19,7 @@ func TestStore_LastSessionAndSpareLane(t *testing.T) {
 		t.Fatal("lookup missed the new session")
 	}
 	ln, _ := s.join("a", false)
-	s.leave(ln)
+	s.leave(ln, false)
 	if s.spare != ln {
 		t.Fatal("the left lane is not the spare")
 	}
@@ -30,8 +30,42 @@ func TestStore_LastSessionAndSpareLane(t *testing.T) {
 	if _, busy := s.join("b", true); !busy {
 		t.Fatal("a held lane is not busy")
 	}
-	s.leave(lb)
+	s.leave(lb, false)
 	if again, _ := s.join("b", false); again != lb {
 		t.Fatal("the same session's join did not find its lane")
+	}
+}
+
+// A run blocked for its lane gets it when the holder leaves, and one
+// whose done channel closes gives up; a turn's tryHold never blocks.
+func TestStore_HoldLane(t *testing.T) {
+	s := newStore(DefaultLimits)
+	a, _ := s.join("s", false)
+	if !s.tryHold(a) {
+		t.Fatal("a free lane was not held")
+	}
+	b, _ := s.join("s", false)
+	if s.tryHold(b) {
+		t.Fatal("a held lane was held twice")
+	}
+	done := make(chan struct{})
+	gaveUp := make(chan bool)
+	go func() { gaveUp <- !s.hold(b, done) }()
+	close(done)
+	if !<-gaveUp {
+		t.Fatal("hold did not give up when done closed")
+	}
+	got := make(chan bool)
+	go func() { got <- s.hold(b, nil) }()
+	s.leave(a, true)
+	if !<-got {
+		t.Fatal("hold did not get the lane its holder left")
+	}
+	if s.tryHold(b) {
+		t.Fatal("the lane is not held after hold")
+	}
+	s.leave(b, true)
+	if s.spare != b || b.held || b.wake != nil || b.refs != 0 {
+		t.Fatalf("the left lane is not a clean spare: %+v", *b)
 	}
 }

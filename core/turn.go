@@ -474,17 +474,15 @@ func (tn *Turn) Next() Action {
 	r := tn.run
 	if !tn.holds {
 		if r.ctx.Err() != nil {
-			r.rt.store.leave(r.lane)
+			r.rt.store.leave(r.lane, false)
 			tn.end(false, nil, r.stopError())
 			return tn.outcome()
 		}
-		select {
-		case r.lane.sem <- struct{}{}:
-			tn.holds = true
-			r.startTimeout()
-		default:
+		if !r.rt.store.tryHold(r.lane) {
 			return Action{Kind: ActionWait}
 		}
+		tn.holds = true
+		r.startTimeout()
 	}
 	// A call that is out when the run stops is abandoned.
 	if r.ctx.Err() != nil {
@@ -562,8 +560,7 @@ func (tn *Turn) end(holds bool, res *Result, err *Error) {
 	r.finish(res, err)
 	tn.t.res, tn.t.err = r.result, r.err
 	if holds {
-		<-r.lane.sem
-		r.rt.store.leave(r.lane)
+		r.rt.store.leave(r.lane, true)
 	}
 	r.ctx.stop(nil)
 	r.rt.store.release(&r.reserved, 0)
