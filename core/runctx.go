@@ -37,7 +37,8 @@ type runContext struct {
 	done chan struct{}
 
 	// stopped is set once err is: Err reads it without the lock while
-	// the context goes on, as it does several times a turn.
+	// the context goes on, and the turn's machine reads it alone (as
+	// Err() != nil) several times a turn.
 	stopped flag
 
 	mu    mutex

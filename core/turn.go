@@ -98,7 +98,7 @@ func (t *turn) next() step {
 func (t *turn) begin() *Error {
 	r := t.run
 	req := &r.req
-	if err := r.ctx.Err(); err != nil {
+	if r.ctx.stopped.Load() {
 		return r.stopError()
 	}
 	r.emit(Event{Type: EventRunStarted})
@@ -198,7 +198,7 @@ func (t *turn) answerModel(reply *ModelReply, err error) {
 	t.closed.Store(true)
 	t.req = nil
 	r := t.run
-	if r.ctx.Err() != nil {
+	if r.ctx.stopped.Load() {
 		t.fail(r.stopError())
 		return
 	}
@@ -473,7 +473,7 @@ func (tn *Turn) Next() Action {
 	}
 	r := tn.run
 	if !tn.holds {
-		if r.ctx.Err() != nil {
+		if r.ctx.stopped.Load() {
 			r.rt.store.leave(r.lane, false)
 			tn.end(false, nil, r.stopError())
 			return tn.outcome()
@@ -485,7 +485,7 @@ func (tn *Turn) Next() Action {
 		r.startTimeout()
 	}
 	// A call that is out when the run stops is abandoned.
-	if r.ctx.Err() != nil {
+	if r.ctx.stopped.Load() {
 		switch tn.t.phase {
 		case phaseModelIn:
 			tn.t.answerModel(nil, r.stopError())
