@@ -201,7 +201,9 @@ func (r *Run) finish(res *Result, err *Error) {
 	}
 	switch {
 	case err == nil:
-		r.rt.store.count(EventRunCompleted)
+		// Only a turn whose machine completed ends without an error.
+		t := &r.turn.t
+		r.rt.store.completed(t.sess, r.id, t.mark)
 		r.emit(Event{Type: EventRunCompleted, Result: res})
 	case err.Code == CodeCancelled:
 		r.rt.store.count(EventRunCancelled)

@@ -241,19 +241,18 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		r.id = req.RunID
 	}
 	// Join the session's lane (or refuse) before the run is registered, so
-	// that a refused run leaves no trace.
-	ln, busy := rt.store.join(req.SessionID, req.Policy.OnBusy == BusyReject)
+	// that a refused run leaves no trace. The run's input and history
+	// count against the memory budget from now until they are stored or
+	// dropped: join reserves them last, so that a run refused for any
+	// other reason evicts nothing.
+	r.inputCost = int64(len(req.Input)) + MessageOverhead
+	cost := r.inputCost + info.bytes + int64(len(r.seedMsgs))*MessageOverhead
+	ln, busy, err := rt.store.join(req.SessionID, req.Policy.OnBusy == BusyReject, cost)
 	if busy {
 		rt.mu.Unlock()
 		return nil, NewError(CodeSessionBusy, "session "+quote(req.SessionID)+" is running another run")
 	}
-	// The run's input and history count against the memory budget from
-	// now until they are stored or dropped. Reserved last, so that a run
-	// refused for any other reason evicts nothing.
-	r.inputCost = int64(len(req.Input)) + MessageOverhead
-	cost := r.inputCost + info.bytes + int64(len(r.seedMsgs))*MessageOverhead
-	if err := rt.store.reserve(req.SessionID, cost); err != nil {
-		rt.store.leave(ln, false)
+	if err != nil {
 		rt.mu.Unlock()
 		return nil, err
 	}

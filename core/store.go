@@ -8,16 +8,16 @@ import "container/list"
 type store struct {
 	limits Limits
 
-	mu        mutex
-	sessions  map[string]*session
-	lru       *list.List // of *session, most recently used at the front
-	lanes     map[string]*lane
-	messages  int
-	bytes     int64
-	evictions int
-	completed int
-	failed    int
-	cancelled int
+	mu         mutex
+	sessions   map[string]*session
+	lru        *list.List // of *session, most recently used at the front
+	lanes      map[string]*lane
+	messages   int
+	bytes      int64
+	evictions  int
+	nCompleted int
+	failed     int
+	cancelled  int
 	// reserved is what admitted runs carry (input and history) and have
 	// not yet stored or dropped; it counts against MaxTotalBytes.
 	reserved int64
@@ -72,9 +72,11 @@ func newStore(limits Limits) *store {
 	}
 }
 
-// join registers a run on the lane of id. With reject set it refuses
-// (busy) when another run holds or waits for the lane.
-func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
+// join registers a run on the lane of id and reserves cost bytes for it
+// (its input and history), making room as appendMessages does. With reject set it refuses (busy) when another run
+// holds or waits for the lane; when the cost cannot fit it refuses with
+// the error. A refused run changes nothing.
+func (s *store) join(id string, reject bool, cost int64) (ln *lane, busy bool, err *Error) {
 	s.mu.Lock()
 	// The spare lane is in lanes under its id: most joins are of the
 	// session whose lane was left last.
@@ -83,8 +85,15 @@ func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
 	}
 	if ln != nil && ln.refs > 0 && reject {
 		s.mu.Unlock()
-		return nil, true
+		return nil, true, nil
 	}
+	// The session of id is never evicted for its own run (keep), and
+	// evicts nothing when it fails.
+	if err := s.room(cost, id); err != nil {
+		s.mu.Unlock()
+		return nil, false, err
+	}
+	s.reserved += cost
 	if ln == nil {
 		if ln = s.spare; ln != nil {
 			delete(s.lanes, ln.id)
@@ -99,7 +108,7 @@ func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
 	}
 	ln.refs++
 	s.mu.Unlock()
-	return ln, false
+	return ln, false, nil
 }
 
 // tryHold makes the caller the holder of ln, which it joined, unless
@@ -177,7 +186,6 @@ func (s *store) lookup(id string) *session {
 // idle sessions beyond MaxSessions. The caller holds the lane of id.
 func (s *store) create(id string) *session {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ss := &session{id: id, gen: s.newGen()}
 	ss.elem = s.lru.PushFront(ss)
 	s.sessions[id] = ss
@@ -190,6 +198,7 @@ func (s *store) create(id string) *session {
 		}
 		e = prev
 	}
+	s.mu.Unlock()
 	return ss
 }
 
@@ -273,11 +282,11 @@ func (s *store) appendMessages(ss *session, msgs []Message, size int64, res *int
 // difference in cost. The caller holds the lane.
 func (s *store) replace(ss *session, msgs []Message, size int64, res *int64) *Error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !ss.gone {
 		delta := size - ss.bytes + int64(len(msgs)-len(ss.msgs))*MessageOverhead
 		if delta > 0 {
 			if err := s.take(delta, res, ss.id); err != nil {
+				s.mu.Unlock()
 				return err
 			}
 		}
@@ -287,6 +296,7 @@ func (s *store) replace(ss *session, msgs []Message, size int64, res *int64) *Er
 	ss.msgs, ss.bytes = msgs, size
 	ss.tailRun = ""
 	ss.gen = s.newGen()
+	s.mu.Unlock()
 	return nil
 }
 
@@ -362,19 +372,6 @@ func (ss *session) cost() int64 {
 	return ss.bytes + int64(len(ss.msgs))*MessageOverhead
 }
 
-// reserve sets cost bytes aside for a run on session id (its input and
-// history), making room as appendMessages does; the session itself is
-// never evicted for it.
-func (s *store) reserve(id string, cost int64) *Error {
-	s.mu.Lock()
-	err := s.room(cost, id)
-	if err == nil {
-		s.reserved += cost
-	}
-	s.mu.Unlock()
-	return err
-}
-
 // release gives back what the reservation res holds beyond keep.
 func (s *store) release(res *int64, keep int64) {
 	if *res <= keep {
@@ -388,10 +385,12 @@ func (s *store) release(res *int64, keep int64) {
 	s.mu.Unlock()
 }
 
-// markTail records that the turn run runID appended from message mark on
-// is the session's tail. The caller holds the lane.
-func (s *store) markTail(ss *session, runID string, mark int) {
+// completed counts a completed run, runID, and records that the turn it
+// appended to ss from message mark on is the session's tail. The caller
+// holds the lane.
+func (s *store) completed(ss *session, runID string, mark int) {
 	s.mu.Lock()
+	s.nCompleted++
 	ss.tailRun, ss.tailMark = runID, mark
 	s.mu.Unlock()
 }
@@ -473,7 +472,7 @@ func (s *store) stats() Stats {
 		Evictions:     s.evictions,
 		BudgetUsed:    s.used(),
 		BudgetBytes:   s.limits.MaxTotalBytes,
-		RunsCompleted: s.completed,
+		RunsCompleted: s.nCompleted,
 		RunsFailed:    s.failed,
 		RunsCancelled: s.cancelled,
 	}
@@ -481,11 +480,11 @@ func (s *store) stats() Stats {
 	return st
 }
 
+// count counts a run that failed or was cancelled (completed counts the
+// others).
 func (s *store) count(outcome EventType) {
 	s.mu.Lock()
 	switch outcome {
-	case EventRunCompleted:
-		s.completed++
 	case EventRunFailed:
 		s.failed++
 	case EventRunCancelled:

@@ -18,20 +18,20 @@ func TestStore_LastSessionAndSpareLane(t *testing.T) {
 	if s.lookup("a") != a2 {
 		t.Fatal("lookup missed the new session")
 	}
-	ln, _ := s.join("a", false)
+	ln, _, _ := s.join("a", false, 0)
 	s.leave(ln, false)
 	if s.spare != ln {
 		t.Fatal("the left lane is not the spare")
 	}
-	lb, _ := s.join("b", false)
+	lb, _, _ := s.join("b", false, 0)
 	if lb != ln || lb.id != "b" || s.lanes["a"] != nil || s.lanes["b"] != lb {
 		t.Fatal("another session's join did not take the spare over")
 	}
-	if _, busy := s.join("b", true); !busy {
+	if _, busy, _ := s.join("b", true, 0); !busy {
 		t.Fatal("a held lane is not busy")
 	}
 	s.leave(lb, false)
-	if again, _ := s.join("b", false); again != lb {
+	if again, _, _ := s.join("b", false, 0); again != lb {
 		t.Fatal("the same session's join did not find its lane")
 	}
 }
@@ -40,11 +40,11 @@ func TestStore_LastSessionAndSpareLane(t *testing.T) {
 // whose done channel closes gives up; a turn's tryHold never blocks.
 func TestStore_HoldLane(t *testing.T) {
 	s := newStore(DefaultLimits)
-	a, _ := s.join("s", false)
+	a, _, _ := s.join("s", false, 0)
 	if !s.tryHold(a) {
 		t.Fatal("a free lane was not held")
 	}
-	b, _ := s.join("s", false)
+	b, _, _ := s.join("s", false, 0)
 	if s.tryHold(b) {
 		t.Fatal("a held lane was held twice")
 	}

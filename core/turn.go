@@ -502,9 +502,9 @@ func (tn *Turn) Next() Action {
 	}
 	if tn.t.err != nil {
 		tn.t.rollback()
-	} else {
-		tn.t.store.markTail(tn.t.sess, r.id, tn.t.mark)
 	}
+	// A completed turn becomes the session's tail as it is counted (see
+	// Run.finish).
 	tn.end(true, tn.t.res, tn.t.err)
 	return tn.outcome()
 }
