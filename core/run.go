@@ -1,7 +1,5 @@
 package core
 
-import "sync"
-
 // Run is a handle on one turn. Its methods are safe for concurrent use.
 //
 // A run waits for its session's lane (runs on one session go one at a
@@ -26,13 +24,13 @@ type Run struct {
 	// ctxVal is what ctx points to: one allocation with the run.
 	ctxVal runContext
 
-	mu              sync.Mutex // guards the fields below
+	mu              mutex // guards the fields below
 	cancelRequested bool
 	finished        bool
 	result          *Result
 	err             *Error
 
-	emitMu sync.Mutex // serialises events
+	emitMu mutex // serialises events
 	seq    int
 	events []Event
 
@@ -153,11 +151,9 @@ func handle(f func(Event), ev *Event) {
 // and tool calls it makes itself (see callModel and callTool).
 func (r *Run) execute() {
 	tn := r.newTurn()
-	select {
-	case r.lane.sem <- struct{}{}:
+	if r.rt.store.hold(r.lane, r.ctx.Done()) {
 		tn.holds = true
 		r.startTimeout()
-	case <-r.ctx.Done():
 	}
 	a := tn.Next()
 	for {
@@ -205,7 +201,9 @@ func (r *Run) finish(res *Result, err *Error) {
 	}
 	switch {
 	case err == nil:
-		r.rt.store.count(EventRunCompleted)
+		// Only a turn whose machine completed ends without an error.
+		t := &r.turn.t
+		r.rt.store.completed(t.sess, r.id, t.mark)
 		r.emit(Event{Type: EventRunCompleted, Result: res})
 	case err.Code == CodeCancelled:
 		r.rt.store.count(EventRunCancelled)

@@ -1,10 +1,5 @@
 package core
 
-import (
-	"sync"
-	"sync/atomic"
-)
-
 // Context is what the runtime needs of a context: a done channel and the
 // reason it closed. Every context.Context satisfies it, so Go hosts pass
 // theirs as they are.
@@ -42,10 +37,11 @@ type runContext struct {
 	done chan struct{}
 
 	// stopped is set once err is: Err reads it without the lock while
-	// the context goes on, as it does several times a turn.
-	stopped atomic.Bool
+	// the context goes on, and the turn's machine reads it alone (as
+	// Err() != nil) several times a turn.
+	stopped flag
 
-	mu    sync.Mutex
+	mu    mutex
 	err   error  // ErrContextDone once done
 	cause *Error // why the run stops: errCancelled, a timeout, or nil at its end
 	stopT func() // stops the timeout's timer

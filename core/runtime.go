@@ -1,7 +1,5 @@
 package core
 
-import "sync"
-
 // Config configures a Runtime. The zero Config is usable: no system
 // prompt, the built-in Echo model, no tools, DefaultLimits.
 type Config struct {
@@ -33,7 +31,7 @@ type Runtime struct {
 	// afterFunc schedules timeouts; nil when none is available.
 	afterFunc AfterFunc
 
-	mu   sync.Mutex
+	mu   mutex
 	runs activeRuns
 	// spare is a run whose turn ended and was recycled, for the next run.
 	spare  *Run
@@ -133,6 +131,9 @@ func (rt *Runtime) Limits() Limits { return rt.limits }
 // MaxIDBytes bounds session and run ids.
 const MaxIDBytes = 512
 
+// maxIDBytesText is MaxIDBytes in decimal, for the refusals' text.
+const maxIDBytesText = "512"
+
 // GeneratedRunIDPrefix starts every run id the runtime generates. Host
 // run ids may not start with it, so a generated id never collides with
 // one a host chose.
@@ -185,10 +186,10 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		return nil, NewError(CodeInvalidArgument, "sessionId must be a non-empty string")
 	}
 	if len(req.SessionID) > MaxIDBytes {
-		return nil, NewError(CodeInvalidArgument, "sessionId is longer than "+itoa(MaxIDBytes)+" bytes")
+		return nil, NewError(CodeInvalidArgument, "sessionId is longer than "+maxIDBytesText+" bytes")
 	}
 	if len(req.RunID) > MaxIDBytes {
-		return nil, NewError(CodeInvalidArgument, "runId is longer than "+itoa(MaxIDBytes)+" bytes")
+		return nil, NewError(CodeInvalidArgument, "runId is longer than "+maxIDBytesText+" bytes")
 	}
 	if hasPrefix(req.RunID, GeneratedRunIDPrefix) {
 		return nil, NewError(CodeInvalidArgument, "runId must not start with "+quote(GeneratedRunIDPrefix)+": such ids are generated")
@@ -240,19 +241,18 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		r.id = req.RunID
 	}
 	// Join the session's lane (or refuse) before the run is registered, so
-	// that a refused run leaves no trace.
-	ln, busy := rt.store.join(req.SessionID, req.Policy.OnBusy == BusyReject)
+	// that a refused run leaves no trace. The run's input and history
+	// count against the memory budget from now until they are stored or
+	// dropped: join reserves them last, so that a run refused for any
+	// other reason evicts nothing.
+	r.inputCost = int64(len(req.Input)) + MessageOverhead
+	cost := r.inputCost + info.bytes + int64(len(r.seedMsgs))*MessageOverhead
+	ln, busy, err := rt.store.join(req.SessionID, req.Policy.OnBusy == BusyReject, cost)
 	if busy {
 		rt.mu.Unlock()
 		return nil, NewError(CodeSessionBusy, "session "+quote(req.SessionID)+" is running another run")
 	}
-	// The run's input and history count against the memory budget from
-	// now until they are stored or dropped. Reserved last, so that a run
-	// refused for any other reason evicts nothing.
-	r.inputCost = int64(len(req.Input)) + MessageOverhead
-	cost := r.inputCost + info.bytes + int64(len(r.seedMsgs))*MessageOverhead
-	if err := rt.store.reserve(req.SessionID, cost); err != nil {
-		rt.store.leave(ln)
+	if err != nil {
 		rt.mu.Unlock()
 		return nil, err
 	}

@@ -1,9 +1,6 @@
 package core
 
-import (
-	"container/list"
-	"sync"
-)
+import "container/list"
 
 // store is the in-process session store: sessions by id with LRU
 // eviction, and the per-session lanes that serialise runs. One mutex
@@ -11,16 +8,16 @@ import (
 type store struct {
 	limits Limits
 
-	mu        sync.Mutex
-	sessions  map[string]*session
-	lru       *list.List // of *session, most recently used at the front
-	lanes     map[string]*lane
-	messages  int
-	bytes     int64
-	evictions int
-	completed int
-	failed    int
-	cancelled int
+	mu         mutex
+	sessions   map[string]*session
+	lru        *list.List // of *session, most recently used at the front
+	lanes      map[string]*lane
+	messages   int
+	bytes      int64
+	evictions  int
+	nCompleted int
+	failed     int
+	cancelled  int
 	// reserved is what admitted runs carry (input and history) and have
 	// not yet stored or dropped; it counts against MaxTotalBytes.
 	reserved int64
@@ -31,6 +28,10 @@ type store struct {
 	// another find their lane without adding or removing it, and any
 	// other join takes it over.
 	spare *lane
+	// last is the session lookup found last: a session's turns one after
+	// another find it without hashing its id. It is in sessions: drop
+	// clears it.
+	last *session
 }
 
 type session struct {
@@ -50,11 +51,16 @@ type session struct {
 
 // lane serialises the runs of one session id. It exists while a run holds
 // or waits for it, whether or not the session exists yet, and while it is
-// the store's spare.
+// the store's spare. Its fields are guarded by the store's lock: taking
+// and letting go of a lane is a flag under a lock the turn takes anyway,
+// not a channel operation each way.
 type lane struct {
 	id   string
-	sem  chan struct{}
 	refs int
+	held bool // a run holds the lane
+	// wake, made when a run blocks for the lane (see hold), is closed
+	// when its holder lets go.
+	wake chan struct{}
 }
 
 func newStore(limits Limits) *store {
@@ -66,21 +72,34 @@ func newStore(limits Limits) *store {
 	}
 }
 
-// join registers a run on the lane of id. With reject set it refuses
-// (busy) when another run holds or waits for the lane.
-func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
+// join registers a run on the lane of id and reserves cost bytes for it
+// (its input and history), making room as appendMessages does. With reject set it refuses (busy) when another run
+// holds or waits for the lane; when the cost cannot fit it refuses with
+// the error. A refused run changes nothing.
+func (s *store) join(id string, reject bool, cost int64) (ln *lane, busy bool, err *Error) {
 	s.mu.Lock()
-	ln = s.lanes[id]
+	// The spare lane is in lanes under its id: most joins are of the
+	// session whose lane was left last.
+	if ln = s.spare; ln == nil || ln.id != id {
+		ln = s.lanes[id]
+	}
 	if ln != nil && ln.refs > 0 && reject {
 		s.mu.Unlock()
-		return nil, true
+		return nil, true, nil
 	}
+	// The session of id is never evicted for its own run (keep), and
+	// evicts nothing when it fails.
+	if err := s.room(cost, id); err != nil {
+		s.mu.Unlock()
+		return nil, false, err
+	}
+	s.reserved += cost
 	if ln == nil {
 		if ln = s.spare; ln != nil {
 			delete(s.lanes, ln.id)
 			ln.id = id
 		} else {
-			ln = &lane{id: id, sem: make(chan struct{}, 1)}
+			ln = &lane{id: id}
 		}
 		s.lanes[id] = ln
 	}
@@ -89,16 +108,57 @@ func (s *store) join(id string, reject bool) (ln *lane, busy bool) {
 	}
 	ln.refs++
 	s.mu.Unlock()
-	return ln, false
+	return ln, false, nil
 }
 
-// leave unregisters a run from its lane; the lane must not be held by it.
-func (s *store) leave(ln *lane) {
+// tryHold makes the caller the holder of ln, which it joined, unless
+// another run holds it.
+func (s *store) tryHold(ln *lane) bool {
 	s.mu.Lock()
+	ok := !ln.held
+	ln.held = true
+	s.mu.Unlock()
+	return ok
+}
+
+// hold waits until the caller holds ln, which it joined, or done is
+// closed (then it reports false).
+func (s *store) hold(ln *lane, done <-chan struct{}) bool {
+	for {
+		s.mu.Lock()
+		if !ln.held {
+			ln.held = true
+			s.mu.Unlock()
+			return true
+		}
+		if ln.wake == nil {
+			ln.wake = make(chan struct{})
+		}
+		wake := ln.wake
+		s.mu.Unlock()
+		select {
+		case <-wake:
+		case <-done:
+			return false
+		}
+	}
+}
+
+// leave unregisters a run from its lane, letting go of it first when
+// the run holds it (held): the runs blocked in hold try again.
+func (s *store) leave(ln *lane, held bool) {
+	s.mu.Lock()
+	if held {
+		ln.held = false
+		if ln.wake != nil {
+			close(ln.wake)
+			ln.wake = nil
+		}
+	}
 	ln.refs--
 	if ln.refs == 0 {
-		// No run holds it (a holder drains sem before it leaves) or
-		// waits for it: it stays as the spare, the previous one goes.
+		// No run holds it or waits for it: it stays as the spare, the
+		// previous one goes.
 		if s.spare != nil {
 			delete(s.lanes, s.spare.id)
 		}
@@ -110,8 +170,12 @@ func (s *store) leave(ln *lane) {
 // lookup returns the session with id, or nil, and marks it used.
 func (s *store) lookup(id string) *session {
 	s.mu.Lock()
-	ss := s.sessions[id]
+	ss := s.last
+	if ss == nil || ss.id != id {
+		ss = s.sessions[id]
+	}
 	if ss != nil {
+		s.last = ss
 		s.lru.MoveToFront(ss.elem)
 	}
 	s.mu.Unlock()
@@ -122,7 +186,6 @@ func (s *store) lookup(id string) *session {
 // idle sessions beyond MaxSessions. The caller holds the lane of id.
 func (s *store) create(id string) *session {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ss := &session{id: id, gen: s.newGen()}
 	ss.elem = s.lru.PushFront(ss)
 	s.sessions[id] = ss
@@ -135,6 +198,7 @@ func (s *store) create(id string) *session {
 		}
 		e = prev
 	}
+	s.mu.Unlock()
 	return ss
 }
 
@@ -146,6 +210,9 @@ func (s *store) drop(ss *session) {
 	s.bytes -= ss.bytes
 	ss.gone = true
 	ss.gen = s.newGen()
+	if s.last == ss {
+		s.last = nil
+	}
 }
 
 // newGen returns a generation no session had; s.mu is held.
@@ -215,11 +282,11 @@ func (s *store) appendMessages(ss *session, msgs []Message, size int64, res *int
 // difference in cost. The caller holds the lane.
 func (s *store) replace(ss *session, msgs []Message, size int64, res *int64) *Error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !ss.gone {
 		delta := size - ss.bytes + int64(len(msgs)-len(ss.msgs))*MessageOverhead
 		if delta > 0 {
 			if err := s.take(delta, res, ss.id); err != nil {
+				s.mu.Unlock()
 				return err
 			}
 		}
@@ -229,6 +296,7 @@ func (s *store) replace(ss *session, msgs []Message, size int64, res *int64) *Er
 	ss.msgs, ss.bytes = msgs, size
 	ss.tailRun = ""
 	ss.gen = s.newGen()
+	s.mu.Unlock()
 	return nil
 }
 
@@ -304,19 +372,6 @@ func (ss *session) cost() int64 {
 	return ss.bytes + int64(len(ss.msgs))*MessageOverhead
 }
 
-// reserve sets cost bytes aside for a run on session id (its input and
-// history), making room as appendMessages does; the session itself is
-// never evicted for it.
-func (s *store) reserve(id string, cost int64) *Error {
-	s.mu.Lock()
-	err := s.room(cost, id)
-	if err == nil {
-		s.reserved += cost
-	}
-	s.mu.Unlock()
-	return err
-}
-
 // release gives back what the reservation res holds beyond keep.
 func (s *store) release(res *int64, keep int64) {
 	if *res <= keep {
@@ -330,10 +385,12 @@ func (s *store) release(res *int64, keep int64) {
 	s.mu.Unlock()
 }
 
-// markTail records that the turn run runID appended from message mark on
-// is the session's tail. The caller holds the lane.
-func (s *store) markTail(ss *session, runID string, mark int) {
+// completed counts a completed run, runID, and records that the turn it
+// appended to ss from message mark on is the session's tail. The caller
+// holds the lane.
+func (s *store) completed(ss *session, runID string, mark int) {
 	s.mu.Lock()
+	s.nCompleted++
 	ss.tailRun, ss.tailMark = runID, mark
 	s.mu.Unlock()
 }
@@ -415,7 +472,7 @@ func (s *store) stats() Stats {
 		Evictions:     s.evictions,
 		BudgetUsed:    s.used(),
 		BudgetBytes:   s.limits.MaxTotalBytes,
-		RunsCompleted: s.completed,
+		RunsCompleted: s.nCompleted,
 		RunsFailed:    s.failed,
 		RunsCancelled: s.cancelled,
 	}
@@ -423,11 +480,11 @@ func (s *store) stats() Stats {
 	return st
 }
 
+// count counts a run that failed or was cancelled (completed counts the
+// others).
 func (s *store) count(outcome EventType) {
 	s.mu.Lock()
 	switch outcome {
-	case EventRunCompleted:
-		s.completed++
 	case EventRunFailed:
 		s.failed++
 	case EventRunCancelled:

@@ -1,7 +1,5 @@
 package core
 
-import "sync/atomic"
-
 // This file holds the turn as a state machine: seeding, the user input,
 // and the model and tool loop, as steps that ask for I/O (call the model,
 // call a tool) and take its answer, without goroutines or blocking. Two
@@ -45,7 +43,7 @@ type turn struct {
 	call  int     // index in reply.ToolCalls of the tool call due or out
 	req   *ModelRequest
 	// closed ends the delta function of the model call out.
-	closed *atomic.Bool
+	closed *flag
 }
 
 // fail ends the machine with err.
@@ -100,7 +98,7 @@ func (t *turn) next() step {
 func (t *turn) begin() *Error {
 	r := t.run
 	req := &r.req
-	if err := r.ctx.Err(); err != nil {
+	if r.ctx.stopped.Load() {
 		return r.stopError()
 	}
 	r.emit(Event{Type: EventRunStarted})
@@ -143,7 +141,7 @@ type resultBox struct {
 type modelCall struct {
 	req    ModelRequest
 	run    *Run
-	closed atomic.Bool // the call is answered: Delta does nothing
+	closed flag // the call is answered: Delta does nothing
 }
 
 func (c *modelCall) delta(text string) {
@@ -200,7 +198,7 @@ func (t *turn) answerModel(reply *ModelReply, err error) {
 	t.closed.Store(true)
 	t.req = nil
 	r := t.run
-	if r.ctx.Err() != nil {
+	if r.ctx.stopped.Load() {
 		t.fail(r.stopError())
 		return
 	}
@@ -475,21 +473,19 @@ func (tn *Turn) Next() Action {
 	}
 	r := tn.run
 	if !tn.holds {
-		if r.ctx.Err() != nil {
-			r.rt.store.leave(r.lane)
+		if r.ctx.stopped.Load() {
+			r.rt.store.leave(r.lane, false)
 			tn.end(false, nil, r.stopError())
 			return tn.outcome()
 		}
-		select {
-		case r.lane.sem <- struct{}{}:
-			tn.holds = true
-			r.startTimeout()
-		default:
+		if !r.rt.store.tryHold(r.lane) {
 			return Action{Kind: ActionWait}
 		}
+		tn.holds = true
+		r.startTimeout()
 	}
 	// A call that is out when the run stops is abandoned.
-	if r.ctx.Err() != nil {
+	if r.ctx.stopped.Load() {
 		switch tn.t.phase {
 		case phaseModelIn:
 			tn.t.answerModel(nil, r.stopError())
@@ -506,9 +502,9 @@ func (tn *Turn) Next() Action {
 	}
 	if tn.t.err != nil {
 		tn.t.rollback()
-	} else {
-		tn.t.store.markTail(tn.t.sess, r.id, tn.t.mark)
 	}
+	// A completed turn becomes the session's tail as it is counted (see
+	// Run.finish).
 	tn.end(true, tn.t.res, tn.t.err)
 	return tn.outcome()
 }
@@ -564,8 +560,7 @@ func (tn *Turn) end(holds bool, res *Result, err *Error) {
 	r.finish(res, err)
 	tn.t.res, tn.t.err = r.result, r.err
 	if holds {
-		<-r.lane.sem
-		r.rt.store.leave(r.lane)
+		r.rt.store.leave(r.lane, true)
 	}
 	r.ctx.stop(nil)
 	r.rt.store.release(&r.reserved, 0)
