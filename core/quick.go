@@ -31,55 +31,59 @@ type Commit struct {
 // the turn the ordinary way. It changes nothing either when it refuses
 // with an *Error: the same codes Start and a turn's append use.
 func (rt *Runtime) Commit(c *Commit) (count int, stale bool, err error) {
-	if c.SessionID == "" || len(c.SessionID) > MaxIDBytes || c.RunID == "" || len(c.RunID) > MaxIDBytes ||
-		hasPrefix(c.RunID, GeneratedRunIDPrefix) {
-		return 0, false, NewError(CodeInvalidArgument, "a commit needs a session id and a run id of the host's")
+	// No session has an id too long or empty: those commits are stale.
+	if c.RunID == "" || len(c.RunID) > MaxIDBytes || hasPrefix(c.RunID, GeneratedRunIDPrefix) {
+		return 0, false, NewError(CodeInvalidArgument, "a commit needs a run id of the host's")
 	}
-	in := Message{Role: RoleUser, Content: c.Input}
-	reply := Message{Role: RoleAssistant, Content: c.Reply}
-	limits := &rt.limits
-	if in.Size() > limits.MaxMessageBytes || reply.Size() > limits.MaxMessageBytes {
+	if int64(len(c.Input)) > rt.limits.MaxMessageBytes || int64(len(c.Reply)) > rt.limits.MaxMessageBytes {
 		return 0, false, NewError(CodeLimitExceeded, "the input or the reply is more than maxMessageBytes")
 	}
+	var e *Error
 	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if rt.closed {
-		return 0, false, NewError(CodeInvalidArgument, "runtime is closed")
+	switch {
+	case rt.closed:
+		e = NewError(CodeInvalidArgument, "runtime is closed")
+	case rt.runs.get(c.RunID) != nil:
+		e = NewError(CodeInvalidArgument, "runId "+quote(c.RunID)+" is already running")
+	default:
+		count, stale, e = rt.store.commit(c)
 	}
-	if rt.runs.get(c.RunID) != nil {
-		return 0, false, NewError(CodeInvalidArgument, "runId "+quote(c.RunID)+" is already running")
+	rt.mu.Unlock()
+	if e != nil {
+		return 0, false, e
 	}
-	return rt.store.commit(c, in, reply)
+	return count, stale, nil
 }
 
 // commit is Runtime.Commit under the store's lock.
-func (s *store) commit(c *Commit, in, reply Message) (int, bool, error) {
+func (s *store) commit(c *Commit) (int, bool, *Error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ss := s.sessions[c.SessionID]
-	if ss == nil || ss.gen != c.MirrorGen || len(ss.msgs) != c.MirrorLen || !s.idle(c.SessionID) {
+	n := c.MirrorLen
+	if ss == nil || ss.gen != c.MirrorGen || len(ss.msgs) != n || !s.idle(c.SessionID) ||
+		n > 0 && ss.msgs[n-1].Role == RoleUser && ss.msgs[n-1].Content == c.Input {
+		s.mu.Unlock()
 		return 0, true, nil
 	}
-	if n := len(ss.msgs); n > 0 && ss.msgs[n-1].Role == RoleUser && ss.msgs[n-1].Content == c.Input {
-		return 0, true, nil
+	size := int64(len(c.Input) + len(c.Reply))
+	var e *Error
+	if n+2 > s.limits.MaxMessagesPerSession || ss.bytes+size > s.limits.MaxSessionBytes {
+		e = NewError(CodeLimitExceeded, "the session would hold more than maxMessagesPerSession or maxSessionBytes")
+	} else {
+		e = s.room(size+2*MessageOverhead, c.SessionID)
 	}
-	size := in.Size() + reply.Size()
-	if len(ss.msgs)+2 > s.limits.MaxMessagesPerSession {
-		return 0, false, NewError(CodeLimitExceeded, "the session would hold more than maxMessagesPerSession ("+itoa(s.limits.MaxMessagesPerSession)+") messages")
-	}
-	if ss.bytes+size > s.limits.MaxSessionBytes {
-		return 0, false, NewError(CodeLimitExceeded, "the session would hold more than maxSessionBytes ("+itoa(int(s.limits.MaxSessionBytes))+")")
-	}
-	if err := s.room(size+2*MessageOverhead, c.SessionID); err != nil {
-		return 0, false, err
+	if e != nil {
+		s.mu.Unlock()
+		return 0, false, e
 	}
 	s.lru.MoveToFront(ss.elem)
 	mark := len(ss.msgs)
-	ss.msgs = append(ss.msgs, in, reply)
+	ss.msgs = append(ss.msgs, Message{Role: RoleUser, Content: c.Input}, Message{Role: RoleAssistant, Content: c.Reply})
 	ss.bytes += size
 	s.messages += 2
 	s.bytes += size
 	ss.tailRun, ss.tailMark = c.RunID, mark
 	s.completed++
-	return len(ss.msgs), false, nil
+	s.mu.Unlock()
+	return n + 2, false, nil
 }

@@ -72,6 +72,7 @@ func TestRuntime_Commit_StaleChangesNothing(t *testing.T) {
 		{SessionID: "s", MirrorGen: s.Generation, MirrorLen: n - 1},
 		{SessionID: "s", MirrorGen: s.Generation, MirrorLen: n + 1},
 		{SessionID: "none", MirrorGen: s.Generation, MirrorLen: n},
+		{SessionID: "", MirrorGen: s.Generation, MirrorLen: n},
 	}
 	want := stateOf(rt)
 	for i, c := range cases {
@@ -149,7 +150,6 @@ func TestRuntime_Commit_LimitsChangeNothing(t *testing.T) {
 		{SessionID: "s", RunID: "glue:1", Input: big(600), Reply: big(600)}, // over the budget, even evicting t
 		{SessionID: "s", RunID: "agentrt:1", Input: "y", Reply: "ok"},       // a generated run id
 		{SessionID: "s", Input: "y", Reply: "ok"},                           // no run id
-		{RunID: "glue:1", Input: "y", Reply: "ok"},                          // no session id
 	} {
 		c.MirrorGen, c.MirrorLen = s.Generation, len(s.Messages)
 		_, stale, err := rt.Commit(&c)
