@@ -690,7 +690,11 @@ class FastPath {
   // #call writes frame into the module's input buffer, calls fn and
   // returns the answer's bytes (valid until the next call).
   #call(fn, frame) {
-    this.enter();
+    if (this.#pending.length !== 0) {
+      // Beginning the quick turns writes their frames over this one.
+      frame = frame.slice();
+      this.enter();
+    }
     const ex = this.#ex;
     const at = ex.agentrt_in(frame.length);
     new Uint8Array(ex.mem.buffer, at, frame.length).set(frame);
@@ -1034,6 +1038,7 @@ class FastPath {
             this.#keepReply(turn, a.result);
             return a.result;
           case ACTION.failed:
+            this.#dropMirror(turn);
             throw refusedError(a.error);
           case ACTION.wait:
           case ACTION.tool:
@@ -1076,6 +1081,7 @@ class FastPath {
             this.#keepReply(turn, a.result);
             return a.result;
           case ACTION.failed:
+            this.#dropMirror(turn);
             throw refusedError(a.error);
           default:
             throw new AgentrtError("internal", `agentrt: unexpected action ${a.kind}`);
@@ -1094,6 +1100,15 @@ class FastPath {
   #keepReply(turn, res) {
     const m = this.#mirrors.get(turn.sessionId);
     if (m !== undefined && m.gen === turn.gen && m.msgs.length === res.messageCount - 1) m.msgs.push(res.reply);
+  }
+
+  // #dropMirror forgets the session's mirror after a turn that failed
+  // once it had a model call: it rolled its messages back, which gives the
+  // session a new generation. The next turn's model action sends the
+  // whole session, as it would for the old mirror; a quick turn would
+  // call its model on the old one first.
+  #dropMirror(turn) {
+    if (turn.gen !== 0) this.#mirrors.delete(turn.sessionId);
   }
 
   // #end takes an ended turn off the path.
@@ -1479,6 +1494,7 @@ class Runtime {
     if (inst.dead || inst.go.exited) return; // a fresh instance is cold
     try {
       inst.fast.enter();
+      inst.fast.forget(sessionId);
       if (typeof inst.core.revertRun === "function") inst.core.revertRun(sessionId, runId);
       else inst.core.deleteSession(sessionId);
     } catch { /* the instance is going away */ }
