@@ -343,3 +343,38 @@ test("a quick turn's model sees a close as a cancel, as on an ordinary turn", as
   assert.deepEqual(got[0], got[1]);
   assert.equal(got[0].code, "cancelled");
 });
+
+test("a quick turn on a session the budget evicted is stored as an ordinary turn would be", async () => {
+  const module = await compiledModule();
+  const outcomes = [];
+  const calls = [];
+  for (const quick of [true, false]) {
+    const log = [];
+    // Room for about two sessions of this size: a turn on the third
+    // evicts the least recently used.
+    const rt = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, model: quickModel(log), limits: { maxTotalBytes: 6000 } });
+    const policy = quick ? undefined : {};
+    const run = (sessionId, input, history) => rt.run({ sessionId, input, history, policy })
+      .then(plain, (e) => ({ code: e.code, message: e.message }));
+    const out = [];
+    try {
+      const h = [{ role: "user", content: "x".repeat(1500) }];
+      out.push(await run("a", "seed", h), await run("a", "warm"));
+      out.push(await run("b", "seed", h), await run("c", "seed", h));
+      out.push(rt.listSessions());
+      out.push(await run("a", "after eviction"), plain(rt.session("a")), rt.listSessions());
+      out.push(await run("a", "warm again"), plain(rt.session("a")));
+      const st = rt.stats();
+      out.push([st.evictions, st.runsCompleted, st.runsFailed]);
+    } finally {
+      rt.close();
+    }
+    outcomes.push(out);
+    calls.push(log.length);
+  }
+  assert.deepEqual(outcomes[0], outcomes[1]);
+  assert.ok(!outcomes[0][4].includes("a"), `a was evicted: ${outcomes[0][4]}`);
+  // The quick turn on the evicted session called its model on the old
+  // mirror first; that answer was dropped.
+  assert.equal(calls[0], calls[1] + 1);
+});
