@@ -785,8 +785,12 @@ class FastPath {
     const m = this.#mirrors.get(sessionId);
     const n = m.msgs.length;
     const inputMsg = Object.freeze({ role: "user", content: input.toWellFormed() });
-    const messages = m.msgs.slice();
-    messages.push(inputMsg);
+    // One copy of the right length: slicing first and pushing after
+    // would copy the session twice once the copy grows.
+    const msgs = m.msgs;
+    msgs.push(inputMsg);
+    const messages = msgs.slice();
+    msgs.pop();
     const req = new ModelRequest(runId, sessionId, this.#system, messages, this.#allowedSpecs(ALL_TOOLS), 1, ignoreDelta);
     const q = { sessionId, input, runId, gen: m.gen, n, req, turn: undefined, error: undefined, matched: false };
     this.#busy.set(sessionId, (this.#busy.get(sessionId) ?? 0) + 1);
