@@ -13,7 +13,9 @@
 // "invalid_argument").
 
 import { packHistory as pack, toModuleHistory as readHistory, readReply, PackMemo, mirrorInto } from "./history.js";
-import { ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, readAction, readRefused } from "./wire.js";
+import {
+  ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, writeCommit, readAction, readRefused, readCommitted,
+} from "./wire.js";
 
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
 const GLOBAL_PREFIX = "agentrt_";
@@ -468,6 +470,18 @@ function disposeInstance(inst) {
 
 const NO_TOOLS = Object.freeze([]);
 
+// The limits a quick turn checks, when the configuration leaves them to
+// the module's defaults (core.DefaultLimits).
+const DEFAULT_MAX_MESSAGES = 100000;
+const DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;
+
+// A turn whose policy allows every tool, for #allowedSpecs.
+const ALL_TOOLS = Object.freeze({ allowed: undefined });
+
+// A quick turn's model has no event listener: its deltas go nowhere, as
+// they do on a turn without onEvent.
+function ignoreDelta() {}
+
 /**
  * ModelRequest is what a JavaScript model is handed (ModelRequest in
  * glue.d.ts). A class gives every request one shape: an object literal
@@ -604,6 +618,15 @@ class FastPath {
   #waiting = new Map(); // sessionId -> [wake]
   #ended = 0;
   #listSessions;
+  // Quick turns (docs/adr/0012-quick-turn.md): #busy counts the turns in
+  // flight per session, #pending holds the quick turns whose model is
+  // running and that have not begun in the module (innermost last), and
+  // the limits are the two a quick turn checks before calling its model.
+  #busy = new Map(); // sessionId -> turns in flight
+  #pending = [];
+  #quickOK;
+  #maxMessages = DEFAULT_MAX_MESSAGES;
+  #maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
 
   constructor(exports, number, config, listSessions) {
     this.#listSessions = listSessions;
@@ -615,6 +638,8 @@ class FastPath {
     this.#n = number;
     this.#modelFn = typeof config.model === "function" ? config.model : null;
     this.#system = typeof config.systemPrompt === "string" ? config.systemPrompt : "";
+    this.#quickOK = this.#modelFn !== null && typeof exports.agentrt_commit === "function" &&
+      typeof String.prototype.toWellFormed === "function" && this.#readLimits(config.limits);
     for (const t of config.tools ?? []) {
       this.#tools.set(t.name, t);
       const spec = { name: t.name, description: typeof t.description === "string" ? t.description : "" };
@@ -631,9 +656,45 @@ class FastPath {
     }
   }
 
+  // #readLimits takes the two limits a quick turn checks from the
+  // configuration the module was created with (0 or absent: the
+  // default); it reports false, and quick turns stay off, when they
+  // cannot be read.
+  #readLimits(limits) {
+    if (limits === undefined || limits === null) return true;
+    try {
+      const n = limits.maxMessagesPerSession;
+      const b = limits.maxMessageBytes;
+      if (n !== undefined && n !== null && !(Number.isSafeInteger(n) && n >= 0)) return false;
+      if (b !== undefined && b !== null && !(Number.isSafeInteger(b) && b >= 0)) return false;
+      if (n > 0) this.#maxMessages = n;
+      if (b > 0) this.#maxMessageBytes = b;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Every call into the module comes here first: a quick turn whose model
+   * is running begins in the module now, as it would have before its
+   * model was called, so that the call meets the module as it would
+   * without quick turns.
+   */
+  enter() {
+    if (this.#pending.length !== 0) {
+      for (const q of this.#pending.splice(0)) this.#upgrade(q);
+    }
+  }
+
   // #call writes frame into the module's input buffer, calls fn and
   // returns the answer's bytes (valid until the next call).
   #call(fn, frame) {
+    if (this.#pending.length !== 0) {
+      // Beginning the quick turns writes their frames over this one.
+      frame = frame.slice();
+      this.enter();
+    }
     const ex = this.#ex;
     const at = ex.agentrt_in(frame.length);
     new Uint8Array(ex.mem.buffer, at, frame.length).set(frame);
@@ -687,10 +748,167 @@ class FastPath {
       handle: first.handle, runId, sessionId, onEvent, historyMirror, first,
       timeoutMs: policy ? policy.timeoutMs ?? 0 : 0, timer: undefined, expired: false,
       allowed: policy && Array.isArray(policy.allowedTools) ? policy.allowedTools : undefined,
-      wake: null, interrupted: false, closed: false, request: undefined,
+      wake: null, interrupted: false, closed: false, request: undefined, gen: 0,
     };
     this.#active.set(runId, turn);
+    this.#busy.set(sessionId, (this.#busy.get(sessionId) ?? 0) + 1);
     return turn;
+  }
+
+  /**
+   * Whether a turn without history, policy, events, inspection or a
+   * host's run id may be a quick turn: a JavaScript model, a mirror of
+   * the session, no turn of it in flight, and an input that a turn would
+   * append (not the mirror's last message again) within the limits.
+   */
+  quickable(sessionId, input) {
+    if (!this.#quickOK || this.#busy.has(sessionId)) return false;
+    const m = this.#mirrors.get(sessionId);
+    if (m === undefined) return false;
+    const msgs = m.msgs;
+    const n = msgs.length;
+    if (n === 0 || n + 2 > this.#maxMessages || input.length * 3 > this.#maxMessageBytes) return false;
+    const last = msgs[n - 1];
+    return !(last.role === "user" && last.content === input.toWellFormed());
+  }
+
+  /**
+   * Runs a quick turn (docs/adr/0012-quick-turn.md): the model first, on
+   * the session's mirror and the input, then one commit of the input and
+   * the reply. A reply the module cannot commit as it is (a thenable, tool
+   * calls, a failure, a refused or stale commit), or a model that called
+   * the module, gets the turn begun in the module as it would have been
+   * without quick turns; the answer in hand is fed to it. Returns what
+   * drive returns.
+   */
+  quick(sessionId, input, runId) {
+    const m = this.#mirrors.get(sessionId);
+    const n = m.msgs.length;
+    const inputMsg = Object.freeze({ role: "user", content: input.toWellFormed() });
+    // One copy of the right length: slicing first and pushing after
+    // would copy the session twice once the copy grows.
+    const msgs = m.msgs;
+    msgs.push(inputMsg);
+    const messages = msgs.slice();
+    msgs.pop();
+    const req = new ModelRequest(runId, sessionId, this.#system, messages, this.#allowedSpecs(ALL_TOOLS), 1, ignoreDelta);
+    const q = { sessionId, input, runId, gen: m.gen, n, req, turn: undefined, error: undefined, matched: false };
+    this.#busy.set(sessionId, (this.#busy.get(sessionId) ?? 0) + 1);
+    this.#pending.push(q);
+    let v;
+    let failure;
+    try {
+      v = this.#modelFn(req);
+    } catch (e) {
+      failure = "model threw: " + text(e);
+    }
+    const at = this.#pending.lastIndexOf(q);
+    if (at >= 0) this.#pending.length = at;
+    this.#unbusy(sessionId);
+    let held;
+    if (q.turn === undefined && q.error === undefined) {
+      // Nothing called the module while the model ran: it is as it was.
+      if (failure === undefined && !isThenable(v)) {
+        let reply;
+        try {
+          reply = readReply(v, (message) => new ReplyRefused(message));
+        } catch (e) {
+          failure = e instanceof ReplyRefused ? e.message : "the model's reply cannot be read: " + text(e);
+        }
+        if (reply !== undefined && reply.toolCalls.length === 0) {
+          const res = this.#commit(q, m, inputMsg, reply.content);
+          if (res !== undefined) return res;
+        }
+        held = { v: undefined, reply, failure };
+      }
+      this.#upgrade(q);
+    }
+    if (q.error !== undefined) throw q.error;
+    const turn = q.turn;
+    if (!q.matched) return this.drive(turn);
+    held ??= { v, reply: undefined, failure };
+    let next;
+    try {
+      next = this.#feedHeld(turn, req, held);
+    } catch (e) {
+      this.#end(turn);
+      throw e;
+    }
+    if (next instanceof Promise) return this.#driveAsync(turn, next);
+    turn.first = next;
+    return this.drive(turn);
+  }
+
+  // #commit stores the quick turn q in one call and returns its Result,
+  // or undefined when the module did not store it (stale or refused).
+  #commit(q, m, inputMsg, content) {
+    const frame = writeCommit(this.#w.reset(), q.sessionId, q.runId, q.input, q.gen, q.n, content);
+    const out = this.#call(this.#ex.agentrt_commit, frame);
+    if (out.length < 5 || out[4] !== KIND.committed) return undefined;
+    const count = readCommitted(out);
+    if (count < 0) return undefined;
+    const reply = Object.freeze({ role: "assistant", content: content.toWellFormed() });
+    m.msgs.push(inputMsg, reply);
+    if (++this.#ended % PRUNE_EVERY === 0) this.#prune();
+    return {
+      runId: q.runId, sessionId: q.sessionId, status: "completed", reply, appended: [inputMsg, reply],
+      seed: { mode: "none", seeded: 0, skippedSystem: 0 }, messageCount: count, modelCalls: [{ step: 1, messageCount: q.n + 1 }],
+    };
+  }
+
+  // #upgrade begins the quick turn q in the module, as it would have
+  // begun before its model was called. When the module asks for the model
+  // on the very window the model was handed, the model's answer is the
+  // answer to that call (q.matched); otherwise the first request's signal
+  // aborts and the turn goes on as any other, calling the model again.
+  #upgrade(q) {
+    let turn;
+    try {
+      turn = this.begin(q.sessionId, q.input, undefined, undefined, false, q.runId, false, undefined);
+    } catch (e) {
+      q.error = e;
+      ModelRequest.stop(q.req, e);
+      return;
+    }
+    q.turn = turn;
+    const a = turn.first;
+    if (a.kind === ACTION.model && a.step === 1 && a.generation === q.gen && !a.adopt && a.from === q.n &&
+      a.start === 0 && a.end === q.n + 1) {
+      turn.first = undefined;
+      this.#messages(turn, a);
+      turn.request = q.req;
+      q.matched = true;
+      return;
+    }
+    ModelRequest.stop(q.req, new AgentrtError("cancelled", "agentrt: the session changed while the model ran; it is asked again"));
+  }
+
+  // #feedHeld feeds the answer a quick turn's model gave (the reply read
+  // already, a failure, or a value or thenable to read) to its turn, as
+  // #callModel would have, and returns the next action or a Promise of it.
+  #feedHeld(turn, req, held) {
+    const handle = turn.handle;
+    const v = held.v;
+    if (held.failure === undefined && held.reply === undefined && isThenable(v)) {
+      return this.#settle(turn, v).then((s) => {
+        turn.request = undefined;
+        if (s === null) {
+          ModelRequest.stop(req, turn.expired ? timeoutError() : abortError());
+          return this.#resume(turn);
+        }
+        return s.ok ? this.#feedModel(turn, handle, s.value) : this.#feedModel(turn, handle, undefined, "model rejected: " + text(s.reason));
+      });
+    }
+    turn.request = undefined;
+    if (held.reply === undefined) return this.#feedModel(turn, handle, v, held.failure);
+    if (turn.interrupted) return this.#resume(turn);
+    return this.#action(this.#call(this.#ex.agentrt_feed, writeModelReply(this.#w.reset(), handle, held.reply)));
+  }
+
+  #unbusy(sessionId) {
+    const k = this.#busy.get(sessionId);
+    if (k === 1) this.#busy.delete(sessionId);
+    else if (k !== undefined) this.#busy.set(sessionId, k - 1);
   }
 
   // #interrupt stops waiting for the turn's model, tool or session: it is
@@ -702,6 +920,7 @@ class FastPath {
 
   /** Cancels the run with runId through core (cancelRun); reports whether this call did. */
   cancel(core, runId) {
+    this.enter();
     const ok = core.cancelRun(runId) === true;
     const turn = this.#active.get(runId);
     if (ok && turn) this.#interrupt(turn);
@@ -820,8 +1039,10 @@ class FastPath {
             continue;
           }
           case ACTION.done:
+            this.#keepReply(turn, a.result);
             return a.result;
           case ACTION.failed:
+            this.#dropMirror(turn);
             throw refusedError(a.error);
           case ACTION.wait:
           case ACTION.tool:
@@ -861,8 +1082,10 @@ class FastPath {
             a = await this.#callTool(turn, a);
             continue;
           case ACTION.done:
+            this.#keepReply(turn, a.result);
             return a.result;
           case ACTION.failed:
+            this.#dropMirror(turn);
             throw refusedError(a.error);
           default:
             throw new AgentrtError("internal", `agentrt: unexpected action ${a.kind}`);
@@ -873,17 +1096,38 @@ class FastPath {
     }
   }
 
+  // #keepReply adds a completed turn's reply to the session's mirror when
+  // the mirror holds everything before it: the module sends each message
+  // once, in the next model action's tail, so without this the mirror
+  // lags the session by the last reply, and a quick turn, which needs the
+  // whole session, could not use it.
+  #keepReply(turn, res) {
+    const m = this.#mirrors.get(turn.sessionId);
+    if (m !== undefined && m.gen === turn.gen && m.msgs.length === res.messageCount - 1) m.msgs.push(res.reply);
+  }
+
+  // #dropMirror forgets the session's mirror after a turn that failed
+  // once it had a model call: it rolled its messages back, which gives the
+  // session a new generation. The next turn's model action sends the
+  // whole session, as it would for the old mirror; a quick turn would
+  // call its model on the old one first.
+  #dropMirror(turn) {
+    if (turn.gen !== 0) this.#mirrors.delete(turn.sessionId);
+  }
+
   // #end takes an ended turn off the path.
   #end(turn) {
     turn.closed = true;
     if (turn.timer !== undefined) clearTimeout(turn.timer);
     this.#active.delete(turn.runId);
+    this.#unbusy(turn.sessionId);
     this.#release(turn.sessionId);
     if (++this.#ended % PRUNE_EVERY === 0) this.#prune();
   }
 
   // #resume asks for the next action after a wait or an interruption.
   #resume(turn) {
+    this.enter();
     turn.interrupted = false;
     return this.#action(this.#out(this.#ex.agentrt_next(this.#n, turn.handle, turn.expired ? 1 : 0)));
   }
@@ -951,7 +1195,7 @@ class FastPath {
     const msgs = m.msgs;
     if (msgs.length !== a.from) msgs.length = a.from;
     for (const x of a.tail) msgs.push(x);
-    m.gen = a.generation;
+    m.gen = turn.gen = a.generation;
     this.#mirrors.set(turn.sessionId, m);
     return msgs.slice(a.start, a.end);
   }
@@ -1183,23 +1427,38 @@ class Runtime {
         reportCallbackError(e);
       }
     } : undefined;
-    let turn;
-    try {
-      turn = fast.begin(sessionId, input, policy, history, withHistory, runId, Boolean(options && options.inspect), listener);
-    } catch (e) {
-      if (inst.go.exited) {
-        this.#lost(inst, e);
-        throw lostError(e);
-      }
-      throw toError(e);
-    }
-    if (onStarted) onStarted(runId, inst);
+    const inspect = Boolean(options && options.inspect);
     let driven;
-    try {
-      driven = fast.drive(turn);
-    } catch (e) {
-      if (inst.go.exited) this.#lost(inst, e);
-      throw toError(e);
+    if (!onStarted && !withHistory && policy === undefined && !listener && !inspect &&
+      !(options && options.runId !== undefined) && fast.quickable(sessionId, input)) {
+      // A quick turn (docs/adr/0012-quick-turn.md): begin and drive in one.
+      try {
+        driven = fast.quick(sessionId, input, runId);
+      } catch (e) {
+        if (inst.go.exited) {
+          this.#lost(inst, e);
+          throw lostError(e);
+        }
+        throw toError(e);
+      }
+    } else {
+      let turn;
+      try {
+        turn = fast.begin(sessionId, input, policy, history, withHistory, runId, inspect, listener);
+      } catch (e) {
+        if (inst.go.exited) {
+          this.#lost(inst, e);
+          throw lostError(e);
+        }
+        throw toError(e);
+      }
+      if (onStarted) onStarted(runId, inst);
+      try {
+        driven = fast.drive(turn);
+      } catch (e) {
+        if (inst.go.exited) this.#lost(inst, e);
+        throw toError(e);
+      }
     }
     // A turn whose model answered at once has ended.
     if (!(driven instanceof Promise)) return driven;
@@ -1238,6 +1497,8 @@ class Runtime {
   #revert(inst, sessionId, runId) {
     if (inst.dead || inst.go.exited) return; // a fresh instance is cold
     try {
+      inst.fast.enter();
+      inst.fast.forget(sessionId);
       if (typeof inst.core.revertRun === "function") inst.core.revertRun(sessionId, runId);
       else inst.core.deleteSession(sessionId);
     } catch { /* the instance is going away */ }
@@ -1485,6 +1746,9 @@ class Runtime {
     this.#closed = true;
     const inst = this.#inst;
     this.#inst = { ...inst, core: null, dead: true, pending: new Set() };
+    try {
+      if (inst.fast && !inst.dead && !inst.go.exited) inst.fast.enter();
+    } catch { /* it is being closed */ }
     disposeInstance(inst);
   }
 
@@ -1492,6 +1756,7 @@ class Runtime {
     const inst = this.#now();
     let v;
     try {
+      inst.fast.enter();
       v = f(inst.core, inst);
     } catch (e) {
       if (inst.go.exited) {

@@ -13,8 +13,8 @@ export const MAGIC = [0x41, 0x52, 0x57];
 export const VERSION = 1;
 
 export const KIND = Object.freeze({
-  begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04,
-  action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14,
+  begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04, commit: 0x05,
+  action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14, committed: 0x15,
 });
 
 export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4, pending: 5 });
@@ -222,6 +222,22 @@ export function writeDelta(w, handle, text) {
   w.header(KIND.delta);
   w.uvarint(handle);
   w.string(text);
+  return w.bytes();
+}
+
+/**
+ * Writes a commit frame: a turn the host has run already on its mirror of
+ * the session (generation mirrorGen, mirrorLen messages), its input and
+ * the model's reply content, to be stored as one.
+ */
+export function writeCommit(w, sessionId, runId, input, mirrorGen, mirrorLen, reply) {
+  w.header(KIND.commit);
+  w.string(sessionId);
+  w.string(runId);
+  w.string(input);
+  w.uvarint(mirrorGen);
+  w.uvarint(mirrorLen);
+  w.string(reply);
   return w.bytes();
 }
 
@@ -473,6 +489,19 @@ export function readSessions(buf) {
   for (let i = 0; i < n; i++) ids[i] = r.string();
   r.end();
   return ids;
+}
+
+/**
+ * Decodes a committed frame: the session's message count after the
+ * commit, or -1 when it was stale (nothing was stored).
+ */
+export function readCommitted(buf) {
+  const r = reader(buf, KIND.committed);
+  const stale = r.byte();
+  if (stale > 1) r.fail("stale must be 0 or 1");
+  const count = r.uvarint();
+  r.end();
+  return stale === 1 ? -1 : count;
 }
 
 /** Decodes a refused frame: { code, message, index? }. */

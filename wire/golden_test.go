@@ -33,6 +33,9 @@ func goldenFrames() map[string][]byte {
 		"session.bin":       wire.AppendSession(nil, 4, sampleResult().Appended),
 		"stats.bin":         wire.AppendStats(nil, &wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 300, ActiveRuns: 4}, HeapAlloc: 1 << 33}),
 		"sessions.bin":      wire.AppendSessions(nil, []string{"a", "b"}),
+		"commit.bin":        wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "glue:7", Input: "héllo", MirrorGen: 3, MirrorLen: 200, Reply: "ok"}),
+		"committed.bin":     wire.AppendCommitted(nil, 202, false),
+		"stale.bin":         wire.AppendCommitted(nil, 0, true),
 		"refused.bin":       wire.AppendRefused(nil, core.NewIndexError(core.CodeInvalidHistory, 2, "bad")),
 	}
 }

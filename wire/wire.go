@@ -47,12 +47,14 @@ const (
 	KindModelReply Kind = 0x02 // host: the model's answer
 	KindToolResult Kind = 0x03 // host: the tool's answer
 	KindDelta      Kind = 0x04 // host: streamed model text
+	KindCommit     Kind = 0x05 // host: a turn already run, to store
 
-	KindAction   Kind = 0x10 // module: events, then the next action
-	KindSession  Kind = 0x11 // module: a session's messages
-	KindStats    Kind = 0x12 // module: counters
-	KindRefused  Kind = 0x13 // module: a refused call (an error)
-	KindSessions Kind = 0x14 // module: session ids
+	KindAction    Kind = 0x10 // module: events, then the next action
+	KindSession   Kind = 0x11 // module: a session's messages
+	KindStats     Kind = 0x12 // module: counters
+	KindRefused   Kind = 0x13 // module: a refused call (an error)
+	KindSessions  Kind = 0x14 // module: session ids
+	KindCommitted Kind = 0x15 // module: a commit's outcome
 )
 
 // Role bytes of a message, as in the packed history format.

@@ -244,6 +244,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(wire.AppendSessions(nil, []string{"a"}))
 	f.Add(wire.AppendSession(nil, 1, sampleResult().Appended))
 	f.Add(wire.AppendRefused(nil, core.NewError(core.CodeInternal, "x")))
+	f.Add(wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "r", Input: "x", MirrorGen: 1, MirrorLen: 2, Reply: "y"}))
+	f.Add(wire.AppendCommitted(nil, 3, false))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if _, err := wire.FrameKind(b); err != nil {
 			return
@@ -276,6 +278,18 @@ func FuzzDecode(f *testing.F) {
 		_, _ = wire.DecodeSessions(b)
 		_, _, _ = wire.DecodeSession(b)
 		_, _ = wire.DecodeRefused(b)
+		var c core.Commit
+		if err := wire.DecodeCommitInto(&c, b); err == nil {
+			var c2 core.Commit
+			if err := wire.DecodeCommitInto(&c2, wire.AppendCommit(nil, &c)); err != nil || c2 != c {
+				t.Fatalf("commit does not round-trip: %v", err)
+			}
+		}
+		if n, stale, err := wire.DecodeCommitted(b); err == nil {
+			if n2, stale2, err := wire.DecodeCommitted(wire.AppendCommitted(nil, n, stale)); err != nil || n2 != n || stale2 != stale {
+				t.Fatalf("committed does not round-trip: %v", err)
+			}
+		}
 	})
 }
 

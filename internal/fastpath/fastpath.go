@@ -181,6 +181,24 @@ func (x *Runtime) Feed(frame []byte) []byte {
 	return x.frame(ht, act)
 }
 
+// Commit decodes a commit frame, a turn the host has run already on its
+// mirror of the session, and stores it (core.Runtime.Commit). It returns
+// a committed frame (stale when the session is not the host's mirror:
+// then nothing changed), or a refused frame when the frame or the turn
+// is refused (nothing changed either).
+func (x *Runtime) Commit(frame []byte) []byte {
+	var c core.Commit
+	if err := wire.DecodeCommitInto(&c, frame); err != nil {
+		return x.refuse(err)
+	}
+	n, stale, err := x.rt.Commit(&c)
+	if err != nil {
+		return x.refuse(err)
+	}
+	x.out = wire.AppendCommitted(x.out[:0], n, stale)
+	return x.out
+}
+
 // actionPending is the core.Action kind frame encodes as wire.ActPending.
 const actionPending core.ActionKind = -1
 

@@ -243,3 +243,56 @@ func TestRuntime_StaleHandle(t *testing.T) {
 		t.Errorf("%d turns left", x.Turns())
 	}
 }
+
+// Ensure a commit frame stores a turn on the host's mirror, answers
+// stale on any other session, and refuses a malformed frame or a limit,
+// changing nothing.
+func TestRuntime_Commit(t *testing.T) {
+	x := fastpath.New(mustRuntime(t, core.Config{Limits: core.Limits{MaxMessageBytes: 100}}), core.Echo{})
+	a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi"})))
+	gen, msgs, err := wire.DecodeSession(x.Session("s"))
+	if err != nil || a.Kind != wire.ActDone || len(msgs) != 2 {
+		t.Fatal(err)
+	}
+	commit := func(c core.Commit) []byte { return cp(x.Commit(wire.AppendCommit(nil, &c))) }
+	good := core.Commit{SessionID: "s", RunID: "glue:1", Input: "again", MirrorGen: gen, MirrorLen: 2, Reply: "ok"}
+	stale := good
+	stale.MirrorLen = 1
+	if n, st, err := wire.DecodeCommitted(commit(stale)); err != nil || !st || n != 0 {
+		t.Fatalf("stale commit: %d %v %v", n, st, err)
+	}
+	tooBig := good
+	tooBig.Reply = string(make([]byte, 101))
+	if e, err := wire.DecodeRefused(commit(tooBig)); err != nil || e.Code != core.CodeLimitExceeded {
+		t.Fatalf("commit over maxMessageBytes: %v %v", e, err)
+	}
+	if e, err := wire.DecodeRefused(cp(x.Commit([]byte("ARW\x01\x05")))); err != nil || e.Code != core.CodeInvalidArgument {
+		t.Fatalf("malformed commit: %v %v", e, err)
+	}
+	if st := mustStats(t, x); st.Messages != 2 || st.RunsCompleted != 1 {
+		t.Fatalf("refused commits changed the store: %+v", st)
+	}
+	if n, st, err := wire.DecodeCommitted(commit(good)); err != nil || st || n != 4 {
+		t.Fatalf("commit: %d %v %v", n, st, err)
+	}
+	if st := mustStats(t, x); st.Messages != 4 || st.RunsCompleted != 2 || st.ActiveRuns != 0 {
+		t.Fatalf("stats after a commit: %+v", st)
+	}
+}
+
+func FuzzCommit(f *testing.F) {
+	f.Add(wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "glue:1", Input: "x", MirrorGen: 1, MirrorLen: 2, Reply: "y"}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// Ensure any commit frame is answered with a committed or refused
+		// frame, and that the runtime serves the next turn.
+		x := fastpath.New(mustRuntime(t, core.Config{}), core.Echo{})
+		mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi"})))
+		out := x.Commit(b)
+		if k, err := wire.FrameKind(out); err != nil || (k != wire.KindCommitted && k != wire.KindRefused) {
+			t.Fatalf("bad answer %v %v", k, err)
+		}
+		if a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "next"}))); a.Kind != wire.ActDone {
+			t.Fatalf("the next turn: %+v", a)
+		}
+	})
+}

@@ -119,6 +119,7 @@ const (
 	opFeed
 	opNext
 	opExpire
+	opCommit
 )
 
 // call is Call for this package's own exports, with the operation named
@@ -146,6 +147,8 @@ func call(op int, n, size int32, handle uint32) (length int32) {
 		out = x.Begin(in[:size])
 	case op == opFeed:
 		out = x.Feed(in[:size])
+	case op == opCommit:
+		out = x.Commit(in[:size])
 	default:
 		out = x.Next(uint64(handle), op == opExpire)
 	}
@@ -183,6 +186,12 @@ func exportBegin(rt, size int32) int32 { return call(opBegin, rt, size, 0) }
 //
 //go:wasmexport agentrt_feed
 func exportFeed(rt, size int32) int32 { return call(opFeed, rt, size, 0) }
+
+// agentrt_commit(rt, n): a commit frame, a turn the host has run
+// already; the output is a committed or refused frame.
+//
+//go:wasmexport agentrt_commit
+func exportCommit(rt, size int32) int32 { return call(opCommit, rt, size, 0) }
 
 // agentrt_next(rt, handle, expire): the turn's next action frame, after a
 // wait or a cancel; expire = 1 first stops it with a timeout.

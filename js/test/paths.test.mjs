@@ -137,3 +137,244 @@ test("a warm turn hands the model the stored messages, cached in the mirror and 
     rt.close();
   }
 });
+
+// Quick turns (docs/adr/0012-quick-turn.md): a warm turn without history,
+// policy, events or a host's run id is run model first and stored with
+// one commit. A runtime whose turns all pass an empty policy (the same
+// defaults) never takes a quick turn: both must give the same results,
+// sessions, stats and model requests.
+
+// countingExports makes the instances started meanwhile count their
+// agentrt_begin and agentrt_commit calls, where the engine lets a test
+// wrap an instance's exports (Node); elsewhere it counts nothing.
+function countingExports(counts) {
+  const d = Object.getOwnPropertyDescriptor(WebAssembly.Instance.prototype, "exports");
+  if (!d || typeof d.get !== "function" || !d.configurable) return () => {};
+  const wrapped = new WeakMap();
+  Object.defineProperty(WebAssembly.Instance.prototype, "exports", {
+    configurable: true,
+    get() {
+      const ex = d.get.call(this);
+      let w = wrapped.get(ex);
+      if (!w) {
+        w = { ...ex };
+        for (const name of ["agentrt_begin", "agentrt_commit"]) {
+          const f = ex[name];
+          if (typeof f === "function") w[name] = (...args) => { counts[name] = (counts[name] ?? 0) + 1; return f(...args); };
+        }
+        wrapped.set(ex, w);
+      }
+      return w;
+    },
+  });
+  return () => Object.defineProperty(WebAssembly.Instance.prototype, "exports", d);
+}
+
+// quickModel answers at once, except "later" (a Promise), "add" (a tool
+// call), "boom" (it throws) and "bad" (a reply that cannot be read); a
+// reply "big" is over maxMessageBytes. A hook may call the runtime from
+// inside the model.
+function quickModel(log, hook) {
+  return (req) => {
+    const last = req.messages[req.messages.length - 1];
+    log.push({ step: req.step, n: req.messages.length, messages: JSON.parse(JSON.stringify(req.messages)) });
+    if (hook) {
+      const r = hook(req, last);
+      if (r !== undefined) return r;
+    }
+    if (last.role === "user" && last.content.startsWith("add") && req.step === 1) {
+      return { content: "", toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] };
+    }
+    if (last.content === "boom") throw new Error("the model failed");
+    if (last.content === "bad") return { content: 42 };
+    if (last.content === "big") return "x".repeat(3000);
+    if (last.content === "later") return Promise.resolve({ content: `${req.messages.length}:later` });
+    if (last.content === "lone") return "\ud800!";
+    return `${req.messages.length}:${last.content}`;
+  };
+}
+
+const quickSteps = [
+  ["run", "q", "seed", [{ role: "user", content: "h" }, { role: "assistant", content: "i" }]],
+  ["run", "q", "one"], ["run", "q", "two"], ["run", "q", "later"], ["run", "q", "three"],
+  ["run", "q", "add it"], ["run", "q", "four"], ["run", "q", "boom"], ["run", "q", "five"],
+  ["run", "q", "bad"], ["run", "q", "six"], ["run", "q", "big"], ["run", "q", "seven"],
+  ["run", "q", "lone \udc00"], ["run", "q", "lone"], ["run", "q", "eight"],
+  ["run", "r", "other", [{ role: "user", content: "r" }]], ["run", "r", "r1"], ["run", "q", "nine"],
+  ["deleteSession", "q"], ["run", "q", "cold"], ["run", "q", "seed", [{ role: "user", content: "h" }]], ["run", "q", "ten"],
+  ["run", "r", "r2"], ["parallel", "q", "p1", "p2", "later", "p3"], ["run", "q", "eleven"],
+  ["run", "q", "x".repeat(2000)], ["run", "q", "twelve"],
+];
+
+async function playQuick(rt, quick) {
+  const out = [];
+  for (const [op, sid, ...args] of quickSteps) {
+    const run = (input, history) => {
+      const req = { sessionId: sid, input };
+      if (history) req.history = history;
+      if (!quick) req.policy = {};
+      return rt.run(req).then(plain, (e) => ({ code: e.code, message: e.message, index: e.index }));
+    };
+    if (op === "deleteSession") out.push(rt.deleteSession(sid));
+    else if (op === "parallel") out.push(await Promise.all(args.map((input) => run(input))));
+    else out.push(await run(args[0], args[1]));
+    out.push(plain(rt.session("q")), plain(rt.session("r")));
+  }
+  const st = rt.stats();
+  out.push({ sessions: st.sessions, messages: st.messages, bytes: st.bytes, activeRuns: st.activeRuns, evictions: st.evictions,
+    runsCompleted: st.runsCompleted, runsFailed: st.runsFailed, runsCancelled: st.runsCancelled });
+  return out;
+}
+
+test("quick turns give the same results, sessions, stats and model requests as ordinary turns", async () => {
+  const module = await compiledModule();
+  const counts = {};
+  const restore = countingExports(counts);
+  const quickLog = [];
+  const plainLog = [];
+  const limits = { maxMessageBytes: 2500 };
+  let quick, ordinary;
+  try {
+    quick = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, model: quickModel(quickLog), tools, limits });
+    ordinary = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, model: quickModel(plainLog), tools, limits });
+  } finally {
+    restore();
+  }
+  try {
+    const before = { ...counts };
+    const got = await playQuick(quick, true);
+    const mid = { ...counts };
+    const want = await playQuick(ordinary, false);
+    assert.deepEqual(got, want);
+    assert.deepEqual(quickLog, plainLog);
+    if (mid.agentrt_commit !== undefined) {
+      // The quick runtime committed most turns, the other none.
+      assert.ok(mid.agentrt_commit - (before.agentrt_commit ?? 0) >= 15, `commits: ${mid.agentrt_commit}`);
+      assert.equal(counts.agentrt_commit, mid.agentrt_commit);
+    }
+  } finally {
+    quick.close();
+    ordinary.close();
+  }
+});
+
+// reentrantModel calls the runtime from inside the model on some inputs.
+function reentrant(rt, quick, log) {
+  const opts = (o) => (quick ? o : { ...o, policy: {} });
+  const inner = [];
+  const hook = (req, last) => {
+    if (req.step !== 1 || last.role !== "user") return undefined;
+    switch (last.content) {
+      case "nest":
+        inner.push(rt.run(opts({ sessionId: req.sessionId, input: "inner" })).then(plain, (e) => ({ code: e.code })));
+        return undefined;
+      case "nest other":
+        inner.push(rt.run(opts({ sessionId: "other", input: "inner other" })).then(plain, (e) => ({ code: e.code })));
+        return undefined;
+      case "delete":
+        inner.push(rt.deleteSession(req.sessionId));
+        return undefined;
+      case "look":
+        inner.push(plain(rt.session(req.sessionId)), rt.stats().activeRuns);
+        return undefined;
+      case "cancel me":
+        inner.push(rt.cancelRun(req.runId));
+        return undefined;
+      case "cancel me later":
+        inner.push(rt.cancelRun(req.runId));
+        return Promise.resolve("too late");
+    }
+    return undefined;
+  };
+  return { model: quickModel(log, hook), inner };
+}
+
+test("a model that calls the runtime meets it as on an ordinary turn", async () => {
+  const module = await compiledModule();
+  const outcomes = [];
+  for (const quick of [true, false]) {
+    const log = [];
+    let rt;
+    const r = reentrant({ run: (x) => rt.run(x), deleteSession: (id) => rt.deleteSession(id), session: (id) => rt.session(id),
+      stats: () => rt.stats(), cancelRun: (id) => rt.cancelRun(id) }, quick, log);
+    rt = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, model: r.model });
+    const out = [];
+    const run = (sessionId, input, history) => {
+      const req = { sessionId, input };
+      if (history) req.history = history;
+      if (!quick) req.policy = {};
+      return rt.run(req).then(plain, (e) => ({ code: e.code, message: e.message }));
+    };
+    try {
+      out.push(await run("s", "seed", [{ role: "user", content: "h" }]));
+      out.push(await run("other", "seed", [{ role: "user", content: "o" }]));
+      for (const input of ["a", "nest", "b", "nest other", "c", "look", "d", "delete", "e", "cancel me", "f", "cancel me later", "g"]) {
+        out.push(await run("s", input));
+        out.push(await Promise.all(r.inner.splice(0)));
+        if (input === "delete") out.push(await run("s", "reseed", [{ role: "user", content: "h" }]));
+        out.push(plain(rt.session("s")), plain(rt.session("other")));
+      }
+      const st = rt.stats();
+      out.push([st.sessions, st.messages, st.runsCompleted, st.runsFailed, st.runsCancelled, st.activeRuns]);
+      out.push(log);
+    } finally {
+      rt.close();
+    }
+    outcomes.push(out);
+  }
+  assert.deepEqual(outcomes[0], outcomes[1]);
+});
+
+test("a quick turn's model sees a close as a cancel, as on an ordinary turn", async () => {
+  const module = await compiledModule();
+  const got = [];
+  for (const quick of [true, false]) {
+    let rt;
+    const model = (req) => {
+      if (req.messages[req.messages.length - 1].content === "close") rt.close();
+      return "ok";
+    };
+    rt = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, model });
+    const req = (input, history) => ({ sessionId: "s", input, history, policy: quick ? undefined : {} });
+    await rt.run(req("seed", [{ role: "user", content: "h" }]));
+    await rt.run(req("warm"));
+    got.push(await rt.run(req("close")).then(plain, (e) => ({ code: e.code, message: e.message })));
+  }
+  assert.deepEqual(got[0], got[1]);
+  assert.equal(got[0].code, "cancelled");
+});
+
+test("a quick turn on a session the budget evicted is stored as an ordinary turn would be", async () => {
+  const module = await compiledModule();
+  const outcomes = [];
+  const calls = [];
+  for (const quick of [true, false]) {
+    const log = [];
+    // Room for about two sessions of this size: a turn on the third
+    // evicts the least recently used.
+    const rt = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, model: quickModel(log), limits: { maxTotalBytes: 6000 } });
+    const policy = quick ? undefined : {};
+    const run = (sessionId, input, history) => rt.run({ sessionId, input, history, policy })
+      .then(plain, (e) => ({ code: e.code, message: e.message }));
+    const out = [];
+    try {
+      const h = [{ role: "user", content: "x".repeat(1500) }];
+      out.push(await run("a", "seed", h), await run("a", "warm"));
+      out.push(await run("b", "seed", h), await run("c", "seed", h));
+      out.push(rt.listSessions());
+      out.push(await run("a", "after eviction"), plain(rt.session("a")), rt.listSessions());
+      out.push(await run("a", "warm again"), plain(rt.session("a")));
+      const st = rt.stats();
+      out.push([st.evictions, st.runsCompleted, st.runsFailed]);
+    } finally {
+      rt.close();
+    }
+    outcomes.push(out);
+    calls.push(log.length);
+  }
+  assert.deepEqual(outcomes[0], outcomes[1]);
+  assert.ok(!outcomes[0][4].includes("a"), `a was evicted: ${outcomes[0][4]}`);
+  // The quick turn on the evicted session called its model on the old
+  // mirror first; that answer was dropped.
+  assert.equal(calls[0], calls[1] + 1);
+});

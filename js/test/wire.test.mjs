@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { packHistory } from "../glue.js";
 import {
-  Writer, WireError, ACTION, writeBegin, writeModelReply, writeToolResult, writeDelta,
+  Writer, WireError, ACTION, writeBegin, writeModelReply, writeToolResult, writeDelta, writeCommit, readCommitted,
   readAction, readSession, readStats, readSessions, readRefused, frameKind,
 } from "../wire.js";
 
@@ -29,6 +29,7 @@ describe("wire encoders", () => {
     assert.deepEqual([...writeModelReply(new Writer(), 1, undefined, "boom")], [...golden("model-failed.bin")]);
     assert.deepEqual([...writeToolResult(new Writer(), 3, false, "42")], [...golden("tool-result.bin")]);
     assert.deepEqual([...writeDelta(new Writer(), 3, "δ")], [...golden("delta.bin")]);
+    assert.deepEqual([...writeCommit(new Writer(), "s", "glue:7", "héllo", 3, 200, "ok")], [...golden("commit.bin")]);
   });
 
   test("set the history-valid flag (bit 4) only when asked", () => {
@@ -72,6 +73,8 @@ describe("wire decoders", () => {
     assert.deepEqual(readSessions(golden("sessions.bin")), ["a", "b"]);
     assert.deepEqual(readRefused(golden("refused.bin")), { code: "invalid_history", message: "bad", index: 2 });
     assert.equal(frameKind(golden("refused.bin")), 0x13);
+    assert.equal(readCommitted(golden("committed.bin")), 202);
+    assert.equal(readCommitted(golden("stale.bin")), -1);
   });
 
   test("throw only WireError on mutated and truncated frames", () => {
@@ -81,8 +84,9 @@ describe("wire decoders", () => {
       seed ^= seed << 13; seed >>>= 0; seed ^= seed >>> 17; seed ^= seed << 5; seed >>>= 0;
       return seed % n;
     };
-    const readers = [readAction, readSession, readStats, readSessions, readRefused];
-    const frames = ["action-model.bin", "action-done.bin", "action-failed.bin", "session.bin", "stats.bin", "sessions.bin", "refused.bin"].map(golden);
+    const readers = [readAction, readSession, readStats, readSessions, readRefused, readCommitted];
+    const frames = ["action-model.bin", "action-done.bin", "action-failed.bin", "session.bin", "stats.bin", "sessions.bin", "refused.bin",
+      "committed.bin", "stale.bin"].map(golden);
     let thrown = 0;
     for (let i = 0; i < 20000; i++) {
       const f = frames[rand(frames.length)];

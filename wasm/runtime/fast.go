@@ -12,7 +12,8 @@ import (
 )
 
 // The fast path: the //go:wasmexport functions of package wasmexport
-// (agentrt_in, agentrt_out, agentrt_begin, agentrt_feed, agentrt_next),
+// (agentrt_in, agentrt_out, agentrt_begin, agentrt_feed, agentrt_next,
+// agentrt_commit),
 // which drive host-driven turns over wire frames in linear memory
 // (docs/wire.md, docs/module.md "Fast path"). The WASI module links the
 // same ones. A JavaScript host calls them through instance.exports; no
