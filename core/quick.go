@@ -83,7 +83,7 @@ func (s *store) commit(c *Commit) (int, bool, *Error) {
 	s.messages += 2
 	s.bytes += size
 	ss.tailRun, ss.tailMark = c.RunID, mark
-	s.completed++
+	s.nCompleted++
 	s.mu.Unlock()
 	return n + 2, false, nil
 }
