@@ -19,6 +19,8 @@
 //	BENCH_ONLY     comma-separated sections to run (jsmodel, seed, turn,
 //	               cold, heap, size); default all. Targets of skipped
 //	               sections are n/a.
+//	BENCH_SEED_WARMUP  warm-up seeds per contender before the jsmodel
+//	               section's cold seeds are measured (default 10)
 //
 // Benchmarks print; they never assert timings.
 
@@ -63,7 +65,14 @@ const reading = (req) => {
 };
 
 const JS_SEED_NS = quick ? [1000] : [1000, 10000];
-const JS_SEED_ROUNDS = quick ? 2 : 12;
+const JS_SEED_ROUNDS = quick ? 2 : 15;
+// Seeds before the measured ones, per contender. V8 runs a module's
+// functions in its baseline compiler first and optimizes the hot ones
+// after some use: the module's decoding ran at about half speed for the
+// first nine or so seeds, and three warm-up rounds measured that. The
+// first seed of a new instance is the cold-start figure
+// (bench/coldstart.mjs); BENCH_SEED_WARMUP sets this one.
+const JS_SEED_WARMUP = quick ? 1 : Number(process.env.BENCH_SEED_WARMUP || 10);
 const JS_TURN_SIZES = quick ? [100] : [100, 5000];
 const JS_TURN_BATCHES = quick ? 3 : 40;
 
@@ -213,7 +222,7 @@ async function warmTurns(contenders, history98, withHistory) {
 // seedingN is seeding with rounds rounds (the jsmodel section).
 async function seedingN(contenders, history, rounds) {
   const samples = new Map(contenders.map((c) => [c.name, []]));
-  for (let round = 0; round < SEED_WARMUP + rounds; round++) {
+  for (let round = 0; round < JS_SEED_WARMUP + rounds; round++) {
     for (let k = 0; k < contenders.length; k++) {
       const c = contenders[(round + k) % contenders.length];
       const id = "jseed-" + round;
@@ -222,7 +231,7 @@ async function seedingN(contenders, history, rounds) {
       const t = await timed(async () => { res = await c.seed(id, "next question", history); });
       if (res.messageCount !== history.length + 2) throw new Error(`${c.name}: seeding gave ${res.messageCount} messages`);
       c.drop(id);
-      if (round >= SEED_WARMUP) samples.get(c.name).push(t);
+      if (round >= JS_SEED_WARMUP) samples.get(c.name).push(t);
     }
   }
   return samples;
@@ -391,7 +400,7 @@ async function main() {
       const h = makeHistory(n);
       const S = await seedingN(contenders, h, JS_SEED_ROUNDS);
       const peer = summary(S.get("JS peer")).median;
-      rows.push({ section: `JS model that reads the messages: seed ${n.toLocaleString("en")} messages into a cold session` });
+      rows.push({ section: `JS model that reads the messages: seed ${n.toLocaleString("en")} messages into a cold session (after ${JS_SEED_WARMUP} warm-up seeds)` });
       for (const c of contenders) {
         const sm = summary(S.get(c.name));
         rows.push({ name: c.name, ...sm, ratios: `${fx(x(sm.median, peer))} peer` });

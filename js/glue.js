@@ -762,7 +762,7 @@ class FastPath {
    * append (not the mirror's last message again) within the limits.
    */
   quickable(sessionId, input) {
-    if (!this.#quickOK || this.#busy.has(sessionId)) return false;
+    if (!this.#quickOK || this.#busy.get(sessionId) > 0) return false;
     const m = this.#mirrors.get(sessionId);
     if (m === undefined) return false;
     const msgs = m.msgs;
@@ -905,10 +905,12 @@ class FastPath {
     return this.#action(this.#call(this.#ex.agentrt_feed, writeModelReply(this.#w.reset(), handle, held.reply)));
   }
 
+  // #unbusy counts a turn of sessionId out. A count of 0 stays in the
+  // map until the session goes (forget, #prune): deleting and adding a
+  // key on every turn costs V8 more than the whole check it serves.
   #unbusy(sessionId) {
     const k = this.#busy.get(sessionId);
-    if (k === 1) this.#busy.delete(sessionId);
-    else if (k !== undefined) this.#busy.set(sessionId, k - 1);
+    if (k !== undefined && k > 0) this.#busy.set(sessionId, k - 1);
   }
 
   // #interrupt stops waiting for the turn's model, tool or session: it is
@@ -930,6 +932,7 @@ class FastPath {
   /** Drops the mirror of the session with id (it is being deleted). */
   forget(id) {
     this.#mirrors.delete(id);
+    if (this.#busy.get(id) === 0) this.#busy.delete(id);
   }
 
   /** Drops every mirror and stops waiting turns (the runtime closed). */
@@ -945,9 +948,10 @@ class FastPath {
 
   // #prune drops the mirrors of sessions the module no longer holds.
   #prune() {
-    if (this.#mirrors.size === 0 || this.#listSessions === undefined) return;
+    if ((this.#mirrors.size === 0 && this.#busy.size === 0) || this.#listSessions === undefined) return;
     const live = new Set(this.#listSessions());
     for (const id of this.#mirrors.keys()) if (!live.has(id)) this.#mirrors.delete(id);
+    for (const [id, k] of this.#busy) if (k === 0 && !live.has(id)) this.#busy.delete(id);
   }
 
   // #events hands a frame's events to the turn's listener, in the shape
