@@ -424,3 +424,26 @@ test("a reply whose getters call the runtime meets it as on an ordinary turn", a
   }
   assert.deepEqual(outcomes[0], outcomes[1]);
 });
+
+test("a delta called from inside onEvent of the module's own API is streamed after the event", async () => {
+  // onEvent is called while the run holds its event lock; the model's
+  // delta called from there used to wait for that lock in a loop that
+  // never returned to the event loop, freezing it.
+  const module = await compiledModule();
+  const rt = await loadRuntime({ wasm: module, wasmExec: wasmExecURL });
+  let delta;
+  const core = globalThis[rt.globalName].createRuntime({ model: (req) => {
+    delta = req.delta;
+    req.delta("a");
+    return "ok";
+  } });
+  const seen = [];
+  const res = await core.startRun("s", "hi", { onEvent: (ev) => {
+    seen.push(ev.type === "model.delta" ? `delta ${ev.delta} ${ev.seq}` : ev.type);
+    if (ev.type === "model.delta" && ev.delta === "a") delta("b");
+  } });
+  assert.equal(res.reply.content, "ok");
+  assert.deepEqual(seen, ["run.started", "message.appended", "delta a 3", "delta b 4", "message.appended", "run.completed"]);
+  core.close();
+  rt.close();
+});
