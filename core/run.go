@@ -33,6 +33,11 @@ type Run struct {
 	emitMu mutex // serialises events
 	seq    int
 	events []Event
+	// handling: the host's event handler is running, under emitMu. In a
+	// wasm module (oneThread) the events emitted meanwhile wait in
+	// queued for the emit that runs it (see emit).
+	handling bool
+	queued   []Event
 
 	// done is made when first asked for, under mu; closedChan when the
 	// run finished before.
@@ -124,18 +129,37 @@ func (r *Run) Events() []Event {
 // emit numbers ev and hands it to the host. A panicking handler is
 // ignored: the host's bug must not break the run.
 func (r *Run) emit(ev Event) {
-	r.emitMu.Lock()
-	r.seq++
-	ev.Seq = r.seq
-	ev.RunID = r.id
-	ev.SessionID = r.req.SessionID
-	if r.events == nil {
-		// Room for the events of a turn without tools, history included.
-		r.events = make([]Event, 0, 6)
+	if oneThread && r.handling {
+		// On one thread, the run's handler is running: this is a call
+		// from inside it (a JavaScript onEvent that calls the model's
+		// delta), or a goroutine that ran while it was switched out.
+		// Waiting for the lock would never end for the first: the emit
+		// running the handler hands ev over once it returns.
+		r.queued = append(r.queued, ev)
+		return
 	}
-	r.events = append(r.events, ev)
-	if r.req.OnEvent != nil {
-		handle(r.req.OnEvent, &ev)
+	r.emitMu.Lock()
+	for {
+		r.seq++
+		ev.Seq = r.seq
+		ev.RunID = r.id
+		ev.SessionID = r.req.SessionID
+		if r.events == nil {
+			// Room for the events of a turn without tools, history
+			// included.
+			r.events = make([]Event, 0, 6)
+		}
+		r.events = append(r.events, ev)
+		if r.req.OnEvent != nil {
+			r.handling = true
+			handle(r.req.OnEvent, &ev)
+			r.handling = false
+		}
+		if !oneThread || len(r.queued) == 0 {
+			break
+		}
+		ev = r.queued[0]
+		r.queued = r.queued[1:]
 	}
 	r.emitMu.Unlock()
 }

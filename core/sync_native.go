@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 )
 
+// oneThread: goroutines run on one thread (see sync_wasm.go).
+const oneThread = false
+
 // mutex is the lock of the runtime's shared state: a sync.Mutex, except
 // in a wasm module (see sync_wasm.go).
 type mutex = sync.Mutex

@@ -13,6 +13,11 @@ import "runtime"
 // builds use sync.Mutex and atomic.Bool (see sync_native.go), which the
 // race detector checks.
 
+// oneThread: goroutines run on one thread, so that a goroutine that runs
+// while another holds a lock either runs while the holder is switched
+// out, or was called from the holder's call into the host (see Run.emit).
+const oneThread = true
+
 // mutex is a lock for one thread of goroutines. A goroutine may still be
 // switched out while it holds one (an allocation can make it assist the
 // garbage collector and yield): another that wants the lock then yields

@@ -797,36 +797,45 @@ class FastPath {
     this.#pending.push(q);
     let v;
     let failure;
+    let reply;
+    let thenable = false;
     try {
-      v = this.#modelFn(req);
-    } catch (e) {
-      failure = "model threw: " + text(e);
+      try {
+        v = this.#modelFn(req);
+      } catch (e) {
+        failure = "model threw: " + text(e);
+      }
+      // The reply is read while the turn is still pending: a getter of it
+      // that calls the module must find the turn begun, as it does on the
+      // ordinary path, where the reply is read by a turn that holds its
+      // session.
+      if (failure === undefined && q.turn === undefined && q.error === undefined) {
+        thenable = isThenable(v);
+        if (!thenable) {
+          try {
+            reply = readReply(v, (message) => new ReplyRefused(message));
+          } catch (e) {
+            failure = e instanceof ReplyRefused ? e.message : "the model's reply cannot be read: " + text(e);
+          }
+        }
+      }
+    } finally {
+      const at = this.#pending.lastIndexOf(q);
+      if (at >= 0) this.#pending.length = at;
+      this.#unbusy(sessionId);
     }
-    const at = this.#pending.lastIndexOf(q);
-    if (at >= 0) this.#pending.length = at;
-    this.#unbusy(sessionId);
-    let held;
     if (q.turn === undefined && q.error === undefined) {
       // Nothing called the module while the model ran: it is as it was.
-      if (failure === undefined && !isThenable(v)) {
-        let reply;
-        try {
-          reply = readReply(v, (message) => new ReplyRefused(message));
-        } catch (e) {
-          failure = e instanceof ReplyRefused ? e.message : "the model's reply cannot be read: " + text(e);
-        }
-        if (reply !== undefined && reply.toolCalls.length === 0) {
-          const res = this.#commit(q, m, inputMsg, reply.content);
-          if (res !== undefined) return res;
-        }
-        held = { v: undefined, reply, failure };
+      if (reply !== undefined && reply.toolCalls.length === 0) {
+        const res = this.#commit(q, m, inputMsg, reply.content);
+        if (res !== undefined) return res;
       }
       this.#upgrade(q);
     }
     if (q.error !== undefined) throw q.error;
     const turn = q.turn;
     if (!q.matched) return this.drive(turn);
-    held ??= { v, reply: undefined, failure };
+    const held = { v, reply, failure };
     let next;
     try {
       next = this.#feedHeld(turn, req, held);

@@ -378,3 +378,72 @@ test("a quick turn on a session the budget evicted is stored as an ordinary turn
   // mirror first; that answer was dropped.
   assert.equal(calls[0], calls[1] + 1);
 });
+
+test("a reply whose getters call the runtime meets it as on an ordinary turn", async () => {
+  const module = await compiledModule();
+  const outcomes = [];
+  for (const quick of [true, false]) {
+    let rt;
+    const log = [];
+    const inner = [];
+    const policy = quick ? undefined : {};
+    const model = (req) => {
+      const last = req.messages.at(-1).content;
+      log.push(req.messages.map((m) => m.content));
+      switch (last) {
+        case "run":
+          // A getter that runs a turn on the same session: it waits for
+          // this one, and is stored after it.
+          return { get content() {
+            inner.push(rt.run({ sessionId: "s", input: "inner", policy }).then(plain, (e) => ({ code: e.code })));
+            inner.push(plain(rt.session("s")));
+            return "outer";
+          } };
+        case "cancel":
+          return { content: "no", get toolCalls() {
+            inner.push(rt.cancelRun(req.runId));
+            return undefined;
+          } };
+      }
+      return `${req.messages.length}:${last}`;
+    };
+    rt = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, model });
+    const run = (input, history) => rt.run({ sessionId: "s", input, history, policy }).then(plain, (e) => ({ code: e.code }));
+    const out = [];
+    try {
+      out.push(await run("seed", [{ role: "user", content: "h" }]), await run("warm"));
+      for (const input of ["run", "after", "cancel", "last"]) {
+        out.push(await run(input), await Promise.all(inner.splice(0)), plain(rt.session("s")));
+      }
+      const st = rt.stats();
+      out.push([st.messages, st.runsCompleted, st.runsCancelled], log);
+    } finally {
+      rt.close();
+    }
+    outcomes.push(out);
+  }
+  assert.deepEqual(outcomes[0], outcomes[1]);
+});
+
+test("a delta called from inside onEvent of the module's own API is streamed after the event", async () => {
+  // onEvent is called while the run holds its event lock; the model's
+  // delta called from there used to wait for that lock in a loop that
+  // never returned to the event loop, freezing it.
+  const module = await compiledModule();
+  const rt = await loadRuntime({ wasm: module, wasmExec: wasmExecURL });
+  let delta;
+  const core = globalThis[rt.globalName].createRuntime({ model: (req) => {
+    delta = req.delta;
+    req.delta("a");
+    return "ok";
+  } });
+  const seen = [];
+  const res = await core.startRun("s", "hi", { onEvent: (ev) => {
+    seen.push(ev.type === "model.delta" ? `delta ${ev.delta} ${ev.seq}` : ev.type);
+    if (ev.type === "model.delta" && ev.delta === "a") delta("b");
+  } });
+  assert.equal(res.reply.content, "ok");
+  assert.deepEqual(seen, ["run.started", "message.appended", "delta a 3", "delta b 4", "message.appended", "run.completed"]);
+  core.close();
+  rt.close();
+});
