@@ -12,7 +12,7 @@
 // AgentrtErrors too: their message names the argument, their `code` is
 // "invalid_argument").
 
-import { packHistory as pack, toModuleHistory as readHistory, readReply, PackMemo, mirrorInto } from "./history.js";
+import { packHistory as pack, toModuleHistory as readHistory, readReply, PackMemo, PackScratch, mirrorInto } from "./history.js";
 import {
   ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, writeCommit, readAction, readRefused, readCommitted,
 } from "./wire.js";
@@ -609,6 +609,9 @@ class FastPath {
   // every turn has only its new messages encoded.
   #memo = new PackMemo();
   #memoSession = undefined;
+  // The buffer other histories are packed into: begin copies the bytes
+  // into its frame before anything packs again.
+  #scratch = new PackScratch();
   #modelFn;
   #system;
   #tools = new Map();
@@ -731,7 +734,7 @@ class FastPath {
       if (this.#memoSession === sessionId) packed = pack(history ?? [], historyError, onRecord, this.#memo);
       else {
         this.#memo.forget();
-        packed = pack(history ?? [], historyError, onRecord);
+        packed = pack(history ?? [], historyError, onRecord, undefined, this.#scratch);
         this.#memoSession = sessionId;
       }
     }

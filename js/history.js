@@ -381,14 +381,14 @@ const HEADER_ROOM = 9;
 // the shape.
 let packerShape = null;
 
-function newPacker(capacity) {
+function newPacker(capacity, buf = undefined) {
   packerShape ??= new Packer(0);
-  return new Packer(capacity);
+  return new Packer(capacity, buf);
 }
 
 class Packer {
-  constructor(capacity) {
-    this.buf = new Uint8Array(Math.max(64, capacity));
+  constructor(capacity, buf = undefined) {
+    this.buf = buf ?? new Uint8Array(Math.max(64, capacity));
     this.pos = 0;
   }
 
@@ -475,14 +475,26 @@ function varintSize(v) {
  *   what you keep); the glue builds its session mirror from it
  * @param {PackMemo} [memo] the previous packing, reused and updated: see
  *   PackMemo
- * @returns {Uint8Array} with a memo, valid until the memo's next use
+ * @param {PackScratch} [scratch] the buffer to pack into when there is no
+ *   memo: see PackScratch
+ * @returns {Uint8Array} with a memo or a scratch buffer, valid until its
+ *   next use
  */
-export function packHistory(history, fail = defaultFail, onRecord = undefined, memo = undefined) {
+export function packHistory(history, fail = defaultFail, onRecord = undefined, memo = undefined, scratch = undefined) {
   if (history instanceof Uint8Array) return history;
   if (!Array.isArray(history)) throw argError("history", "must be an array or a Uint8Array");
   const n = lengthOf(history, fail);
   if (memo !== undefined) return memo.pack(history, n, fail, onRecord);
-  const p = newPacker(HEADER_ROOM + estimateSize(history, n));
+  // A scratch buffer is taken for this packing and given back at its end:
+  // a packing a host's getter starts meanwhile finds none and sizes its own.
+  const buf = scratch !== undefined ? scratch.buf : null;
+  let p;
+  if (buf !== null) {
+    scratch.buf = null;
+    p = newPacker(0, buf);
+  } else {
+    p = newPacker(HEADER_ROOM + estimateSize(history, n));
+  }
   p.pos = HEADER_ROOM;
   let count = 0;
   for (let i = 0; i < n; i++) {
@@ -499,7 +511,21 @@ export function packHistory(history, fail = defaultFail, onRecord = undefined, m
       count += r.length;
     }
   }
+  if (scratch !== undefined) scratch.buf = p.buf;
   return p.finish(count);
+}
+
+/**
+ * PackScratch is a buffer packHistory packs into and keeps for the next
+ * packing, for a caller that copies the bytes before it packs again: no
+ * buffer is allocated, nor the history read once more to size one, per
+ * packing. It grows to the largest history packed and stays that size.
+ */
+export class PackScratch {
+  constructor() {
+    /** @type {Uint8Array | null} the buffer, or null while it is in use */
+    this.buf = null;
+  }
 }
 
 // estimateSize is the size of one buffer for history, from the content
