@@ -306,8 +306,17 @@ func (r *reader) count(what string, min int) int {
 }
 
 func (r *reader) str(what string) string {
-	n := r.uvarint()
-	if r.err != nil {
+	// The lengths of one and two bytes, nearly every string's, are read
+	// here without a call (fail leaves pos at the end, so no error is
+	// pending when a byte is left).
+	var n uint64
+	if i := r.pos; i+1 < len(r.s) && r.s[i+1] < 0x80 && r.s[i] >= 0x80 {
+		n = uint64(r.s[i]&0x7f) | uint64(r.s[i+1])<<7
+		r.pos = i + 2
+	} else if i < len(r.s) && r.s[i] < 0x80 {
+		n = uint64(r.s[i])
+		r.pos = i + 1
+	} else if n = r.uvarint(); r.err != nil {
 		return ""
 	}
 	if n > uint64(len(r.s)-r.pos) {
