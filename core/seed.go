@@ -98,21 +98,26 @@ func nonSystem(history []SeedMessage, system int) []Message {
 		pool = make([]ToolCall, 0, calls)
 	}
 	n := len(history) - system
-	out := make([]Message, 0, n+n/8+seedHeadroom)
+	out := make([]Message, n, n+n/8+seedHeadroom)
+	// The fields are set one by one in the new array's zero messages: no
+	// message is built aside and copied in whole, which costs a bulk write
+	// barrier per message while the collector runs.
+	k := 0
 	for i := range history {
 		h := &history[i]
 		if h.Role == RoleSystem {
 			continue
 		}
-		m := h.Message()
-		if m.ToolCalls != nil {
+		m := &out[k]
+		k++
+		m.ID, m.Role, m.Content, m.ToolCallID = h.ID, h.Role, h.Content, h.ToolCallID
+		if h.ToolCalls != nil {
 			start := len(pool)
-			pool = append(pool, m.ToolCalls...)
+			pool = append(pool, h.ToolCalls...)
 			m.ToolCalls = pool[start:len(pool):len(pool)]
 		}
-		out = append(out, m)
 	}
-	return out
+	return out[:k]
 }
 
 // seedHeadroom is the spare capacity of a seeded history: the input and
