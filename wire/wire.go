@@ -361,10 +361,10 @@ func (r *reader) messageInto(m *core.Message) byte {
 		r.fail("truncated")
 		return 0
 	}
-	role, flags := r.byte(), r.byte()
-	if r.err != nil {
-		return 0
-	}
+	// Two bytes are left, so no error is pending (fail leaves pos at the
+	// end): read them here rather than by two calls to byte.
+	role, flags := r.s[r.pos], r.s[r.pos+1]
+	r.pos += 2
 	if flags&flagsReserved != 0 {
 		r.fail("reserved flag bits are set")
 		return 0
