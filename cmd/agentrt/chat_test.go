@@ -20,6 +20,20 @@ import (
 // cache makes the second build of a test run cheap).
 func mustChatModule(t *testing.T) string {
 	t.Helper()
+	return mustBuilt(t, build.Module, build.RuntimePkg, "agentrt.wasm")
+}
+
+// mustChatWasiModule builds the WASI module into the test's temp dir.
+func mustChatWasiModule(t *testing.T) string {
+	t.Helper()
+	return mustBuilt(t, build.WasiModule, build.WasiPkg, build.WasiModuleName)
+}
+
+// mustBuilt builds pkg with builder into a file name in the test's temp
+// dir and returns its path; without a go toolchain the test skips (fails
+// under CI).
+func mustBuilt(t *testing.T, builder func(ctx context.Context, root, pkg, out string) error, pkg, name string) string {
+	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("go toolchain not found")
@@ -30,8 +44,8 @@ func mustChatModule(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), "agentrt.wasm")
-	if err := build.Module(context.Background(), root, build.RuntimePkg, p); err != nil {
+	p := filepath.Join(t.TempDir(), name)
+	if err := builder(context.Background(), root, pkg, p); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -8,29 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agentrt/agentrt/internal/build"
 )
 
 // Ensure `chat --wasi` runs the WASI module: the first process starts
 // cold with the file's history, the next turn is a noop, and a second
 // process (a new instance) seeds cold again from the file it wrote.
 func TestChat_WASI_ColdStartSeedsFromFile(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("go toolchain not found")
-		}
-		t.Skip("go toolchain not found: cannot build the module")
-	}
-	root, err := build.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
+	module := mustChatWasiModule(t)
 	dir := t.TempDir()
-	module := filepath.Join(dir, build.WasiModuleName)
-	if err := build.WasiModule(context.Background(), root, build.WasiPkg, module); err != nil {
-		t.Fatal(err)
-	}
 	hist := filepath.Join(dir, "h.json")
 	if err := os.WriteFile(hist, []byte(`[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`), 0o644); err != nil {
 		t.Fatal(err)
@@ -63,21 +48,8 @@ func TestChat_WASI_ColdStartSeedsFromFile(t *testing.T) {
 // reported on one line with its code and index, is not stored, the next
 // turn runs on, and the command fails with the count of failed turns.
 func TestChat_WASI_FailedTurnFailsTheCommand(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("go toolchain not found")
-		}
-		t.Skip("go toolchain not found: cannot build the module")
-	}
-	root, err := build.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
+	module := mustChatWasiModule(t)
 	dir := t.TempDir()
-	module := filepath.Join(dir, build.WasiModuleName)
-	if err := build.WasiModule(context.Background(), root, build.WasiPkg, module); err != nil {
-		t.Fatal(err)
-	}
 	bad := filepath.Join(dir, "bad.json")
 	const badHistory = `[{"role":"wizard","content":"x"}]`
 	if err := os.WriteFile(bad, []byte(badHistory), 0o644); err != nil {
