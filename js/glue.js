@@ -1055,11 +1055,8 @@ class FastPath {
             continue;
           }
           case ACTION.done:
-            this.#keepReply(turn, a.result);
-            return a.result;
           case ACTION.failed:
-            this.#dropMirror(turn);
-            throw refusedError(a.error);
+            return this.#outcome(turn, a);
           case ACTION.wait:
           case ACTION.tool:
             ends = false;
@@ -1098,11 +1095,8 @@ class FastPath {
             a = await this.#callTool(turn, a);
             continue;
           case ACTION.done:
-            this.#keepReply(turn, a.result);
-            return a.result;
           case ACTION.failed:
-            this.#dropMirror(turn);
-            throw refusedError(a.error);
+            return this.#outcome(turn, a);
           default:
             throw new AgentrtError("internal", `agentrt: unexpected action ${a.kind}`);
         }
@@ -1110,6 +1104,18 @@ class FastPath {
     } finally {
       this.#end(turn);
     }
+  }
+
+  // #outcome ends a turn on its done or failed action, for both drive
+  // loops: the Result, with the reply kept on the mirror, or the thrown
+  // error, with the mirror dropped.
+  #outcome(turn, a) {
+    if (a.kind === ACTION.done) {
+      this.#keepReply(turn, a.result);
+      return a.result;
+    }
+    this.#dropMirror(turn);
+    throw refusedError(a.error);
   }
 
   // #keepReply adds a completed turn's reply to the session's mirror when
