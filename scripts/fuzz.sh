@@ -11,3 +11,8 @@ for pkg in $(go list ./...); do
 		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$time" "$pkg"
 	done
 done
+# The property tests, in their longer form: more rounds of random faults
+# and concurrency than go test's bounded run.
+rounds="${PROPERTY_ROUNDS:-300}"
+echo "== wasihost TestRuntime_Run_Faults ($rounds rounds)"
+AGENTRT_PROPERTY_ROUNDS="$rounds" go test -count=1 -run '^TestRuntime_Run_Faults$' ./wasihost/

@@ -180,10 +180,10 @@ func (in *Instance) NewRuntime(cfg Config) (*Runtime, error) {
 		return nil, core.NewError(core.CodeInternal, "wasihost: agentrt_create failed without a refused frame")
 	}
 	rt := &Runtime{in: in, num: n, cfg: cfg, tools: tools, specs: c.Tools,
-		mirrors: map[string]*mirror{}, ended: make(chan struct{})}
-	rt.maxMirrors = cfg.Limits.MaxSessions
-	if rt.maxMirrors <= 0 {
-		rt.maxMirrors = core.DefaultLimits.MaxSessions
+		mirrors: mirrors{}, ended: make(chan struct{})}
+	rt.maxSessions = cfg.Limits.MaxSessions
+	if rt.maxSessions <= 0 {
+		rt.maxSessions = core.DefaultLimits.MaxSessions
 	}
 	return rt, nil
 }

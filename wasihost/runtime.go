@@ -2,11 +2,9 @@ package wasihost
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/wasm/packed"
@@ -30,26 +28,28 @@ type Config struct {
 // Runtime is one runtime inside an Instance: live sessions, seeded from
 // the host's history, driven turn by turn over the wire. It is safe for
 // concurrent use; runs on one session are ordered as core orders them.
+//
+// The module owns every session, its runs and its rules; the Runtime
+// keeps only what the wire asks a host to keep: a mirror of each
+// session's messages, so that a model call sends only what is new.
 type Runtime struct {
 	in    *Instance
 	num   int32
 	cfg   Config
 	tools map[string]*core.Tool
 	specs []core.ToolSpec
+	// maxSessions is the module's MaxSessions: more mirrors than that
+	// means the module evicted sessions, whose mirrors then go.
+	maxSessions int
 
-	mu         sync.Mutex
-	mirrors    map[string]*mirror // the sessions' messages as sent to the model
-	maxMirrors int
+	// mirrors are guarded by in.mu (see type mirrors).
+	mirrors mirrors
+
+	wakeMu sync.Mutex
 	// ended is closed, and replaced, whenever a turn ends: a turn told to
 	// wait for its session asks again then.
 	ended   chan struct{}
 	nextRun atomic.Uint64
-}
-
-// mirror is the host's copy of a session's messages, of one generation.
-type mirror struct {
-	gen  uint64
-	msgs []core.Message
 }
 
 // errProtocol is a frame the host cannot follow: a bug of the module or
@@ -60,9 +60,10 @@ func errProtocol(msg string) *core.Error {
 
 // Run runs one turn to its end and returns its result, as
 // core.Runtime.Execute does: req is validated, seeded and run by the
-// module; model calls go to Config.Model and tool calls to Config.Tools
-// in the calling goroutine. A refused request or a failed run returns a
-// *core.Error with its stable code.
+// module; model calls go to Config.Model and tool calls to Config.Tools.
+// A refused request or a failed run returns a *core.Error with its stable
+// code; whatever happens, the turn has ended in the module (rolled back
+// when it failed) and its session is free when Run returns.
 //
 // ctx cancels the run (code cancelled) and bounds the model and tool
 // calls; req.Policy.TimeoutMs is enforced here, with agentrt_next(expire).
@@ -71,8 +72,12 @@ func errProtocol(msg string) *core.Error {
 //
 //   - An empty req.RunID is replaced by an id of the form "wasi-N", so
 //     that events, the model and the tools see the run's id.
-//   - A model error reaches the module as text: the run fails with code
-//     model_error whatever the error's code.
+//   - A model or tool error reaches the module as text: the run fails
+//     with code model_error whatever the error's code, and a tool's
+//     error is the tool's result, as in core. A panic is such an error.
+//   - When ctx or the timeout ends a model or tool call first, Run
+//     returns at once; the call goes on in its goroutine and its result
+//     is dropped. A call that ignores ctx thus outlives its run.
 func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -80,249 +85,127 @@ func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, 
 	if req.RunID == "" {
 		req.RunID = "wasi-" + strconv.FormatUint(rt.nextRun.Add(1), 10)
 	}
-	hostModel := rt.cfg.Model != nil
 	b := wire.Begin{SessionID: req.SessionID, Input: req.Input, RunID: req.RunID, WithHistory: req.WithHistory,
 		Inspect: req.Inspect, Events: req.OnEvent != nil, Policy: req.Policy}
-	var hist []core.Message
+	t := &turn{rt: rt, ctx: ctx, req: &req}
 	if req.WithHistory {
 		b.Packed = packed.Encode(req.History)
-		if hostModel {
+		if rt.cfg.Model != nil {
 			b.HistoryMirror = true
-			hist = make([]core.Message, 0, len(req.History))
+			t.hist = make([]core.Message, 0, len(req.History))
 			for i := range req.History {
 				if req.History[i].Role != core.RoleSystem {
-					hist = append(hist, req.History[i].Message())
+					t.hist = append(t.hist, req.History[i].Message())
 				}
 			}
 		}
 	}
-	if hostModel {
-		rt.mu.Lock()
-		if m := rt.mirrors[req.SessionID]; m != nil {
-			b.MirrorGen, b.MirrorLen = m.gen, len(m.msgs)
-		}
-		rt.mu.Unlock()
-	}
-	t := &turn{rt: rt, ctx: ctx, req: &req, hist: hist}
-	return t.run(wire.AppendBegin(nil, &b))
+	return t.run(&b)
 }
 
-// turn is one Run in progress.
-type turn struct {
-	rt     *Runtime
-	ctx    context.Context
-	req    *core.RunRequest
-	hist   []core.Message
-	handle uint64
-	// deadline is when the policy's timeout expires (zero: none); armed
-	// once the turn holds its session.
-	deadline time.Time
-	timer    *time.Timer
-}
-
-func (t *turn) run(begin []byte) (*core.Result, error) {
-	rt := t.rt
-	defer func() {
-		if t.timer != nil {
-			t.timer.Stop()
-		}
-	}()
-	wake := rt.endedChan()
-	out, err := rt.exchange(expBegin, begin)
-	for {
-		if err != nil {
-			return nil, err
-		}
-		if e := refused(out); e != nil {
-			return nil, e
-		}
-		a, derr := wire.DecodeAction(out)
-		if derr != nil {
-			return nil, errProtocol("unreadable action frame: " + derr.Error())
-		}
-		t.handle = a.Handle
-		t.deliver(a)
-		if a.Kind != wire.ActWait && t.deadline.IsZero() && t.req.Policy.TimeoutMs > 0 {
-			d := time.Duration(t.req.Policy.TimeoutMs) * time.Millisecond
-			t.deadline = time.Now().Add(d)
-			t.timer = time.NewTimer(d)
-		}
-		switch a.Kind {
-		case wire.ActDone:
-			rt.turnEnded()
-			return a.Result, nil
-		case wire.ActFailed:
-			rt.turnEnded()
-			return nil, a.Err
-		case wire.ActWait:
-			var expired <-chan time.Time
-			if t.timer != nil {
-				expired = t.timer.C
-			}
-			select {
-			case <-wake:
-			case <-t.ctx.Done():
-			case <-expired:
-			case <-time.After(50 * time.Millisecond): // a session freed by a run of another host path
-			}
-			wake = rt.endedChan()
-			out, err = t.stopOr(func() ([]byte, error) { return rt.next(t.handle, false) })
-		case wire.ActModel:
-			frame, ferr := t.model(a)
-			if ferr != nil {
-				return nil, ferr
-			}
-			wake = rt.endedChan()
-			out, err = t.stopOr(func() ([]byte, error) { return rt.exchange(expFeed, frame) })
-		case wire.ActTool:
-			frame := t.tool(a)
-			wake = rt.endedChan()
-			out, err = t.stopOr(func() ([]byte, error) { return rt.exchange(expFeed, frame) })
-		default: // ActPending: nothing is out; ask again.
-			out, err = rt.next(t.handle, false)
-		}
+// begin sends t's begin frame, with the mirror the host holds for its
+// session, and returns the turn's first action.
+func (rt *Runtime) begin(b *wire.Begin, t *turn) (*wire.Action, error) {
+	rt.in.mu.Lock()
+	defer rt.in.mu.Unlock()
+	if rt.cfg.Model != nil {
+		b.MirrorGen, b.MirrorLen = rt.mirrors.claim(b.SessionID)
 	}
-}
-
-// stopOr makes the module stop the turn when the policy's timeout has
-// passed (agentrt_next with expire) or ctx is done (agentrt_cancel), and otherwise
-// calls feed.
-func (t *turn) stopOr(feed func() ([]byte, error)) ([]byte, error) {
-	rt := t.rt
-	if !t.deadline.IsZero() && !time.Now().Before(t.deadline) {
-		return rt.next(t.handle, true)
-	}
-	if t.ctx.Err() != nil {
-		if _, err := rt.cancel(t.req.RunID); err != nil {
-			return nil, err
-		}
-		return rt.next(t.handle, false)
-	}
-	return feed()
-}
-
-// callCtx is the context of a model or tool call: ctx, bounded by the
-// policy's timeout.
-func (t *turn) callCtx() (context.Context, context.CancelFunc) {
-	if t.deadline.IsZero() {
-		return t.ctx, func() {}
-	}
-	return context.WithDeadline(t.ctx, t.deadline)
-}
-
-// deliver hands the action's events to OnEvent with the run's ids.
-func (t *turn) deliver(a *wire.Action) {
-	if t.req.OnEvent == nil {
-		return
-	}
-	for i := range a.Events {
-		ev := a.Events[i]
-		ev.RunID, ev.SessionID = t.req.RunID, t.req.SessionID
-		if ev.Type == core.EventRunCompleted {
-			ev.Result = a.Result
-		}
-		t.req.OnEvent(ev)
-	}
-}
-
-// model calls the model for a model action and returns the model-reply
-// frame.
-func (t *turn) model(a *wire.Action) ([]byte, error) {
-	rt := t.rt
-	if rt.cfg.Model == nil {
-		return nil, errProtocol("the module asked the host for a model call, but the host has no model")
-	}
-	msgs, err := rt.window(t.req.SessionID, a, t.hist)
+	out, _, err := rt.in.exchange(expBegin, rt.num, wire.AppendBegin(nil, b))
 	if err != nil {
 		return nil, err
 	}
-	t.hist = nil
-	var closed atomic.Bool
-	handle := a.Handle
-	req := &core.ModelRequest{
-		RunID: t.req.RunID, SessionID: t.req.SessionID, System: rt.cfg.SystemPrompt, Messages: msgs,
-		Offset: a.Start, Generation: a.Generation, Tools: rt.allowed(&t.req.Policy), Step: a.Step,
-		Delta: func(text string) {
-			if text == "" || closed.Load() {
-				return
-			}
-			out, err := rt.exchange(expFeed, wire.AppendDelta(nil, &wire.Delta{Handle: handle, Text: text}))
-			if err != nil || refused(out) != nil {
-				return
-			}
-			if p, err := wire.DecodeAction(out); err == nil {
-				t.deliver(p)
-			}
-		},
+	if e := refused(out); e != nil {
+		return nil, e
 	}
-	ctx, cancel := t.callCtx()
-	reply, merr := complete(ctx, rt.cfg.Model, req)
-	cancel()
-	closed.Store(true)
-	r := wire.ModelReply{Handle: handle}
-	switch {
-	case merr != nil:
-		r.Failed, r.Error = true, merr.Error()
-		if e := asCoreError(merr); e != nil {
-			r.Error = e.Message
-		}
-	case reply == nil:
-		r.Failed, r.Error = true, "the model returned no reply"
-	default:
-		r.Reply = *reply
-	}
-	return wire.AppendModelReply(nil, &r), nil
+	return rt.action(t, out)
 }
 
-// tool runs the tool of a tool action and returns the tool-result frame.
-func (t *turn) tool(a *wire.Action) []byte {
-	r := wire.ToolResult{Handle: a.Handle}
-	tool := t.rt.tools[a.Call.Name]
-	if tool == nil {
-		r.Failed, r.Text = true, "the host has no tool "+strconv.Quote(a.Call.Name)
-		return wire.AppendToolResult(nil, &r)
-	}
-	ctx, cancel := t.callCtx()
-	out, err := callTool(ctx, tool, core.ToolInvocation{RunID: t.req.RunID, SessionID: t.req.SessionID,
-		ToolCallID: a.Call.ID, Name: a.Call.Name, Arguments: a.Call.Arguments})
-	cancel()
+// feed sends an answer of t's (a model reply, a tool result) and
+// returns the turn's next action.
+func (rt *Runtime) feed(t *turn, frame []byte) (*wire.Action, error) {
+	rt.in.mu.Lock()
+	defer rt.in.mu.Unlock()
+	out, _, err := rt.in.exchange(expFeed, rt.num, frame)
 	if err != nil {
-		r.Failed, r.Text = true, err.Error()
-		if e := asCoreError(err); e != nil {
-			r.Text = e.Message
-		}
-	} else {
-		r.Text = out
+		return nil, err
 	}
-	return wire.AppendToolResult(nil, &r)
+	return rt.action(t, out)
 }
 
-func asCoreError(err error) *core.Error {
-	var e *core.Error
-	if errors.As(err, &e) {
-		return e
+// next asks for t's next action (agentrt_next); expire first stops the
+// turn with a timeout.
+func (rt *Runtime) next(t *turn, expire bool) (*wire.Action, error) {
+	var e uint64
+	if expire {
+		e = 1
 	}
-	return nil
+	rt.in.mu.Lock()
+	defer rt.in.mu.Unlock()
+	n, err := rt.in.call(expNext, uint64(uint32(rt.num)), uint64(uint32(t.handle)), e)
+	if err != nil {
+		return nil, err
+	}
+	out, err := rt.in.output(n)
+	if err != nil {
+		return nil, err
+	}
+	return rt.action(t, out)
 }
 
-// complete calls the model, turning a panic into an error.
-func complete(ctx context.Context, m core.Model, req *core.ModelRequest) (reply *core.ModelReply, err error) {
-	defer func() {
-		if recover() != nil {
-			reply, err = nil, errors.New("the model panicked")
+// action decodes an action frame of t and, for a model action, applies
+// it to the session's mirror. The caller holds in.mu.
+func (rt *Runtime) action(t *turn, out []byte) (*wire.Action, error) {
+	if e := refused(out); e != nil {
+		return nil, errProtocol("the module refused a frame of a live turn: " + e.Error())
+	}
+	a, err := wire.DecodeAction(out)
+	if err != nil {
+		return nil, errProtocol("unreadable action frame: " + err.Error())
+	}
+	t.handle = a.Handle
+	if a.Kind == wire.ActModel && !t.abandoned {
+		if t.msgs, err = rt.mirrors.apply(t.req.SessionID, a, t.hist); err != nil {
+			return nil, err
 		}
-	}()
-	return m.Complete(ctx, req)
+		t.hist = nil
+	}
+	if a.Kind == wire.ActDone || a.Kind == wire.ActFailed {
+		rt.pruneLocked()
+	}
+	return a, nil
 }
 
-// callTool calls a tool, turning a panic into an error.
-func callTool(ctx context.Context, t *core.Tool, inv core.ToolInvocation) (out string, err error) {
-	defer func() {
-		if recover() != nil {
-			out, err = "", errors.New("the tool panicked")
-		}
-	}()
-	return t.Call(ctx, inv)
+// delta streams a model's delta for t; its events go to OnEvent.
+func (rt *Runtime) delta(t *turn, text string) {
+	rt.in.mu.Lock()
+	out, _, err := rt.in.exchange(expFeed, rt.num, wire.AppendDelta(nil, &wire.Delta{Handle: t.handle, Text: text}))
+	rt.in.mu.Unlock()
+	if err != nil || refused(out) != nil {
+		return
+	}
+	if a, err := wire.DecodeAction(out); err == nil {
+		t.deliver(a)
+	}
+}
+
+// pruneLocked drops the mirrors of the sessions the module evicted, once
+// there are more mirrors than it keeps sessions. The caller holds in.mu.
+func (rt *Runtime) pruneLocked() {
+	if len(rt.mirrors) <= rt.maxSessions {
+		return
+	}
+	n, err := rt.in.call(expSessions, uint64(uint32(rt.num)))
+	if err != nil {
+		return
+	}
+	out, err := rt.in.output(n)
+	if err != nil || refused(out) != nil {
+		return
+	}
+	if ids, err := wire.DecodeSessions(out); err == nil {
+		rt.mirrors.keep(ids)
+	}
 }
 
 // allowed returns the specs of the tools p allows.
@@ -342,72 +225,19 @@ func (rt *Runtime) allowed(p *core.Policy) []core.ToolSpec {
 	return specs
 }
 
-// window applies a model action to the session's mirror (docs/wire.md,
-// "Mirrors") and returns the messages the model is sent.
-func (rt *Runtime) window(sid string, a *wire.Action, hist []core.Message) ([]core.Message, error) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	m := rt.mirrors[sid]
-	if a.Adopt {
-		if hist == nil {
-			hist = []core.Message{}
-		}
-		m = &mirror{gen: a.Generation, msgs: hist}
-	}
-	if m == nil || m.gen != a.Generation || len(m.msgs) < a.From {
-		if a.From > a.Start {
-			return nil, errProtocol("a model action extends a mirror the host does not hold")
-		}
-		if a.From > 0 {
-			// The window alone: the session is gone from the module.
-			delete(rt.mirrors, sid)
-			return a.Tail[a.Start-a.From:], nil
-		}
-		m = &mirror{gen: a.Generation}
-	}
-	if a.From < len(m.msgs) {
-		m.msgs = append(m.msgs[:a.From:a.From], a.Tail...)
-	} else {
-		m.msgs = append(m.msgs, a.Tail...)
-	}
-	rt.mirrors[sid] = m
-	return m.msgs[a.Start:a.End], nil
-}
-
 // endedChan returns the channel closed when a turn next ends.
 func (rt *Runtime) endedChan() <-chan struct{} {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	rt.wakeMu.Lock()
+	defer rt.wakeMu.Unlock()
 	return rt.ended
 }
 
-// turnEnded wakes the turns waiting for their session, and drops the
-// mirrors of sessions the module evicted once there are more mirrors
-// than the module keeps sessions.
-func (rt *Runtime) turnEnded() {
-	rt.mu.Lock()
+// wake wakes the turns waiting for their session: a turn ended.
+func (rt *Runtime) wake() {
+	rt.wakeMu.Lock()
 	close(rt.ended)
 	rt.ended = make(chan struct{})
-	prune := len(rt.mirrors) > rt.maxMirrors
-	rt.mu.Unlock()
-	if !prune {
-		return
-	}
-	ids, err := rt.ListSessions()
-	if err != nil {
-		return
-	}
-	live := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		live[id] = true
-	}
-	rt.mu.Lock()
-	for id := range rt.mirrors {
-		if !live[id] {
-			delete(rt.mirrors, id)
-		}
-	}
-	rt.mu.Unlock()
+	rt.wakeMu.Unlock()
 }
 
 // exchange sends frame to export name of this runtime and returns the
@@ -417,16 +247,6 @@ func (rt *Runtime) exchange(name string, frame []byte) ([]byte, error) {
 	defer rt.in.mu.Unlock()
 	out, _, err := rt.in.exchange(name, rt.num, frame)
 	return out, err
-}
-
-// next calls agentrt_next for handle; expire first stops the turn with
-// a timeout.
-func (rt *Runtime) next(handle uint64, expire bool) ([]byte, error) {
-	var e uint64
-	if expire {
-		e = 1
-	}
-	return rt.query(expNext, uint64(uint32(handle)), e)
 }
 
 // query calls export name of this runtime with args and returns its
@@ -443,11 +263,9 @@ func (rt *Runtime) query(name string, args ...uint64) ([]byte, error) {
 
 // cancel calls agentrt_cancel for runID.
 func (rt *Runtime) cancel(runID string) (bool, error) {
-	_, n, err := func() ([]byte, int32, error) {
-		rt.in.mu.Lock()
-		defer rt.in.mu.Unlock()
-		return rt.in.exchange(expCancel, rt.num, []byte(runID))
-	}()
+	rt.in.mu.Lock()
+	defer rt.in.mu.Unlock()
+	_, n, err := rt.in.exchange(expCancel, rt.num, []byte(runID))
 	return n == 1, err
 }
 
@@ -456,7 +274,7 @@ func (rt *Runtime) cancel(runID string) (bool, error) {
 func (rt *Runtime) CancelRun(runID string) (bool, error) {
 	ok, err := rt.cancel(runID)
 	if ok {
-		rt.turnEnded()
+		rt.wake()
 	}
 	return ok, err
 }
@@ -482,16 +300,14 @@ func (rt *Runtime) Session(id string) (core.Session, bool, error) {
 }
 
 // DeleteSession removes the session with id and reports whether there
-// was one.
+// was one. Its mirror goes with it.
 func (rt *Runtime) DeleteSession(id string) (bool, error) {
-	rt.mu.Lock()
-	delete(rt.mirrors, id)
-	rt.mu.Unlock()
-	_, n, err := func() ([]byte, int32, error) {
-		rt.in.mu.Lock()
-		defer rt.in.mu.Unlock()
-		return rt.in.exchange(expDelete, rt.num, []byte(id))
-	}()
+	rt.in.mu.Lock()
+	defer rt.in.mu.Unlock()
+	_, n, err := rt.in.exchange(expDelete, rt.num, []byte(id))
+	if n == 1 {
+		delete(rt.mirrors, id)
+	}
 	return n == 1, err
 }
 
@@ -524,11 +340,12 @@ func (rt *Runtime) Stats(gc bool) (*wire.Stats, error) {
 	return wire.DecodeStats(out)
 }
 
-// Close closes the runtime in the module: its sessions are gone. The
-// instance stays open.
+// Close closes the runtime in the module: its sessions are gone, and
+// their mirrors. The instance stays open.
 func (rt *Runtime) Close() error {
 	rt.in.mu.Lock()
 	defer rt.in.mu.Unlock()
+	clear(rt.mirrors)
 	_, err := rt.in.call(expClose, uint64(uint32(rt.num)))
 	return err
 }
