@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/wasm/wasi/wasiconfig"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -92,4 +91,4 @@ func FuzzExports(f *testing.F) {
 	})
 }
 
-func configFrame() []byte { return wasiconfig.Append(nil, &wasiconfig.Config{SystemPrompt: "s"}) }
+func configFrame() []byte { return wire.AppendConfig(nil, &wire.Config{SystemPrompt: "s"}) }

@@ -10,7 +10,6 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/wasm/wasi/wasiconfig"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -146,7 +145,7 @@ func refused(b []byte) error {
 // module refuses (a negative limit, a tool with no name or a duplicate
 // name) returns its *core.Error with code invalid_argument.
 func (in *Instance) NewRuntime(cfg Config) (*Runtime, error) {
-	c := wasiconfig.Config{SystemPrompt: cfg.SystemPrompt, Echo: cfg.Model == nil, Limits: cfg.Limits}
+	c := wire.Config{SystemPrompt: cfg.SystemPrompt, Echo: cfg.Model == nil, Limits: cfg.Limits}
 	tools := map[string]*core.Tool{}
 	for i := range cfg.Tools {
 		t := &cfg.Tools[i]
@@ -159,7 +158,7 @@ func (in *Instance) NewRuntime(cfg Config) (*Runtime, error) {
 	if err := cfg.Limits.Validate(); err != nil {
 		return nil, err
 	}
-	frame := wasiconfig.Append(nil, &c)
+	frame := wire.AppendConfig(nil, &c)
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if err := in.write(frame); err != nil {

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/wasm/packed"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -89,7 +88,7 @@ func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, 
 		Inspect: req.Inspect, Events: req.OnEvent != nil, Policy: req.Policy}
 	t := &turn{rt: rt, ctx: ctx, req: &req}
 	if req.WithHistory {
-		b.Packed = packed.Encode(req.History)
+		b.Packed = wire.EncodeHistory(req.History)
 		if rt.cfg.Model != nil {
 			b.HistoryMirror = true
 			t.hist = make([]core.Message, 0, len(req.History))

@@ -10,7 +10,7 @@ import (
 	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
 	"github.com/agentrt/agentrt/internal/contract"
 	"github.com/agentrt/agentrt/jshost"
-	"github.com/agentrt/agentrt/wasm/packed"
+	"github.com/agentrt/agentrt/wire"
 )
 
 // contractPath is one way a history reaches the module. history returns
@@ -47,7 +47,7 @@ var contractPaths = []contractPath{
 			if err != nil {
 				return nil, contract.RefusalOf(err)
 			}
-			return &jshost.Uint8Array{Bytes: packed.Encode(h)}, nil
+			return &jshost.Uint8Array{Bytes: wire.EncodeHistory(h)}, nil
 		},
 	},
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/jshost"
-	"github.com/agentrt/agentrt/wasm/packed"
+	"github.com/agentrt/agentrt/wire"
 )
 
 // The fuzzed runtimes run with small seed limits, so that limit_exceeded
@@ -880,9 +880,9 @@ func (env *fuzzEnv) check(t *testing.T, data []byte) error {
 		// The same history in the packed format: the edge must agree.
 		if len(fc.elems) <= fuzzLimits.MaxSeedMessages {
 			if s, bad := decodeNative(ctx, in, fc.elems); bad < 0 {
-				b := packed.Encode(s)
+				b := wire.EncodeHistory(s)
 				hist = b
-				if seeds, err = packed.Decode(b, fuzzLimits.MaxSeedMessages); err != nil {
+				if seeds, err = wire.DecodeHistoryBytes(b, fuzzLimits.MaxSeedMessages); err != nil {
 					c := codeOf(err)
 					want = &c
 				}

@@ -17,7 +17,6 @@ import (
 	"github.com/agentrt/agentrt/internal/build"
 	"github.com/agentrt/agentrt/jshost"
 	"github.com/agentrt/agentrt/wasihost"
-	"github.com/agentrt/agentrt/wasm/packed"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -140,7 +139,7 @@ func jshostContender(tb testing.TB, m *jshost.Module, hostModel bool) contender 
 			var v jshost.Value
 			var err error
 			if h != nil {
-				v, err = in.CallAsync(ctx, rt, "startRunWithHistory", id, input, &jshost.Uint8Array{Bytes: packed.Encode(h)})
+				v, err = in.CallAsync(ctx, rt, "startRunWithHistory", id, input, &jshost.Uint8Array{Bytes: wire.EncodeHistory(h)})
 			} else {
 				v, err = in.CallAsync(ctx, rt, "startRun", id, input)
 			}

@@ -21,7 +21,7 @@ import (
 	"github.com/agentrt/agentrt/internal/envvar"
 	"github.com/agentrt/agentrt/jshost"
 	"github.com/agentrt/agentrt/openai"
-	"github.com/agentrt/agentrt/wasm/packed"
+	"github.com/agentrt/agentrt/wire"
 )
 
 func init() {
@@ -152,7 +152,7 @@ func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io
 		turns++
 		// The history goes packed: read once by hostmsg, as every edge
 		// reads it, instead of converted to JavaScript objects per turn.
-		v, err := in.CallAsync(ctx, rt, "startRunWithHistory", o.session, line, &jshost.Uint8Array{Bytes: packed.Encode(seed)})
+		v, err := in.CallAsync(ctx, rt, "startRunWithHistory", o.session, line, &jshost.Uint8Array{Bytes: wire.EncodeHistory(seed)})
 		if err != nil {
 			var ex *jshost.Exception
 			if errors.As(err, &ex) {

@@ -11,7 +11,7 @@ import (
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
 	"github.com/agentrt/agentrt/internal/contract"
-	"github.com/agentrt/agentrt/wasm/packed"
+	"github.com/agentrt/agentrt/wire"
 )
 
 // FuzzMessages reads any JSON as a history. Whatever the input, Messages
@@ -63,7 +63,7 @@ func FuzzMessages(f *testing.F) {
 		}
 		// Strings from JSON are valid UTF-8 (hostjson replaces bad
 		// bytes), so the packed format takes them all.
-		back, err := packed.Decode(packed.Encode(h), 1<<20)
+		back, err := wire.DecodeHistoryBytes(wire.EncodeHistory(h), 1<<20)
 		if err != nil {
 			t.Fatalf("packed round trip: %v", err)
 		}

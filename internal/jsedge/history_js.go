@@ -10,7 +10,7 @@ import (
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/internal/jsutil"
-	"github.com/agentrt/agentrt/wasm/packed"
+	"github.com/agentrt/agentrt/wire"
 )
 
 // History converts a host history to core seed messages. v is either an
@@ -46,11 +46,11 @@ func History(v js.Value, maxMessages int) (_ []core.SeedMessage, err error) {
 	if v.Type() == js.TypeObject && v.InstanceOf(jsutil.Uint8Array) {
 		buf := jsutil.BytesFromJS(v)
 		if len(buf) == 0 {
-			return packed.Decode(buf, maxMessages)
+			return wire.DecodeHistoryBytes(buf, maxMessages)
 		}
 		// buf is this function's own copy and is never written again:
 		// the decoded strings may share it without a second copy.
-		return packed.DecodeString(unsafe.String(&buf[0], len(buf)), maxMessages)
+		return wire.DecodeHistory(unsafe.String(&buf[0], len(buf)), maxMessages)
 	}
 	if !isArray(v) {
 		return nil, core.NewError(core.CodeInvalidArgument, "history must be an Array of messages or a packed Uint8Array")

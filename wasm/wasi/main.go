@@ -20,7 +20,7 @@ import (
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/internal/fastpath"
 	"github.com/agentrt/agentrt/internal/wasmexport"
-	"github.com/agentrt/agentrt/wasm/wasi/wasiconfig"
+	"github.com/agentrt/agentrt/wire"
 )
 
 // main runs at _initialize and returns at once: the module is a reactor.
@@ -58,7 +58,7 @@ func exportCreate(size int32) (n int32) {
 	if !ok {
 		return -wasmexport.Refuse(core.NewError(core.CodeInvalidArgument, "the frame is longer than the input buffer"))
 	}
-	c, err := wasiconfig.Decode(frame)
+	c, err := wire.DecodeConfig(frame)
 	if err != nil {
 		return -wasmexport.Refuse(core.AsError(err))
 	}

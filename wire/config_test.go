@@ -1,4 +1,4 @@
-package wasiconfig
+package wire
 
 import (
 	"reflect"
@@ -8,29 +8,29 @@ import (
 )
 
 // Ensure a config frame reads back as it was written.
-func TestDecode_OK(t *testing.T) {
+func TestDecodeConfig_OK(t *testing.T) {
 	want := &Config{
 		SystemPrompt: "Be brief.",
 		Echo:         true,
 		Tools:        []core.ToolSpec{{Name: "clock", Description: "the time", Parameters: `{"type":"object"}`}, {Name: "x"}},
 		Limits:       core.Limits{MaxSessions: 3, MaxMessagesPerSession: 4, MaxSessionBytes: 5, MaxSeedMessages: 6, MaxSeedBytes: 7, MaxMessageBytes: 8},
 	}
-	got, err := Decode(Append(nil, want))
+	got, err := DecodeConfig(AppendConfig(nil, want))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
-	zero, err := Decode(Append(nil, &Config{}))
+	zero, err := DecodeConfig(AppendConfig(nil, &Config{}))
 	if err != nil || !reflect.DeepEqual(zero, &Config{}) {
 		t.Fatalf("zero config: got %+v, %v", zero, err)
 	}
 }
 
 // Ensure malformed frames are refused with invalid_argument.
-func TestDecode_Errors(t *testing.T) {
-	good := Append(nil, &Config{SystemPrompt: "s", Tools: []core.ToolSpec{{Name: "t"}}})
+func TestDecodeConfig_Errors(t *testing.T) {
+	good := AppendConfig(nil, &Config{SystemPrompt: "s", Tools: []core.ToolSpec{{Name: "t"}}})
 	tests := []struct {
 		name  string
 		frame []byte
@@ -48,7 +48,7 @@ func TestDecode_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Decode(tt.frame)
+			_, err := DecodeConfig(tt.frame)
 			if core.ErrorCode(err) != core.CodeInvalidArgument {
 				t.Fatalf("got %v, want code %s", err, core.CodeInvalidArgument)
 			}
@@ -56,24 +56,24 @@ func TestDecode_Errors(t *testing.T) {
 	}
 }
 
-// FuzzDecode checks that Decode never panics and that what it accepts
+// FuzzDecodeConfig checks that DecodeConfig never panics and that what it accepts
 // writes back to the same bytes.
-func FuzzDecode(f *testing.F) {
-	f.Add(Append(nil, &Config{}))
-	f.Add(Append(nil, &Config{SystemPrompt: "s", Echo: true, Tools: []core.ToolSpec{{Name: "t", Description: "d"}},
+func FuzzDecodeConfig(f *testing.F) {
+	f.Add(AppendConfig(nil, &Config{}))
+	f.Add(AppendConfig(nil, &Config{SystemPrompt: "s", Echo: true, Tools: []core.ToolSpec{{Name: "t", Description: "d"}},
 		Limits: core.Limits{MaxSessions: 1 << 20}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := Decode(b)
+		c, err := DecodeConfig(b)
 		if err != nil {
 			if core.ErrorCode(err) != core.CodeInvalidArgument {
 				t.Fatalf("code %s", core.ErrorCode(err))
 			}
 			return
 		}
-		if again := Append(nil, c); string(again) != string(b) {
+		if again := AppendConfig(nil, c); string(again) != string(b) {
 			// Non-minimal varints read fine but write shorter; the
 			// decoded value must still survive a second round.
-			c2, err := Decode(again)
+			c2, err := DecodeConfig(again)
 			if err != nil || !reflect.DeepEqual(c, c2) {
 				t.Fatalf("round trip: %+v, %v", c2, err)
 			}

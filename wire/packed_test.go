@@ -1,4 +1,4 @@
-package packed
+package wire
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // sample is a history with every feature of the format: system messages,
 // tool calls with and without content, ids, an unknown-looking but valid
 // set of roles, and non-ASCII text.
-func sample() []core.SeedMessage {
+func historySample() []core.SeedMessage {
 	return []core.SeedMessage{
 		{Role: core.RoleSystem, Content: "be brief"},
 		{ID: "m1", Role: core.RoleUser, Content: "héllo, 世界 👋"},
@@ -28,13 +28,13 @@ func sample() []core.SeedMessage {
 	}
 }
 
-func TestDecode_RoundTrip(t *testing.T) {
+func TestDecodeHistoryBytes_RoundTrip(t *testing.T) {
 	tests := []struct {
 		name    string
 		history []core.SeedMessage
 	}{
 		{name: "OK_empty", history: []core.SeedMessage{}},
-		{name: "OK_sample", history: sample()},
+		{name: "OK_sample", history: historySample()},
 		{name: "OK_unknownRole", history: []core.SeedMessage{{Role: "wizard", Content: "x"}}},
 		{name: "OK_emptyRole", history: []core.SeedMessage{{Role: "", Content: "x"}}},
 		{name: "OK_long", history: []core.SeedMessage{{Role: core.RoleUser, Content: strings.Repeat("ab", 70000)}}},
@@ -42,7 +42,7 @@ func TestDecode_RoundTrip(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// Ensure decode(encode(h)) == h, field for field.
-			got, err := Decode(Encode(tc.history), 0)
+			got, err := DecodeHistoryBytes(EncodeHistory(tc.history), 0)
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
@@ -53,10 +53,10 @@ func TestDecode_RoundTrip(t *testing.T) {
 	}
 }
 
-func TestEncode_Layout(t *testing.T) {
+func TestEncodeHistory_Layout(t *testing.T) {
 	// Ensure the bytes are those of docs/packed-history.md, so that other
 	// encoders (js/glue.js) can be checked against this one.
-	got := Encode([]core.SeedMessage{
+	got := EncodeHistory([]core.SeedMessage{
 		{Role: core.RoleUser, Content: "hi", ID: "a"},
 		{Role: "x", ContentMissing: true, ToolCallID: "t"},
 		{Role: core.RoleAssistant, Content: "", ToolCalls: []core.ToolCall{{ID: "c", Name: "n", Arguments: "{}"}}},
@@ -71,7 +71,7 @@ func TestEncode_Layout(t *testing.T) {
 	}
 }
 
-func TestDecode_Continues(t *testing.T) {
+func TestDecodeHistoryBytes_Continues(t *testing.T) {
 	// Ensure FlagContinues round-trips and makes core name the host's
 	// message: the third packed message is the second host message.
 	h := []core.SeedMessage{
@@ -79,12 +79,12 @@ func TestDecode_Continues(t *testing.T) {
 		{Role: core.RoleTool, ID: "m1", ToolCallID: "c", Continues: true},
 		{Role: "robot", Content: "x"},
 	}
-	buf := Encode(h)
+	buf := EncodeHistory(h)
 	const toolFlags = 20 // header 5, the assistant message 14, the role byte 1
 	if buf[toolFlags]&FlagContinues == 0 {
 		t.Fatalf("the tool message's flags lack FlagContinues: % x", buf)
 	}
-	got, err := Decode(buf, 0)
+	got, err := DecodeHistoryBytes(buf, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestDecode_Continues(t *testing.T) {
 	}
 }
 
-func TestDecode_Errors(t *testing.T) {
+func TestDecodeHistoryBytes_Errors(t *testing.T) {
 	header := []byte{'A', 'R', 'H', 1}
 	with := func(b ...byte) []byte { return append(append([]byte(nil), header...), b...) }
 	tests := []struct {
@@ -129,7 +129,7 @@ func TestDecode_Errors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// Ensure the buffer is refused with a typed error and its index.
-			got, err := Decode(tc.buf, tc.max)
+			got, err := DecodeHistoryBytes(tc.buf, tc.max)
 			if err == nil {
 				t.Fatalf("got %#v, want an error", got)
 			}
@@ -144,10 +144,10 @@ func TestDecode_Errors(t *testing.T) {
 	}
 }
 
-func TestDecode_SharesOneCopy(t *testing.T) {
+func TestDecodeHistoryBytes_SharesOneCopy(t *testing.T) {
 	// Ensure the decoded strings do not alias the caller's buffer.
-	buf := Encode([]core.SeedMessage{{Role: core.RoleUser, Content: "abc"}})
-	h, err := Decode(buf, 0)
+	buf := EncodeHistory([]core.SeedMessage{{Role: core.RoleUser, Content: "abc"}})
+	h, err := DecodeHistoryBytes(buf, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,15 +159,15 @@ func TestDecode_SharesOneCopy(t *testing.T) {
 	}
 }
 
-// TestPacked_SameSessionAsArray seeds two runtimes with one history, once
+// TestDecodeHistoryBytes_SameSessionAsArray seeds two runtimes with one history, once
 // as decoded from the packed form and once as given, and compares the
 // sessions, results and model inputs.
-func TestPacked_SameSessionAsArray(t *testing.T) {
-	history := sample()[:6] // a valid history: linkage complete
+func TestDecodeHistoryBytes_SameSessionAsArray(t *testing.T) {
+	history := historySample()[:6] // a valid history: linkage complete
 	history = append(history, core.SeedMessage{Role: core.RoleSystem, Content: "late system"},
 		core.SeedMessage{ID: "u9", Role: core.RoleUser, Content: "ça va? ✓"},
 		core.SeedMessage{Role: core.RoleAssistant, Content: "oui"})
-	decoded, err := Decode(Encode(history), 0)
+	decoded, err := DecodeHistoryBytes(EncodeHistory(history), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,14 +201,14 @@ func TestPacked_SameSessionAsArray(t *testing.T) {
 	}
 }
 
-func FuzzDecode(f *testing.F) {
-	f.Add(Encode(sample()))
-	f.Add(Encode(nil))
+func FuzzDecodeHistoryBytes(f *testing.F) {
+	f.Add(EncodeHistory(historySample()))
+	f.Add(EncodeHistory(nil))
 	f.Add([]byte("ARH\x01\x01\xff\x00\x03abc"))
 	f.Add([]byte("ARH\x01\x02\x00\x01\x00"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		h, err := Decode(b, 1000)
+		h, err := DecodeHistoryBytes(b, 1000)
 		if err != nil {
 			// Refused input is a typed error, never anything else.
 			e, ok := err.(*core.Error)
@@ -223,7 +223,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		again, err := Decode(Encode(h), 1000)
+		again, err := DecodeHistoryBytes(EncodeHistory(h), 1000)
 		if err != nil {
 			t.Fatalf("re-decoding the encoding of a decoded history: %v", err)
 		}
@@ -253,31 +253,31 @@ func history10k() []core.SeedMessage {
 	return h
 }
 
-func BenchmarkDecode_10k(b *testing.B) {
-	buf := Encode(history10k())
+func BenchmarkDecodeHistoryBytes_10k(b *testing.B) {
+	buf := EncodeHistory(history10k())
 	b.SetBytes(int64(len(buf)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Decode(buf, 0); err != nil {
+		if _, err := DecodeHistoryBytes(buf, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-func BenchmarkEncode_10k(b *testing.B) {
+func BenchmarkEncodeHistory_10k(b *testing.B) {
 	h := history10k()
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = Encode(h)
+		_ = EncodeHistory(h)
 	}
 }
 
-func BenchmarkDecodeAndValidate_10k(b *testing.B) {
-	buf := Encode(history10k())
+func BenchmarkDecodeHistoryBytesAndValidate_10k(b *testing.B) {
+	buf := EncodeHistory(history10k())
 	b.SetBytes(int64(len(buf)))
 	b.ReportAllocs()
 	for b.Loop() {
-		h, err := Decode(buf, 0)
+		h, err := DecodeHistoryBytes(buf, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
