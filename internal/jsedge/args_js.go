@@ -251,48 +251,52 @@ func Handler(f js.Value, cache *Cache) func(core.Event) {
 //	  limits?: { ... } }
 //
 // null or undefined is the zero Config (the Echo model). An omitted,
-// null or "echo" model is core's Echo; a function becomes a Model (see
-// NewModel) that converts messages through cache (nil: no cache); tools
-// become core.Tools (see NewTool). Wrong types are refused with
-// invalid_argument naming the field.
-func Config(v js.Value, cache *Cache) (cfg core.Config, err error) {
+// null or "echo" model leaves cfg.Model nil and model undefined; a
+// function is returned as model, for the caller to call (see Request and
+// Reply). Each tool's spec is in cfg.Tools (see ToolSpec), its object in
+// tools at the same index; cfg.Tools' Call functions are left for the
+// caller to set. Wrong types are refused with invalid_argument naming the
+// field.
+func Config(v js.Value) (cfg core.Config, model js.Value, tools []js.Value, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	cfg.AfterFunc = AfterFunc
 	const what = "config"
 	if ok, err := object(v, what); !ok {
-		return cfg, err
+		return cfg, js.Undefined(), nil, err
 	}
 	if cfg.SystemPrompt, err = optStr(v, what, FieldSystemPrompt); err != nil {
-		return cfg, err
+		return cfg, js.Undefined(), nil, err
 	}
 	switch m := get(v, FieldModel); m.Type() {
 	case js.TypeUndefined, js.TypeNull:
 	case js.TypeString:
 		if m.String() != ModelEcho {
-			return cfg, argError("config.model must be \"echo\" or a function")
+			return cfg, js.Undefined(), nil, argError("config.model must be \"echo\" or a function")
 		}
 	case js.TypeFunction:
-		cfg.Model = NewModel(m, cache)
+		model = m
 	default:
-		return cfg, argError("config.model must be \"echo\" or a function")
+		return cfg, js.Undefined(), nil, argError("config.model must be \"echo\" or a function")
 	}
 	if cfg.Limits, err = Limits(get(v, FieldLimits)); err != nil {
-		return cfg, err
+		return cfg, js.Undefined(), nil, err
 	}
-	tools := get(v, FieldTools)
-	if nullish(tools) {
-		return cfg, nil
+	list := get(v, FieldTools)
+	if nullish(list) {
+		return cfg, model, nil, nil
 	}
-	if !isArray(tools) {
-		return cfg, argError("config.tools must be an Array")
+	if !isArray(list) {
+		return cfg, js.Undefined(), nil, argError("config.tools must be an Array")
 	}
-	cfg.Tools = make([]core.Tool, length(tools))
+	cfg.Tools = make([]core.Tool, length(list))
+	tools = make([]js.Value, len(cfg.Tools))
 	for i := range cfg.Tools {
-		if cfg.Tools[i], err = NewTool(get(tools, i), "config.tools["+itoa(i)+"]"); err != nil {
-			return cfg, err
+		tools[i] = get(list, i)
+		if cfg.Tools[i].ToolSpec, err = ToolSpec(tools[i], "config.tools["+itoa(i)+"]"); err != nil {
+			return cfg, js.Undefined(), nil, err
 		}
 	}
-	return cfg, nil
+	return cfg, model, tools, nil
 }
 
 // StatsGC reads the options of stats(): whether options.gc is true (a

@@ -14,8 +14,8 @@ import (
 // Cache keeps the JavaScript objects of session messages that were sent
 // to a model, so that each message crosses into JavaScript once and not
 // on every turn. Create one per core.Runtime with NewCache and pass it to
-// NewModel and to the conversions that take one; a nil *Cache converts
-// every message anew.
+// Request and to the other conversions that take one; a nil *Cache
+// converts every message anew.
 //
 // The objects a Cache hands out are frozen (Object.freeze, and so are
 // their tool_calls arrays and the calls in them): they are shared by every

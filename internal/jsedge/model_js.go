@@ -11,94 +11,45 @@ import (
 	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
-// Model is a core.Model backed by a JavaScript function. Create it with
-// NewModel.
-type Model struct {
-	fn    js.Value
-	cache *Cache
-
-	// system is the latest system prompt sent, and systemJS the same as
-	// a JavaScript string, made once rather than on every call.
-	mu       sync.Mutex
-	system   string
-	systemJS js.Value
-	hasJS    bool
-}
-
-// systemValue returns s as a JavaScript string, made once per prompt.
-func (m *Model) systemValue(s string) js.Value {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.hasJS || m.system != s {
-		m.system, m.systemJS, m.hasJS = s, js.ValueOf(s), true
-	}
-	return m.systemJS
-}
-
-var _ core.ContextHonouring = (*Model)(nil)
-
-// HonoursContext implements core.ContextHonouring: Complete calls the
-// JavaScript function, which returns at once (a Promise for later
-// answers), and waits for a Promise only until ctx is done, so the
-// runtime calls it in the run's goroutine.
-func (*Model) HonoursContext() {}
-
-// NewModel returns a Model that calls fn(request) for each model call.
+// Request converts a model request to the object a JavaScript model
+// function is called with:
 //
-// request is { runId, sessionId, system, messages, tools, step,
-// delta(text) }: messages in the session shape (see Message), tools as
-// { name, description, parameters } with parameters parsed from its JSON
-// text (undefined when the tool has none). delta(text) streams text as a
-// model.delta event; calls after the model has answered are ignored.
+//	{ runId, sessionId, system, messages, tools, step, delta(text) }
 //
-// fn returns a reply or a Promise of one. A reply is { content,
-// toolCalls? } (tool_calls accepted too, and winning when both are set),
-// each call { id?, name, arguments } or OpenAI's { id, type: "function",
-// function: { name, arguments } }, arguments read by the one rule of
-// docs/contract.md (JSON text as it is, an object stringified, absent
-// "{}", anything else refused); a bare string is taken as the content.
-//
-// # Notes
-//
-//   - A throw, a rejection or a malformed reply fails that run only, with
-//     model_error.
-//   - Complete waits for a Promise without blocking the event loop: it
-//     parks its goroutine until a then/catch handler answers.
-//   - delta is one long-lived js.Func bound to a number naming the model
-//     call: a call after the model has answered finds no call of that
-//     number and is ignored, silently.
-//   - request.messages are frozen objects from cache (see Cache), shared
-//     with later requests of the session; a nil cache converts them anew
-//     on every call.
-func NewModel(fn js.Value, cache *Cache) *Model { return &Model{fn: fn, cache: cache} }
-
-// Complete implements core.Model.
-func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
-	delta, forget := deltaFor(req.Delta)
-	defer forget()
-
-	msgs := m.cache.View(req.SessionID, req.Messages)
-	r := newObject()
+// messages in the session shape (see Message), frozen objects from cache
+// shared with later requests of the session (a nil cache converts them
+// anew); tools as { name, description, parameters } with parameters
+// parsed from its JSON text (undefined when the tool has none); system is
+// the prompt as the JavaScript string the caller made once. delta(text)
+// streams text through req.Delta until end is called: call end once the
+// model has answered, and later calls are ignored, silently.
+func Request(req *core.ModelRequest, system js.Value, cache *Cache) (r js.Value, end func()) {
+	delta, end := deltaFor(req.Delta)
+	r = newObject()
 	r.Set(FieldRunID, req.RunID)
-	r.Set(FieldSessionID, m.cache.SessionID(req.SessionID))
-	r.Set(FieldSystem, m.systemValue(req.System))
-	r.Set(FieldMessages, msgs)
+	r.Set(FieldSessionID, cache.SessionID(req.SessionID))
+	r.Set(FieldSystem, system)
+	r.Set(FieldMessages, cache.View(req.SessionID, req.Messages))
 	r.Set(FieldTools, toolSpecs(req.Tools))
 	r.Set(FieldStep, req.Step)
 	r.Set(FieldDelta, delta)
-
-	v, err := try(func() js.Value { return m.fn.Invoke(r) })
-	if err != nil {
-		return nil, core.NewError(core.CodeModelError, "model threw: "+err.Error())
-	}
-	if v, err = Await(ctx, v, core.CodeModelError); err != nil {
-		if e, ok := err.(*core.Error); ok {
-			e.Message = "model rejected: " + e.Message
-		}
-		return nil, err
-	}
-	return reply(v)
+	return r, end
 }
+
+// Invoke calls the function fn with args and returns what it returned,
+// or what it threw as an error whose text describes the thrown value.
+func Invoke(fn js.Value, args ...any) (js.Value, error) {
+	return try(func() js.Value { return fn.Invoke(args...) })
+}
+
+// Reply converts what a model function answered (settled, see Await):
+// { content, toolCalls? } (tool_calls accepted too, and winning when both
+// are set), each call { id?, name, arguments } or OpenAI's { id, type:
+// "function", function: { name, arguments } }, arguments read by the one
+// rule of docs/contract.md (JSON text as it is, an object stringified,
+// absent "{}", anything else refused); a bare string is taken as the
+// content. Anything else is refused with model_error.
+func Reply(v js.Value) (*core.ModelReply, error) { return reply(v) }
 
 // noTools is the frozen empty Array every request without tools shares.
 var noTools = func() js.Value {

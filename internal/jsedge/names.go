@@ -1,16 +1,21 @@
 // Package jsedge converts between JavaScript values and agentrt's core
 // types at the edge of a GOOS=js module: host histories (arrays of
 // message objects, or packed Uint8Arrays), policies, limits and configs
-// in; results, events, sessions and errors out; JavaScript model and tool
-// functions as core.Model and core.Tool; and Promises for everything
-// asynchronous.
+// in; results, events, sessions and errors out; model requests and
+// replies, tool arguments and outputs for the JavaScript functions that
+// answer a turn's calls; and Promises for everything asynchronous. It
+// converts and drives nothing: the module's driver (wasm/runtime) runs
+// each turn through core.Turn, as the wire's exports do.
 //
-//	cfg, err := jsedge.Config(args[0])          // JS config -> core.Config
-//	rt, _ := core.New(cfg)
+//	cfg, model, tools, err := jsedge.Config(args[0]) // JS config -> core.Config
 //	return jsedge.Async(func() (js.Value, error) {
-//		r, err := rt.Start(ctx, req)
+//		// core.Turn: Begin, Next, and for a model action:
+//		r, end := jsedge.Request(a.Request, system, cache)
+//		v, err := jsedge.Invoke(model, r)
+//		v, err = jsedge.Await(tn.Context(), v, core.CodeModelError)
+//		reply, err := jsedge.Reply(v) // then FeedModel
 //		...
-//		return jsedge.Result(res), nil
+//		return cache.Result(res), nil
 //	})
 //
 // Wrong JavaScript types are refused with the same typed errors as core:

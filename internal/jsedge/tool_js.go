@@ -8,27 +8,21 @@ import (
 	"github.com/agentrt/agentrt/core"
 )
 
-// NewTool converts a JavaScript tool { name, description?, parameters?,
-// call(args, ctx) } to a core.Tool; what names it in errors (for example
-// "config.tools[2]"). parameters is a JSON Schema as an object (it is
-// stringified) or as JSON text. Wrong types are refused with
-// invalid_argument; core refuses an empty or duplicate name.
+// ToolSpec converts a JavaScript tool { name, description?,
+// parameters?, call(args, ctx) } to its core.ToolSpec; what names it in
+// errors (for example "config.tools[2]"). parameters is a JSON Schema as
+// an object (it is stringified) or as JSON text. Wrong types, and a call
+// that is not a function, are refused with invalid_argument; core
+// refuses an empty or duplicate name.
 //
-// The tool's call is made as a method of the tool object:
+// The tool's call is made as a method of the tool object (see Method):
 //
 //	tool.call(args, { runId, sessionId, toolCallId })
 //
-// args is JSON.parse of the call's arguments (an empty text is {}). call
-// returns a string (the result as it is), any other JSON-able value
-// (stringified; undefined is ""), or a Promise of one.
-//
-// # Notes
-//
-//   - Arguments that are not JSON, a throw, a rejection, or a result that
-//     JSON.stringify refuses fail the run with tool_error (or, with policy
-//     toolErrors "report", hand the error text to the model).
-func NewTool(v js.Value, what string) (core.Tool, error) {
-	var t core.Tool
+// with args and the context object from ToolArgs; it returns a string,
+// any other JSON-able value or a Promise of one (see ToolOutput).
+func ToolSpec(v js.Value, what string) (core.ToolSpec, error) {
+	var t core.ToolSpec
 	if v.Type() != js.TypeObject {
 		return t, argError(what + " must be an object")
 	}
@@ -53,37 +47,34 @@ func NewTool(v js.Value, what string) (core.Tool, error) {
 	if get(v, FieldCall).Type() != js.TypeFunction {
 		return t, argError(what + ".call must be a function")
 	}
-	obj := v
-	t.Call = func(ctx core.Context, inv core.ToolInvocation) (string, error) {
-		return callTool(ctx, obj, inv)
-	}
 	return t, nil
 }
 
 func toolError(msg string) error { return core.NewError(core.CodeToolError, msg) }
 
-func callTool(ctx core.Context, obj js.Value, inv core.ToolInvocation) (string, error) {
-	args := newObject()
+// ToolArgs converts a tool invocation to the arguments of the tool's
+// call: JSON.parse of its arguments (an empty text is {}), and the
+// context object { runId, sessionId, toolCallId }. Arguments that are not
+// JSON are refused with tool_error.
+func ToolArgs(inv *core.ToolInvocation) (args, ctx js.Value, err error) {
+	args = newObject()
 	if inv.Arguments != "" {
-		var err error
 		if args, err = parse(inv.Arguments); err != nil {
-			return "", toolError("arguments are not valid JSON: " + err.Error())
+			return js.Undefined(), js.Undefined(), toolError("arguments are not valid JSON: " + err.Error())
 		}
 	}
-	c := newObject()
-	c.Set(FieldRunID, inv.RunID)
-	c.Set(FieldSessionID, inv.SessionID)
-	c.Set(FieldCtxToolCallID, inv.ToolCallID)
-	v, err := try(func() js.Value { return obj.Call(FieldCall, args, c) })
-	if err != nil {
-		return "", toolError("threw: " + err.Error())
-	}
-	if v, err = Await(ctx, v, core.CodeToolError); err != nil {
-		if e, ok := err.(*core.Error); ok {
-			e.Message = "rejected: " + e.Message
-		}
-		return "", err
-	}
+	ctx = newObject()
+	ctx.Set(FieldRunID, inv.RunID)
+	ctx.Set(FieldSessionID, inv.SessionID)
+	ctx.Set(FieldCtxToolCallID, inv.ToolCallID)
+	return args, ctx, nil
+}
+
+// ToolOutput converts what a tool's call answered (settled, see Await)
+// to the tool's result: a string as it is, undefined as "", any other
+// value as its JSON text. A value JSON.stringify refuses is refused with
+// tool_error.
+func ToolOutput(v js.Value) (string, error) {
 	switch v.Type() {
 	case js.TypeString:
 		return v.String(), nil
@@ -95,4 +86,11 @@ func callTool(ctx core.Context, obj js.Value, inv core.ToolInvocation) (string, 
 		return "", toolError("the result cannot be converted to JSON")
 	}
 	return s, nil
+}
+
+// Method calls obj[name](...args) and returns what it returned, or what
+// it threw (or a throwing getter) as an error whose text describes the
+// thrown value.
+func Method(obj js.Value, name string, args ...any) (js.Value, error) {
+	return try(func() js.Value { return obj.Call(name, args...) })
 }

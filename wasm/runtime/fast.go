@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/internal/fastpath"
-	"github.com/agentrt/agentrt/internal/jsedge"
 	"github.com/agentrt/agentrt/internal/wasmexport"
 )
 
@@ -26,17 +25,10 @@ import (
 const fieldFastPath = "fastPath"
 
 // registerFast gives rt a number on the fast path, sets it on o and
-// returns it. A
-// runtime whose model is a JavaScript function gets no native model: its
-// turns hand model calls to the host.
-func registerFast(o js.Value, rt *core.Runtime, cfg *core.Config) int32 {
-	var native core.Model
-	if _, hostModel := cfg.Model.(*jsedge.Model); !hostModel {
-		native = cfg.Model
-		if native == nil {
-			native = core.Echo{}
-		}
-	}
+// returns it. native answers model calls in the module (the echo model);
+// nil hands them to the host, as for a runtime whose model is a
+// JavaScript function.
+func registerFast(o js.Value, rt *core.Runtime, native core.Model) int32 {
 	n := wasmexport.Register(fastpath.New(rt, native))
 	o.Set(fieldFastPath, n)
 	return n

@@ -39,28 +39,42 @@ func main() {
 // JavaScript, so a refused config makes it return the Error (with code
 // invalid_argument) instead; callers check `instanceof Error`.
 func createRuntime(_ js.Value, args []js.Value) any {
-	cache := jsedge.NewCache()
-	cfg, err := jsedge.Config(jsutil.Arg(args, 0), cache)
+	cfg, model, tools, err := jsedge.Config(jsutil.Arg(args, 0))
 	if err != nil {
 		return jsedge.Error(err)
+	}
+	d := &driver{cache: jsedge.NewCache(), model: model}
+	if model.Type() == js.TypeFunction {
+		d.system = js.ValueOf(cfg.SystemPrompt)
+	} else {
+		d.native = core.Echo{}
+	}
+	if len(tools) > 0 {
+		d.tools = make(map[string]js.Value, len(tools))
+		for i := range cfg.Tools {
+			cfg.Tools[i].Call = hostTool
+			d.tools[cfg.Tools[i].Name] = tools[i]
+		}
 	}
 	rt, err := core.New(cfg)
 	if err != nil {
 		return jsedge.Error(err)
 	}
-	st := &runtimeState{rt: rt, cache: cache}
+	d.rt = rt
+	st := &runtimeState{rt: rt, cache: d.cache, drive: d}
 	o := newRuntime(st)
-	st.fast = registerFast(o, rt, &cfg)
+	st.fast = registerFast(o, rt, d.native)
 	return o
 }
 
 // runtimeState is what the methods of one Runtime object share: the core
 // runtime, the cache of the JavaScript message objects its sessions were
-// sent to the model as (see jsedge.Cache), and its number on the fast
-// path.
+// sent to the model as (see jsedge.Cache), the driver of its run
+// methods' turns, and its number on the fast path.
 type runtimeState struct {
 	rt    *core.Runtime
 	cache *jsedge.Cache
+	drive *driver
 	fast  int32
 }
 
@@ -175,8 +189,8 @@ func startRun(st *runtimeState, l layout, args []js.Value) js.Value {
 		return jsedge.Rejected(err)
 	}
 	return jsedge.Async(func() (js.Value, error) {
-		// The run executes in Async's goroutine: no goroutine of its own.
-		res, err := st.rt.Execute(core.Background(), req)
+		// The turn runs in Async's goroutine: no goroutine of its own.
+		res, err := st.drive.run(req)
 		st.prune()
 		if err != nil {
 			return js.Undefined(), err

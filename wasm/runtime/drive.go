@@ -1,0 +1,134 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"syscall/js"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/jsedge"
+)
+
+// driver drives the turns of one Runtime object's run methods through
+// core.Turn, the sans-I/O turn the wire's exports drive too (package
+// fastpath): core keeps the rules, package jsedge converts the values,
+// and the driver makes the calls. Each turn runs in the goroutine of the
+// Promise its run method returned (jsedge.Async), which may block: while
+// its session is busy (Turn.Hold) and while a Promise of the model or a
+// tool is pending (jsedge.Await, which yields to the event loop).
+type driver struct {
+	rt    *core.Runtime
+	cache *jsedge.Cache
+	// native answers model calls in the module (the echo model); nil
+	// means model, a JavaScript function, does.
+	native core.Model
+	model  js.Value
+	// system is the runtime's system prompt as a JavaScript string, made
+	// once.
+	system js.Value
+	// tools are the JavaScript tool objects by name.
+	tools map[string]js.Value
+}
+
+// hostTool is the Call of the core.Tools of a runtime whose tools are
+// JavaScript objects: the driver calls them, core never does.
+func hostTool(core.Context, core.ToolInvocation) (string, error) {
+	return "", core.NewError(core.CodeToolError, "tools run in the driver")
+}
+
+// run runs req's turn to its end and returns its outcome; a refused run
+// returns its *core.Error and changes nothing. Whatever the model and
+// tools do, the turn ends in core: a throw or a rejection is fed as the
+// call's failure, and a run stopped while a call is out (cancelled, timed
+// out) abandons the call.
+func (d *driver) run(req core.RunRequest) (*core.Result, error) {
+	tn, err := d.rt.Begin(core.Background(), req)
+	if err != nil {
+		return nil, err
+	}
+	ctx := tn.Context()
+	tn.Hold()
+	a := tn.Next()
+	for {
+		switch a.Kind {
+		case core.ActionModel:
+			reply, err := d.complete(ctx, a.Request)
+			if ctx.Err() != nil {
+				a = tn.Next() // stopped while the call was out
+				continue
+			}
+			a = tn.FeedModel(reply, err)
+		case core.ActionTool:
+			out, err := d.call(ctx, tn.Run(), a.Call)
+			if ctx.Err() != nil {
+				a = tn.Next()
+				continue
+			}
+			a = tn.FeedTool(out, err)
+		case core.ActionWait:
+			tn.Hold()
+			a = tn.Next()
+		case core.ActionDone:
+			return a.Result, nil
+		default:
+			return nil, a.Err
+		}
+	}
+}
+
+// complete makes one model call: the native model's, or the JavaScript
+// function's, whose answer may be a thenable.
+func (d *driver) complete(ctx core.Context, req *core.ModelRequest) (reply *core.ModelReply, err error) {
+	defer func() {
+		if recover() != nil {
+			reply, err = nil, core.NewError(core.CodeModelError, "the model panicked")
+		}
+	}()
+	if d.native != nil {
+		return d.native.Complete(ctx, req)
+	}
+	r, end := jsedge.Request(req, d.system, d.cache)
+	defer end()
+	v, err := jsedge.Invoke(d.model, r)
+	if err != nil {
+		return nil, core.NewError(core.CodeModelError, "model threw: "+err.Error())
+	}
+	if v, err = jsedge.Await(ctx, v, core.CodeModelError); err != nil {
+		if e, ok := err.(*core.Error); ok {
+			e.Message = "model rejected: " + e.Message
+		}
+		return nil, err
+	}
+	return jsedge.Reply(v)
+}
+
+// call makes one tool call of run r: the JavaScript tool's call method,
+// whose answer may be a thenable. Core refused the calls of tools it does
+// not know or the policy does not allow.
+func (d *driver) call(ctx core.Context, r *core.Run, c *core.ToolCall) (out string, err error) {
+	defer func() {
+		if recover() != nil {
+			out, err = "", core.NewError(core.CodeToolError, "the tool panicked")
+		}
+	}()
+	obj, ok := d.tools[c.Name]
+	if !ok {
+		return "", core.NewError(core.CodeToolError, "no tool "+c.Name)
+	}
+	args, callCtx, err := jsedge.ToolArgs(&core.ToolInvocation{RunID: r.ID(), SessionID: r.SessionID(),
+		ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	if err != nil {
+		return "", err
+	}
+	v, err := jsedge.Method(obj, jsedge.FieldCall, args, callCtx)
+	if err != nil {
+		return "", core.NewError(core.CodeToolError, "threw: "+err.Error())
+	}
+	if v, err = jsedge.Await(ctx, v, core.CodeToolError); err != nil {
+		if e, ok := err.(*core.Error); ok {
+			e.Message = "rejected: " + e.Message
+		}
+		return "", err
+	}
+	return jsedge.ToolOutput(v)
+}
