@@ -303,29 +303,31 @@ func frozenMessage(m *core.Message) js.Value { return message(m, true) }
 // calls scratch.forEach(Object.freeze), which returns undefined. jshost's
 // object world has no forEach: there freeze calls Object.freeze itself.
 func freeze(v js.Value) {
-	if freezeScratch.Type() == js.TypeFunction {
+	freezeOnce.Do(func() {
+		freezeScratch = jsutil.Array.New()
+		if fe := freezeScratch.Get(MethodForEach); fe.Type() == js.TypeFunction {
+			freezeForEach = fe.Call(MethodBind, freezeScratch, jsRefs().freeze)
+		}
+	})
+	if freezeForEach.Type() == js.TypeFunction {
 		freezeMu.Lock()
-		scratch.SetIndex(0, v)
-		freezeScratch.Invoke()
-		scratch.Set(FieldLength, 0)
+		freezeScratch.SetIndex(0, v)
+		freezeForEach.Invoke()
+		freezeScratch.Set(FieldLength, 0)
 		freezeMu.Unlock()
 		return
 	}
-	jsFreeze.Invoke(v)
+	jsRefs().freeze.Invoke(v)
 }
 
+// The scratch array of freeze and freezeForEach, its forEach bound to
+// (freezeScratch, Object.freeze) or undefined where arrays have no
+// forEach: made by the first freeze.
 var (
-	freezeMu sync.Mutex
-	scratch  = jsutil.Array.New()
-	// freezeScratch is scratch.forEach bound to (scratch, Object.freeze),
-	// or undefined where arrays have no forEach.
-	freezeScratch = func() js.Value {
-		f := scratch.Get(MethodForEach)
-		if f.Type() != js.TypeFunction {
-			return js.Undefined()
-		}
-		return f.Call(MethodBind, scratch, jsFreeze)
-	}()
+	freezeMu      sync.Mutex
+	freezeOnce    sync.Once
+	freezeScratch js.Value
+	freezeForEach js.Value
 )
 
 // arrayChunk bounds the arguments of one Array.prototype.push call:
@@ -338,7 +340,7 @@ const arrayChunk = 8192
 // may take.
 func arrayOf(vals []any) js.Value {
 	if len(vals) <= arrayChunk {
-		return jsArrayOf.Invoke(vals...)
+		return jsRefs().arrayOf.Invoke(vals...)
 	}
 	a := jsutil.Array.New()
 	for len(vals) > 0 {

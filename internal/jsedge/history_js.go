@@ -113,18 +113,12 @@ func (h hostValue) JSON() (string, bool) {
 	return s, err == nil
 }
 
-// The field names hostmsg reads, made JavaScript strings once (see
-// interned).
-func init() {
-	for _, s := range []string{
-		hostmsg.FieldType, hostmsg.FieldFunction, hostmsg.FieldParts, hostmsg.FieldText,
-		hostmsg.FieldRefusal, hostmsg.FieldToolName, hostmsg.FieldState, hostmsg.FieldInput,
-		hostmsg.FieldOutput, hostmsg.FieldErrorText,
-	} {
-		if _, ok := interned[s]; !ok {
-			interned[s] = js.ValueOf(s)
-		}
-	}
+// hostmsgNames are the field names hostmsg reads, made JavaScript
+// strings once with internedNames (see refs).
+var hostmsgNames = [...]string{
+	hostmsg.FieldType, hostmsg.FieldFunction, hostmsg.FieldParts, hostmsg.FieldText,
+	hostmsg.FieldRefusal, hostmsg.FieldToolName, hostmsg.FieldState, hostmsg.FieldInput,
+	hostmsg.FieldOutput, hostmsg.FieldErrorText,
 }
 
 func nullish(v js.Value) bool {
@@ -135,7 +129,7 @@ func nullish(v js.Value) bool {
 // stringify returns JSON.stringify(v), or an error if it throws or gives
 // undefined.
 func stringify(v js.Value) (string, error) {
-	r, err := try(func() js.Value { return jsJSON.Call(MethodStringify, v) })
+	r, err := try(func() js.Value { return jsRefs().json.Call(MethodStringify, v) })
 	if err != nil {
 		return "", err
 	}

@@ -51,16 +51,24 @@ func Invoke(fn js.Value, args ...any) (js.Value, error) {
 // content. Anything else is refused with model_error.
 func Reply(v js.Value) (*core.ModelReply, error) { return reply(v) }
 
-// noTools is the frozen empty Array every request without tools shares.
-var noTools = func() js.Value {
-	a := jsutil.Array.New()
-	freeze(a)
-	return a
-}()
+var (
+	noToolsOnce  sync.Once
+	noToolsArray js.Value
+)
+
+// noTools returns the frozen empty Array every request without tools
+// shares, made on the first call.
+func noTools() js.Value {
+	noToolsOnce.Do(func() {
+		noToolsArray = jsutil.Array.New()
+		freeze(noToolsArray)
+	})
+	return noToolsArray
+}
 
 func toolSpecs(specs []core.ToolSpec) js.Value {
 	if len(specs) == 0 {
-		return noTools
+		return noTools()
 	}
 	a := jsutil.Array.New(len(specs))
 	for i := range specs {
@@ -80,7 +88,7 @@ func toolSpecs(specs []core.ToolSpec) js.Value {
 
 // parse returns JSON.parse(s), or an error if it throws.
 func parse(s string) (js.Value, error) {
-	return try(func() js.Value { return jsJSON.Call(MethodParse, s) })
+	return try(func() js.Value { return jsRefs().json.Call(MethodParse, s) })
 }
 
 // reply converts what a model function answered, by hostmsg.Reply's
@@ -92,29 +100,37 @@ func reply(v js.Value) (_ *core.ModelReply, err error) {
 
 // deltas maps the number of each model call in progress to its
 // ModelRequest.Delta. deltaFunc, bound to such a number, is the delta
-// function a model request carries.
+// function a model request carries; it is made by the first model call.
 var (
 	deltasMu  sync.Mutex
 	deltaNext int
-	deltas    = map[int]func(string){}
-	deltaFunc = jsutil.FuncOr(nil, func(_ js.Value, args []js.Value) any {
-		id, t := jsutil.Arg(args, 0), jsutil.Arg(args, 1)
-		if id.Type() != js.TypeNumber || t.Type() != js.TypeString {
-			return nil
-		}
-		deltasMu.Lock()
-		f := deltas[id.Int()]
-		deltasMu.Unlock()
-		if f != nil {
-			f(t.String())
-		}
-		return nil
-	})
+	deltas    map[int]func(string)
+	deltaOnce sync.Once
+	deltaFunc js.Func
 )
+
+// callDelta is deltaFunc's Go side: deltaFunc(id, text).
+func callDelta(_ js.Value, args []js.Value) any {
+	id, t := jsutil.Arg(args, 0), jsutil.Arg(args, 1)
+	if id.Type() != js.TypeNumber || t.Type() != js.TypeString {
+		return nil
+	}
+	deltasMu.Lock()
+	f := deltas[id.Int()]
+	deltasMu.Unlock()
+	if f != nil {
+		f(t.String())
+	}
+	return nil
+}
 
 // deltaFor returns the delta function of one model call and the function
 // that ends it: deltaFunc bound to a number of its own.
 func deltaFor(f func(string)) (js.Value, func()) {
+	deltaOnce.Do(func() {
+		deltaFunc = jsutil.FuncOr(nil, callDelta)
+		deltas = map[int]func(string){}
+	})
 	deltasMu.Lock()
 	deltaNext++
 	id := deltaNext

@@ -32,7 +32,7 @@ func Async(fn func() (js.Value, error)) js.Value {
 		if err != nil {
 			// Resolving with a rejected Promise rejects p: the reject
 			// function is not needed, and not read.
-			resolve.Invoke(jsPromise.Call(MethodReject, Error(err)))
+			resolve.Invoke(jsRefs().promise.Call(MethodReject, Error(err)))
 			return
 		}
 		resolve.Invoke(v)
@@ -48,24 +48,32 @@ func Async(fn func() (js.Value, error)) js.Value {
 // make every Promise a nested call from JavaScript into Go, which
 // measured about 12 µs, more than anything else a Promise costs.)
 func newPromise() (p, resolve js.Value) {
+	resolversOnce.Do(func() {
+		resolvers = jsutil.Array.New()
+		pushResolvers = resolvers.Get(MethodPush).Call(MethodBind, resolvers)
+	})
 	resolversMu.Lock()
 	defer resolversMu.Unlock()
-	p = jsPromise.New(pushResolvers)
+	p = jsRefs().promise.New(pushResolvers)
 	resolve = resolvers.Index(0)
 	resolvers.Set(FieldLength, 0)
 	return p, resolve
 }
 
+// The resolvers array and its push bound to it, made by the first
+// Promise.
 var (
 	resolversMu   sync.Mutex
-	resolvers     = jsutil.Array.New()
-	pushResolvers = resolvers.Get(MethodPush).Call(MethodBind, resolvers)
+	resolversOnce sync.Once
+	resolvers     js.Value
+	pushResolvers js.Value
 )
 
 // spawn runs f on an idle pooled goroutine, or on a new one that joins
 // the pool when f returns. At most maxIdleWorkers goroutines stay idle;
 // others end.
 func spawn(f func()) {
+	workOnce.Do(func() { work = make(chan func()) })
 	select {
 	case work <- f:
 	default:
@@ -76,8 +84,11 @@ func spawn(f func()) {
 const maxIdleWorkers = 4
 
 var (
-	work = make(chan func()) // unbuffered: a send finds an idle worker
-	idle atomic.Int32
+	// work is unbuffered: a send finds an idle worker. It is nil until
+	// the first worker makes it, and a send on nil never proceeds.
+	work     chan func()
+	workOnce sync.Once
+	idle     atomic.Int32
 )
 
 func worker(f func()) {
@@ -95,7 +106,7 @@ func worker(f func()) {
 
 // Rejected returns a Promise already rejected with Error(err).
 func Rejected(err error) js.Value {
-	return jsPromise.Call(MethodReject, Error(err))
+	return jsRefs().promise.Call(MethodReject, Error(err))
 }
 
 // protect calls fn, turning a panic into an internal error.
@@ -126,7 +137,7 @@ func Await(ctx core.Context, v js.Value, code core.Code) (js.Value, error) {
 	if !isThenable(v) {
 		return v, nil
 	}
-	if p, err := try(func() js.Value { return jsPromise.Call(MethodResolve, v) }); err == nil {
+	if p, err := try(func() js.Value { return jsRefs().promise.Call(MethodResolve, v) }); err == nil {
 		v = p
 	}
 	type settled struct {
@@ -208,7 +219,7 @@ func Text(v js.Value) (s string) {
 			return cut(m.String())
 		}
 	}
-	return cut(jsString.Invoke(v).String())
+	return cut(jsRefs().string.Invoke(v).String())
 }
 
 // cut bounds an error text so that a huge thrown string does not travel

@@ -3,22 +3,57 @@
 package jsedge
 
 import (
+	"sync"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
-// Globals, read once at start-up (Object, Array, Uint8Array and Error
-// are jsutil's).
+// refs are the JavaScript globals and interned strings the edge uses,
+// looked up on first use (see jsRefs), not at start-up: a module that is
+// loaded and not yet called pays nothing for them.
+type refs struct {
+	promise, json, string, reflectGet, freeze, arrayOf js.Value
+	// interned: see internedNames.
+	interned map[string]js.Value
+}
+
 var (
-	jsPromise    = js.Global().Get(GlobalPromise)
-	jsJSON       = js.Global().Get(GlobalJSON)
-	jsString     = js.Global().Get(GlobalString)
-	jsReflectGet = js.Global().Get(GlobalReflect).Get(MethodGet)
-	jsFreeze     = jsutil.Object.Get(MethodFreeze)
-	jsArrayOf    = jsutil.Array.Get(MethodOf)
+	refsOnce sync.Once
+	theRefs  refs
 )
+
+// jsRefs returns the edge's refs, made on the first call. It is not
+// inlined: it has many callers, and the module's size counts.
+//
+//go:noinline
+func jsRefs() *refs {
+	refsOnce.Do(makeRefs)
+	return &theRefs
+}
+
+// makeRefs looks the refs up, once.
+func makeRefs() {
+	g := js.Global()
+	theRefs = refs{
+		promise:    g.Get(GlobalPromise),
+		json:       g.Get(GlobalJSON),
+		string:     g.Get(GlobalString),
+		reflectGet: g.Get(GlobalReflect).Get(MethodGet),
+		freeze:     jsutil.Object.Get(MethodFreeze),
+		arrayOf:    jsutil.Array.Get(MethodOf),
+		interned:   make(map[string]js.Value, len(internedNames)+len(hostmsgNames)),
+	}
+	for _, s := range internedNames {
+		theRefs.interned[s] = js.ValueOf(s)
+	}
+	for _, s := range hostmsgNames {
+		if _, ok := theRefs.interned[s]; !ok {
+			theRefs.interned[s] = js.ValueOf(s)
+		}
+	}
+}
 
 // get reads v[key] through a call of Reflect.get, so that a throwing
 // getter or Proxy trap becomes a Go panic that the caller recovers from
@@ -26,34 +61,30 @@ var (
 // plain Value.Get would. The field names the edge reads are passed as
 // JavaScript strings made once (see interned).
 func get(v js.Value, key any) js.Value {
+	r := jsRefs()
 	if s, ok := key.(string); ok {
-		if k, ok := interned[s]; ok {
+		if k, ok := r.interned[s]; ok {
 			key = k
 		}
 	}
-	return jsReflectGet.Invoke(v, key)
+	return r.reflectGet.Invoke(v, key)
 }
 
-// interned holds JavaScript strings made once at start-up: the field names
-// get reads and the constant values the edge sets (roles, seed modes, the
-// run status). Passing a Go string instead makes a new JavaScript string
-// on every call, and every js.Value made costs a Go finalizer, whose
-// registration dominated the profile of a warm turn. Read-only after init.
-var interned = func() map[string]js.Value {
-	m := map[string]js.Value{}
-	for _, s := range []string{
-		FieldRole, FieldContent, FieldToolCallID, FieldToolCallIDCamel, FieldToolCalls,
-		FieldToolCallsCamel, FieldID, FieldName, FieldArguments, FieldLength, MethodThen,
-		FieldMessage, FieldGC, FieldRunID, FieldOnEvent, FieldInspect, FieldCall,
-		FieldDescription, FieldParameters,
-		string(core.RoleUser), string(core.RoleAssistant), string(core.RoleTool), string(core.RoleSystem),
-		string(core.SeedNone), string(core.SeedCold), string(core.SeedNoop), string(core.SeedAppended),
-		string(core.SeedReplaced), statusCompleted,
-	} {
-		m[s] = js.ValueOf(s)
-	}
-	return m
-}()
+// internedNames are made JavaScript strings once (refs.interned): the
+// field names get reads and the constant values the edge sets (roles,
+// seed modes, the run status). Passing a Go string instead makes a new
+// JavaScript string on every call, and every js.Value made costs a Go
+// finalizer, whose registration dominated the profile of a warm turn.
+// The map is read-only once made.
+var internedNames = [...]string{
+	FieldRole, FieldContent, FieldToolCallID, FieldToolCallIDCamel, FieldToolCalls,
+	FieldToolCallsCamel, FieldID, FieldName, FieldArguments, FieldLength, MethodThen,
+	FieldMessage, FieldGC, FieldRunID, FieldOnEvent, FieldInspect, FieldCall,
+	FieldDescription, FieldParameters,
+	string(core.RoleUser), string(core.RoleAssistant), string(core.RoleTool), string(core.RoleSystem),
+	string(core.SeedNone), string(core.SeedCold), string(core.SeedNoop), string(core.SeedAppended),
+	string(core.SeedReplaced), statusCompleted,
+}
 
 // statusCompleted is the status of a completed run's Result.
 const statusCompleted = "completed"
@@ -61,7 +92,7 @@ const statusCompleted = "completed"
 // str returns s as a value for Value.Set: its interned JavaScript string
 // when there is one, s itself otherwise.
 func str(s string) any {
-	if v, ok := interned[s]; ok {
+	if v, ok := jsRefs().interned[s]; ok {
 		return v
 	}
 	return s
