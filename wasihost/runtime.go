@@ -43,6 +43,9 @@ type Runtime struct {
 
 	// mirrors are guarded by in.mu (see type mirrors).
 	mirrors mirrors
+	// closed is set by Close: the module forgets the runtime and refuses
+	// the frames of its turns, which then end cancelled.
+	closed atomic.Bool
 
 	wakeMu sync.Mutex
 	// ended is closed, and replaced, whenever a turn ends: a turn told to
@@ -50,6 +53,10 @@ type Runtime struct {
 	ended   chan struct{}
 	nextRun atomic.Uint64
 }
+
+// errClosed ends the turns that were in progress when their Runtime was
+// closed, as core.Runtime.Close cancels its runs.
+var errClosed = core.NewError(core.CodeCancelled, "wasihost: the runtime was closed")
 
 // errProtocol is a frame the host cannot follow: a bug of the module or
 // the host, never of the caller's input.
@@ -156,6 +163,9 @@ func (rt *Runtime) next(t *turn, expire bool) (*wire.Action, error) {
 // it to the session's mirror. The caller holds in.mu.
 func (rt *Runtime) action(t *turn, out []byte) (*wire.Action, error) {
 	if e := refused(out); e != nil {
+		if rt.closed.Load() {
+			return nil, errClosed
+		}
 		return nil, errProtocol("the module refused a frame of a live turn: " + e.Error())
 	}
 	a, err := wire.DecodeAction(out)
@@ -340,10 +350,14 @@ func (rt *Runtime) Stats(gc bool) (*wire.Stats, error) {
 }
 
 // Close closes the runtime in the module: its sessions are gone, and
-// their mirrors. The instance stays open.
+// their mirrors. The instance stays open. A Run in progress returns a
+// *core.Error with code cancelled at its next exchange with the module
+// (a model or tool call that is out is not interrupted); later Runs are
+// refused.
 func (rt *Runtime) Close() error {
 	rt.in.mu.Lock()
 	defer rt.in.mu.Unlock()
+	rt.closed.Store(true)
 	clear(rt.mirrors)
 	_, err := rt.in.call(expClose, uint64(uint32(rt.num)))
 	return err

@@ -330,3 +330,48 @@ func (rt *Runtime) mirrorCount() int {
 	defer rt.in.mu.Unlock()
 	return len(rt.mirrors)
 }
+
+// Ensure a Run in progress when its Runtime is closed returns code
+// cancelled (as core's Close cancels runs), not an internal error, and
+// that a session id that is not UTF-8 is refused, typed, at once.
+func TestRuntime_Run_ClosedAndBadIDs(t *testing.T) {
+	release := make(chan struct{})
+	called := make(chan struct{}, 1)
+	model := core.ModelFunc(func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+		called <- struct{}{}
+		<-release
+		return &core.ModelReply{Content: "late"}, nil
+	})
+	in := mustInstance(t)
+	rt := mustRuntime(t, in, Config{Model: model})
+	done := make(chan error, 1)
+	go func() {
+		_, err := rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "hi"})
+		done <- err
+	}()
+	<-called
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	select {
+	case err := <-done:
+		if core.ErrorCode(err) != core.CodeCancelled {
+			t.Fatalf("run in progress at Close: %v, want code cancelled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run in progress at Close hangs")
+	}
+	if _, err := rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "again"}); typed(err) != nil || err == nil {
+		t.Fatalf("run after Close: %v, want a typed refusal", err)
+	}
+
+	rt2 := mustRuntime(t, in, Config{Model: &recorder{}, Tools: []core.Tool{clock}})
+	for _, id := range []string{"x\xff", "x\xed\xa0\x80"} {
+		_, err := rt2.Run(context.Background(), core.RunRequest{SessionID: id, Input: "hi"})
+		if core.ErrorCode(err) != core.CodeInvalidArgument {
+			t.Errorf("session id %q: %v, want code invalid_argument", id, err)
+		}
+	}
+	checkRuntime(t, rt2, core.DefaultLimits.MaxSessions)
+}

@@ -145,8 +145,9 @@ func (t *turn) stop() (*wire.Action, error) {
 // asks with a failure, or expires the turn, until the turn ends. It
 // returns err.
 func (t *turn) abandon(err error) error {
-	if errors.Is(err, ErrDead) {
-		return err
+	if errors.Is(err, ErrDead) || t.rt.closed.Load() {
+		t.rt.wake()
+		return err // the module holds the turn no more
 	}
 	t.abandoned = true
 	cancelled, _ := t.rt.cancel(t.req.RunID)
