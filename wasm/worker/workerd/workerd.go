@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/internal/build"
+	"github.com/agentrt/agentrt/internal/envvar"
 )
 
 // File names inside a bundle directory. worker.mjs imports the other two
@@ -124,9 +125,31 @@ type Options struct {
 	// into the bundle directory), e.g. for a benchmark entry. Empty
 	// means EntryFile.
 	Entry string
+	// Durable runs the durable deployment: AGENTRT_SESSIONS=durable, the
+	// Durable Object class DurableClass bound as DurableBinding, with
+	// SQLite-backed storage.
+	Durable bool
+	// StateDir, with Durable, keeps the objects' storage in this
+	// directory (created if missing), so that it survives a restart of
+	// workerd. Empty keeps it in memory for the life of the process.
+	StateDir string
 	// Stdout and Stderr receive workerd's output; nil discards it.
 	Stdout, Stderr io.Writer
 }
+
+// The durable deployment's names; keep equal to wasm/worker/worker.mjs
+// and wrangler.jsonc.
+const (
+	// DurableClass is the Durable Object class worker.mjs exports.
+	DurableClass = "AgentrtSession"
+	// DurableBinding is the namespace binding the Worker routes with.
+	DurableBinding = "AGENTRT_SESSION"
+	// DurableUniqueKey is the namespace's key, as wrangler names it
+	// ("<worker name>-<class>"); the state directory holds a directory
+	// of this name.
+	DurableUniqueKey = "agentrt-" + DurableClass
+	stateService     = "agentrt-state"
+)
 
 // Config returns the capnp configuration for a bundle and options.
 func Config(o Options) string {
@@ -140,6 +163,9 @@ func Config(o Options) string {
 	b.WriteString("const config :Workerd.Config = (\n  services = [\n    (name = \"main\", worker = .agentrt),\n")
 	if o.AllowLocalNetwork {
 		b.WriteString("    (name = \"internet\", network = (allow = [\"public\", \"private\", \"local\"])),\n")
+	}
+	if o.Durable && o.StateDir != "" {
+		b.WriteString("    (name = \"" + stateService + "\", disk = (path = " + capnpString(o.StateDir) + ", writable = true)),\n")
 	}
 	addr := o.Addr
 	if addr == "" {
@@ -162,17 +188,36 @@ func Config(o Options) string {
 		b.WriteString(capnpString(f))
 	}
 	b.WriteString("],\n")
-	if len(o.Env) > 0 {
-		names := make([]string, 0, len(o.Env))
-		for k := range o.Env {
+	env := o.Env
+	if o.Durable {
+		env = make(map[string]string, len(o.Env)+1)
+		for k, v := range o.Env {
+			env[k] = v
+		}
+		env[envvar.Sessions] = "durable"
+	}
+	if len(env) > 0 || o.Durable {
+		names := make([]string, 0, len(env))
+		for k := range env {
 			names = append(names, k)
 		}
 		sort.Strings(names)
 		b.WriteString("  bindings = [\n")
 		for _, k := range names {
-			b.WriteString("    (name = " + capnpString(k) + ", text = " + capnpString(o.Env[k]) + "),\n")
+			b.WriteString("    (name = " + capnpString(k) + ", text = " + capnpString(env[k]) + "),\n")
+		}
+		if o.Durable {
+			b.WriteString("    (name = \"" + DurableBinding + "\", durableObjectNamespace = \"" + DurableClass + "\"),\n")
 		}
 		b.WriteString("  ],\n")
+	}
+	if o.Durable {
+		b.WriteString("  durableObjectNamespaces = [(className = \"" + DurableClass + "\", uniqueKey = \"" + DurableUniqueKey + "\", enableSql = true)],\n")
+		if o.StateDir != "" {
+			b.WriteString("  durableObjectStorage = (localDisk = \"" + stateService + "\"),\n")
+		} else {
+			b.WriteString("  durableObjectStorage = (inMemory = void),\n")
+		}
 	}
 	b.WriteString(");\n")
 	return b.String()
@@ -228,6 +273,16 @@ func Start(ctx context.Context, b *Bundle, o Options) (*Process, error) {
 		addr = o.Listener.Addr().String()
 	}
 	o.Addr = addr
+	if o.Durable && o.StateDir != "" {
+		dir, err := filepath.Abs(o.StateDir)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("workerd: the state directory: %v", err)
+		}
+		o.StateDir = dir
+	}
 	if err := os.WriteFile(filepath.Join(b.Dir, ConfigFile), []byte(Config(o)), 0o644); err != nil {
 		return nil, err
 	}
