@@ -40,7 +40,7 @@ func runWorker(ctx context.Context, args []string) error {
 	buildOnly := fs.Bool("build-only", false, "write the bundle to -out and exit (for wrangler deploy)")
 	allowLocal := fs.Bool("allow-local-network", false, "let the worker fetch local addresses (a local OpenAI-compatible server)")
 	durable := fs.Bool("durable", false, "the durable deployment: a Durable Object per conversation, with SQLite-backed storage (AGENTRT_SESSIONS=durable)")
-	state := fs.String("state", "", "with -durable: keep the objects' storage in this directory, across restarts; default: in memory")
+	state := fs.String("state", "", "with -durable: keep the objects' storage in this directory, across restarts; default: a temp dir removed on exit")
 	env := envFlag{}
 	fs.Var(env, "env", "a worker variable or secret, NAME=VALUE (repeatable); AGENTRT_* variables of this process are passed too")
 	if err := parseFlags(fs, args); err != nil {
@@ -117,7 +117,7 @@ func runWorker(ctx context.Context, args []string) error {
 	}
 	mode := "a session per isolate"
 	if *durable {
-		mode = "a Durable Object per conversation, storage in memory"
+		mode = "a Durable Object per conversation, storage in a temp dir removed on exit"
 		if stateDir != "" {
 			mode = "a Durable Object per conversation, storage in " + stateDir
 		}

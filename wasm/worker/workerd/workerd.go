@@ -131,7 +131,8 @@ type Options struct {
 	Durable bool
 	// StateDir, with Durable, keeps the objects' storage in this
 	// directory (created if missing), so that it survives a restart of
-	// workerd. Empty keeps it in memory for the life of the process.
+	// workerd. Empty keeps it in a temporary directory that Stop removes:
+	// workerd's in-memory storage has no SQL API.
 	StateDir string
 	// Stdout and Stderr receive workerd's output; nil discards it.
 	Stdout, Stderr io.Writer
@@ -164,7 +165,7 @@ func Config(o Options) string {
 	if o.AllowLocalNetwork {
 		b.WriteString("    (name = \"internet\", network = (allow = [\"public\", \"private\", \"local\"])),\n")
 	}
-	if o.Durable && o.StateDir != "" {
+	if o.Durable {
 		b.WriteString("    (name = \"" + stateService + "\", disk = (path = " + capnpString(o.StateDir) + ", writable = true)),\n")
 	}
 	addr := o.Addr
@@ -213,11 +214,7 @@ func Config(o Options) string {
 	}
 	if o.Durable {
 		b.WriteString("  durableObjectNamespaces = [(className = \"" + DurableClass + "\", uniqueKey = \"" + DurableUniqueKey + "\", enableSql = true)],\n")
-		if o.StateDir != "" {
-			b.WriteString("  durableObjectStorage = (localDisk = \"" + stateService + "\"),\n")
-		} else {
-			b.WriteString("  durableObjectStorage = (inMemory = void),\n")
-		}
+		b.WriteString("  durableObjectStorage = (localDisk = \"" + stateService + "\"),\n")
 	}
 	b.WriteString(");\n")
 	return b.String()
@@ -251,6 +248,8 @@ type Process struct {
 
 	cmd      *exec.Cmd
 	exited   chan struct{}
+	// tempState is the state directory Start made, removed by Stop.
+	tempState string
 	waitErr  error
 	stopOnce sync.Once
 }
@@ -273,7 +272,15 @@ func Start(ctx context.Context, b *Bundle, o Options) (*Process, error) {
 		addr = o.Listener.Addr().String()
 	}
 	o.Addr = addr
-	if o.Durable && o.StateDir != "" {
+	tempState := ""
+	if o.Durable {
+		if o.StateDir == "" {
+			dir, err := os.MkdirTemp("", "agentrt-state-")
+			if err != nil {
+				return nil, err
+			}
+			o.StateDir, tempState = dir, dir
+		}
 		dir, err := filepath.Abs(o.StateDir)
 		if err != nil {
 			return nil, err
@@ -303,9 +310,12 @@ func Start(ctx context.Context, b *Bundle, o Options) (*Process, error) {
 		cmd.Args = append(cmd.Args, "--socket-fd", "http=3")
 	}
 	if err := cmd.Start(); err != nil {
+		if tempState != "" {
+			_ = os.RemoveAll(tempState)
+		}
 		return nil, fmt.Errorf("workerd: %v", err)
 	}
-	p := &Process{URL: "http://" + addr, cmd: cmd, exited: make(chan struct{})}
+	p := &Process{URL: "http://" + addr, cmd: cmd, exited: make(chan struct{}), tempState: tempState}
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
@@ -361,6 +371,9 @@ func (p *Process) Stop() error {
 			<-p.exited
 		}
 	})
+	if p.tempState != "" {
+		_ = os.RemoveAll(p.tempState)
+	}
 	return nil
 }
 
