@@ -246,12 +246,12 @@ type Process struct {
 	// URL is the worker's base URL, e.g. "http://127.0.0.1:8787".
 	URL string
 
-	cmd      *exec.Cmd
-	exited   chan struct{}
+	cmd    *exec.Cmd
+	exited chan struct{}
 	// tempState is the state directory Start made, removed by Stop.
 	tempState string
-	waitErr  error
-	stopOnce sync.Once
+	waitErr   error
+	stopOnce  sync.Once
 }
 
 // Start writes the configuration into the bundle directory, starts
