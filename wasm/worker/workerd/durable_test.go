@@ -308,62 +308,89 @@ func TestDurable_Limit_History_Delete(t *testing.T) {
 	}
 }
 
-// BenchmarkDurable_Turn measures turns side by side on workerd, with 10
-// and 1,000 turns already in the conversation: "isolate" is the isolate
+// BenchmarkDurable_Turn measures one turn side by side on workerd, on a
+// conversation that holds 10 or 1,000 turns: "isolate" is the isolate
 // deployment with the host sending its history (the only way it keeps
 // context across isolates), "durable" the durable deployment with no
-// history. It reports the latency quantiles, the request bytes per turn
-// and the storage bytes (and rows) written per turn.
+// history on a warm object, "wake" the durable deployment with no
+// history on an object whose Go instance has just ended (the test fault
+// "exit"), as after an eviction: a Go start-up and a cold seed from
+// storage. Each iteration prepares its own conversation with one
+// untimed request carrying the prior turns as history (which also
+// stores them, in the durable deployment), then times the next turn. It
+// reports the latency quantiles, the request bytes of the timed turn,
+// and the storage bytes and rows that turn wrote.
 //
-//	go test -run XXX -bench BenchmarkDurable_Turn -benchtime 200x ./wasm/worker/workerd/
+//	go test -run XXX -bench BenchmarkDurable_Turn -benchtime 100x ./wasm/worker/workerd/
 func BenchmarkDurable_Turn(b *testing.B) {
-	for _, mode := range []string{"isolate", "durable"} {
+	for _, mode := range []string{"isolate", "durable", "wake"} {
 		for _, prior := range []int{10, 1000} {
 			b.Run(fmt.Sprintf("%s/%d", mode, prior), func(b *testing.B) {
 				o := workerd.Options{Env: durableEnv(nil)}
-				if mode == "durable" {
-					o.Durable, o.StateDir = true, b.TempDir()
-				}
+				durable := mode != "isolate"
+				o.Durable = durable
 				p := mustStart(b, o)
-				var history []msg
-				turn := func(input string, withHistory bool) (time.Duration, int) {
-					tb := turnBody{Input: input}
-					if withHistory {
-						tb.History = history
-					}
+				// The prior turns, as the module's messages.
+				history := make([]msg, 0, 2*prior)
+				for i := 0; i < prior; i++ {
+					history = append(history, msg{"user", fmt.Sprintf("question %d about something", i), ""},
+						msg{"assistant", fmt.Sprintf("answer %d with some words in it", i), ""})
+				}
+				send := func(id string, tb turnBody, want int) (time.Duration, int) {
 					body, _ := json.Marshal(tb)
 					start := time.Now()
-					res, err := client.Post(p.URL+"/v1/sessions/bench/runs", "application/json", bytes.NewReader(body))
+					res, err := client.Post(p.URL+"/v1/sessions/"+id+"/runs", "application/json", bytes.NewReader(body))
 					if err != nil {
 						b.Fatal(err)
 					}
-					var r struct {
-						Reply msg `json:"reply"`
-					}
+					var r result
 					err = json.NewDecoder(res.Body).Decode(&r)
 					io.Copy(io.Discard, res.Body)
 					res.Body.Close()
 					d := time.Since(start)
-					if err != nil || res.StatusCode != http.StatusOK {
-						b.Fatalf("status %d %v", res.StatusCode, err)
+					if err != nil || res.StatusCode != http.StatusOK || r.MessageCount != want {
+						b.Fatalf("status %d, %d messages, %v", res.StatusCode, r.MessageCount, err)
 					}
-					history = append(history, msg{"user", input, ""}, r.Reply)
 					return d, len(body)
-				}
-				for i := 0; i < prior; i++ {
-					turn(fmt.Sprintf("question %d about something", i), mode == "isolate")
-				}
-				var before storageStats
-				if mode == "durable" {
-					before = storedOf(b, p, "bench")
 				}
 				lat := make([]time.Duration, 0, b.N)
 				var sent int
-				b.ResetTimer()
+				var stored, rows int64
 				for i := 0; i < b.N; i++ {
-					d, n := turn(fmt.Sprintf("question %d about something", prior+i), mode == "isolate")
+					id := fmt.Sprintf("bench-%d-%d", b.N, i)
+					// Untimed: a conversation of prior turns (minus the last
+					// reply, which the setup turn itself answers).
+					b.StopTimer()
+					send(id, turnBody{Input: history[2*prior-2].Content, History: history[:2*prior-2]}, 2*prior)
+					if mode == "wake" {
+						body, _ := json.Marshal(turnBody{Input: "lost"})
+						req, _ := http.NewRequest("POST", p.URL+"/v1/sessions/"+id+"/runs", bytes.NewReader(body))
+						req.Header.Set("X-Agentrt-Test-Fault", "exit")
+						if res, err := client.Do(req); err == nil {
+							io.Copy(io.Discard, res.Body)
+							res.Body.Close()
+						}
+					}
+					var before storageStats // a woken object's counters start at zero
+					if mode == "durable" {
+						before = storedOf(b, p, id)
+					}
+					tb := turnBody{Input: "next question"}
+					if mode == "isolate" {
+						// The host's copy: the prior turns as the worker answered them.
+						tb.History = hostCopy(b, p, id)
+					}
+					b.StartTimer()
+					d, n := send(id, tb, 2*prior+2)
+					b.StopTimer()
 					lat = append(lat, d)
 					sent += n
+					if durable {
+						after := storedOf(b, p, id)
+						stored += after.BytesWritten - before.BytesWritten
+						rows += after.Rows - before.Rows
+					}
+					b.StartTimer()
 				}
 				b.StopTimer()
 				sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -371,12 +398,27 @@ func BenchmarkDurable_Turn(b *testing.B) {
 				b.ReportMetric(q(0.50), "p50-ms")
 				b.ReportMetric(q(0.99), "p99-ms")
 				b.ReportMetric(float64(sent)/float64(b.N), "sent-B/turn")
-				if mode == "durable" {
-					after := storedOf(b, p, "bench")
-					b.ReportMetric(float64(after.BytesWritten-before.BytesWritten)/float64(b.N), "stored-B/turn")
-					b.ReportMetric(float64(after.Rows-before.Rows)/float64(b.N), "rows/turn")
-				}
+				b.ReportMetric(float64(stored)/float64(b.N), "stored-B/turn")
+				b.ReportMetric(float64(rows)/float64(b.N), "rows/turn")
 			})
 		}
 	}
+}
+
+// hostCopy returns the session's messages, as a host that keeps its own
+// copy would send them.
+func hostCopy(t testing.TB, p *workerd.Process, id string) []msg {
+	t.Helper()
+	res, err := client.Get(p.URL + "/v1/sessions/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var s struct {
+		Messages []msg `json:"messages"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Messages
 }
