@@ -14,7 +14,7 @@ import (
 // binding.storage. Keep in sync with sqlStore in worker.mjs.
 //
 //	storage.stat()              -> [count, bytes]
-//	storage.load()              -> [body, ...] (strings, oldest first)
+//	storage.load()              -> "[body,...]" (one string: a JSON array, oldest first)
 //	storage.write(from, bodies) -> rows written (removes from `from` on first)
 //	storage.clear()
 //
@@ -33,15 +33,9 @@ func (s jsStore) Stat() (n int, size int64, err error) {
 	return r.Index(0).Int(), int64(r.Index(1).Float()), nil
 }
 
-func (s jsStore) Load() (rows [][]byte, err error) {
+func (s jsStore) Load() (a []byte, err error) {
 	defer caught(&err)
-	a := s.v.Call("load")
-	n := a.Length()
-	rows = make([][]byte, n)
-	for i := 0; i < n; i++ {
-		rows[i] = []byte(a.Index(i).String())
-	}
-	return rows, nil
+	return []byte(s.v.Call("load").String()), nil
 }
 
 func (s jsStore) Write(from int, msgs [][]byte) (rows int64, err error) {

@@ -436,7 +436,8 @@ export function sqlStore(storage) {
       return [r.n, r.b];
     },
     load() {
-      return sql.exec("SELECT body FROM agentrt_messages ORDER BY seq").toArray().map((r) => r.body);
+      // One string, the JSON array of the messages: one crossing into Go.
+      return sql.exec("SELECT '[' || COALESCE(group_concat(body, ',' ORDER BY seq), '') || ']' AS a FROM agentrt_messages").one().a;
     },
     write(from, bodies) {
       return storage.transactionSync(() => {

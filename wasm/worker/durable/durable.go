@@ -53,8 +53,9 @@ type Store interface {
 	// Stat returns the number of stored messages and their total size in
 	// bytes.
 	Stat() (count int, size int64, err error)
-	// Load returns the stored messages, oldest first.
-	Load() ([][]byte, error)
+	// Load returns the stored messages as one JSON array, oldest first
+	// ("[]" when there is none).
+	Load() ([]byte, error)
 	// Write removes the messages from index from on (when from is less
 	// than the stored count) and stores msgs after them, all or nothing.
 	// It returns the rows the storage reports written.
@@ -278,10 +279,10 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, h.full(size))
 		return
 	}
-	_, live := h.rt.Session(id)
+	live := h.live(id)
 	injected := false
 	if !withHistory && !live && count > 0 {
-		if body, err = h.seedBody(body); err != nil {
+		if body, err = h.seedBody(body, string(probe.History) == "null"); err != nil {
 			writeError(w, storageError("read", err))
 			return
 		}
@@ -305,30 +306,58 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 	rec.copyTo(w)
 }
 
-// seedBody adds the stored messages to body as its history.
-func (h *Handler) seedBody(body []byte) ([]byte, error) {
-	rows, err := h.store.Load()
+// live reports whether the runtime holds the session id, without
+// copying its messages.
+func (h *Handler) live(id string) bool {
+	for _, s := range h.rt.ListSessions() {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}
+
+// load reads the stored messages as one JSON array.
+func (h *Handler) load() ([]byte, error) {
+	a, err := h.store.Load()
 	if err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
 	h.stats.Loads++
 	h.mu.Unlock()
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+	return a, nil
+}
+
+// seedBody adds the stored messages to body (a JSON object without a
+// history, or with a null one) as its history.
+func (h *Handler) seedBody(body []byte, nullHistory bool) ([]byte, error) {
+	history, err := h.load()
+	if err != nil {
+		return nil, err
+	}
+	if nullHistory {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+			return nil, errors.New("the body is not a JSON object")
+		}
+		fields["history"] = history
+		return json.Marshal(fields)
+	}
+	// No history key: splice it in after the object's opening brace,
+	// without decoding the body again.
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, errors.New("the body is not a JSON object")
 	}
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, m := range rows {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(m)
+	rest := trimmed[1:]
+	out := make([]byte, 0, len(body)+len(history)+16)
+	out = append(out, `{"history":`...)
+	out = append(out, history...)
+	if r := bytes.TrimLeft(rest, " \t\r\n"); len(r) > 0 && r[0] != '}' {
+		out = append(out, ',')
 	}
-	b.WriteByte(']')
-	fields["history"] = b.Bytes()
-	return json.Marshal(fields)
+	return append(out, rest...), nil
 }
 
 // turnState is one run request's view of the conversation.
@@ -423,13 +452,14 @@ func (t *turnState) diverged() (int, [][]byte, int64, error) {
 	if rec.status != http.StatusOK || json.Unmarshal(rec.body.Bytes(), &s) != nil {
 		return 0, nil, 0, errors.New("the session could not be read")
 	}
-	stored, err := t.h.store.Load()
+	a, err := t.h.load()
 	if err != nil {
 		return 0, nil, 0, err
 	}
-	t.h.mu.Lock()
-	t.h.stats.Loads++
-	t.h.mu.Unlock()
+	var stored []json.RawMessage
+	if err := json.Unmarshal(a, &stored); err != nil {
+		return 0, nil, 0, errors.New("the stored messages could not be read")
+	}
 	msgs := rawMessages(s.Messages)
 	k := 0
 	for k < len(stored) && k < len(msgs) && bytes.Equal(stored[k], msgs[k]) {
@@ -474,7 +504,7 @@ func (h *Handler) remove(w http.ResponseWriter, r *http.Request, id string) {
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request, id string) {
-	if _, live := h.rt.Session(id); live {
+	if h.live(id) {
 		h.api.ServeHTTP(w, r)
 		return
 	}
@@ -490,7 +520,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, id string) {
 		h.api.ServeHTTP(w, r)
 		return
 	}
-	rows, err := h.store.Load()
+	msgs, err := h.load()
 	if err != nil {
 		writeError(w, storageError("read", err))
 		return
@@ -499,14 +529,9 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, id string) {
 	idJSON, _ := json.Marshal(id)
 	b.WriteString(`{"id":`)
 	b.Write(idJSON)
-	b.WriteString(`,"messageCount":` + strconv.Itoa(len(rows)) + `,"messages":[`)
-	for i, m := range rows {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(m)
-	}
-	b.WriteString("]}\n")
+	b.WriteString(`,"messageCount":` + strconv.Itoa(count) + `,"messages":`)
+	b.Write(msgs)
+	b.WriteString("}\n")
 	writeRaw(w, http.StatusOK, b.Bytes())
 }
 

@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,11 +34,11 @@ func (m *memStore) Stat() (int, int64, error) {
 	return len(m.rows), n, nil
 }
 
-func (m *memStore) Load() ([][]byte, error) {
+func (m *memStore) Load() ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.loads++
-	return append([][]byte(nil), m.rows...), nil
+	return append(append([]byte("["), bytes.Join(m.rows, []byte(","))...), ']'), nil
 }
 
 func (m *memStore) Write(from int, msgs [][]byte) (int64, error) {
@@ -337,4 +338,25 @@ func TestHandler_Run_BodyLimit(t *testing.T) {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// Ensure every spelling of "no history" on a woken object seeds it from
+// storage, and the body's other fields still apply.
+func TestHandler_Run_SeedBodies(t *testing.T) {
+	tests := []struct{ name, body string }{
+		{"OK/plain", `{"input":"x"}`},
+		{"OK/spaces", " \n {  \"input\" : \"x\" } "},
+		{"OK/nullHistory", `{"input":"x","history":null}`},
+		{"OK/nullHistoryFirst", `{"history":null,"input":"x","runId":"r-1"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &memStore{}
+			turn(t, object(t, st, Config{}), "a")
+			a := do(t, object(t, st, Config{}), "POST", "/v1/sessions/c1/runs", tc.body)
+			if a.Status != 200 || a.Seed.Mode != "cold" || a.Seed.Seeded != 2 || a.MessageCount != 4 {
+				t.Fatalf("got %d %s, want a cold seed of 2", a.Status, a.Body)
+			}
+		})
+	}
 }
