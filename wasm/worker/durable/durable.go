@@ -242,7 +242,11 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, h.tooLarge())
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
+	var body []byte
+	var err error
+	if r.Body != nil {
+		body, err = io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
+	}
 	if err != nil {
 		writeError(w, core.NewError(core.CodeInvalidArgument, "the body could not be read"))
 		return
