@@ -3,7 +3,9 @@
 package workerd_test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -168,7 +170,14 @@ func TestDurable_OneTurnAtATime_Faults_ClientLeaves(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bundle.Dir, "durable-abort-entry.mjs"), []byte(durableAbortEntry), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := mustStart(t, workerd.Options{Durable: true, AllowLocalNetwork: true, Env: durableEnv(openaiEnv(up.URL)), Entry: "durable-abort-entry.mjs"})
+	p, logs := mustStartLogs(t, workerd.Options{Durable: true, AllowLocalNetwork: true, Env: durableEnv(openaiEnv(up.URL)), Entry: "durable-abort-entry.mjs"})
+	defer func() {
+		for _, bad := range []string{"different request context", "hung", "Uncaught"} {
+			if strings.Contains(logs.String(), bad) {
+				t.Errorf("workerd logged %q", bad)
+			}
+		}
+	}()
 
 	t.Run("serialize", func(t *testing.T) {
 		const n = 4
@@ -259,6 +268,38 @@ func TestDurable_OneTurnAtATime_Faults_ClientLeaves(t *testing.T) {
 		}
 		r := post(t, p, "/v1/sessions/gone/runs", turnBody{Input: "next", Policy: map[string]any{"onBusy": "reject"}})
 		if r.Status != 200 || r.Reply.Content != "upstream saw 3 messages" || r.MessageCount != 4 {
+			t.Errorf("next turn: %d %q %+v, want 200 and no dangling message", r.Status, r.Reply.Content, r.Error)
+		}
+	})
+
+	// A real disconnect: a stream read to its first event, then closed.
+	// The Worker's stream, the object's stream and the run are cancelled.
+	t.Run("client-leaves-stream", func(t *testing.T) {
+		if r := post(t, p, "/v1/sessions/gone-sse/runs", turnBody{Input: "first"}); r.Status != 200 {
+			t.Fatalf("first turn: %d %+v", r.Status, r.Error)
+		}
+		before := up.cancelled.Load()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "POST", p.URL+"/v1/sessions/gone-sse/runs", strings.NewReader(`{"input":"a very slow question"}`))
+		req.Header.Set("Accept", "text/event-stream")
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(res.Body).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "event: run.started") {
+			t.Fatalf("first line %q %v", line, err)
+		}
+		waitFor(t, "the upstream call", func() bool { return up.inFlight.Load() > 0 })
+		cancel()
+		res.Body.Close()
+		waitFor(t, "the upstream call to be abandoned", func() bool { return up.cancelled.Load() > before })
+		if s := storedOf(t, p, "gone-sse"); s.Messages != 2 {
+			t.Errorf("stored %+v, want the first turn only", s)
+		}
+		r := post(t, p, "/v1/sessions/gone-sse/runs", turnBody{Input: "next", Policy: map[string]any{"onBusy": "reject"}})
+		if r.Status != 200 || r.Reply.Content != "upstream saw 3 messages" {
 			t.Errorf("next turn: %d %q %+v, want 200 and no dangling message", r.Status, r.Reply.Content, r.Error)
 		}
 	})
