@@ -114,6 +114,13 @@ func TestDurable_TurnsWithoutHistory_SurviveRestart(t *testing.T) {
 // keep exact counts.
 func TestDurable_ParallelConversations(t *testing.T) {
 	p := mustStart(t, workerd.Options{Durable: true, Env: durableEnv(nil)})
+	// An object left idle holds no timer, so workerd evicts it (after
+	// about 10 s): checked at the end, on a conversation left alone while
+	// the others run.
+	if r := post(t, p, "/v1/sessions/idle/runs", turnBody{Input: "then silence"}); r.Status != 200 {
+		t.Fatalf("idle conversation: %d %+v", r.Status, r.Error)
+	}
+	idleSince := time.Now()
 	const convs, turns = 50, 3
 	var wg sync.WaitGroup
 	errs := make(chan string, convs*turns)
@@ -152,6 +159,13 @@ func TestDurable_ParallelConversations(t *testing.T) {
 		if s := storedOf(t, p, id); s.Messages != 2*turns {
 			t.Errorf("%s: stored %+v, want %d messages", id, s, 2*turns)
 		}
+	}
+	time.Sleep(time.Until(idleSince.Add(15 * time.Second)))
+	if s := storedOf(t, p, "idle"); s.Messages != 2 || s.Writes != 0 {
+		t.Errorf("idle conversation: %+v, want a new instance (no write yet) over the 2 stored messages", s)
+	}
+	if r := post(t, p, "/v1/sessions/idle/runs", turnBody{Input: "back"}); r.Status != 200 || r.Seed.Mode != "cold" || r.ModelCalls[0].MessageCount != 3 {
+		t.Errorf("back after idling: %d seed %+v calls %+v, want a cold seed from storage", r.Status, r.Seed, r.ModelCalls)
 	}
 }
 
