@@ -383,7 +383,14 @@ export async function serve(request, env, ctx) {
       if (!ns || typeof ns.idFromName !== "function") {
         return jsonError(500, "internal", `the worker is misconfigured: ${SESSIONS_VAR} is "durable" but the Durable Object binding ${SESSION_BINDING} is missing`);
       }
-      return ns.get(ns.idFromName(id)).fetch(request);
+      try {
+        return await ns.get(ns.idFromName(id)).fetch(request);
+      } catch (e) {
+        // The object could not be reached, or failed (reset or
+        // overloaded): a plain-text 500 from workerd would break the API.
+        console.error("agentrt:", e && e.message || e);
+        return jsonError(500, "internal", "the conversation's Durable Object failed to answer");
+      }
     }
   }
   return answer(() => instanceFor(env), request, ctx);
