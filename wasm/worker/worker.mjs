@@ -58,7 +58,8 @@ const HEARTBEAT = new TextEncoder().encode(": keepalive\n\n");
 
 const JSON_TYPE = "application/json; charset=utf-8";
 const DIED_MESSAGE = "the worker's Go instance stopped (out of memory or another fatal error) while answering; "
-  + "the next request starts a fresh instance, whose sessions are seeded from the history each request sends";
+  + "the next request starts a fresh instance, whose sessions are seeded from the history each request sends "
+  + "(in the durable deployment, from the conversation's storage when a request sends none)";
 
 let current = null; // Promise of the isolate's instance
 let currentInst = null; // the instance, once started

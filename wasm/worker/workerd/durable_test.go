@@ -251,8 +251,9 @@ func TestDurable_OneTurnAtATime_Faults_ClientLeaves(t *testing.T) {
 			}
 			calls := up.calls.Load()
 			r := post(t, p, "/v1/sessions/"+id+"/runs", turnBody{Input: "lost"}, "X-Agentrt-Test-Fault", fault)
-			if r.Status != 500 || r.Error.Code != "internal" {
-				t.Fatalf("faulty turn: %d %+v, want 500 internal", r.Status, r.Error)
+			want := map[string]string{"storage": "the turn was not kept", "exit": "from the conversation's storage"}[fault]
+			if r.Status != 500 || r.Error.Code != "internal" || !strings.Contains(r.Error.Message, want) {
+				t.Fatalf("faulty turn: %d %+v, want 500 internal saying %q", r.Status, r.Error, want)
 			}
 			if up.calls.Load() != calls+1 {
 				t.Fatalf("the model was not called before the fault")
