@@ -206,6 +206,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// Authorized reports whether r may use the session routes: true when
+// Config.Token is empty, or when r carries "Authorization: Bearer
+// <Token>". A handler that wraps this one (the worker's Durable Object)
+// asks it before acting on a request itself.
+func (h *Handler) Authorized(r *http.Request) bool { return h.authorized(r) }
+
 // authorized compares SHA-256 digests in constant time, so that neither
 // the content nor the length of the token leaks through timing.
 func (h *Handler) authorized(r *http.Request) bool {

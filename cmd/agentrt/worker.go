@@ -39,10 +39,15 @@ func runWorker(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "write the bundle (worker.mjs, wasm_exec.js, worker.wasm, config.capnp) here and keep it; default: a temp dir removed on exit")
 	buildOnly := fs.Bool("build-only", false, "write the bundle to -out and exit (for wrangler deploy)")
 	allowLocal := fs.Bool("allow-local-network", false, "let the worker fetch local addresses (a local OpenAI-compatible server)")
+	durable := fs.Bool("durable", false, "the durable deployment: a Durable Object per conversation, with SQLite-backed storage (AGENTRT_SESSIONS=durable)")
+	state := fs.String("state", "", "with -durable: keep the objects' storage in this directory, across restarts; default: a temp dir removed on exit")
 	env := envFlag{}
 	fs.Var(env, "env", "a worker variable or secret, NAME=VALUE (repeatable); AGENTRT_* variables of this process are passed too")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *state != "" && !*durable {
+		return errors.New("-state needs -durable: only the durable deployment stores conversations")
 	}
 	root, err := build.Root()
 	if err != nil {
@@ -57,6 +62,16 @@ func runWorker(ctx context.Context, args []string) error {
 	}
 	for k, v := range env {
 		vars[k] = v
+	}
+	if v, ok := vars[envvar.Sessions]; ok && v == "durable" {
+		*durable = true
+	}
+	stateDir := ""
+	if *state != "" {
+		// Relative to where the command runs, like any data directory.
+		if stateDir, err = filepath.Abs(*state); err != nil {
+			return err
+		}
 	}
 	dir := *out
 	if dir == "" {
@@ -96,11 +111,18 @@ func runWorker(ctx context.Context, args []string) error {
 		return nil
 	}
 	fmt.Fprintln(os.Stderr, "starting workerd...")
-	p, err := workerd.Start(ctx, b, workerd.Options{Root: root, Listener: ln, Env: vars, AllowLocalNetwork: *allowLocal, Stdout: os.Stdout, Stderr: os.Stderr})
+	p, err := workerd.Start(ctx, b, workerd.Options{Root: root, Listener: ln, Env: vars, AllowLocalNetwork: *allowLocal, Durable: *durable, StateDir: stateDir, Stdout: os.Stdout, Stderr: os.Stderr})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("agentrt worker on %s (workerd; ready, Ctrl-C stops it)\n", p.URL)
+	mode := "a session per isolate"
+	if *durable {
+		mode = "a Durable Object per conversation, storage in a temp dir removed on exit"
+		if stateDir != "" {
+			mode = "a Durable Object per conversation, storage in " + stateDir
+		}
+	}
+	fmt.Printf("agentrt worker on %s (workerd, %s; ready, Ctrl-C stops it)\n", p.URL, mode)
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(os.Stderr, "stopping workerd...")

@@ -25,6 +25,12 @@ const (
 	MaxBodyBytes = "AGENTRT_MAX_BODY_BYTES"
 	// SystemPrompt is the worker's system prompt (optional).
 	SystemPrompt = "AGENTRT_SYSTEM_PROMPT"
+	// Sessions chooses the worker's deployment: "isolate" (the default)
+	// or "durable" (a Durable Object per conversation).
+	Sessions = "AGENTRT_SESSIONS"
+	// MaxStoredBytes bounds the stored bytes of one conversation in the
+	// durable deployment.
+	MaxStoredBytes = "AGENTRT_MAX_STORED_BYTES"
 	// TestFaults set to "1" enables the worker's test-only fault routes.
 	// Never set it in a deployment.
 	TestFaults = "AGENTRT_TEST_FAULTS"

@@ -21,6 +21,12 @@ const (
 	EnvOpenAIKey     = envvar.OpenAIKey     // secret
 	EnvMaxBodyBytes  = envvar.MaxBodyBytes  // default 1 MiB
 	EnvSystemPrompt  = envvar.SystemPrompt  // optional
+	// EnvSessions is "isolate" (the default) or "durable": a Durable
+	// Object per conversation (docs/adr/0014-durable-sessions.md).
+	EnvSessions = envvar.Sessions
+	// EnvMaxStoredBytes bounds a conversation's stored bytes in the
+	// durable deployment (default durable.DefaultMaxStoredBytes).
+	EnvMaxStoredBytes = envvar.MaxStoredBytes
 	// EnvTestFaults set to "1" enables the test-only fault routes (see
 	// withFaults). Never set it in a deployment.
 	EnvTestFaults = envvar.TestFaults
@@ -33,6 +39,10 @@ type config struct {
 	// Model is nil for echo.
 	Model        *openai.Model
 	MaxBodyBytes int64
+	// Durable is set by EnvSessions "durable".
+	Durable bool
+	// MaxStoredBytes is EnvMaxStoredBytes; 0 means the default.
+	MaxStoredBytes int64
 	// TestFaults enables the fault routes (EnvTestFaults).
 	TestFaults bool
 }
@@ -47,6 +57,20 @@ func configFrom(get func(string) string) (config, error) {
 			return c, errors.New(EnvMaxBodyBytes + " must be a positive integer")
 		}
 		c.MaxBodyBytes = n
+	}
+	switch m := strings.TrimSpace(get(EnvSessions)); m {
+	case "", "isolate":
+	case "durable":
+		c.Durable = true
+	default:
+		return c, errors.New(EnvSessions + " must be \"isolate\" or \"durable\"")
+	}
+	if s := strings.TrimSpace(get(EnvMaxStoredBytes)); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			return c, errors.New(EnvMaxStoredBytes + " must be a positive integer")
+		}
+		c.MaxStoredBytes = n
 	}
 	switch m := strings.TrimSpace(get(EnvModel)); m {
 	case "", "echo":

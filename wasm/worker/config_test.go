@@ -29,6 +29,18 @@ func TestConfigFrom(t *testing.T) {
 					t.Error("runtime config has no model")
 				}
 			}},
+		{name: "OK/durable", env: map[string]string{EnvSessions: "durable", EnvMaxStoredBytes: "4096"}, check: func(t *testing.T, c config) {
+			if !c.Durable || c.MaxStoredBytes != 4096 {
+				t.Errorf("got %+v", c)
+			}
+		}},
+		{name: "OK/isolate", env: map[string]string{EnvSessions: "isolate"}, check: func(t *testing.T, c config) {
+			if c.Durable || c.MaxStoredBytes != 0 {
+				t.Errorf("got %+v", c)
+			}
+		}},
+		{name: "ErrSessions", env: map[string]string{EnvSessions: "objects"}, wantErr: EnvSessions},
+		{name: "ErrStoredLimit", env: map[string]string{EnvMaxStoredBytes: "0"}, wantErr: EnvMaxStoredBytes},
 		{name: "ErrUnknownModel", env: map[string]string{EnvModel: "gpt"}, wantErr: EnvModel},
 		{name: "ErrBaseURL", env: map[string]string{EnvModel: "openai", EnvOpenAIBaseURL: "ftp://x", EnvOpenAIModel: "m"}, wantErr: EnvOpenAIBaseURL},
 		{name: "ErrNoModelName", env: map[string]string{EnvModel: "openai", EnvOpenAIBaseURL: "https://x", EnvOpenAIKey: "sekrit"}, wantErr: EnvOpenAIModel},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"strings"
 )
@@ -35,4 +36,31 @@ func withFaults(h http.Handler, token string, die func(kind string)) http.Handle
 		}
 		die(kind)
 	})
+}
+
+// FaultHeader, on a run request to the durable deployment with the fault
+// switch on, injects a failure between the model's answer and the
+// storage write: "storage" fails the write, "exit" ends the Go instance
+// there.
+const (
+	FaultHeader  = "X-Agentrt-Test-Fault"
+	faultStorage = "storage"
+)
+
+// errInjectedStorage is the write failure FaultHeader "storage" injects.
+var errInjectedStorage = errors.New("agentrt: injected storage fault")
+
+// beforeWrite returns the durable handler's BeforeWrite hook for the
+// fault switch: it fails or ends the instance (with die) as the run
+// request's FaultHeader says, and does nothing without it.
+func beforeWrite(die func(kind string)) func(r *http.Request) error {
+	return func(r *http.Request) error {
+		switch r.Header.Get(FaultHeader) {
+		case faultStorage:
+			return errInjectedStorage
+		case faultExit:
+			die(faultExit)
+		}
+		return nil
+	}
 }

@@ -50,3 +50,32 @@ func TestWithFaults(t *testing.T) {
 		t.Error("AGENTRT_TEST_FAULTS=yes enabled the switch; only \"1\" does")
 	}
 }
+
+// Ensure the storage fault header fails the write or ends the instance,
+// and a request without it writes.
+func TestBeforeWrite(t *testing.T) {
+	tests := []struct {
+		name, header string
+		wantErr      bool
+		wantDie      string
+	}{
+		{"OK/none", "", false, ""},
+		{"OK/unknown", "other", false, ""},
+		{"ErrStorage", "storage", true, ""},
+		{"ErrExit", "exit", false, "exit"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var died string
+			f := beforeWrite(func(k string) { died = k })
+			req := httptest.NewRequest("POST", "/v1/sessions/a/runs", nil)
+			if tc.header != "" {
+				req.Header.Set(FaultHeader, tc.header)
+			}
+			err := f(req)
+			if (err != nil) != tc.wantErr || died != tc.wantDie {
+				t.Errorf("got err %v, died %q; want error %v, died %q", err, died, tc.wantErr, tc.wantDie)
+			}
+		})
+	}
+}

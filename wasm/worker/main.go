@@ -3,7 +3,10 @@
 // Command worker is agentrt as a Cloudflare Worker: the HTTP API of
 // package httpapi over one core.Runtime per isolate, built with
 // github.com/syumai/workers and started by its own entry module,
-// worker.mjs, which instantiates this module once per isolate.
+// worker.mjs, which instantiates this module once per isolate. In the
+// durable deployment (AGENTRT_SESSIONS=durable) worker.mjs also starts
+// one instance per Durable Object, handing it the object's storage, and
+// that instance serves its one conversation with package durable.
 //
 // Build and run it locally with `go run ./cmd/agentrt worker`; deploy it
 // with wrangler (docs/worker.md).
@@ -20,6 +23,7 @@ import (
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/wasm/worker/bridge"
+	"github.com/agentrt/agentrt/wasm/worker/durable"
 )
 
 func main() {
@@ -41,9 +45,19 @@ func main() {
 			cfg.Model.Client = bridge.FetchClient{}
 		}
 		rt, rerr := core.New(cfg.runtimeConfig())
-		if rerr != nil {
+		switch storage := ctx.Get("binding").Get(storageName); {
+		case rerr != nil:
 			h = misconfigured(rerr.Error())
-		} else {
+		case storage.Type() == js.TypeObject:
+			// A Durable Object's instance: one conversation, kept in the
+			// object's storage.
+			api := httpapi.New(httpapi.Config{Runtime: rt, Token: cfg.Token, MaxBodyBytes: durable.APIBodyLimit(cfg.MaxBodyBytes, cfg.MaxStoredBytes), Version: core.Version})
+			dc := durable.Config{API: api, Runtime: rt, Store: jsStore{storage}, MaxBodyBytes: cfg.MaxBodyBytes, MaxStoredBytes: cfg.MaxStoredBytes, TestRoutes: cfg.TestFaults}
+			if cfg.TestFaults {
+				dc.BeforeWrite = beforeWrite(die)
+			}
+			h = durable.New(dc)
+		default:
 			h = httpapi.New(httpapi.Config{Runtime: rt, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Version: core.Version})
 		}
 	}

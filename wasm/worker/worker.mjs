@@ -22,9 +22,24 @@
 // fails the requests it was serving with a typed error, and the next
 // request starts a fresh instance.
 //
-// Keep the names in sync with wasm/worker/bridge_js.go.
+// In the durable deployment (AGENTRT_SESSIONS=durable) the Worker routes
+// /v1/sessions/{id} and everything under it to the Durable Object named
+// by the id (AgentrtSession, bound as AGENTRT_SESSION) and holds no
+// session itself. Each object starts its own Go instance, handing it the
+// object's SQLite storage (sqlStore), and serves its one conversation
+// with it the same way (docs/adr/0014-durable-sessions.md).
+//
+// Keep the names in sync with wasm/worker/bridge_js.go and
+// wasm/worker/store_js.go.
+import { DurableObject } from "cloudflare:workers";
 import "./wasm_exec.js";
 import wasmModule from "./worker.wasm";
+
+// The durable deployment: the variable that chooses it, and the Durable
+// Object namespace binding it routes sessions to (wrangler.jsonc).
+const SESSIONS_VAR = "AGENTRT_SESSIONS";
+const SESSION_BINDING = "AGENTRT_SESSION";
+const SESSIONS_PREFIX = "/v1/sessions/";
 
 // Polling of a request whose answer is not ready yet (its run waits
 // behind another run of its session, or for another request's upstream
@@ -43,7 +58,8 @@ const HEARTBEAT = new TextEncoder().encode(": keepalive\n\n");
 
 const JSON_TYPE = "application/json; charset=utf-8";
 const DIED_MESSAGE = "the worker's Go instance stopped (out of memory or another fatal error) while answering; "
-  + "the next request starts a fresh instance, whose sessions are seeded from the history each request sends";
+  + "the next request starts a fresh instance, whose sessions are seeded from the history each request sends "
+  + "(in the durable deployment, from the conversation's storage when a request sends none)";
 
 let current = null; // Promise of the isolate's instance
 let currentInst = null; // the instance, once started
@@ -62,9 +78,12 @@ class ClientGone extends Error {
  * Starts one Go instance and resolves to its API once Go is ready.
  * @param {object} env the worker's environment (vars and secrets)
  * @param {WebAssembly.Module} [mod]
+ * @param {object} [storage] a Durable Object's storage adapter (sqlStore):
+ *   the instance then serves that object's one conversation
  */
-export async function startInstance(env, mod = wasmModule) {
+export async function startInstance(env, mod = wasmModule, storage = undefined) {
   const binding = {};
+  if (storage !== undefined) binding.storage = storage;
   // github.com/syumai/workers reads globalThis.context during Go's init.
   globalThis.context = { env, binding };
   const go = new globalThis.Go();
@@ -333,13 +352,56 @@ function jsonError(status, code, message) {
 }
 
 /**
+ * The session id of a /v1/sessions/{id}[/...] path, decoded as the HTTP
+ * API decodes it, or null for any other path (or an id that does not
+ * decode, which the Worker's own instance refuses).
+ * @param {string} pathname
+ */
+export function sessionIdOf(pathname) {
+  if (!pathname.startsWith(SESSIONS_PREFIX)) return null;
+  const raw = pathname.slice(SESSIONS_PREFIX.length).split("/", 1)[0];
+  if (raw === "") return null;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The worker's fetch handler: answers request with the isolate's instance,
- * starting one when there is none or the last one died.
+ * starting one when there is none or the last one died. In the durable
+ * deployment a session's requests go to its Durable Object instead.
  * @param {Request} request
  * @param {object} env
  * @param {{waitUntil?: (p: Promise<unknown>) => void}} [ctx]
  */
 export async function serve(request, env, ctx) {
+  if (env && env[SESSIONS_VAR] === "durable") {
+    const id = sessionIdOf(new URL(request.url).pathname);
+    if (id !== null) {
+      const ns = env[SESSION_BINDING];
+      if (!ns || typeof ns.idFromName !== "function") {
+        return jsonError(500, "internal", `the worker is misconfigured: ${SESSIONS_VAR} is "durable" but the Durable Object binding ${SESSION_BINDING} is missing`);
+      }
+      try {
+        return await ns.get(ns.idFromName(id)).fetch(request);
+      } catch (e) {
+        // The object could not be reached, or failed (reset or
+        // overloaded): a plain-text 500 from workerd would break the API.
+        console.error("agentrt:", e && e.message || e);
+        return jsonError(500, "internal", "the conversation's Durable Object failed to answer");
+      }
+    }
+  }
+  return answer(() => instanceFor(env), request, ctx);
+}
+
+/**
+ * Answers request with the instance getInstance resolves to, turning a
+ * dead instance, a client that left or any failure into a JSON error.
+ */
+async function answer(getInstance, request, ctx) {
   let inst = null;
   let done = () => {};
   if (ctx && typeof ctx.waitUntil === "function") {
@@ -349,7 +411,7 @@ export async function serve(request, env, ctx) {
     ctx.waitUntil(new Promise((resolve) => { done = resolve; }));
   }
   try {
-    inst = await instanceFor(env);
+    inst = await getInstance();
     return await handle(inst, request, done);
   } catch (e) {
     done();
@@ -363,6 +425,74 @@ export async function serve(request, env, ctx) {
     }
     console.error("agentrt:", e && e.message || e);
     return jsonError(500, "internal", "the worker failed to answer");
+  }
+}
+
+/**
+ * The storage adapter a Durable Object's Go instance uses: the
+ * conversation's messages, one row each, in the object's SQLite storage.
+ * Every call is synchronous and throws on failure. Keep in sync with
+ * wasm/worker/store_js.go.
+ * @param {DurableObjectStorage} storage
+ */
+export function sqlStore(storage) {
+  const sql = storage.sql;
+  sql.exec("CREATE TABLE IF NOT EXISTS agentrt_messages (seq INTEGER PRIMARY KEY, body TEXT NOT NULL)");
+  return {
+    stat() {
+      const r = sql.exec("SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(CAST(body AS BLOB))), 0) AS b FROM agentrt_messages").one();
+      return [r.n, r.b];
+    },
+    load() {
+      // One string, the JSON array of the messages: one crossing into Go.
+      return sql.exec("SELECT '[' || COALESCE(group_concat(body, ',' ORDER BY seq), '') || ']' AS a FROM agentrt_messages").one().a;
+    },
+    write(from, bodies) {
+      return storage.transactionSync(() => {
+        let rows = sql.exec("DELETE FROM agentrt_messages WHERE seq >= ?", from).rowsWritten;
+        for (let i = 0; i < bodies.length; i++) {
+          rows += sql.exec("INSERT INTO agentrt_messages (seq, body) VALUES (?, ?)", from + i, bodies[i]).rowsWritten;
+        }
+        return rows;
+      });
+    },
+    clear() {
+      sql.exec("DELETE FROM agentrt_messages");
+    },
+  };
+}
+
+/**
+ * The Durable Object of one conversation (the durable deployment). It
+ * starts its own Go instance on its first request, with its storage, and
+ * starts another if that one dies; it holds no timer while idle, so it can
+ * be evicted, and its next instance seeds the conversation from storage.
+ */
+export class AgentrtSession extends DurableObject {
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.current = null; // Promise of the object's instance
+    this.inst = null; // the instance, once started
+  }
+
+  instance() {
+    if (this.inst !== null && !this.inst.isAlive()) {
+      this.current = null;
+      this.inst = null;
+    }
+    if (this.current === null) {
+      const p = startInstance(this.env, wasmModule, sqlStore(this.ctx.storage)).then((inst) => {
+        if (this.current === p) this.inst = inst;
+        return inst;
+      });
+      p.catch(() => { if (this.current === p) this.current = null; });
+      this.current = p;
+    }
+    return this.current;
+  }
+
+  async fetch(request) {
+    return answer(() => this.instance(), request, this.ctx);
   }
 }
 

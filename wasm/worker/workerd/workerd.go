@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/internal/build"
+	"github.com/agentrt/agentrt/internal/envvar"
 )
 
 // File names inside a bundle directory. worker.mjs imports the other two
@@ -124,9 +125,32 @@ type Options struct {
 	// into the bundle directory), e.g. for a benchmark entry. Empty
 	// means EntryFile.
 	Entry string
+	// Durable runs the durable deployment: AGENTRT_SESSIONS=durable, the
+	// Durable Object class DurableClass bound as DurableBinding, with
+	// SQLite-backed storage.
+	Durable bool
+	// StateDir, with Durable, keeps the objects' storage in this
+	// directory (created if missing), so that it survives a restart of
+	// workerd. Empty keeps it in a temporary directory that Stop removes:
+	// workerd's in-memory storage has no SQL API.
+	StateDir string
 	// Stdout and Stderr receive workerd's output; nil discards it.
 	Stdout, Stderr io.Writer
 }
+
+// The durable deployment's names; keep equal to wasm/worker/worker.mjs
+// and wrangler.jsonc.
+const (
+	// DurableClass is the Durable Object class worker.mjs exports.
+	DurableClass = "AgentrtSession"
+	// DurableBinding is the namespace binding the Worker routes with.
+	DurableBinding = "AGENTRT_SESSION"
+	// DurableUniqueKey is the namespace's key, as wrangler names it
+	// ("<worker name>-<class>"); the state directory holds a directory
+	// of this name.
+	DurableUniqueKey = "agentrt-" + DurableClass
+	stateService     = "agentrt-state"
+)
 
 // Config returns the capnp configuration for a bundle and options.
 func Config(o Options) string {
@@ -140,6 +164,9 @@ func Config(o Options) string {
 	b.WriteString("const config :Workerd.Config = (\n  services = [\n    (name = \"main\", worker = .agentrt),\n")
 	if o.AllowLocalNetwork {
 		b.WriteString("    (name = \"internet\", network = (allow = [\"public\", \"private\", \"local\"])),\n")
+	}
+	if o.Durable {
+		b.WriteString("    (name = \"" + stateService + "\", disk = (path = " + capnpString(o.StateDir) + ", writable = true)),\n")
 	}
 	addr := o.Addr
 	if addr == "" {
@@ -162,17 +189,32 @@ func Config(o Options) string {
 		b.WriteString(capnpString(f))
 	}
 	b.WriteString("],\n")
-	if len(o.Env) > 0 {
-		names := make([]string, 0, len(o.Env))
-		for k := range o.Env {
+	env := o.Env
+	if o.Durable {
+		env = make(map[string]string, len(o.Env)+1)
+		for k, v := range o.Env {
+			env[k] = v
+		}
+		env[envvar.Sessions] = "durable"
+	}
+	if len(env) > 0 || o.Durable {
+		names := make([]string, 0, len(env))
+		for k := range env {
 			names = append(names, k)
 		}
 		sort.Strings(names)
 		b.WriteString("  bindings = [\n")
 		for _, k := range names {
-			b.WriteString("    (name = " + capnpString(k) + ", text = " + capnpString(o.Env[k]) + "),\n")
+			b.WriteString("    (name = " + capnpString(k) + ", text = " + capnpString(env[k]) + "),\n")
+		}
+		if o.Durable {
+			b.WriteString("    (name = \"" + DurableBinding + "\", durableObjectNamespace = \"" + DurableClass + "\"),\n")
 		}
 		b.WriteString("  ],\n")
+	}
+	if o.Durable {
+		b.WriteString("  durableObjectNamespaces = [(className = \"" + DurableClass + "\", uniqueKey = \"" + DurableUniqueKey + "\", enableSql = true)],\n")
+		b.WriteString("  durableObjectStorage = (localDisk = \"" + stateService + "\"),\n")
 	}
 	b.WriteString(");\n")
 	return b.String()
@@ -204,10 +246,12 @@ type Process struct {
 	// URL is the worker's base URL, e.g. "http://127.0.0.1:8787".
 	URL string
 
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	waitErr  error
-	stopOnce sync.Once
+	cmd    *exec.Cmd
+	exited chan struct{}
+	// tempState is the state directory Start made, removed by Stop.
+	tempState string
+	waitErr   error
+	stopOnce  sync.Once
 }
 
 // Start writes the configuration into the bundle directory, starts
@@ -228,6 +272,24 @@ func Start(ctx context.Context, b *Bundle, o Options) (*Process, error) {
 		addr = o.Listener.Addr().String()
 	}
 	o.Addr = addr
+	tempState := ""
+	if o.Durable {
+		if o.StateDir == "" {
+			dir, err := os.MkdirTemp("", "agentrt-state-")
+			if err != nil {
+				return nil, err
+			}
+			o.StateDir, tempState = dir, dir
+		}
+		dir, err := filepath.Abs(o.StateDir)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("workerd: the state directory: %v", err)
+		}
+		o.StateDir = dir
+	}
 	if err := os.WriteFile(filepath.Join(b.Dir, ConfigFile), []byte(Config(o)), 0o644); err != nil {
 		return nil, err
 	}
@@ -248,9 +310,12 @@ func Start(ctx context.Context, b *Bundle, o Options) (*Process, error) {
 		cmd.Args = append(cmd.Args, "--socket-fd", "http=3")
 	}
 	if err := cmd.Start(); err != nil {
+		if tempState != "" {
+			_ = os.RemoveAll(tempState)
+		}
 		return nil, fmt.Errorf("workerd: %v", err)
 	}
-	p := &Process{URL: "http://" + addr, cmd: cmd, exited: make(chan struct{})}
+	p := &Process{URL: "http://" + addr, cmd: cmd, exited: make(chan struct{}), tempState: tempState}
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
@@ -306,6 +371,9 @@ func (p *Process) Stop() error {
 			<-p.exited
 		}
 	})
+	if p.tempState != "" {
+		_ = os.RemoveAll(p.tempState)
+	}
 	return nil
 }
 

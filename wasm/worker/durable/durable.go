@@ -1,0 +1,699 @@
+// Package durable serves one conversation from a Durable Object: the
+// HTTP API of package httpapi over the object's own core.Runtime, with
+// the conversation kept in the object's storage so that an evicted or
+// restarted object picks it up again (docs/adr/0014-durable-sessions.md).
+//
+//	api := httpapi.New(httpapi.Config{Runtime: rt, MaxBodyBytes: durable.APIBodyLimit(max, stored)})
+//	h := durable.New(durable.Config{API: api, Runtime: rt, Store: st, MaxBodyBytes: max, MaxStoredBytes: stored})
+//
+// The handler wraps the API:
+//
+//   - POST /v1/sessions/{id}/runs takes the conversation's lock (one turn
+//     at a time; policy.onBusy "reject" answers 409 while it is held),
+//     gives a request without history the stored messages as its history
+//     when the runtime holds no session (a cold seed), runs the turn, and
+//     writes the turn to the Store before the answer leaves: a plain
+//     answer is held until then, a stream holds back its run.completed
+//     event.
+//   - DELETE /v1/sessions/{id} empties the Store once the API accepted it.
+//   - GET /v1/sessions/{id} answers from the Store when the runtime holds
+//     no session.
+//
+// Everything else goes to the API unchanged. The package is plain Go and
+// is tested natively; the worker binds a Store to the object's SQLite
+// storage.
+package durable
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/httpapi"
+)
+
+// DefaultMaxStoredBytes is the stored-bytes limit of a conversation when
+// Config.MaxStoredBytes is zero: under the core's default seed and
+// session limits (8 MiB), so that a stored conversation can always be
+// seeded again.
+const DefaultMaxStoredBytes = 4 << 20
+
+// Store is an object's storage of its conversation: the messages, in
+// order, each as the JSON the API returns for it. The worker implements
+// it over the object's SQLite storage; it is called from one goroutine at
+// a time.
+type Store interface {
+	// Stat returns the number of stored messages and their total size in
+	// bytes.
+	Stat() (count int, size int64, err error)
+	// Load returns the stored messages as one JSON array, oldest first
+	// ("[]" when there is none).
+	Load() ([]byte, error)
+	// Write removes the messages from index from on (when from is less
+	// than the stored count) and stores msgs after them, all or nothing.
+	// It returns the rows the storage reports written.
+	Write(from int, msgs [][]byte) (rows int64, err error)
+	// Clear removes every stored message.
+	Clear() error
+}
+
+// Config configures a Handler.
+type Config struct {
+	// API serves the routes over Runtime. Its body limit must leave room
+	// for the stored history a cold seed adds (see APIBodyLimit).
+	API *httpapi.Handler
+	// Runtime is the runtime API serves.
+	Runtime *core.Runtime
+	// Store keeps the conversation. It must not be nil.
+	Store Store
+	// MaxBodyBytes bounds the bodies clients send; 0 means
+	// httpapi.DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxStoredBytes bounds the stored bytes of the conversation; 0 means
+	// DefaultMaxStoredBytes.
+	MaxStoredBytes int64
+	// BeforeWrite, if set, is called between a turn's answer and its
+	// write, with the run's request; an error it returns fails the write.
+	// For fault injection in tests.
+	BeforeWrite func(r *http.Request) error
+	// TestRoutes adds GET /v1/sessions/{id}/_test/storage, which answers
+	// the Store's figures (see Stats). Never in a deployment.
+	TestRoutes bool
+}
+
+// APIBodyLimit is the body limit to give the wrapped API: what a client
+// may send plus what a cold seed adds (the stored messages, which JSON
+// may escape to up to six bytes each, and their array).
+func APIBodyLimit(maxBody, maxStored int64) int64 {
+	if maxBody <= 0 {
+		maxBody = httpapi.DefaultMaxBodyBytes
+	}
+	if maxStored <= 0 {
+		maxStored = DefaultMaxStoredBytes
+	}
+	return maxBody + 6*maxStored + 1024
+}
+
+// Stats are the Store's figures as the handler knows them.
+type Stats struct {
+	// Messages and Bytes are what is stored now.
+	Messages int   `json:"messages"`
+	Bytes    int64 `json:"bytes"`
+	// Writes counts the Store writes since the object started; Rows and
+	// BytesWritten are the rows the storage reported written and the
+	// message bytes handed to it, in total.
+	Writes       int64 `json:"writes"`
+	Rows         int64 `json:"rowsWritten"`
+	BytesWritten int64 `json:"bytesWritten"`
+	// Loads counts the times the stored messages were read whole.
+	Loads int64 `json:"loads"`
+}
+
+// Handler is the object's http.Handler. Create it with New.
+type Handler struct {
+	api       *httpapi.Handler
+	rt        *core.Runtime
+	store     Store
+	maxBody   int64
+	maxStored int64
+	before    func(*http.Request) error
+	test      bool
+
+	// turn is the conversation's lock: held for a whole turn, and for a
+	// DELETE.
+	turn chan struct{}
+
+	mu     sync.Mutex
+	loaded bool // count and size below are read from the Store
+	count  int
+	size   int64
+	stats  Stats
+}
+
+// New returns the handler for cfg. It panics if cfg.API, cfg.Runtime or
+// cfg.Store is nil, a programming error.
+func New(cfg Config) *Handler {
+	if cfg.API == nil || cfg.Runtime == nil || cfg.Store == nil {
+		panic("durable: Config.API, Runtime and Store must be set")
+	}
+	h := &Handler{api: cfg.API, rt: cfg.Runtime, store: cfg.Store, maxBody: cfg.MaxBodyBytes, maxStored: cfg.MaxStoredBytes,
+		before: cfg.BeforeWrite, test: cfg.TestRoutes, turn: make(chan struct{}, 1)}
+	if h.maxBody <= 0 {
+		h.maxBody = httpapi.DefaultMaxBodyBytes
+	}
+	if h.maxStored <= 0 {
+		h.maxStored = DefaultMaxStoredBytes
+	}
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, tail, ok := sessionRoute(r.URL.EscapedPath())
+	if !ok || !h.api.Authorized(r) {
+		h.api.ServeHTTP(w, r)
+		return
+	}
+	switch {
+	case tail == "runs" && r.Method == http.MethodPost:
+		h.run(w, r, id)
+	case tail == "" && r.Method == http.MethodDelete:
+		h.remove(w, r, id)
+	case tail == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		h.get(w, r, id)
+	case tail == "_test/storage" && h.test && r.Method == http.MethodGet:
+		h.mu.Lock()
+		_ = h.loadStat()
+		s := h.stats
+		s.Messages, s.Bytes = h.count, h.size
+		h.mu.Unlock()
+		writeJSON(w, http.StatusOK, s)
+	default:
+		h.api.ServeHTTP(w, r)
+	}
+}
+
+// sessionRoute splits /v1/sessions/{id}[/tail] as the API does.
+func sessionRoute(path string) (id, tail string, ok bool) {
+	rest, ok := strings.CutPrefix(path, "/v1/sessions/")
+	if !ok {
+		return "", "", false
+	}
+	rawID, tail, _ := strings.Cut(rest, "/")
+	id, err := url.PathUnescape(rawID)
+	if err != nil || id == "" {
+		return "", "", false
+	}
+	return id, tail, true
+}
+
+// lock takes the conversation's lock, waiting unless reject is set;
+// false when it is busy and reject is set, or the client left.
+func (h *Handler) lock(r *http.Request, reject bool) (bool, *core.Error) {
+	select {
+	case h.turn <- struct{}{}:
+		return true, nil
+	default:
+	}
+	if reject {
+		return false, core.NewError(core.CodeSessionBusy, "the session is running another run")
+	}
+	select {
+	case h.turn <- struct{}{}:
+		return true, nil
+	case <-r.Context().Done():
+		return false, core.NewError(core.CodeCancelled, "the client went away")
+	}
+}
+
+func (h *Handler) unlock() { <-h.turn }
+
+// loadStat reads the Store's count and size once. Call with mu held.
+func (h *Handler) loadStat() error {
+	if h.loaded {
+		return nil
+	}
+	n, size, err := h.store.Stat()
+	if err != nil {
+		return err
+	}
+	h.count, h.size, h.loaded = n, size, true
+	return nil
+}
+
+// runProbe is what the handler reads of a run's body.
+type runProbe struct {
+	History json.RawMessage `json:"history"`
+	Policy  *struct {
+		OnBusy string `json:"onBusy"`
+	} `json:"policy"`
+}
+
+func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
+	if r.ContentLength > h.maxBody {
+		w.Header().Set("Connection", "close")
+		writeError(w, h.tooLarge())
+		return
+	}
+	var body []byte
+	var err error
+	if r.Body != nil {
+		body, err = io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
+	}
+	if err != nil {
+		writeError(w, core.NewError(core.CodeInvalidArgument, "the body could not be read"))
+		return
+	}
+	if int64(len(body)) > h.maxBody {
+		w.Header().Set("Connection", "close")
+		writeError(w, h.tooLarge())
+		return
+	}
+	var probe runProbe
+	if json.Unmarshal(body, &probe) != nil {
+		// The API refuses it with its own message, changing nothing.
+		h.api.ServeHTTP(w, withBody(r, body))
+		return
+	}
+	reject := probe.Policy != nil && probe.Policy.OnBusy == string(core.BusyReject)
+	if ok, cerr := h.lock(r, reject); !ok {
+		writeError(w, cerr)
+		return
+	}
+	defer h.unlock()
+
+	h.mu.Lock()
+	err = h.loadStat()
+	count, size := h.count, h.size
+	h.mu.Unlock()
+	if err != nil {
+		writeError(w, storageError("read", err))
+		return
+	}
+	withHistory := len(probe.History) > 0 && string(probe.History) != "null"
+	if !withHistory && size >= h.maxStored {
+		// No turn fits: refused before the model is called.
+		writeError(w, h.full(size))
+		return
+	}
+	live := h.live(id)
+	injected := false
+	if !withHistory && !live && count > 0 {
+		if body, err = h.seedBody(body, string(probe.History) == "null"); err != nil {
+			writeError(w, storageError("read", err))
+			return
+		}
+		injected = true
+	}
+	t := &turnState{h: h, r: r, id: id, count: count, injected: injected}
+	if wantsStream(r) {
+		sw := &heldStream{w: w}
+		h.api.ServeHTTP(sw, withBody(r, body))
+		sw.finish(t)
+		return
+	}
+	rec := newRecorder()
+	h.api.ServeHTTP(rec, withBody(r, body))
+	if rec.status == http.StatusOK {
+		if cerr := t.commit(rec.body.Bytes()); cerr != nil {
+			writeError(w, cerr)
+			return
+		}
+	}
+	rec.copyTo(w)
+}
+
+// live reports whether the runtime holds the session id, without
+// copying its messages.
+func (h *Handler) live(id string) bool {
+	for _, s := range h.rt.ListSessions() {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}
+
+// load reads the stored messages as one JSON array.
+func (h *Handler) load() ([]byte, error) {
+	a, err := h.store.Load()
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	h.stats.Loads++
+	h.mu.Unlock()
+	return a, nil
+}
+
+// seedBody adds the stored messages to body (a JSON object without a
+// history, or with a null one) as its history.
+func (h *Handler) seedBody(body []byte, nullHistory bool) ([]byte, error) {
+	history, err := h.load()
+	if err != nil {
+		return nil, err
+	}
+	if nullHistory {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+			return nil, errors.New("the body is not a JSON object")
+		}
+		fields["history"] = history
+		return json.Marshal(fields)
+	}
+	// No history key: splice it in after the object's opening brace,
+	// without decoding the body again.
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, errors.New("the body is not a JSON object")
+	}
+	rest := trimmed[1:]
+	out := make([]byte, 0, len(body)+len(history)+16)
+	out = append(out, `{"history":`...)
+	out = append(out, history...)
+	if r := bytes.TrimLeft(rest, " \t\r\n"); len(r) > 0 && r[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...), nil
+}
+
+// turnState is one run request's view of the conversation.
+type turnState struct {
+	h        *Handler
+	r        *http.Request
+	id       string
+	count    int  // stored messages when the turn began
+	injected bool // the run was seeded from the Store
+}
+
+// resultProbe is what the handler reads of a Result.
+type resultProbe struct {
+	Appended []json.RawMessage `json:"appended"`
+	Seed     struct {
+		Mode string `json:"mode"`
+	} `json:"seed"`
+	MessageCount int `json:"messageCount"`
+}
+
+// commit writes the turn whose Result is res, or drops the live session
+// and returns the error the client gets instead of the Result.
+func (t *turnState) commit(res []byte) *core.Error {
+	h := t.h
+	var p resultProbe
+	if err := json.Unmarshal(res, &p); err != nil {
+		h.rt.DeleteSession(t.id)
+		return core.NewError(core.CodeInternal, "the turn's result could not be read; the turn was not kept")
+	}
+	from, msgs := t.count, rawMessages(p.Appended)
+	var cut int64 // the stored bytes the write removes
+	mode := core.SeedOutcome(p.Seed.Mode)
+	// The session was the stored copy when the turn began (a warm session,
+	// or one seeded from the Store): the turn's messages follow it.
+	follows := mode == core.SeedNone || mode == core.SeedNoop || (mode == core.SeedCold && t.injected)
+	if !follows || from+len(msgs) != p.MessageCount {
+		// The host's history changed the session: bring the stored copy in
+		// line from the first message that differs.
+		var err error
+		if from, msgs, cut, err = t.diverged(); err != nil {
+			h.rt.DeleteSession(t.id)
+			return storageError("read", err)
+		}
+	}
+	h.mu.Lock()
+	size := h.size
+	h.mu.Unlock()
+	var add int64
+	for _, m := range msgs {
+		add += int64(len(m))
+	}
+	next := size - cut + add
+	if next > h.maxStored {
+		h.rt.DeleteSession(t.id)
+		return h.full(next)
+	}
+	if h.before != nil {
+		if err := h.before(t.r); err != nil {
+			h.rt.DeleteSession(t.id)
+			return storageError("write", err)
+		}
+	}
+	rows, err := h.store.Write(from, msgs)
+	if err != nil {
+		h.rt.DeleteSession(t.id)
+		// What is stored is unknown now: read it again next time.
+		h.mu.Lock()
+		h.loaded = false
+		h.mu.Unlock()
+		return storageError("write", err)
+	}
+	h.mu.Lock()
+	h.count, h.size = from+len(msgs), next
+	h.stats.Writes++
+	h.stats.Rows += rows
+	h.stats.BytesWritten += add
+	h.mu.Unlock()
+	return nil
+}
+
+// diverged compares the live session with the Store and returns where
+// they part and the session's messages from there on.
+// The third result is the size of the stored messages from there on.
+func (t *turnState) diverged() (int, [][]byte, int64, error) {
+	rec := newRecorder()
+	req, _ := http.NewRequest(http.MethodGet, "/v1/sessions/"+url.PathEscape(t.id), nil)
+	req.Header = t.r.Header.Clone()
+	t.h.api.ServeHTTP(rec, req)
+	var s struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if rec.status != http.StatusOK || json.Unmarshal(rec.body.Bytes(), &s) != nil {
+		return 0, nil, 0, errors.New("the session could not be read")
+	}
+	a, err := t.h.load()
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	var stored []json.RawMessage
+	if err := json.Unmarshal(a, &stored); err != nil {
+		return 0, nil, 0, errors.New("the stored messages could not be read")
+	}
+	msgs := rawMessages(s.Messages)
+	k := 0
+	for k < len(stored) && k < len(msgs) && bytes.Equal(stored[k], msgs[k]) {
+		k++
+	}
+	var cut int64
+	for _, m := range stored[k:] {
+		cut += int64(len(m))
+	}
+	return k, msgs[k:], cut, nil
+}
+
+func rawMessages(ms []json.RawMessage) [][]byte {
+	out := make([][]byte, len(ms))
+	for i, m := range ms {
+		out[i] = m
+	}
+	return out
+}
+
+func (h *Handler) remove(w http.ResponseWriter, r *http.Request, id string) {
+	if ok, cerr := h.lock(r, false); !ok {
+		writeError(w, cerr)
+		return
+	}
+	defer h.unlock()
+	rec := newRecorder()
+	h.api.ServeHTTP(rec, r)
+	if rec.status == http.StatusNoContent {
+		if err := h.store.Clear(); err != nil {
+			h.mu.Lock()
+			h.loaded = false
+			h.mu.Unlock()
+			writeError(w, storageError("delete", err))
+			return
+		}
+		h.mu.Lock()
+		h.loaded, h.count, h.size = true, 0, 0
+		h.mu.Unlock()
+	}
+	rec.copyTo(w)
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, id string) {
+	if h.live(id) {
+		h.api.ServeHTTP(w, r)
+		return
+	}
+	h.mu.Lock()
+	err := h.loadStat()
+	count := h.count
+	h.mu.Unlock()
+	if err != nil {
+		writeError(w, storageError("read", err))
+		return
+	}
+	if count == 0 {
+		h.api.ServeHTTP(w, r)
+		return
+	}
+	msgs, err := h.load()
+	if err != nil {
+		writeError(w, storageError("read", err))
+		return
+	}
+	var b bytes.Buffer
+	idJSON, _ := json.Marshal(id)
+	b.WriteString(`{"id":`)
+	b.Write(idJSON)
+	b.WriteString(`,"messageCount":` + strconv.Itoa(count) + `,"messages":`)
+	b.Write(msgs)
+	b.WriteString("}\n")
+	writeRaw(w, http.StatusOK, b.Bytes())
+}
+
+func (h *Handler) tooLarge() *core.Error {
+	return core.NewError(core.CodeLimitExceeded, "the body is larger than "+strconv.FormatInt(h.maxBody, 10)+" bytes")
+}
+
+func (h *Handler) full(size int64) *core.Error {
+	return core.NewError(core.CodeLimitExceeded, "the conversation would store "+strconv.FormatInt(size, 10)+
+		" bytes, the limit is "+strconv.FormatInt(h.maxStored, 10)+" (AGENTRT_MAX_STORED_BYTES); delete it or start another")
+}
+
+func storageError(op string, err error) *core.Error {
+	return core.NewError(core.CodeInternal, "the conversation's storage failed to "+op+" ("+err.Error()+"); the turn was not kept")
+}
+
+func withBody(r *http.Request, body []byte) *http.Request {
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2.ContentLength = int64(len(body))
+	return r2
+}
+
+func wantsStream(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			if strings.EqualFold(strings.TrimSpace(mt), "text/event-stream") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeError answers {"error": {"code", "message"}} with the API's status
+// for the code.
+func writeError(w http.ResponseWriter, e *core.Error) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message}})
+	writeRaw(w, httpapi.StatusOf(e.Code), append(b, '\n'))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	writeRaw(w, status, append(b, '\n'))
+}
+
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json; charset=utf-8")
+	hd.Set("Content-Length", strconv.Itoa(len(b)))
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// recorder holds a whole answer until the turn is written.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func newRecorder() *recorder { return &recorder{header: http.Header{}} }
+
+func (c *recorder) Header() http.Header { return c.header }
+
+func (c *recorder) WriteHeader(status int) {
+	if c.status == 0 {
+		c.status = status
+	}
+}
+
+func (c *recorder) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	return c.body.Write(p)
+}
+
+func (c *recorder) copyTo(w http.ResponseWriter) {
+	for k, v := range c.header {
+		w.Header()[k] = v
+	}
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	w.WriteHeader(c.status)
+	_, _ = w.Write(c.body.Bytes())
+}
+
+// completedEvent starts the event that ends a completed run's stream.
+var completedEvent = []byte("event: " + string(core.EventRunCompleted) + "\n")
+
+// heldStream passes a stream through and holds back its run.completed
+// event (the API writes whole events), which finish sends once the turn
+// is written, or replaces with run.failed.
+type heldStream struct {
+	w    http.ResponseWriter
+	held []byte
+}
+
+func (s *heldStream) Header() http.Header { return s.w.Header() }
+
+func (s *heldStream) WriteHeader(status int) { s.w.WriteHeader(status) }
+
+func (s *heldStream) Write(p []byte) (int, error) {
+	if s.held != nil {
+		s.held = append(s.held, p...)
+		return len(p), nil
+	}
+	i := bytes.Index(p, completedEvent)
+	if i < 0 {
+		return s.w.Write(p)
+	}
+	if i > 0 {
+		if _, err := s.w.Write(p[:i]); err != nil {
+			return 0, err
+		}
+	}
+	s.held = append([]byte(nil), p[i:]...)
+	return len(p), nil
+}
+
+// Flush passes flushes through.
+func (s *heldStream) Flush() {
+	if f, ok := s.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// finish writes the held event's turn, then sends the event or a
+// run.failed event with the error.
+func (s *heldStream) finish(t *turnState) {
+	if s.held == nil {
+		return
+	}
+	var ev struct {
+		RunID  string          `json:"runId"`
+		Result json.RawMessage `json:"result"`
+	}
+	data := s.held[len(completedEvent):]
+	data, _ = bytes.CutPrefix(data, []byte("data: "))
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		data = data[:i]
+	}
+	cerr := core.NewError(core.CodeInternal, "the run's result could not be read; the turn was not kept")
+	if json.Unmarshal(data, &ev) == nil && len(ev.Result) > 0 {
+		cerr = t.commit(ev.Result)
+	} else {
+		t.h.rt.DeleteSession(t.id)
+	}
+	if cerr == nil {
+		_, _ = s.w.Write(s.held)
+	} else {
+		b, _ := json.Marshal(map[string]any{"type": core.EventRunFailed, "runId": ev.RunID, "sessionId": t.id,
+			"error": map[string]any{"code": cerr.Code, "message": cerr.Message}})
+		_, _ = s.w.Write([]byte("event: " + string(core.EventRunFailed) + "\ndata: " + string(b) + "\n\n"))
+	}
+	s.Flush()
+}
