@@ -32,7 +32,11 @@
 // runtime's start and every package's init), createRuntime (until
 // loadRuntime resolved), first seed (run() until the model is called) and
 // first model call (until run() resolved), and the total; then the ratio
-// to the peer. A separate sample per engine runs the instance with
+// to the peer, and in a process (Node, Bun, Deno) the ratio of the CPU
+// time the whole start took, all threads (less disturbed than the wall
+// clock on a machine busy with other work). "same turn again" is not in the total: the same first
+// turn on a second cold session right after, whose difference to first
+// seed + first model call is what running that code the first time cost. A separate sample per engine runs the instance with
 // GODEBUG=inittrace=1 and prints the packages' init time, the part of
 // Go start that is package init. It checks every first turn seeded the
 // whole history cold and answered; it asserts nothing about speed.
@@ -73,6 +77,7 @@ for (const e of opts.engines) if (!ALL.includes(e)) throw new Error(`unknown eng
 const PHASES = [
   ["import", "import"], ["download", "download"], ["compile", "compile"], ["instantiate", "instantiate"],
   ["gostart", "Go start"], ["create", "createRuntime"], ["seed", "first seed"], ["model", "first model call"],
+  ["again", "same turn again"],
 ];
 const median = (xs) => {
   const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
@@ -265,32 +270,35 @@ try {
 const out = [];
 out.push(`first answered turn after a cold start, seeded from ${opts.n.toLocaleString("en")} messages, JS model reading req.messages; ${opts.samples} samples per row, fresh process or page each, rows interleaved; medians (ms); node ${process.version}`);
 out.push("");
-out.push("| engine | load path | agentrt | peer | ratio | " + PHASES.map(([, l]) => l).join(" | ") + " |");
-out.push("| --- | --- | ---: | ---: | ---: | " + PHASES.map(() => "---:").join(" | ") + " |");
+out.push("| engine | load path | agentrt | peer | ratio | CPU ratio | " + PHASES.map(([, l]) => l).join(" | ") + " |");
+out.push("| --- | --- | ---: | ---: | ---: | ---: | " + PHASES.map(() => "---:").join(" | ") + " |");
 const json = { date: new Date().toISOString(), n: opts.n, samples: opts.samples, engines: {} };
 for (const [name, r] of Object.entries(results)) {
   const j = (json.engines[name] = { rows: {}, init: r.init });
   for (const [key, samples] of r.table) {
-    const med = Object.fromEntries([...PHASES.map(([k]) => k), "total"].map((k) => [k, median(samples.map((s) => s[k]))]));
+    const med = Object.fromEntries([...PHASES.map(([k]) => k), "total", "cpu"].map((k) => [k, median(samples.map((s) => s[k]))]));
     j.rows[key] = { median: med, totals: samples.map((s) => s.total) };
   }
   const peerOf = (p) => j.rows[p === "cache" ? "peer/cache" : RUNTIMES[name] ? "peer/-" : "peer/cold"].median;
   for (const [key, row] of Object.entries(j.rows)) {
     const [who, p] = key.split("/");
     if (who === "peer") {
-      out.push(`| ${name} | ${p === "-" ? "file" : p} (peer) | | ${ms(row.median.total)} | | ` + PHASES.map(([k]) => ms(row.median[k])).join(" | ") + " |");
+      out.push(`| ${name} | ${p === "-" ? "file" : p} (peer) | | ${ms(row.median.total)} | | | ` + PHASES.map(([k]) => ms(row.median[k])).join(" | ") + " |");
       continue;
     }
-    const peer = peerOf(p).total;
-    row.ratio = row.median.total / peer;
-    out.push(`| ${name} | ${p} | ${ms(row.median.total)} | ${ms(peer)} | ${row.ratio.toFixed(1)}x | ` + PHASES.map(([k]) => ms(row.median[k])).join(" | ") + " |");
+    const peer = peerOf(p);
+    row.ratio = row.median.total / peer.total;
+    row.cpuRatio = row.median.cpu / peer.cpu;
+    const cr = Number.isFinite(row.cpuRatio) ? row.cpuRatio.toFixed(1) + "x" : "-";
+    out.push(`| ${name} | ${p} | ${ms(row.median.total)} | ${ms(peer.total)} | ${row.ratio.toFixed(1)}x | ${cr} | ` + PHASES.map(([k]) => ms(row.median[k])).join(" | ") + " |");
   }
 }
 out.push("");
 out.push("package init (GODEBUG=inittrace=1, one bytes sample per engine; part of Go start): sum, and the costliest packages");
 for (const [name, r] of Object.entries(results)) {
   if (r.init?.error) out.push(`  ${name}: not measured (${r.init.error})`);
-  else out.push(`  ${name}: ${ms(r.init.init)} ms over ${r.init.packages} packages; ` + r.init.top.slice(0, 3).map((p) => `${p.pkg.replace("github.com/agentrt/agentrt/", "")} ${ms(p.ms)} ms (${p.allocs} allocs)`).join(", "));
+  else out.push(`  ${name}: ${ms(r.init.init)} ms over ${r.init.packages} packages; ` + r.init.top.slice(0, 3).map((p) => `${p.pkg.replace("github.com/agentrt/agentrt/", "")} ${ms(p.ms)} ms (${p.allocs} allocs)`).join(", ") +
+    `; glue.packHistory of the history: first call ${ms(r.init.packFirst)} ms, second ${ms(r.init.packSecond)} ms`);
 }
 const node = json.engines.node?.rows["agentrt/bytes"];
 if (node) {

@@ -24,7 +24,8 @@ async function readText(url) {
 }
 o.history = makeHistory(o.n ?? 1000);
 try {
-  const r = await probe({ ...o, readBytes, readText });
+  const cpuNow = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+  const r = await probe({ ...o, readBytes, readText, cpuNow });
   console.log(JSON.stringify(r));
 } catch (e) {
   console.log(JSON.stringify({ error: String(e && e.stack ? e.stack : e) }));
