@@ -100,11 +100,18 @@ func WasiModules(ctx context.Context, root, dir string, warn io.Writer) (snapsho
 	if !errors.Is(err, os.ErrNotExist) {
 		return false, err
 	}
+	return false, withoutWizer(plain, out, warn)
+}
+
+// withoutWizer is WasiModules' way on when Wizer is missing: ErrNoWizer
+// under CI (out is not written), else a warning and a copy of plain as
+// out.
+func withoutWizer(plain, out string, warn io.Writer) error {
 	if os.Getenv("CI") != "" {
-		return false, ErrNoWizer
+		return ErrNoWizer
 	}
 	if warn != nil {
 		fmt.Fprintf(warn, "build: %s is missing: %s is the plain build, not pre-initialized (run `npm ci` to install Wizer)\n", WizerBin, WasiModuleName)
 	}
-	return false, copyFile(plain, out)
+	return copyFile(plain, out)
 }
