@@ -10,6 +10,15 @@
 # wasm-opt, BENCH_WORKER=0 skips workerd, BENCH_QUICK=1 runs a short smoke
 # pass (no figures), BENCH_ONLY=seed,turn (any of seed, turn, cold, heap,
 # size) runs only those sections of the harness.
+#
+# Two more sections run on their own: firstturn (bench/firstturn.mjs: import
+# to the first answered turn of a 1,000-message seed in a fresh process or
+# page per sample, on Node, Bun, Deno, Chromium, Firefox and WebKit, per
+# load path, against the JS peer; BENCH_FIRSTTURN_SAMPLES samples per row,
+# default 5, BENCH_FIRSTTURN_ENGINES a comma-separated subset) and wasistart
+# (bench/wasistart.mjs: the pre-initialized WASI module's start next to
+# the plain build's). Without BENCH_ONLY both run after the harness; when
+# BENCH_ONLY names only these two, nothing else runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +31,26 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p artifacts
+
+only=",${BENCH_ONLY:-},"
+want() { [ -z "${BENCH_ONLY:-}" ] || [[ $only == *",$1,"* ]]; }
+standalone() {
+	if want wasistart; then
+		step "WASI module start, pre-initialized and plain (bench/wasistart.mjs)"
+		node bench/wasistart.mjs --rounds "${BENCH_WASISTART_ROUNDS:-30}" 2>/dev/null | tee artifacts/wasistart.txt
+	fi
+	if want firstturn; then
+		step "cold start to the first answered turn, fresh process or page per sample (bench/firstturn.mjs)"
+		BENCH_JSON=artifacts/firstturn.json node bench/firstturn.mjs \
+			--engines "${BENCH_FIRSTTURN_ENGINES:-node,bun,deno,chromium,firefox,webkit}" \
+			--samples "${BENCH_FIRSTTURN_SAMPLES:-5}" | tee artifacts/firstturn.txt
+	fi
+}
+# BENCH_ONLY of the standalone sections only: run them and stop.
+if [ -n "${BENCH_ONLY:-}" ] && [ -z "$(printf '%s' "$BENCH_ONLY" | tr ',' '\n' | grep -vxE 'firstturn|wasistart|')" ]; then
+	standalone
+	exit 0
+fi
 
 benchtime=1s
 [ "${BENCH_QUICK:-}" = 1 ] && benchtime=20x
@@ -69,3 +98,4 @@ fi
 step "harness (bench/run.mjs)"
 AGENTRT_DIST=$dist BENCH_GO=$tmp/go.txt BENCH_MINIMAL=$tmp/minimal.wasm BENCH_OPT=$opt \
 	BENCH_JSON=artifacts/bench.json node --expose-gc bench/run.mjs | tee artifacts/bench.txt
+standalone

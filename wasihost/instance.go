@@ -44,7 +44,9 @@ type Instance struct {
 }
 
 // Instantiate starts a new instance of the module and runs its
-// _initialize.
+// _initialize when it exports one: the plain build does, and the
+// pre-initialized build, whose memory already holds the initialized
+// runtime, does not.
 func (m *Module) Instantiate(ctx context.Context) (*Instance, error) {
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions(expInitialize).
 		WithStderr(m.stderr).WithSysWalltime().WithSysNanotime().WithRandSource(rand.Reader)
@@ -53,7 +55,7 @@ func (m *Module) Instantiate(ctx context.Context) (*Instance, error) {
 		return nil, fmt.Errorf("wasihost: instantiate: %w", err)
 	}
 	in := &Instance{mod: mod, mem: mod.Memory(), fn: map[string]api.Function{}}
-	for _, name := range requiredExports[1:] {
+	for _, name := range requiredExports {
 		in.fn[name] = mod.ExportedFunction(name)
 	}
 	return in, nil

@@ -5,6 +5,9 @@
 // exports, as docs/wasi.md describes, and keeps each session's mirror so
 // that a model call costs no crossing per message already sent.
 //
+// Either build of the module runs: the pre-initialized one
+// (dist/agentrt-wasi.wasm) or the plain one (dist/agentrt-wasi-plain.wasm).
+//
 //	m, err := wasihost.CompileFile(ctx, "dist/agentrt-wasi.wasm", nil)
 //	defer m.Close(ctx)
 //	in, err := m.Instantiate(ctx)
@@ -50,9 +53,12 @@ type CompileOptions struct {
 	Stderr io.Writer
 }
 
-// The exports the module must have (docs/wasi.md).
+// The exports the module must have (docs/wasi.md). _initialize is not
+// one: the pre-initialized build (dist/agentrt-wasi.wasm) has none, and
+// Instantiate calls it only when the module exports it (the plain build,
+// dist/agentrt-wasi-plain.wasm).
 var requiredExports = []string{
-	expInitialize, expIn, expOut, expCreate, expClose, expBegin, expFeed,
+	expIn, expOut, expCreate, expClose, expBegin, expFeed,
 	expNext, expCancel, expSession, expDelete, expSessions, expStats,
 }
 

@@ -18,11 +18,16 @@ import (
 )
 
 var (
-	// module is wasm/wasi compiled once for the whole test binary.
+	// module is wasm/wasi compiled once for the whole test binary, as
+	// agentrt build ships it: pre-initialized when Wizer is installed.
 	module *Module
 	// modulePath is the built .wasm.
 	modulePath string
-	skipReason string
+	// plainModule is the plain build (with _initialize), and snapshot
+	// whether module is the pre-initialized one.
+	plainModule *Module
+	snapshot    bool
+	skipReason  string
 )
 
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
@@ -45,7 +50,7 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	modulePath = filepath.Join(dir, build.WasiModuleName)
-	if err := build.WasiModule(ctx, root, build.WasiPkg, modulePath); err != nil {
+	if snapshot, err = build.WasiModules(ctx, root, dir, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -55,6 +60,12 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer module.Close(ctx)
+	plainModule, err = CompileFile(ctx, filepath.Join(dir, build.WasiPlainModuleName), nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer plainModule.Close(ctx)
 	return m.Run()
 }
 

@@ -282,7 +282,8 @@ func mustModules(tb testing.TB) *modules {
 	}
 	dir := tb.TempDir()
 	m := &modules{wasi: filepath.Join(dir, build.WasiModuleName), js: filepath.Join(dir, "agentrt.wasm")}
-	if err := build.WasiModule(ctx, root, build.WasiPkg, m.wasi); err != nil {
+	// The WASI module as agentrt build ships it: pre-initialized.
+	if _, err := build.WasiModules(ctx, root, dir, os.Stderr); err != nil {
 		tb.Fatal(err)
 	}
 	if err := build.Module(ctx, root, build.RuntimePkg, m.js); err != nil {

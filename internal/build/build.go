@@ -117,6 +117,9 @@ type Dist struct {
 	WasmExec string   // path of the copied wasm_exec.js
 	Size     Size     // of the module
 	Files    []string // every file written, relative to Dir, sorted
+	// WasiSnapshot reports whether WasiModuleName is pre-initialized
+	// (see WasiModules); WasiPlainModuleName never is.
+	WasiSnapshot bool
 }
 
 // Build writes dir as the npm package agentrt: agentrt.wasm, the
@@ -129,10 +132,11 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 		return nil, err
 	}
 	d := &Dist{Dir: dir, Module: filepath.Join(dir, "agentrt.wasm"), WasmExec: filepath.Join(dir, "wasm_exec.js")}
-	if err := Module(ctx, root, RuntimePkg, d.Module); err != nil {
+	var err error
+	if err = Module(ctx, root, RuntimePkg, d.Module); err != nil {
 		return nil, err
 	}
-	if err := WasiModule(ctx, root, WasiPkg, filepath.Join(dir, WasiModuleName)); err != nil {
+	if d.WasiSnapshot, err = WasiModules(ctx, root, dir, os.Stderr); err != nil {
 		return nil, err
 	}
 	src, err := WasmExec(ctx)
@@ -142,7 +146,7 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 	if err := copyFile(src, d.WasmExec); err != nil {
 		return nil, err
 	}
-	d.Files = []string{"agentrt.wasm", WasiModuleName, "wasm_exec.js"}
+	d.Files = []string{"agentrt.wasm", WasiModuleName, WasiPlainModuleName, "wasm_exec.js"}
 	names, err := PackageSources(root)
 	if err != nil {
 		return nil, err

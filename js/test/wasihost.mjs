@@ -66,9 +66,10 @@ export class Instance {
     if (typeof wasi.initialize === "function") wasi.initialize(instance);
     else {
       // Bun's node:wasi has no initialize(): hand it the memory and run
-      // the reactor's _initialize directly.
+      // the reactor's _initialize directly, if it has one (the
+      // pre-initialized agentrt-wasi.wasm has none; the plain build does).
       wasi.setMemory(instance.exports.memory);
-      instance.exports._initialize();
+      instance.exports._initialize?.();
     }
     return new Instance(instance);
   }

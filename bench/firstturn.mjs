@@ -1,0 +1,314 @@
+// The cold start as users meet it: from the first import to the first
+// answered turn of a session seeded from 1,000 stored messages (a
+// JavaScript model that reads req.messages), for agentrt (glue.js and
+// agentrt.wasm) against the plain-JavaScript peer (bench/baselines/
+// peer.mjs) started the same way. Every sample is a fresh process (Node,
+// Bun, Deno: bench/firstturn/child.mjs) or a fresh page (Chromium,
+// Firefox, WebKit: bench/firstturn/page.html), and samples of every
+// contender and load path alternate in a rotating order.
+//
+//   node bench/firstturn.mjs [--engines node,bun,deno,chromium,firefox,webkit] [--samples N] [--n 1000]
+//
+// Load paths of the module:
+//
+//	bytes   the host reads the module's bytes (a file, or fetch into an
+//	        ArrayBuffer in a page, as a webview's native side hands them
+//	        over), then WebAssembly.compile
+//	stream  fetch + WebAssembly.compileStreaming, over HTTP, never cached
+//	cache   (browsers) compileStreaming of a module the browser's HTTP
+//	        cache holds, fetched by two pages before: the engine may
+//	        reuse the code it compiled then
+//
+// In a page the peer's files come over HTTP too, uncached (its bytes and
+// stream rows) or from the HTTP cache (its cache row). Cold URLs carry a
+// fresh prefix per sample and agentrt.wasm a fresh custom section, so no
+// engine reuses what it compiled for another sample.
+//
+// Per contender it prints the median of each phase: import (the glue or
+// the peer and what they import; for agentrt also wasm_exec.js), download
+// (the module's bytes; for stream, until the response's headers),
+// compile (for stream, the rest of the download too), instantiate, Go
+// start (go.run until main has published its exports and blocked: the Go
+// runtime's start and every package's init), createRuntime (until
+// loadRuntime resolved), first seed (run() until the model is called) and
+// first model call (until run() resolved), and the total; then the ratio
+// to the peer, and in a process (Node, Bun, Deno) the ratio of the CPU
+// time the whole start took, all threads (less disturbed than the wall
+// clock on a machine busy with other work), and the ratio of the two
+// fastest samples (the least disturbed). "same turn again" is not in the total: the same first
+// turn on a second cold session right after, whose difference to first
+// seed + first model call is what running that code the first time cost. A separate sample per engine runs the instance with
+// GODEBUG=inittrace=1 and prints the packages' init time, the part of
+// Go start that is package init. It checks every first turn seeded the
+// whole history cold and answered; it asserts nothing about speed.
+//
+// Environment: AGENTRT_DIST (default dist/), BENCH_FIRSTTURN_SAMPLES (the
+// default of --samples, 5), CI (a missing engine fails instead of being
+// skipped), BENCH_JSON (also write the figures as JSON there).
+
+import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { ENGINES as BROWSERS, CI } from "../web-demo/test/browsers.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "..");
+const dist = path.resolve(process.env.AGENTRT_DIST || path.join(root, "dist"));
+
+const RUNTIMES = {
+  node: { bin: process.execPath, args: [] },
+  bun: { bin: path.join(root, "node_modules/@oven/bun-linux-x64/bin/bun"), args: [] },
+  deno: { bin: path.join(root, "node_modules/.bin/deno"), args: ["run", "-A"] },
+};
+const ALL = ["node", "bun", "deno", "chromium", "firefox", "webkit"];
+const opts = { engines: ALL, samples: Number(process.env.BENCH_FIRSTTURN_SAMPLES || 5), n: 1000 };
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  if (argv[i] === "--engines") opts.engines = String(argv[++i]).split(",").filter(Boolean);
+  else if (argv[i] === "--samples") opts.samples = Math.max(1, Number(argv[++i]) | 0);
+  else if (argv[i] === "--n") opts.n = Math.max(10, Number(argv[++i]) | 0);
+  else throw new Error(`unknown argument ${argv[i]}`);
+}
+for (const e of opts.engines) if (!ALL.includes(e)) throw new Error(`unknown engine ${e}: want some of ${ALL.join(",")}`);
+
+const PHASES = [
+  ["import", "import"], ["download", "download"], ["compile", "compile"], ["instantiate", "instantiate"],
+  ["gostart", "Go start"], ["create", "createRuntime"], ["seed", "first seed"], ["model", "first model call"],
+  ["again", "same turn again"],
+];
+const median = (xs) => {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const ms = (x) => (!Number.isFinite(x) ? "-" : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+
+// salted appends a custom section with a random name to a module's bytes:
+// the same code, bytes no engine has compiled before.
+function salted(bytes) {
+  const name = Buffer.from("agentrt-salt-" + Math.random().toString(36).slice(2));
+  const body = Buffer.concat([Buffer.from([name.length]), name]);
+  const size = [];
+  for (let v = body.length; ; ) {
+    const b = v & 0x7f;
+    v >>>= 7;
+    if (v) size.push(b | 0x80);
+    else { size.push(b); break; }
+  }
+  return Buffer.concat([bytes, Buffer.from([0, ...size]), body]);
+}
+
+const TYPES = { ".js": "text/javascript", ".mjs": "text/javascript", ".html": "text/html; charset=utf-8", ".wasm": "application/wasm", ".json": "application/json" };
+
+// serve answers /<mode>/<prefix>/dist/... from dist and /<mode>/<prefix>/
+// bench/... from bench/: mode "c" uncached (agentrt.wasm salted), mode
+// "w" cacheable for a day (and never salted).
+async function serve() {
+  const wasm = readFileSync(path.join(dist, "agentrt.wasm"));
+  const server = createServer((req, res) => {
+    const m = new URL(req.url, "http://x").pathname.match(/^\/([cw])\/[\w-]+\/(dist|bench)\/([\w./-]+)$/);
+    const file = m && !m[3].includes("..") ? path.join(m[2] === "dist" ? dist : here, m[3]) : "";
+    if (!file || !existsSync(file)) { res.writeHead(404).end(); return; }
+    const cold = m[1] === "c";
+    const body = cold && m[3] === "agentrt.wasm" ? salted(wasm) : readFileSync(file);
+    res.writeHead(200, {
+      "content-type": TYPES[path.extname(file)] || "application/octet-stream",
+      "content-length": body.length,
+      "cache-control": cold ? "no-store" : "public, max-age=86400",
+    });
+    res.end(body);
+  });
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    stop: () => new Promise((ok) => { server.closeAllConnections?.(); server.close(ok); }),
+  };
+}
+
+let prefixes = 0;
+// urls returns the probe's URLs under a fresh prefix (mode "c") or the
+// fixed cacheable one (mode "w").
+function urls(base, mode) {
+  const p = `${base}/${mode}/${mode === "c" ? "s" + ++prefixes : "fixed"}`;
+  return {
+    glue: `${p}/dist/glue.js`, wasm: `${p}/dist/agentrt.wasm`, wasmExec: `${p}/dist/wasm_exec.js`,
+    peer: `${p}/bench/baselines/peer.mjs`, page: `${p}/bench/firstturn/page.html`,
+  };
+}
+
+function fileURLs() {
+  const d = pathToFileURL(dist + path.sep).href;
+  return { glue: d + "glue.js", wasm: d + "agentrt.wasm", wasmExec: d + "wasm_exec.js", peer: pathToFileURL(path.join(root, "bench/baselines/peer.mjs")).href };
+}
+
+function runChild(rt, o) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(rt.bin, [...rt.args, path.join(here, "firstturn/child.mjs"), JSON.stringify(o)], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "", err = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.stderr.on("data", (d) => (err += d));
+    p.on("error", reject);
+    p.on("close", () => {
+      const line = out.trim().split("\n").pop() || "";
+      try {
+        const r = JSON.parse(line);
+        if (r.error) reject(new Error(r.error));
+        else resolve(r);
+      } catch {
+        reject(new Error(`no result (stdout ${JSON.stringify(out.slice(-300))}, stderr ${JSON.stringify(err.slice(-300))})`));
+      }
+    });
+  });
+}
+
+async function runPage(browser, o, keeper) {
+  // WebDriver opens a window from the current one, which must be open.
+  if (keeper && browser.session) await keeper.bringToFront();
+  const page = await browser.newPage();
+  try {
+    page.setDefaultTimeout?.(120_000);
+    await page.goto(o.page + "#" + encodeURIComponent(JSON.stringify(o)));
+    await page.waitForFunction(() => window.result !== undefined, { timeout: 120_000 });
+    const r = await page.evaluate(() => window.result);
+    if (r.error) throw new Error(r.error);
+    return r;
+  } finally {
+    await page.close().catch(() => {});
+  }
+}
+
+// The cells of one engine: [label, who, path, mode].
+function cells(browser) {
+  if (!browser) return [["agentrt", "agentrt", "bytes"], ["agentrt", "agentrt", "stream"], ["peer", "peer", "-"]];
+  return [
+    ["agentrt", "agentrt", "bytes", "c"], ["agentrt", "agentrt", "stream", "c"], ["agentrt", "agentrt", "cache", "w"],
+    ["peer", "peer", "cold", "c"], ["peer", "peer", "cache", "w"],
+  ];
+}
+
+async function measure(engine, sample, initSample) {
+  const table = new Map();
+  const list = cells(engine.browser);
+  for (const [, who, p] of list) table.set(`${who}/${p}`, []);
+  for (let r = 0; r < opts.samples; r++) {
+    for (let k = 0; k < list.length; k++) {
+      const [, who, p, mode] = list[(r + k) % list.length];
+      table.get(`${who}/${p}`).push(await sample(who, p === "cache" ? "stream" : p, mode));
+    }
+  }
+  let init;
+  try {
+    init = await initSample();
+  } catch (e) {
+    init = { error: String(e.message || e).split("\n")[0] };
+  }
+  return { table, init };
+}
+
+const results = {};
+const problems = [];
+const server = await serve();
+const scratch = await mkdtemp(path.join(tmpdir(), "agentrt-firstturn-"));
+try {
+  if (!existsSync(path.join(dist, "agentrt.wasm")) || !existsSync(path.join(dist, "glue.js"))) {
+    throw new Error(`${dist}/agentrt.wasm or glue.js is missing: run \`make build\``);
+  }
+  for (const name of opts.engines) {
+    const rt = RUNTIMES[name];
+    if (rt) {
+      if (!existsSync(rt.bin)) {
+        const msg = `${name}: ${rt.bin} is missing`;
+        if (CI) throw new Error(msg + " (CI is set)");
+        problems.push(msg + ": skipped");
+        continue;
+      }
+      const base = { n: opts.n, ...fileURLs() };
+      const sample = (who, p) => runChild(rt, { ...base, who, path: p, ...(p === "stream" ? { wasm: urls(server.url, "c").wasm } : {}) });
+      process.stderr.write(`firstturn: ${name}...\n`);
+      results[name] = await measure({ browser: false }, sample, () => runChild(rt, { ...base, who: "agentrt", path: "bytes", inittrace: true }));
+      continue;
+    }
+    const engine = BROWSERS.find((e) => e.name === name);
+    const missing = engine.missing();
+    if (missing) {
+      if (CI) throw new Error(`${name}: ${missing} is missing (CI is set)`);
+      problems.push(`${name}: ${missing} is missing: skipped`);
+      continue;
+    }
+    process.stderr.write(`firstturn: ${name}...\n`);
+    const launched = await engine.launch(scratch);
+    try {
+      // A page kept open all along: WebDriver ends the session when its
+      // last window closes.
+      const keeper = await launched.browser.newPage();
+      const sample = (who, p, mode) => runPage(launched.browser, { n: opts.n, who, path: p, ...urls(server.url, mode) }, keeper);
+      // Two loads put the cacheable files in the HTTP cache (and let the
+      // engine cache the module's code) before the first sample.
+      for (let i = 0; i < 2; i++) {
+        await sample("agentrt", "stream", "w");
+        await sample("peer", "-", "w");
+      }
+      results[name] = await measure({ browser: true }, sample, () => runPage(launched.browser, { n: opts.n, who: "agentrt", path: "bytes", inittrace: true, ...urls(server.url, "c") }, keeper));
+      await keeper.close().catch(() => {});
+    } catch (e) {
+      if (CI) throw e;
+      problems.push(`${name}: failed: ${String(e.message || e).split("\n")[0]}`);
+    } finally {
+      await launched.close();
+    }
+  }
+} finally {
+  await server.stop();
+  await rm(scratch, { recursive: true, force: true });
+}
+
+// Print.
+const out = [];
+out.push(`first answered turn after a cold start, seeded from ${opts.n.toLocaleString("en")} messages, JS model reading req.messages; ${opts.samples} samples per row, fresh process or page each, rows interleaved; medians (ms); node ${process.version}`);
+out.push("");
+out.push("| engine | load path | agentrt | peer | ratio | CPU ratio | ratio of minimums | " + PHASES.map(([, l]) => l).join(" | ") + " |");
+out.push("| --- | --- | ---: | ---: | ---: | ---: | ---: | " + PHASES.map(() => "---:").join(" | ") + " |");
+const json = { date: new Date().toISOString(), n: opts.n, samples: opts.samples, engines: {} };
+for (const [name, r] of Object.entries(results)) {
+  const j = (json.engines[name] = { rows: {}, init: r.init });
+  for (const [key, samples] of r.table) {
+    const med = Object.fromEntries([...PHASES.map(([k]) => k), "total", "cpu"].map((k) => [k, median(samples.map((s) => s[k]))]));
+    j.rows[key] = { median: med, totals: samples.map((s) => s.total) };
+  }
+  const peerOf = (p) => j.rows[p === "cache" ? "peer/cache" : RUNTIMES[name] ? "peer/-" : "peer/cold"].median;
+  for (const [key, row] of Object.entries(j.rows)) {
+    const [who, p] = key.split("/");
+    if (who === "peer") {
+      out.push(`| ${name} | ${p === "-" ? "file" : p} (peer) | | ${ms(row.median.total)} | | | | ` + PHASES.map(([k]) => ms(row.median[k])).join(" | ") + " |");
+      continue;
+    }
+    const peer = peerOf(p);
+    const peerRow = Object.values(j.rows).find((r) => r.median === peer);
+    row.ratio = row.median.total / peer.total;
+    row.cpuRatio = row.median.cpu / peer.cpu;
+    row.minRatio = Math.min(...row.totals) / Math.min(...peerRow.totals);
+    const cr = Number.isFinite(row.cpuRatio) ? row.cpuRatio.toFixed(1) + "x" : "-";
+    out.push(`| ${name} | ${p} | ${ms(row.median.total)} | ${ms(peer.total)} | ${row.ratio.toFixed(1)}x | ${cr} | ${row.minRatio.toFixed(1)}x | ` + PHASES.map(([k]) => ms(row.median[k])).join(" | ") + " |");
+  }
+}
+out.push("");
+out.push("package init (GODEBUG=inittrace=1, one bytes sample per engine; part of Go start): sum, and the costliest packages");
+for (const [name, r] of Object.entries(results)) {
+  if (r.init?.error) out.push(`  ${name}: not measured (${r.init.error})`);
+  else out.push(`  ${name}: ${ms(r.init.init)} ms over ${r.init.packages} packages; ` + r.init.top.slice(0, 3).map((p) => `${p.pkg.replace("github.com/agentrt/agentrt/", "")} ${ms(p.ms)} ms (${p.allocs} allocs)`).join(", ") +
+    `; glue.packHistory of the history: first call ${ms(r.init.packFirst)} ms, second ${ms(r.init.packSecond)} ms`);
+}
+const node = json.engines.node?.rows["agentrt/bytes"];
+if (node) {
+  out.push("");
+  const r = node.ratio;
+  out.push(`Target: Node, bytes in memory to the first answered turn <= 3x the peer (goal 1.5x): ${r <= 3 ? "MET " : "MISS"} ${r.toFixed(2)}x (CPU ${node.cpuRatio.toFixed(2)}x, minimums ${node.minRatio.toFixed(2)}x)`);
+}
+for (const p of problems) out.push("note: " + p);
+console.log(out.join("\n"));
+if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(json, null, 2) + "\n");
