@@ -13,8 +13,8 @@ export const MAGIC = [0x41, 0x52, 0x57];
 export const VERSION = 1;
 
 export const KIND = Object.freeze({
-  begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04, commit: 0x05,
-  action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14, committed: 0x15,
+  begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04, commit: 0x05, limitsQuery: 0x06,
+  action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14, committed: 0x15, limits: 0x16,
 });
 
 export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4, pending: 5 });
@@ -187,12 +187,16 @@ export function writeBegin(w, b) {
   return w.bytes();
 }
 
-/** Writes a model-reply frame: a reply { content, toolCalls } or a failure text. */
-export function writeModelReply(w, handle, reply, failure) {
+/**
+ * Writes a model-reply frame: a reply { content, toolCalls } or a failure
+ * text; with oversize, the failure is a reply refused unsent as more than
+ * maxMessageBytes (the run fails with limit_exceeded).
+ */
+export function writeModelReply(w, handle, reply, failure, oversize = false) {
   w.header(KIND.modelReply);
   w.uvarint(handle);
   if (failure !== undefined) {
-    w.byte(1);
+    w.byte(oversize ? 2 : 1);
     w.string(failure);
     return w.bytes();
   }
@@ -502,6 +506,26 @@ export function readCommitted(buf) {
   const count = r.uvarint();
   r.end();
   return stale === 1 ? -1 : count;
+}
+
+/** Writes a limits query frame (a header alone), sent through agentrt_feed. */
+export function writeLimitsQuery(w) {
+  w.header(KIND.limitsQuery);
+  return w.bytes();
+}
+
+/**
+ * Decodes a limits frame: { maxSessions, maxMessagesPerSession,
+ * maxSessionBytes, maxSeedMessages, maxSeedBytes, maxMessageBytes,
+ * maxTotalBytes }, the limits in force.
+ */
+export function readLimits(buf) {
+  const r = reader(buf, KIND.limits);
+  const l = {};
+  for (const k of ["maxSessions", "maxMessagesPerSession", "maxSessionBytes", "maxSeedMessages", "maxSeedBytes",
+    "maxMessageBytes", "maxTotalBytes"]) l[k] = r.uvarint();
+  r.end();
+  return l;
 }
 
 /** Decodes a refused frame: { code, message, index? }. */

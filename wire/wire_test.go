@@ -328,3 +328,30 @@ func TestDecodeBeginCached_SameAsDecodeBegin(t *testing.T) {
 		}
 	}
 }
+
+// Ensure the limits frame and the oversize status round-trip, and that an
+// unknown status is refused.
+func TestLimitsAndOversize_RoundTrip(t *testing.T) {
+	l := core.Limits{MaxSessions: 1, MaxMessagesPerSession: 2, MaxSessionBytes: 3, MaxSeedMessages: 4, MaxSeedBytes: 5, MaxMessageBytes: 6, MaxTotalBytes: 1 << 40}
+	got, err := wire.DecodeLimits(wire.AppendLimits(nil, &l))
+	if err != nil || *got != l {
+		t.Fatalf("limits: got %+v, %v; want %+v", got, err, l)
+	}
+	if !wire.IsLimitsQuery(wire.AppendLimitsQuery(nil)) || wire.IsLimitsQuery(wire.AppendLimits(nil, &l)) {
+		t.Fatal("IsLimitsQuery")
+	}
+	m := &wire.ModelReply{Handle: 7, Failed: true, Oversize: true, Error: "big"}
+	frame := wire.AppendModelReply(nil, m)
+	back, err := wire.DecodeModelReply(frame)
+	if err != nil || !reflect.DeepEqual(back, m) {
+		t.Fatalf("model reply: got %+v, %v; want %+v", back, err, m)
+	}
+	var a wire.Answer
+	if err := wire.DecodeAnswerInto(&a, frame); err != nil || !a.Failed || !a.Oversize || a.Text != "big" {
+		t.Fatalf("answer: got %+v, %v", a, err)
+	}
+	frame[len(frame)-5] = 3 // the status byte: handle 7 is one byte after the header
+	if _, err := wire.DecodeModelReply(frame); err == nil {
+		t.Fatal("status 3 was accepted")
+	}
+}

@@ -148,7 +148,15 @@ func (x *Runtime) Begin(frame []byte) []byte {
 // result or a delta) and hands it to its turn. It returns the turn's next
 // action frame (after a delta: a pending frame with the events it
 // emitted), or a refused frame for a malformed frame or an unknown handle.
+//
+// A limits query frame (wire.KindLimits) is answered with the limits in
+// force (wire.AppendLimits).
 func (x *Runtime) Feed(frame []byte) []byte {
+	if wire.IsLimitsQuery(frame) {
+		l := x.rt.Limits()
+		x.out = wire.AppendLimits(x.out[:0], &l)
+		return x.out
+	}
 	var a wire.Answer
 	if err := wire.DecodeAnswerInto(&a, frame); err != nil {
 		return x.refuse(err)
@@ -159,7 +167,11 @@ func (x *Runtime) Feed(frame []byte) []byte {
 	}
 	var act core.Action
 	var fail error
-	if a.Failed {
+	switch {
+	case a.Oversize:
+		// The host refused the answer before copying it here.
+		fail = core.NewError(core.CodeLimitExceeded, a.Text)
+	case a.Failed:
 		fail = core.NewError(core.CodeModelError, a.Text)
 	}
 	switch a.Kind {

@@ -296,3 +296,29 @@ func FuzzCommit(f *testing.F) {
 		}
 	})
 }
+
+// Ensure a limits query is answered with the limits in force, and that a
+// reply the host refused as oversize fails the run with limit_exceeded,
+// rolled back, the session free.
+func TestRuntime_LimitsAndOversize(t *testing.T) {
+	rt := mustRuntime(t, core.Config{Limits: core.Limits{MaxMessageBytes: 4096, MaxSessions: 3}})
+	x := fastpath.New(rt, nil)
+	l, err := wire.DecodeLimits(x.Feed(wire.AppendLimitsQuery(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := rt.Limits(); *l != want {
+		t.Fatalf("limits: got %+v, want %+v", *l, want)
+	}
+	a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi"})))
+	if a.Kind != wire.ActModel {
+		t.Fatalf("got action %d, want model", a.Kind)
+	}
+	a = mustAction(t, x.Feed(wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Failed: true, Oversize: true, Error: "too big"})))
+	if a.Kind != wire.ActFailed || a.Err.Code != core.CodeLimitExceeded {
+		t.Fatalf("got action %d (%v), want failed limit_exceeded", a.Kind, a.Err)
+	}
+	if st := rt.Stats(); st.ActiveRuns != 0 || st.Messages != 0 {
+		t.Fatalf("after the refused reply: %+v", st)
+	}
+}
