@@ -5,10 +5,11 @@
 
 import { packHistory as pack, readReply, PackMemo, PackScratch, mirrorInto } from "./history.js";
 import {
-  ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, readAction, readRefused,
+  ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
+  readLimits,
 } from "./wire.js";
 import { AgentrtError, historyError, isObject, text, refusedError, timeoutError, abortError } from "./errors.js";
-import { ModelRequest, ReplyRefused, checkPolicy, isThenable } from "./request.js";
+import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, replyOver } from "./request.js";
 import { QuickTurns } from "./quick.js";
 
 const NO_TOOLS = Object.freeze([]);
@@ -43,13 +44,19 @@ export class FastPath {
   #waiting = new Map(); // sessionId -> [wake]
   #ended = 0;
   #listSessions;
+  // The runtime object createRuntime returned (cancelRun, revertRun).
+  #core;
+  // The limits in force, as the module reports them (wire.js readLimits):
+  // sizes are checked against them before anything is copied.
+  limits;
   // busy counts the turns in flight per session; quick holds the quick
   // turns (docs/adr/0012-quick-turn.md).
   busy = new Map(); // sessionId -> turns in flight
   quick;
 
-  constructor(exports, number, config, listSessions) {
-    this.#listSessions = listSessions;
+  constructor(exports, number, config, core) {
+    this.#core = core;
+    this.#listSessions = () => core.listSessions();
     if (!exports || typeof exports.agentrt_begin !== "function" || !(exports.mem instanceof WebAssembly.Memory) ||
       !Number.isInteger(number)) {
       throw new AgentrtError("load_failed", "agentrt: the module has no fast path (agentrt_begin)");
@@ -58,7 +65,8 @@ export class FastPath {
     this.#n = number;
     this.modelFn = typeof config.model === "function" ? config.model : null;
     this.system = typeof config.systemPrompt === "string" ? config.systemPrompt : "";
-    this.quick = new QuickTurns(this, exports, config);
+    this.quick = new QuickTurns(this, exports);
+    this.limits = readLimits(this.call(exports.agentrt_feed, writeLimitsQuery(this.w.reset())));
     for (const t of config.tools ?? []) {
       this.#tools.set(t.name, t);
       const spec = { name: t.name, description: typeof t.description === "string" ? t.description : "" };
@@ -109,9 +117,31 @@ export class FastPath {
     return readAction(bytes);
   }
 
+  /**
+   * Refuses an input the module would refuse for its size, before it is
+   * copied into the module's memory.
+   */
+  checkInput(input) {
+    const max = this.limits.maxMessageBytes;
+    if (utf8Over(input, max)) {
+      throw new AgentrtError("limit_exceeded", `agentrt: the input is more than maxMessageBytes (${max})`);
+    }
+  }
+
+  /**
+   * The model-reply frame of a reply read by readReply; one over
+   * maxMessageBytes is refused unsent (the run fails limit_exceeded).
+   */
+  replyFrame(handle, reply) {
+    const max = this.limits.maxMessageBytes;
+    if (replyOver(reply, max)) return writeModelReply(this.w.reset(), handle, undefined, `the model's reply is more than maxMessageBytes (${max})`, true);
+    return writeModelReply(this.w.reset(), handle, reply);
+  }
+
   /** Begins a turn; throws (a refusal) or returns the turn to drive. */
   begin(sessionId, input, policy, history, withHistory, runId, inspect, onEvent) {
     policy = checkPolicy(policy);
+    this.checkInput(input);
     const mirror = this.mirrors.get(sessionId);
     let packed;
     let historyMirror;
@@ -146,7 +176,7 @@ export class FastPath {
       handle: first.handle, runId, sessionId, onEvent, historyMirror, first,
       timeoutMs: policy ? policy.timeoutMs ?? 0 : 0, timer: undefined, expired: false,
       allowed: policy && Array.isArray(policy.allowedTools) ? policy.allowedTools : undefined,
-      wake: null, interrupted: false, closed: false, request: undefined, gen: 0,
+      wake: null, interrupted: false, closed: false, request: undefined, gen: 0, open: true,
     };
     this.#active.set(runId, turn);
     this.busy.set(sessionId, (this.busy.get(sessionId) ?? 0) + 1);
@@ -241,9 +271,12 @@ export class FastPath {
       } catch (e) {
         failure = "threw: " + text(e);
       }
-      if (failure === undefined && isThenable(v)) {
-        const s = await this.settle(turn, v);
-        if (s === null) return this.resume(turn);
+      if (failure === undefined && isObject(v)) {
+        let s = adopt(v);
+        if (s instanceof Promise) {
+          s = await this.settle(turn, s);
+          if (s === null) return this.resume(turn);
+        }
         if (s.ok) v = s.value;
         else failure = "rejected: " + text(s.reason);
       }
@@ -302,8 +335,24 @@ export class FastPath {
         }
       }
     } finally {
-      if (ends) this.end(turn);
+      if (ends) this.#finish(turn);
     }
+  }
+
+  // driveFrom drives the turn on from first(), which answers the call the
+  // turn has out (a quick turn's model, called before the turn began),
+  // with the same ends as drive.
+  driveFrom(turn, first) {
+    let next;
+    try {
+      next = first();
+    } catch (e) {
+      this.#finish(turn);
+      throw e;
+    }
+    if (next instanceof Promise) return this.driveAsync(turn, next);
+    turn.first = next;
+    return this.drive(turn);
   }
 
   // driveAsync is drive from an action, or a Promise of one, on. An
@@ -338,14 +387,51 @@ export class FastPath {
         }
       }
     } finally {
-      this.end(turn);
+      this.#finish(turn);
     }
+  }
+
+  // #finish ends the turn on every way out of the drive loops: a turn the
+  // module has not ended (a throw in the driver, a refused frame) is
+  // abandoned first, so that no exit leaves it holding its session.
+  #finish(turn) {
+    if (turn.open) this.#abandon(turn);
+    this.end(turn);
+  }
+
+  // #abandon ends in the module a turn its driver gives up on: it
+  // cancels the run and drains it (a model or tool call asked for again
+  // is answered with a failure), so that the module rolls it back and
+  // frees its session. A turn the module completed meanwhile is reverted:
+  // its host never receives the Result.
+  #abandon(turn) {
+    turn.open = false;
+    try {
+      this.enter();
+      this.#core.cancelRun(turn.runId);
+      let a = this.action(this.#out(this.ex.agentrt_next(this.#n, turn.handle, 0)));
+      for (let i = 0; i < 16; i++) {
+        if (a.kind === ACTION.done) {
+          this.#core.revertRun(turn.sessionId, turn.runId);
+          break;
+        }
+        if (a.kind === ACTION.failed) break;
+        const w = this.w.reset();
+        if (a.kind === ACTION.model) a = this.action(this.call(this.ex.agentrt_feed, writeModelReply(w, turn.handle, undefined, "the run was abandoned")));
+        else if (a.kind === ACTION.tool) a = this.action(this.call(this.ex.agentrt_feed, writeToolResult(w, turn.handle, true, "the run was abandoned")));
+        else a = this.action(this.#out(this.ex.agentrt_next(this.#n, turn.handle, 0)));
+      }
+    } catch {
+      // Refused: the module has ended the turn already.
+    }
+    this.#dropMirror(turn);
   }
 
   // #outcome ends a turn on its done or failed action, for both drive
   // loops: the Result, with the reply kept on the mirror, or the thrown
   // error, with the mirror dropped.
   #outcome(turn, a) {
+    turn.open = false;
     if (a.kind === ACTION.done) {
       this.#keepReply(turn, a.result);
       return a.result;
@@ -370,7 +456,8 @@ export class FastPath {
   // whole session, as it would for the old mirror; a quick turn would
   // call its model on the old one first.
   #dropMirror(turn) {
-    if (turn.gen !== 0) this.mirrors.delete(turn.sessionId);
+    const m = this.mirrors.get(turn.sessionId);
+    if (m !== undefined && turn.gen !== 0 && m.gen === turn.gen) this.mirrors.delete(turn.sessionId);
   }
 
   // end takes an ended turn off the path.
@@ -406,13 +493,13 @@ export class FastPath {
     }
   }
 
-  // settle waits for v when it is a thenable, or until the turn is
-  // interrupted: { ok, value } or { ok: false, reason }, or null when
-  // interrupted.
-  settle(turn, v) {
+  // settle waits for p, a host's answer adopted (adopt: it never
+  // rejects), or until the turn is interrupted: p's { ok, value } or
+  // { ok: false, reason }, or null when interrupted.
+  settle(turn, p) {
     return new Promise((resolve) => {
       turn.wake = () => resolve(null);
-      v.then((value) => resolve({ ok: true, value }), (reason) => resolve({ ok: false, reason }));
+      p.then(resolve);
     }).finally(() => { turn.wake = null; });
   }
 
@@ -491,9 +578,14 @@ export class FastPath {
     } catch (e) {
       failure = "model threw: " + text(e);
     }
-    if (failure === undefined && isThenable(v)) {
+    let s;
+    if (failure === undefined && (isObject(v) || typeof v === "function") && !((s = adopt(v)) instanceof Promise)) {
+      if (s.ok) v = s.value;
+      else failure = "the model's reply cannot be read: " + text(s.reason);
+    }
+    if (s instanceof Promise) {
       turn.request = req;
-      return this.settle(turn, v).then((s) => {
+      return this.settle(turn, s).then((s) => {
         turn.request = undefined;
         answered = true;
         if (s === null) {
@@ -520,8 +612,7 @@ export class FastPath {
         failure = e instanceof ReplyRefused ? e.message : "the model's reply cannot be read: " + text(e);
       }
     }
-    const w = this.w.reset();
-    const frame = failure === undefined ? writeModelReply(w, handle, reply) : writeModelReply(w, handle, undefined, failure);
+    const frame = failure === undefined ? this.replyFrame(handle, reply) : writeModelReply(this.w.reset(), handle, undefined, failure);
     return this.action(this.call(this.ex.agentrt_feed, frame));
   }
 }

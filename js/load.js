@@ -222,7 +222,7 @@ export async function startInstance(boot) {
     throw toError(e, "invalid_argument");
   }
   try {
-    inst.fast = new FastPath(instance.exports, core.fastPath, boot.config, () => core.listSessions());
+    inst.fast = new FastPath(instance.exports, core.fastPath, boot.config, core);
   } catch (e) {
     delete globalThis[name];
     throw e;

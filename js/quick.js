@@ -3,14 +3,9 @@
 // and whose input and reply are then committed in one call.
 
 import { readReply } from "./history.js";
-import { ACTION, KIND, writeCommit, writeModelReply, readCommitted } from "./wire.js";
-import { AgentrtError, text, timeoutError, abortError } from "./errors.js";
-import { ModelRequest, ReplyRefused, isThenable } from "./request.js";
-
-// The limits a quick turn checks, when the configuration leaves them to
-// the module's defaults (core.DefaultLimits).
-const DEFAULT_MAX_MESSAGES = 100000;
-const DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;
+import { ACTION, KIND, writeCommit, readCommitted } from "./wire.js";
+import { AgentrtError, isObject, text, timeoutError, abortError } from "./errors.js";
+import { ModelRequest, ReplyRefused, adopt, utf8Over } from "./request.js";
 
 // A turn whose policy allows every tool, for allowedSpecs.
 const ALL_TOOLS = Object.freeze({ allowed: undefined });
@@ -22,41 +17,19 @@ function ignoreDelta() {}
 /**
  * QuickTurns runs the quick turns of one FastPath. `pending` holds the
  * quick turns whose model is running and that have not begun in the
- * module (innermost last); the limits are the two a quick turn checks
- * before calling its model.
+ * module (innermost last). A quick turn checks the module's limits
+ * (FastPath.limits) before calling its model.
  */
 export class QuickTurns {
   #fp;
   pending = [];
   #quickOK;
-  #maxMessages = DEFAULT_MAX_MESSAGES;
-  #maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
 
-  constructor(fp, exports, config) {
+  constructor(fp, exports) {
     this.#fp = fp;
     this.#quickOK = fp.modelFn !== null && typeof exports.agentrt_commit === "function" &&
-      typeof String.prototype.toWellFormed === "function" && this.#readLimits(config.limits);
+      typeof String.prototype.toWellFormed === "function";
   }
-
-  // #readLimits takes the two limits a quick turn checks from the
-  // configuration the module was created with (0 or absent: the
-  // default); it reports false, and quick turns stay off, when they
-  // cannot be read.
-  #readLimits(limits) {
-    if (limits === undefined || limits === null) return true;
-    try {
-      const n = limits.maxMessagesPerSession;
-      const b = limits.maxMessageBytes;
-      if (n !== undefined && n !== null && !(Number.isSafeInteger(n) && n >= 0)) return false;
-      if (b !== undefined && b !== null && !(Number.isSafeInteger(b) && b >= 0)) return false;
-      if (n > 0) this.#maxMessages = n;
-      if (b > 0) this.#maxMessageBytes = b;
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
 
   /**
    * Begins the pending quick turns in the module, as they would have
@@ -79,7 +52,8 @@ export class QuickTurns {
     if (m === undefined) return false;
     const msgs = m.msgs;
     const n = msgs.length;
-    if (n === 0 || n + 2 > this.#maxMessages || input.length * 3 > this.#maxMessageBytes) return false;
+    const limits = fp.limits;
+    if (n === 0 || n + 2 > limits.maxMessagesPerSession || input.length * 3 > limits.maxMessageBytes) return false;
     const last = msgs[n - 1];
     return !(last.role === "user" && last.content === input.toWellFormed());
   }
@@ -111,7 +85,7 @@ export class QuickTurns {
     let v;
     let failure;
     let reply;
-    let thenable = false;
+    let pending;
     try {
       try {
         v = fp.modelFn(req);
@@ -123,8 +97,14 @@ export class QuickTurns {
       // ordinary path, where the reply is read by a turn that holds its
       // session.
       if (failure === undefined && q.turn === undefined && q.error === undefined) {
-        thenable = isThenable(v);
-        if (!thenable) {
+        let s;
+        if (isObject(v) || typeof v === "function") {
+          s = adopt(v);
+          if (s instanceof Promise) pending = s;
+          else if (s.ok) v = s.value;
+          else failure = "the model's reply cannot be read: " + text(s.reason);
+        }
+        if (pending === undefined && failure === undefined) {
           try {
             reply = readReply(v, (message) => new ReplyRefused(message));
           } catch (e) {
@@ -139,7 +119,7 @@ export class QuickTurns {
     }
     if (q.turn === undefined && q.error === undefined) {
       // Nothing called the module while the model ran: it is as it was.
-      if (reply !== undefined && reply.toolCalls.length === 0) {
+      if (reply !== undefined && reply.toolCalls.length === 0 && !utf8Over(reply.content, fp.limits.maxMessageBytes)) {
         const res = this.#commit(q, m, inputMsg, reply.content);
         if (res !== undefined) return res;
       }
@@ -148,17 +128,8 @@ export class QuickTurns {
     if (q.error !== undefined) throw q.error;
     const turn = q.turn;
     if (!q.matched) return fp.drive(turn);
-    const held = { v, reply, failure };
-    let next;
-    try {
-      next = this.#feedHeld(turn, req, held);
-    } catch (e) {
-      fp.end(turn);
-      throw e;
-    }
-    if (next instanceof Promise) return fp.driveAsync(turn, next);
-    turn.first = next;
-    return fp.drive(turn);
+    const held = { v, reply, failure, pending };
+    return fp.driveFrom(turn, () => this.#feedHeld(turn, req, held));
   }
 
   // #commit stores the quick turn q in one call and returns its Result,
@@ -213,9 +184,18 @@ export class QuickTurns {
   #feedHeld(turn, req, held) {
     const fp = this.#fp;
     const handle = turn.handle;
-    const v = held.v;
-    if (held.failure === undefined && held.reply === undefined && isThenable(v)) {
-      return fp.settle(turn, v).then((s) => {
+    let v = held.v;
+    let failure = held.failure;
+    let p = held.pending;
+    if (p === undefined && failure === undefined && held.reply === undefined && (isObject(v) || typeof v === "function")) {
+      // The model called the module before its answer was read.
+      const s = adopt(v);
+      if (s instanceof Promise) p = s;
+      else if (s.ok) v = s.value;
+      else failure = "the model's reply cannot be read: " + text(s.reason);
+    }
+    if (p !== undefined) {
+      return fp.settle(turn, p).then((s) => {
         turn.request = undefined;
         if (s === null) {
           ModelRequest.stop(req, turn.expired ? timeoutError() : abortError());
@@ -225,8 +205,8 @@ export class QuickTurns {
       });
     }
     turn.request = undefined;
-    if (held.reply === undefined) return fp.feedModel(turn, handle, v, held.failure);
+    if (held.reply === undefined) return fp.feedModel(turn, handle, v, failure);
     if (turn.interrupted) return fp.resume(turn);
-    return fp.action(fp.call(fp.ex.agentrt_feed, writeModelReply(fp.w.reset(), handle, held.reply)));
+    return fp.action(fp.call(fp.ex.agentrt_feed, fp.replyFrame(handle, held.reply)));
   }
 }

@@ -87,10 +87,97 @@ export function checkPolicy(p) {
   return c;
 }
 
-export function isThenable(v) {
-  return (isObject(v) || typeof v === "function") && typeof v.then === "function";
+const PROMISE_THEN = Promise.prototype.then;
+
+/**
+ * adopt reads a host's answer v (a model's or a tool's) as `await` would,
+ * without ever throwing: { ok: true, value } or { ok: false, reason } at
+ * once when v is not a thenable (or reading its `then` throws), else a
+ * Promise of one that never rejects. A thenable is adopted through a
+ * Promise's resolve function: its `then` runs in a job, a throw from it
+ * rejects, a second settle is ignored, and a thenable it fulfils with is
+ * adopted in turn.
+ */
+export function adopt(v) {
+  let then;
+  try {
+    if (v === null || (typeof v !== "object" && typeof v !== "function")) return { ok: true, value: v };
+    then = v.then;
+  } catch (reason) {
+    return { ok: false, reason };
+  }
+  if (typeof then !== "function") return { ok: true, value: v };
+  return new Promise((resolve) => {
+    const ok = (value) => resolve({ ok: true, value });
+    const fail = (reason) => resolve({ ok: false, reason });
+    if (then === PROMISE_THEN) {
+      // A native Promise settles once with a plain value: its own then
+      // is the short way (a subclass whose species throws goes below).
+      try {
+        then.call(v, ok, fail);
+        return;
+      } catch { /* adopt it as any thenable */ }
+    }
+    new Promise((r) => r(v)).then(ok, fail);
+  });
 }
 
 // ReplyRefused carries readReply's refusal of a model's reply.
 export class ReplyRefused extends Error {}
 
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * wellFormed returns s as the module keys it: each lone surrogate
+ * replaced by U+FFFD, as TextEncoder encodes it (and Go's store decodes
+ * it). Session ids are normalised once, where a call enters the glue, so
+ * that the driver's queues and mirrors key a session as the module does.
+ */
+export function wellFormed(s) {
+  if (typeof s.isWellFormed === "function") return s.isWellFormed() ? s : s.toWellFormed();
+  return s.replace(LONE_SURROGATE, "\uFFFD");
+}
+
+/**
+ * utf8Over reports whether s takes more than max bytes in UTF-8 (lone
+ * surrogates as U+FFFD), without encoding it: a string of more than max
+ * code units is over at once, one of at most max / 3 never is.
+ */
+export function utf8Over(s, max) {
+  const n = s.length;
+  if (n > max) return true;
+  if (n * 3 <= max) return false;
+  return utf8Bytes(s) > max;
+}
+
+/**
+ * replyOver reports whether a reply read by readReply counts more than
+ * max bytes as a message: its content and each tool call's id, name and
+ * arguments, as core counts a message's size.
+ */
+export function replyOver(reply, max) {
+  const calls = reply.toolCalls;
+  if (calls.length === 0) return utf8Over(reply.content, max);
+  let units = reply.content.length;
+  for (const c of calls) units += c.id.length + c.name.length + c.arguments.length;
+  if (units > max) return true;
+  if (units * 3 <= max) return false;
+  let bytes = utf8Bytes(reply.content);
+  for (const c of calls) bytes += utf8Bytes(c.id) + utf8Bytes(c.name) + utf8Bytes(c.arguments);
+  return bytes > max;
+}
+
+function utf8Bytes(s) {
+  let bytes = 0;
+  for (let i = 0, n = s.length; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < n && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}

@@ -4,6 +4,7 @@
 import {
   AgentrtError, argError, toError, isObject, isSignal, closedError, lostError, abortError, reportCallbackError,
 } from "./errors.js";
+import { wellFormed } from "./request.js";
 import { compile, loadGo, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
 
 /** Prefixes of generated run ids: the glue's, and the runtime's own. */
@@ -36,6 +37,22 @@ function checkRunArgs(sessionId, input, policy, options, where) {
 function checkHistory(history, name) {
   if (history !== undefined && history !== null && !Array.isArray(history) && !(history instanceof Uint8Array)) {
     throw argError(name, "must be an array or a Uint8Array");
+  }
+  if (history instanceof Uint8Array && isDetached(history.buffer)) {
+    throw argError(name, "is a Uint8Array whose buffer is detached (transferred)");
+  }
+}
+
+// isDetached reports whether an ArrayBuffer was detached (transferred):
+// reading its bytes would throw.
+function isDetached(buf) {
+  if (typeof buf.detached === "boolean") return buf.detached;
+  if (typeof SharedArrayBuffer !== "undefined" && buf instanceof SharedArrayBuffer) return false;
+  try {
+    new Uint8Array(buf, 0, 0);
+    return false;
+  } catch {
+    return true;
   }
 }
 
@@ -159,6 +176,7 @@ class Runtime {
   // #start runs one turn; it is the body of run(), stream() and the four
   // ADR entry points. Arguments are checked by the caller.
   async #start(sessionId, input, policy, history, withHistory, options, onStarted) {
+    sessionId = wellFormed(sessionId);
     const inst = this.#restarting || this.#inst.dead || this.#inst.go.exited ? await this.#ready() : this.#now();
     const core = inst.core;
     const signal = options && options.signal ? options.signal : undefined;
@@ -242,6 +260,7 @@ class Runtime {
   // (the no-divergence rule, docs/adr/0004-memory-budget-and-no-divergence.md).
   #revert(inst, sessionId, runId) {
     if (inst.dead || inst.go.exited) return; // a fresh instance is cold
+    sessionId = wellFormed(sessionId);
     try {
       inst.fast.enter();
       inst.fast.forget(sessionId);
@@ -451,7 +470,8 @@ class Runtime {
    */
   session(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
-    return this.#call((core) => core.getSession(id)) ?? null;
+    const key = wellFormed(id);
+    return this.#call((core) => core.getSession(key)) ?? null;
   }
 
   /**
@@ -461,9 +481,10 @@ class Runtime {
    */
   deleteSession(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
+    const key = wellFormed(id);
     return Boolean(this.#call((core, inst) => {
-      inst.fast.forget(id);
-      return core.deleteSession(id);
+      inst.fast.forget(key);
+      return core.deleteSession(key);
     }));
   }
 
