@@ -87,3 +87,25 @@ func (s *store) commit(c *Commit) (int, bool, *Error) {
 	s.mu.Unlock()
 	return n + 2, false, nil
 }
+
+// maxDropLog bounds the ids of dropped sessions kept for TakeDropped.
+const maxDropLog = 1024
+
+// TakeDropped returns dst with the ids of the sessions removed from the
+// store (evicted, deleted) since the last call appended, and all set when
+// more were removed than the log keeps (maxDropLog): a host that mirrors
+// sessions then drops every mirror. The first call starts the log: a
+// runtime whose host never asks keeps none.
+func (rt *Runtime) TakeDropped(dst []string) (ids []string, all bool) {
+	s := rt.store
+	s.mu.Lock()
+	if !s.dropLog {
+		s.dropLog = true
+	}
+	dst = append(dst, s.dropped...)
+	clear(s.dropped)
+	s.dropped = s.dropped[:0]
+	all, s.dropOverflow = s.dropOverflow, false
+	s.mu.Unlock()
+	return dst, all
+}

@@ -14,10 +14,6 @@ import { QuickTurns } from "./quick.js";
 
 const NO_TOOLS = Object.freeze([]);
 
-// How many turns end between two prunings of the mirrors of sessions the
-// module no longer holds (evicted).
-const PRUNE_EVERY = 256;
-
 /**
  * FastPath runs turns through the module's wasmexport functions: one
  * export call per model or tool answer, frames in linear memory, and a
@@ -42,8 +38,6 @@ export class FastPath {
   mirrors = new Map();
   #active = new Map(); // runId -> turn
   #waiting = new Map(); // sessionId -> [wake]
-  #ended = 0;
-  #listSessions;
   // The runtime object createRuntime returned (cancelRun, revertRun).
   #core;
   // The limits in force, as the module reports them (wire.js readLimits):
@@ -56,7 +50,6 @@ export class FastPath {
 
   constructor(exports, number, config, core) {
     this.#core = core;
-    this.#listSessions = () => core.listSessions();
     if (!exports || typeof exports.agentrt_begin !== "function" || !(exports.mem instanceof WebAssembly.Memory) ||
       !Number.isInteger(number)) {
       throw new AgentrtError("load_failed", "agentrt: the module has no fast path (agentrt_begin)");
@@ -111,10 +104,30 @@ export class FastPath {
     return new Uint8Array(this.ex.mem.buffer, this.ex.agentrt_out(), n);
   }
 
-  // action decodes an action frame, throwing a refusal as its error.
+  // action decodes an action frame, throwing a refusal as its error, and
+  // drops the mirrors of the sessions it reports dropped.
   action(bytes) {
     if (bytes.length > 4 && bytes[4] === KIND.refused) throw refusedError(readRefused(bytes));
-    return readAction(bytes);
+    const a = readAction(bytes);
+    if (a.dropped !== undefined) this.dropped(a.dropped);
+    return a;
+  }
+
+  /**
+   * Drops the mirrors of the sessions the module reported dropped
+   * (evicted or deleted), or every mirror for true: the mirrors follow
+   * the module's store, so the glue holds no more than its budget.
+   */
+  dropped(d) {
+    if (d === true) {
+      this.mirrors.clear();
+      for (const [id, k] of this.busy) if (k === 0) this.busy.delete(id);
+      return;
+    }
+    for (const id of d) {
+      this.mirrors.delete(id);
+      if (this.busy.get(id) === 0) this.busy.delete(id);
+    }
   }
 
   /**
@@ -184,7 +197,7 @@ export class FastPath {
   }
 
   // unbusy counts a turn of sessionId out. A count of 0 stays in the
-  // map until the session goes (forget, prune): deleting and adding a
+  // map until the session goes (forget, dropped): deleting and adding a
   // key on every turn costs V8 more than the whole check it serves.
   unbusy(sessionId) {
     const k = this.busy.get(sessionId);
@@ -222,14 +235,6 @@ export class FastPath {
   /** Aborts the signals of the model requests in flight (the instance died). */
   abortModels(reason) {
     for (const turn of this.#active.values()) if (turn.request) ModelRequest.stop(turn.request, reason);
-  }
-
-  // #prune drops the mirrors of sessions the module no longer holds.
-  #prune() {
-    if ((this.mirrors.size === 0 && this.busy.size === 0) || this.#listSessions === undefined) return;
-    const live = new Set(this.#listSessions());
-    for (const id of this.mirrors.keys()) if (!live.has(id)) this.mirrors.delete(id);
-    for (const [id, k] of this.busy) if (k === 0 && !live.has(id)) this.busy.delete(id);
   }
 
   // #events hands a frame's events to the turn's listener, in the shape
@@ -467,13 +472,6 @@ export class FastPath {
     this.#active.delete(turn.runId);
     this.unbusy(turn.sessionId);
     this.#release(turn.sessionId);
-    this.countEnded();
-  }
-
-  // countEnded counts a turn that ended, and prunes the mirrors every
-  // PRUNE_EVERY turns.
-  countEnded() {
-    if (++this.#ended % PRUNE_EVERY === 0) this.#prune();
   }
 
   // resume asks for the next action after a wait or an interruption.

@@ -139,11 +139,10 @@ export class QuickTurns {
     const frame = writeCommit(fp.w.reset(), q.sessionId, q.runId, q.input, q.gen, q.n, content);
     const out = fp.call(fp.ex.agentrt_commit, frame);
     if (out.length < 5 || out[4] !== KIND.committed) return undefined;
-    const count = readCommitted(out);
+    const count = readCommitted(out, (d) => fp.dropped(d));
     if (count < 0) return undefined;
     const reply = Object.freeze({ role: "assistant", content: content.toWellFormed() });
     m.msgs.push(inputMsg, reply);
-    fp.countEnded();
     return {
       runId: q.runId, sessionId: q.sessionId, status: "completed", reply, appended: [inputMsg, reply],
       seed: { mode: "none", seeded: 0, skippedSystem: 0 }, messageCount: count, modelCalls: [{ step: 1, messageCount: q.n + 1 }],

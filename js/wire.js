@@ -340,6 +340,19 @@ export class Reader {
   }
 
   // count reads a count of items that take at least one byte each.
+  // dropped reads the dropped field of an action or committed frame:
+  // undefined for none, true for all (every mirror is stale), or the ids.
+  dropped() {
+    const k = this.uvarint();
+    if (k === 0) return undefined;
+    if (k === 1) return true;
+    const n = k - 2;
+    if (n > this.buf.length - this.pos) this.fail("dropped count is more than the buffer can hold");
+    const ids = new Array(n);
+    for (let i = 0; i < n; i++) ids[i] = this.string();
+    return ids;
+  }
+
   count(what) {
     const n = this.uvarint();
     if (n > this.buf.length - this.pos) this.fail(`${what} is more than the buffer can hold`);
@@ -460,6 +473,8 @@ export function readAction(buf) {
     case ACTION.failed: a = { handle, events, kind, error: r.error() }; break;
     default: r.fail(`unknown action ${kind}`);
   }
+  const dropped = r.dropped();
+  if (dropped !== undefined) a.dropped = dropped;
   r.end();
   return a;
 }
@@ -497,14 +512,17 @@ export function readSessions(buf) {
 
 /**
  * Decodes a committed frame: the session's message count after the
- * commit, or -1 when it was stale (nothing was stored).
+ * commit, or -1 when it was stale (nothing was stored). onDropped, when
+ * given, is handed the frame's dropped sessions (true: all; or the ids).
  */
-export function readCommitted(buf) {
+export function readCommitted(buf, onDropped) {
   const r = reader(buf, KIND.committed);
   const stale = r.byte();
   if (stale > 1) r.fail("stale must be 0 or 1");
   const count = r.uvarint();
+  const dropped = r.dropped();
   r.end();
+  if (dropped !== undefined && onDropped !== undefined) onDropped(dropped);
   return stale === 1 ? -1 : count;
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every Go fuzz target of agentrt for FUZZTIME each (default 60s).
+# Runs every Go fuzz target of agentrt for FUZZTIME each (default 60s), then
+# the JavaScript driver's property test in its longer form.
 # New interesting inputs stay in Go's cache; copy them into the package's
 # testdata/fuzz/ to keep them as regression inputs.
 set -euo pipefail
@@ -11,3 +12,13 @@ for pkg in $(go list ./...); do
 		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$time" "$pkg"
 	done
 done
+
+# The JavaScript driver's property test (js/test/property.test.mjs), in its
+# longer form: PROPERTY_BATCHES batches of random faults (default 200).
+if [ -f "${AGENTRT_DIST:-dist}/agentrt.wasm" ]; then
+	echo "== js/test/property.test.mjs (AGENTRT_PROPERTY_BATCHES=${PROPERTY_BATCHES:-200})"
+	AGENTRT_PROPERTY_BATCHES="${PROPERTY_BATCHES:-200}" node --test js/test/property.test.mjs
+else
+	echo "fuzz: ${AGENTRT_DIST:-dist}/agentrt.wasm is missing: run \`make build\` for the driver's property test" >&2
+	exit 2
+fi

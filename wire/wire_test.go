@@ -245,7 +245,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(wire.AppendSession(nil, 1, sampleResult().Appended))
 	f.Add(wire.AppendRefused(nil, core.NewError(core.CodeInternal, "x")))
 	f.Add(wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "r", Input: "x", MirrorGen: 1, MirrorLen: 2, Reply: "y"}))
-	f.Add(wire.AppendCommitted(nil, 3, false))
+	f.Add(wire.AppendCommitted(nil, &wire.Committed{Count: 3, Dropped: []string{"a"}}))
+	f.Add(wire.AppendLimits(nil, &core.Limits{MaxSessions: 1}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if _, err := wire.FrameKind(b); err != nil {
 			return
@@ -285,9 +286,14 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("commit does not round-trip: %v", err)
 			}
 		}
-		if n, stale, err := wire.DecodeCommitted(b); err == nil {
-			if n2, stale2, err := wire.DecodeCommitted(wire.AppendCommitted(nil, n, stale)); err != nil || n2 != n || stale2 != stale {
+		if c, err := wire.DecodeCommitted(b); err == nil {
+			if c2, err := wire.DecodeCommitted(wire.AppendCommitted(nil, c)); err != nil || !reflect.DeepEqual(c2, c) {
 				t.Fatalf("committed does not round-trip: %v", err)
+			}
+		}
+		if l, err := wire.DecodeLimits(b); err == nil {
+			if l2, err := wire.DecodeLimits(wire.AppendLimits(nil, l)); err != nil || *l2 != *l {
+				t.Fatalf("limits do not round-trip: %v", err)
 			}
 		}
 	})

@@ -48,6 +48,10 @@ type Runtime struct {
 	// one: a turn after a turn allocates none.
 	spare *hostTurn
 	out   []byte
+	// dropped holds the ids of the sessions the store dropped, for the
+	// frame being written: every action and committed frame reports them
+	// (wire.Action.Dropped), so that the host drops its mirrors.
+	dropped []string
 	// hist is the last history decoded, for a host that passes the same
 	// history again.
 	hist wire.HistoryCache
@@ -207,7 +211,10 @@ func (x *Runtime) Commit(frame []byte) []byte {
 	if err != nil {
 		return x.refuse(err)
 	}
-	x.out = wire.AppendCommitted(x.out[:0], n, stale)
+	var all bool
+	x.dropped, all = x.rt.TakeDropped(x.dropped[:0])
+	x.out = wire.AppendCommitted(x.out[:0], &wire.Committed{Count: n, Stale: stale, Dropped: x.dropped, DroppedAll: all})
+	clear(x.dropped)
 	return x.out
 }
 
@@ -295,6 +302,8 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 		a = ht.turn.FeedModel(reply, err)
 	}
 	wa := wire.Action{Handle: ht.handle, Events: ht.events}
+	x.dropped, wa.DroppedAll = x.rt.TakeDropped(x.dropped[:0])
+	wa.Dropped = x.dropped
 	var ended *core.Turn
 	switch a.Kind {
 	case actionPending:
@@ -314,6 +323,7 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 		ended = x.forget(ht)
 	}
 	x.out = wire.AppendAction(x.out[:0], &wa)
+	clear(x.dropped)
 	clear(ht.events)
 	ht.events = ht.events[:0]
 	if ended != nil {

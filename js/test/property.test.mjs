@@ -130,7 +130,7 @@ async function batch(rt, rnd, seed, sessions, quick) {
 
 describe("driver property", () => {
   for (const quick of [true, false]) {
-    test(`random faults from models and tools, random concurrency (${quick ? "quick and ordinary" : "ordinary"} path; seed ${SEED})`, { timeout: 120_000 }, async () => {
+    test(`random faults from models and tools, random concurrency (${quick ? "quick and ordinary" : "ordinary"} path; seed ${SEED})`, { timeout: 30_000 + BATCHES * 2_000 }, async () => {
       const rnd = prng(SEED + (quick ? 0 : 1));
       const pick = (list) => list[Math.floor(rnd() * list.length)];
       const rt = await load({
