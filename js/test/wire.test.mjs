@@ -85,7 +85,7 @@ describe("wire decoders", () => {
     assert.deepEqual([...writeModelReply(new Writer(), 2, undefined, "big", true)], [...golden("model-oversize.bin")]);
   });
 
-  test("throw only WireError on mutated and truncated frames", () => {
+  test("throw only WireError on mutated and truncated frames", { timeout: 60_000 }, () => {
     // A seeded xorshift: the same mutations on every run.
     let seed = 0x9e3779b9;
     const rand = (n) => {
