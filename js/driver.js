@@ -40,6 +40,8 @@ export class FastPath {
   #waiting = new Map(); // sessionId -> [wake]
   // The runtime object createRuntime returned (cancelRun, revertRun).
   #core;
+  // dropped as a callback of the frame decoders.
+  #onDropped = (d) => this.dropped(d);
   // The limits in force, as the module reports them (wire.js readLimits):
   // sizes are checked against them before anything is copied.
   limits;
@@ -108,9 +110,7 @@ export class FastPath {
   // drops the mirrors of the sessions it reports dropped.
   action(bytes) {
     if (bytes.length > 4 && bytes[4] === KIND.refused) throw refusedError(readRefused(bytes));
-    const a = readAction(bytes);
-    if (a.dropped !== undefined) this.dropped(a.dropped);
-    return a;
+    return readAction(bytes, this.#onDropped);
   }
 
   /**

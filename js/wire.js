@@ -442,8 +442,10 @@ function reader(buf, kind) {
  * model: step, generation, adopt, from, start, end, tail; tool: call;
  * done: result; failed: error. Events are decoded only when `events` is
  * true (their count is read either way and must be zero otherwise).
+ * onDropped, when given, is handed the frame's dropped sessions (true:
+ * all; or the ids), after the frame is decoded.
  */
-export function readAction(buf) {
+export function readAction(buf, onDropped) {
   const r = reader(buf, KIND.action);
   const handle = r.uvarint();
   const n = r.count("event count");
@@ -474,8 +476,8 @@ export function readAction(buf) {
     default: r.fail(`unknown action ${kind}`);
   }
   const dropped = r.dropped();
-  if (dropped !== undefined) a.dropped = dropped;
   r.end();
+  if (dropped !== undefined && onDropped !== undefined) onDropped(dropped);
   return a;
 }
 
@@ -511,19 +513,21 @@ export function readSessions(buf) {
 }
 
 /**
- * Decodes a committed frame: the session's message count after the
- * commit, or -1 when it was stale (nothing was stored). onDropped, when
- * given, is handed the frame's dropped sessions (true: all; or the ids).
+ * Decodes a committed frame: the turn's Result (as a done action's), or
+ * null when it was stale (nothing was stored). onDropped, when given, is
+ * handed the frame's dropped sessions (true: all; or the ids).
  */
 export function readCommitted(buf, onDropped) {
   const r = reader(buf, KIND.committed);
   const stale = r.byte();
   if (stale > 1) r.fail("stale must be 0 or 1");
   const count = r.uvarint();
+  const result = stale === 1 ? null : r.result();
+  if (result !== null && result.messageCount !== count) r.fail("the result's message count is not the frame's");
   const dropped = r.dropped();
   r.end();
   if (dropped !== undefined && onDropped !== undefined) onDropped(dropped);
-  return stale === 1 ? -1 : count;
+  return result;
 }
 
 /** Writes a limits query frame (a header alone), sent through agentrt_feed. */

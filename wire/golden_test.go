@@ -34,7 +34,7 @@ func goldenFrames() map[string][]byte {
 		"stats.bin":          wire.AppendStats(nil, &wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 300, ActiveRuns: 4}, HeapAlloc: 1 << 33}),
 		"sessions.bin":       wire.AppendSessions(nil, []string{"a", "b"}),
 		"commit.bin":         wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "glue:7", Input: "héllo", MirrorGen: 3, MirrorLen: 200, Reply: "ok"}),
-		"committed.bin":      wire.AppendCommitted(nil, &wire.Committed{Count: 202, Dropped: []string{"old", "é"}}),
+		"committed.bin":      wire.AppendCommitted(nil, committed()),
 		"stale.bin":          wire.AppendCommitted(nil, &wire.Committed{Stale: true, DroppedAll: true}),
 		"limits.bin":         wire.AppendLimits(nil, &core.Limits{MaxSessions: 3, MaxMessagesPerSession: 100000, MaxSessionBytes: 1 << 30, MaxSeedMessages: 5, MaxSeedBytes: 300, MaxMessageBytes: 1 << 20, MaxTotalBytes: 1 << 24}),
 		"limits-query.bin":   wire.AppendLimitsQuery(nil),
@@ -66,4 +66,13 @@ func TestGolden(t *testing.T) {
 			t.Errorf("%s: got % x, want % x", name, b, want)
 		}
 	}
+}
+
+// committed is the golden committed frame's outcome: the Result core
+// gives the commit of commit.bin, and two dropped sessions.
+func committed() *wire.Committed {
+	c := core.Commit{SessionID: "s", RunID: "glue:7", Input: "héllo", MirrorGen: 3, MirrorLen: 200, Reply: "ok"}
+	var res core.Result
+	c.ResultInto(&res, 202)
+	return &wire.Committed{Count: 202, Result: &res, Dropped: []string{"old", "é"}}
 }
