@@ -9,7 +9,7 @@ import {
   readLimits,
 } from "./wire.js";
 import { AgentrtError, historyError, isObject, text, refusedError, timeoutError, abortError } from "./errors.js";
-import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, replyOver } from "./request.js";
+import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, replyOver, toolSpec, deliverEvents } from "./request.js";
 import { QuickTurns } from "./quick.js";
 
 const NO_TOOLS = Object.freeze([]);
@@ -64,17 +64,7 @@ export class FastPath {
     this.limits = readLimits(this.call(exports.agentrt_feed, writeLimitsQuery(this.w.reset())));
     for (const t of config.tools ?? []) {
       this.#tools.set(t.name, t);
-      const spec = { name: t.name, description: typeof t.description === "string" ? t.description : "" };
-      let params = t.parameters;
-      try {
-        if (typeof params === "string") params = params === "" ? undefined : JSON.parse(params);
-        else if (isObject(params)) params = JSON.parse(JSON.stringify(params));
-        else params = undefined;
-      } catch {
-        params = undefined;
-      }
-      if (params !== undefined) spec.parameters = params;
-      this.#specs.push(spec);
+      this.#specs.push(toolSpec(t));
     }
   }
 
@@ -237,24 +227,6 @@ export class FastPath {
     for (const turn of this.#active.values()) if (turn.request) ModelRequest.stop(turn.request, reason);
   }
 
-  // #events hands a frame's events to the turn's listener, in the shape
-  // of the module's events; run.completed carries the result.
-  #events(turn, events, a) {
-    for (const e of events) {
-      const ev = { type: e.type, runId: turn.runId, sessionId: turn.sessionId, seq: e.seq };
-      if (e.seed !== undefined) ev.seed = e.seed;
-      if (e.type === "model.delta") {
-        ev.delta = e.delta;
-        ev.step = e.step;
-      }
-      if (e.toolCall !== undefined) ev.toolCall = e.toolCall;
-      if (e.message !== undefined) ev.message = e.message;
-      if (e.type === "run.completed" && a.kind === ACTION.done) ev.result = a.result;
-      if (e.error !== undefined) ev.error = refusedError(e.error);
-      turn.onEvent(ev);
-    }
-  }
-
   async #callTool(turn, a) {
     const call = a.call;
     const tool = this.#tools.get(call.name);
@@ -316,7 +288,7 @@ export class FastPath {
     let ends = true;
     try {
       for (;;) {
-        if (a.events !== undefined && turn.onEvent) this.#events(turn, a.events, a);
+        if (a.events !== undefined && turn.onEvent) deliverEvents(turn, a.events, a);
         switch (a.kind) {
           case ACTION.model: {
             this.#arm(turn);
@@ -369,7 +341,7 @@ export class FastPath {
     try {
       let a = next instanceof Promise ? await next : next;
       for (;;) {
-        if (next !== a && a.events !== undefined && turn.onEvent) this.#events(turn, a.events, a);
+        if (next !== a && a.events !== undefined && turn.onEvent) deliverEvents(turn, a.events, a);
         next = undefined;
         switch (a.kind) {
           case ACTION.wait:
@@ -567,7 +539,7 @@ export class FastPath {
       (t) => {
         if (answered || turn.closed || typeof t !== "string") return;
         const out = this.action(this.call(this.ex.agentrt_feed, writeDelta(this.w.reset(), handle, t)));
-        if (out.events !== undefined && turn.onEvent) this.#events(turn, out.events, out);
+        if (out.events !== undefined && turn.onEvent) deliverEvents(turn, out.events, out);
       });
     let v;
     let failure;

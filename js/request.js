@@ -1,7 +1,8 @@
 // agentrt glue: what the driver hands a host's model, and the checks of
 // a turn's policy.
 
-import { AgentrtError, isObject } from "./errors.js";
+import { AgentrtError, isObject, refusedError } from "./errors.js";
+import { ACTION } from "./wire.js";
 
 /**
  * ModelRequest is what a JavaScript model is handed (ModelRequest in
@@ -180,4 +181,44 @@ function utf8Bytes(s) {
     } else bytes += 3;
   }
   return bytes;
+}
+
+/**
+ * toolSpec returns what a model is told of tool t (ModelRequest.tools):
+ * its name, description and parameters (a JSON Schema, copied; one that
+ * cannot be read is left out).
+ */
+export function toolSpec(t) {
+  const spec = { name: t.name, description: typeof t.description === "string" ? t.description : "" };
+  let params = t.parameters;
+  try {
+    if (typeof params === "string") params = params === "" ? undefined : JSON.parse(params);
+    else if (isObject(params)) params = JSON.parse(JSON.stringify(params));
+    else params = undefined;
+  } catch {
+    params = undefined;
+  }
+  if (params !== undefined) spec.parameters = params;
+  return spec;
+}
+
+/**
+ * deliverEvents hands a frame's events to the turn's listener, in the
+ * shape of the module's events; run.completed carries the result of the
+ * done action a.
+ */
+export function deliverEvents(turn, events, a) {
+  for (const e of events) {
+    const ev = { type: e.type, runId: turn.runId, sessionId: turn.sessionId, seq: e.seq };
+    if (e.seed !== undefined) ev.seed = e.seed;
+    if (e.type === "model.delta") {
+      ev.delta = e.delta;
+      ev.step = e.step;
+    }
+    if (e.toolCall !== undefined) ev.toolCall = e.toolCall;
+    if (e.message !== undefined) ev.message = e.message;
+    if (e.type === "run.completed" && a.kind === ACTION.done) ev.result = a.result;
+    if (e.error !== undefined) ev.error = refusedError(e.error);
+    turn.onEvent(ev);
+  }
 }
