@@ -217,11 +217,7 @@ func (s *store) drop(ss *session) {
 	ss.gone = true
 	ss.gen = s.newGen()
 	if s.dropLog {
-		if len(s.dropped) < maxDropLog {
-			s.dropped = append(s.dropped, ss.id)
-		} else {
-			s.dropOverflow = true
-		}
+		s.logDrop(ss.id)
 	}
 	if s.last == ss {
 		s.last = nil

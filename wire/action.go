@@ -64,17 +64,26 @@ type Action struct {
 // appendDropped appends the dropped field of an action or committed
 // frame: uvarint 0 for none, 1 for all, k+2 for k ids that follow.
 func appendDropped(dst []byte, ids []string, all bool) []byte {
-	switch {
-	case all:
-		return append(dst, 1)
-	case len(ids) == 0:
-		return append(dst, 0)
+	if all || len(ids) == 0 {
+		return append(dst, boolByte(all))
 	}
-	dst = AppendUvarint(dst, uint64(len(ids))+2)
+	return appendStrings(dst, ids, 2)
+}
+
+// appendStrings appends uvarint len(ids)+plus and the strings.
+func appendStrings(dst []byte, ids []string, plus uint64) []byte {
+	dst = AppendUvarint(dst, uint64(len(ids))+plus)
 	for _, id := range ids {
 		dst = AppendString(dst, id)
 	}
 	return dst
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // dropped reads the dropped field.
@@ -430,12 +439,7 @@ func DecodeStats(b []byte) (*Stats, error) {
 
 // AppendSessions appends a session-ids frame.
 func AppendSessions(dst []byte, ids []string) []byte {
-	dst = appendHeader(dst, KindSessions)
-	dst = AppendUvarint(dst, uint64(len(ids)))
-	for _, id := range ids {
-		dst = AppendString(dst, id)
-	}
-	return dst
+	return appendStrings(appendHeader(dst, KindSessions), ids, 0)
 }
 
 // DecodeSessions decodes a session-ids frame.

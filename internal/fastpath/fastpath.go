@@ -214,7 +214,7 @@ func (x *Runtime) Commit(frame []byte) []byte {
 		return x.refuse(err)
 	}
 	var all bool
-	x.dropped, all = x.rt.TakeDropped(x.dropped[:0])
+	x.dropped, all = x.rt.TakeDropped(x.dropped)
 	var res *core.Result
 	if !stale {
 		// Core says what the turn's Result is; the host hands it on.
@@ -222,7 +222,6 @@ func (x *Runtime) Commit(frame []byte) []byte {
 		res = &x.committed
 	}
 	x.out = wire.AppendCommitted(x.out[:0], &wire.Committed{Count: n, Stale: stale, Result: res, Dropped: x.dropped, DroppedAll: all})
-	clear(x.dropped)
 	return x.out
 }
 
@@ -310,7 +309,7 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 		a = ht.turn.FeedModel(reply, err)
 	}
 	wa := wire.Action{Handle: ht.handle, Events: ht.events}
-	x.dropped, wa.DroppedAll = x.rt.TakeDropped(x.dropped[:0])
+	x.dropped, wa.DroppedAll = x.rt.TakeDropped(x.dropped)
 	wa.Dropped = x.dropped
 	var ended *core.Turn
 	switch a.Kind {
@@ -331,7 +330,6 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 		ended = x.forget(ht)
 	}
 	x.out = wire.AppendAction(x.out[:0], &wa)
-	clear(x.dropped)
 	clear(ht.events)
 	ht.events = ht.events[:0]
 	if ended != nil {
