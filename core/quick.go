@@ -114,17 +114,3 @@ func (s *store) logDrop(id string) {
 	}
 	s.dropped = append(s.dropped, id)
 }
-
-// ResultInto sets *res to the Result of the commit c stored, its session
-// holding count messages afterwards: what a turn of run c.RunID with the
-// default policy and no history returns (no seeding, the input and the
-// reply appended, one model call on the session and the input). res's
-// slices are reused.
-func (c *Commit) ResultInto(res *Result, count int) {
-	appended := append(res.Appended[:0], Message{Role: RoleUser, Content: c.Input}, Message{Role: RoleAssistant, Content: c.Reply})
-	calls := append(res.ModelCalls[:0], ModelCall{Step: 1, MessageCount: c.MirrorLen + 1})
-	*res = Result{
-		RunID: c.RunID, SessionID: c.SessionID, Status: "completed", Reply: appended[1], Appended: appended,
-		Seed: SeedReport{Mode: SeedNone}, MessageCount: count, ModelCalls: calls,
-	}
-}

@@ -513,21 +513,19 @@ export function readSessions(buf) {
 }
 
 /**
- * Decodes a committed frame: the turn's Result (as a done action's), or
- * null when it was stale (nothing was stored). onDropped, when given, is
- * handed the frame's dropped sessions (true: all; or the ids).
+ * Decodes a committed frame: the session's message count after the
+ * commit, or -1 when it was stale (nothing was stored). onDropped, when
+ * given, is handed the frame's dropped sessions (true: all; or the ids).
  */
 export function readCommitted(buf, onDropped) {
   const r = reader(buf, KIND.committed);
   const stale = r.byte();
   if (stale > 1) r.fail("stale must be 0 or 1");
   const count = r.uvarint();
-  const result = stale === 1 ? null : r.result();
-  if (result !== null && result.messageCount !== count) r.fail("the result's message count is not the frame's");
   const dropped = r.dropped();
   r.end();
   if (dropped !== undefined && onDropped !== undefined) onDropped(dropped);
-  return result;
+  return stale === 1 ? -1 : count;
 }
 
 /** Writes a limits query frame (a header alone), sent through agentrt_feed. */

@@ -34,9 +34,6 @@ type Committed struct {
 	// Stale (the session was not the host's mirror: nothing was stored).
 	Count int
 	Stale bool
-	// Result is the turn's Result when not Stale (core.Commit.ResultInto):
-	// the host hands it on as it is.
-	Result *core.Result
 	// Dropped and DroppedAll are as in Action.
 	Dropped    []string
 	DroppedAll bool
@@ -47,9 +44,6 @@ func AppendCommitted(dst []byte, c *Committed) []byte {
 	dst = appendHeader(dst, KindCommitted)
 	dst = appendBool(dst, c.Stale)
 	dst = AppendUvarint(dst, uint64(c.Count))
-	if !c.Stale {
-		dst = AppendResult(dst, c.Result)
-	}
 	return appendDropped(dst, c.Dropped, c.DroppedAll)
 }
 
@@ -59,9 +53,6 @@ func DecodeCommitted(b []byte) (*Committed, error) {
 	var c Committed
 	c.Stale = r.bool("stale")
 	c.Count = r.int("message count", maxInt32)
-	if !c.Stale && r.err == nil {
-		c.Result = r.result()
-	}
 	c.Dropped, c.DroppedAll = r.dropped()
 	if err := r.end(); err != nil {
 		return nil, err

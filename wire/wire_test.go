@@ -245,7 +245,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(wire.AppendSession(nil, 1, sampleResult().Appended))
 	f.Add(wire.AppendRefused(nil, core.NewError(core.CodeInternal, "x")))
 	f.Add(wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "r", Input: "x", MirrorGen: 1, MirrorLen: 2, Reply: "y"}))
-	f.Add(wire.AppendCommitted(nil, &wire.Committed{Count: 3, Result: sampleResult(), Dropped: []string{"a"}}))
+	f.Add(wire.AppendCommitted(nil, &wire.Committed{Count: 3, Dropped: []string{"a"}}))
 	f.Add(wire.AppendCommitted(nil, &wire.Committed{Stale: true}))
 	f.Add(wire.AppendLimits(nil, &core.Limits{MaxSessions: 1}))
 	f.Fuzz(func(t *testing.T, b []byte) {

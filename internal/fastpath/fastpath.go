@@ -52,8 +52,6 @@ type Runtime struct {
 	// frame being written: every action and committed frame reports them
 	// (wire.Action.Dropped), so that the host drops its mirrors.
 	dropped []string
-	// committed is the Result of the last commit, reused.
-	committed core.Result
 	// hist is the last history decoded, for a host that passes the same
 	// history again.
 	hist wire.HistoryCache
@@ -215,13 +213,7 @@ func (x *Runtime) Commit(frame []byte) []byte {
 	}
 	var all bool
 	x.dropped, all = x.rt.TakeDropped(x.dropped)
-	var res *core.Result
-	if !stale {
-		// Core says what the turn's Result is; the host hands it on.
-		c.ResultInto(&x.committed, n)
-		res = &x.committed
-	}
-	x.out = wire.AppendCommitted(x.out[:0], &wire.Committed{Count: n, Stale: stale, Result: res, Dropped: x.dropped, DroppedAll: all})
+	x.out = wire.AppendCommitted(x.out[:0], &wire.Committed{Count: n, Stale: stale, Dropped: x.dropped, DroppedAll: all})
 	return x.out
 }
 

@@ -276,11 +276,6 @@ func TestRuntime_Commit(t *testing.T) {
 	if err != nil || c.Stale || c.Count != 4 {
 		t.Fatalf("commit: %+v %v", c, err)
 	}
-	// Ensure the committed frame carries the Result core gives the turn.
-	if r := c.Result; r.RunID != "glue:1" || r.MessageCount != 4 || len(r.Appended) != 2 || r.Reply.Content != "ok" ||
-		r.Appended[0].Content != "again" || r.Seed.Mode != core.SeedNone || len(r.ModelCalls) != 1 || r.ModelCalls[0].MessageCount != 3 {
-		t.Fatalf("commit result: %+v", r)
-	}
 	if st := mustStats(t, x); st.Messages != 4 || st.RunsCompleted != 2 || st.ActiveRuns != 0 {
 		t.Fatalf("stats after a commit: %+v", st)
 	}
