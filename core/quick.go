@@ -87,3 +87,30 @@ func (s *store) commit(c *Commit) (int, bool, *Error) {
 	s.mu.Unlock()
 	return n + 2, false, nil
 }
+
+// maxDropLog bounds the ids of dropped sessions kept for TakeDropped.
+const maxDropLog = 1024
+
+// TakeDropped returns the ids of the sessions removed from the store
+// (evicted, deleted) since the last call, and all set when more were
+// removed than the log keeps (maxDropLog): a host that mirrors sessions
+// then drops every mirror. The log takes over spare, the slice the
+// previous call returned, for the next ids. The first call starts the
+// log: a runtime whose host never asks keeps none.
+func (rt *Runtime) TakeDropped(spare []string) (ids []string, all bool) {
+	s := rt.store
+	s.mu.Lock()
+	ids, all = s.dropped, s.dropOverflow
+	s.dropped, s.dropOverflow, s.dropLog = spare[:0], false, true
+	s.mu.Unlock()
+	return ids, all
+}
+
+// logDrop adds id to the log of dropped sessions; s.mu is held.
+func (s *store) logDrop(id string) {
+	if len(s.dropped) == maxDropLog {
+		s.dropOverflow = true
+		return
+	}
+	s.dropped = append(s.dropped, id)
+}

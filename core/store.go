@@ -28,6 +28,12 @@ type store struct {
 	// another find their lane without adding or removing it, and any
 	// other join takes it over.
 	spare *lane
+	// dropLog, when set, collects the ids of the sessions drop removes
+	// (evicted or deleted) for TakeDropped, up to maxDropLog ids; past
+	// that, dropOverflow says ids were lost.
+	dropLog      bool
+	dropped      []string
+	dropOverflow bool
 	// last is the session lookup found last: a session's turns one after
 	// another find it without hashing its id. It is in sessions: drop
 	// clears it.
@@ -210,6 +216,9 @@ func (s *store) drop(ss *session) {
 	s.bytes -= ss.bytes
 	ss.gone = true
 	ss.gen = s.newGen()
+	if s.dropLog {
+		s.logDrop(ss.id)
+	}
 	if s.last == ss {
 		s.last = nil
 	}

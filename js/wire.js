@@ -13,8 +13,8 @@ export const MAGIC = [0x41, 0x52, 0x57];
 export const VERSION = 1;
 
 export const KIND = Object.freeze({
-  begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04, commit: 0x05,
-  action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14, committed: 0x15,
+  begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04, commit: 0x05, limitsQuery: 0x06,
+  action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14, committed: 0x15, limits: 0x16,
 });
 
 export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4, pending: 5 });
@@ -187,12 +187,16 @@ export function writeBegin(w, b) {
   return w.bytes();
 }
 
-/** Writes a model-reply frame: a reply { content, toolCalls } or a failure text. */
-export function writeModelReply(w, handle, reply, failure) {
+/**
+ * Writes a model-reply frame: a reply { content, toolCalls } or a failure
+ * text; with oversize, the failure is a reply refused unsent as more than
+ * maxMessageBytes (the run fails with limit_exceeded).
+ */
+export function writeModelReply(w, handle, reply, failure, oversize = false) {
   w.header(KIND.modelReply);
   w.uvarint(handle);
   if (failure !== undefined) {
-    w.byte(1);
+    w.byte(oversize ? 2 : 1);
     w.string(failure);
     return w.bytes();
   }
@@ -336,6 +340,19 @@ export class Reader {
   }
 
   // count reads a count of items that take at least one byte each.
+  // dropped reads the dropped field of an action or committed frame:
+  // undefined for none, true for all (every mirror is stale), or the ids.
+  dropped() {
+    const k = this.uvarint();
+    if (k === 0) return undefined;
+    if (k === 1) return true;
+    const n = k - 2;
+    if (n > this.buf.length - this.pos) this.fail("dropped count is more than the buffer can hold");
+    const ids = new Array(n);
+    for (let i = 0; i < n; i++) ids[i] = this.string();
+    return ids;
+  }
+
   count(what) {
     const n = this.uvarint();
     if (n > this.buf.length - this.pos) this.fail(`${what} is more than the buffer can hold`);
@@ -425,8 +442,10 @@ function reader(buf, kind) {
  * model: step, generation, adopt, from, start, end, tail; tool: call;
  * done: result; failed: error. Events are decoded only when `events` is
  * true (their count is read either way and must be zero otherwise).
+ * onDropped, when given, is handed the frame's dropped sessions (true:
+ * all; or the ids), after the frame is decoded.
  */
-export function readAction(buf) {
+export function readAction(buf, onDropped) {
   const r = reader(buf, KIND.action);
   const handle = r.uvarint();
   const n = r.count("event count");
@@ -456,7 +475,9 @@ export function readAction(buf) {
     case ACTION.failed: a = { handle, events, kind, error: r.error() }; break;
     default: r.fail(`unknown action ${kind}`);
   }
+  const dropped = r.dropped();
   r.end();
+  if (dropped !== undefined && onDropped !== undefined) onDropped(dropped);
   return a;
 }
 
@@ -493,15 +514,38 @@ export function readSessions(buf) {
 
 /**
  * Decodes a committed frame: the session's message count after the
- * commit, or -1 when it was stale (nothing was stored).
+ * commit, or -1 when it was stale (nothing was stored). onDropped, when
+ * given, is handed the frame's dropped sessions (true: all; or the ids).
  */
-export function readCommitted(buf) {
+export function readCommitted(buf, onDropped) {
   const r = reader(buf, KIND.committed);
   const stale = r.byte();
   if (stale > 1) r.fail("stale must be 0 or 1");
   const count = r.uvarint();
+  const dropped = r.dropped();
   r.end();
+  if (dropped !== undefined && onDropped !== undefined) onDropped(dropped);
   return stale === 1 ? -1 : count;
+}
+
+/** Writes a limits query frame (a header alone), sent through agentrt_feed. */
+export function writeLimitsQuery(w) {
+  w.header(KIND.limitsQuery);
+  return w.bytes();
+}
+
+/**
+ * Decodes a limits frame: { maxSessions, maxMessagesPerSession,
+ * maxSessionBytes, maxSeedMessages, maxSeedBytes, maxMessageBytes,
+ * maxTotalBytes }, the limits in force.
+ */
+export function readLimits(buf) {
+  const r = reader(buf, KIND.limits);
+  const l = {};
+  for (const k of ["maxSessions", "maxMessagesPerSession", "maxSessionBytes", "maxSeedMessages", "maxSeedBytes",
+    "maxMessageBytes", "maxTotalBytes"]) l[k] = r.uvarint();
+  r.end();
+  return l;
 }
 
 /** Decodes a refused frame: { code, message, index? }. */

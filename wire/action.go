@@ -52,6 +52,59 @@ type Action struct {
 	// Outcome (ActDone, ActFailed).
 	Result *core.Result
 	Err    *core.Error
+
+	// Dropped are the ids of the sessions the module removed (evicted or
+	// deleted) since its last action or committed frame, of any turn;
+	// DroppedAll says more were removed than it kept: every mirror is
+	// stale. A host drops the mirrors of those sessions.
+	Dropped    []string
+	DroppedAll bool
+}
+
+// appendDropped appends the dropped field of an action or committed
+// frame: uvarint 0 for none, 1 for all, k+2 for k ids that follow.
+func appendDropped(dst []byte, ids []string, all bool) []byte {
+	if all || len(ids) == 0 {
+		return append(dst, boolByte(all))
+	}
+	return appendStrings(dst, ids, 2)
+}
+
+// appendStrings appends uvarint len(ids)+plus and the strings.
+func appendStrings(dst []byte, ids []string, plus uint64) []byte {
+	dst = AppendUvarint(dst, uint64(len(ids))+plus)
+	for _, id := range ids {
+		dst = AppendString(dst, id)
+	}
+	return dst
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// dropped reads the dropped field.
+func (r *reader) dropped() (ids []string, all bool) {
+	k := r.uvarint()
+	switch {
+	case r.err != nil || k == 0:
+		return nil, false
+	case k == 1:
+		return nil, true
+	}
+	n := k - 2
+	if n > uint64(len(r.s)-r.pos) {
+		r.fail("dropped count is more than the buffer can hold")
+		return nil, false
+	}
+	ids = make([]string, n)
+	for i := range ids {
+		ids[i] = r.str("dropped session id")
+	}
+	return ids, false
 }
 
 // Event type bytes, in the order of the core's event types.
@@ -283,7 +336,7 @@ func AppendAction(dst []byte, a *Action) []byte {
 	case ActFailed:
 		dst = AppendError(dst, a.Err)
 	}
-	return dst
+	return appendDropped(dst, a.Dropped, a.DroppedAll)
 }
 
 // DecodeAction decodes an action frame. Besides the format it checks the
@@ -322,6 +375,7 @@ func DecodeAction(b []byte) (*Action, error) {
 	default:
 		r.fail("unknown action " + itoa(int(a.Kind)))
 	}
+	a.Dropped, a.DroppedAll = r.dropped()
 	if err := r.end(); err != nil {
 		return nil, err
 	}
@@ -385,12 +439,7 @@ func DecodeStats(b []byte) (*Stats, error) {
 
 // AppendSessions appends a session-ids frame.
 func AppendSessions(dst []byte, ids []string) []byte {
-	dst = appendHeader(dst, KindSessions)
-	dst = AppendUvarint(dst, uint64(len(ids)))
-	for _, id := range ids {
-		dst = AppendString(dst, id)
-	}
-	return dst
+	return appendStrings(appendHeader(dst, KindSessions), ids, 0)
 }
 
 // DecodeSessions decodes a session-ids frame.

@@ -28,19 +28,34 @@ func DecodeCommitInto(c *core.Commit, b []byte) error {
 	return r.end()
 }
 
-// AppendCommitted appends a committed frame: the session's message
-// count after a commit, or stale when the session was not the host's
-// mirror and nothing was stored.
-func AppendCommitted(dst []byte, count int, stale bool) []byte {
+// Committed is a committed frame: the outcome of a commit.
+type Committed struct {
+	// Count is the session's message count after the commit; 0 when
+	// Stale (the session was not the host's mirror: nothing was stored).
+	Count int
+	Stale bool
+	// Dropped and DroppedAll are as in Action.
+	Dropped    []string
+	DroppedAll bool
+}
+
+// AppendCommitted appends a committed frame.
+func AppendCommitted(dst []byte, c *Committed) []byte {
 	dst = appendHeader(dst, KindCommitted)
-	dst = appendBool(dst, stale)
-	return AppendUvarint(dst, uint64(count))
+	dst = appendBool(dst, c.Stale)
+	dst = AppendUvarint(dst, uint64(c.Count))
+	return appendDropped(dst, c.Dropped, c.DroppedAll)
 }
 
 // DecodeCommitted decodes a committed frame.
-func DecodeCommitted(b []byte) (count int, stale bool, err error) {
+func DecodeCommitted(b []byte) (*Committed, error) {
 	r := newReader(b, KindCommitted)
-	stale = r.bool("stale")
-	count = r.int("message count", maxInt32)
-	return count, stale, r.end()
+	var c Committed
+	c.Stale = r.bool("stale")
+	c.Count = r.int("message count", maxInt32)
+	c.Dropped, c.DroppedAll = r.dropped()
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }

@@ -249,8 +249,38 @@ type ModelReply struct {
 	Handle uint64
 	// Failed says the model threw or rejected; Error is its text.
 	Failed bool
-	Error  string
-	Reply  core.ModelReply
+	// Oversize, with Failed, says the host refused the reply unsent: it
+	// is more than maxMessageBytes (the run fails with limit_exceeded).
+	Oversize bool
+	Error    string
+	Reply    core.ModelReply
+}
+
+// Answer statuses: the byte after a model reply's or tool result's
+// handle.
+const (
+	statusOK       = 0
+	statusFailed   = 1
+	statusOversize = 2
+)
+
+func appendStatus(dst []byte, failed, oversize bool) []byte {
+	switch {
+	case failed && oversize:
+		return append(dst, statusOversize)
+	case failed:
+		return append(dst, statusFailed)
+	}
+	return append(dst, statusOK)
+}
+
+// status reads an answer's status: failed, and oversize.
+func (r *reader) status(what string) (failed, oversize bool) {
+	b := r.byte()
+	if b > statusOversize {
+		r.fail(what + " must be 0, 1 or 2")
+	}
+	return b != statusOK, b == statusOversize
 }
 
 // AppendModelReply appends a model-reply frame.
@@ -258,7 +288,7 @@ func AppendModelReply(dst []byte, m *ModelReply) []byte {
 	dst = appendHeader(dst, KindModelReply)
 	dst = AppendUvarint(dst, m.Handle)
 	if m.Failed {
-		dst = append(dst, 1)
+		dst = appendStatus(dst, true, m.Oversize)
 		return AppendString(dst, m.Error)
 	}
 	dst = append(dst, 0)
@@ -275,7 +305,7 @@ func DecodeModelReply(b []byte) (*ModelReply, error) {
 	r := newReader(b, KindModelReply)
 	var m ModelReply
 	m.Handle = r.uvarint()
-	if m.Failed = r.bool("model reply status"); m.Failed {
+	if m.Failed, m.Oversize = r.status("model reply status"); m.Failed {
 		m.Error = r.str("model error")
 	} else {
 		m.Reply.Content = r.str("content")
@@ -292,6 +322,9 @@ func DecodeModelReply(b []byte) (*ModelReply, error) {
 type ToolResult struct {
 	Handle uint64
 	Failed bool
+	// Oversize, with Failed, says the host refused the output unsent: it
+	// is more than maxMessageBytes (limit_exceeded).
+	Oversize bool
 	// Text is the output, or the error text when Failed.
 	Text string
 }
@@ -300,7 +333,7 @@ type ToolResult struct {
 func AppendToolResult(dst []byte, t *ToolResult) []byte {
 	dst = appendHeader(dst, KindToolResult)
 	dst = AppendUvarint(dst, t.Handle)
-	dst = appendBool(dst, t.Failed)
+	dst = appendStatus(dst, t.Failed, t.Oversize)
 	return AppendString(dst, t.Text)
 }
 
@@ -309,7 +342,7 @@ func DecodeToolResult(b []byte) (*ToolResult, error) {
 	r := newReader(b, KindToolResult)
 	var t ToolResult
 	t.Handle = r.uvarint()
-	t.Failed = r.bool("tool result status")
+	t.Failed, t.Oversize = r.status("tool result status")
 	t.Text = r.str("tool result")
 	if err := r.end(); err != nil {
 		return nil, err
@@ -323,6 +356,9 @@ type Answer struct {
 	Kind   Kind // KindModelReply, KindToolResult or KindDelta
 	Handle uint64
 	Failed bool
+	// Oversize, with Failed: the host refused the answer unsent, as more
+	// than maxMessageBytes.
+	Oversize bool
 	// Text is the tool's output, the failure's text, or the delta.
 	Text  string
 	Reply core.ModelReply
@@ -352,7 +388,7 @@ func DecodeAnswerInto(a *Answer, b []byte) error {
 	a.Kind = k
 	a.Handle = r.uvarint()
 	if k != KindDelta {
-		a.Failed = r.bool("status")
+		a.Failed, a.Oversize = r.status("status")
 	}
 	if k == KindModelReply && !a.Failed {
 		a.Reply.Content = r.str("content")
@@ -387,4 +423,50 @@ func DecodeDelta(b []byte) (*Delta, error) {
 		return nil, err
 	}
 	return &d, nil
+}
+
+// KindLimits is the limits query a host sends through agentrt_feed (a
+// header alone), and KindLimitsOut the module's answer: the limits in
+// force, so that a host checks sizes against them before it copies
+// anything into the module's memory.
+const (
+	KindLimits    Kind = 0x06
+	KindLimitsOut Kind = 0x16
+)
+
+// AppendLimitsQuery appends a limits query frame.
+func AppendLimitsQuery(dst []byte) []byte { return appendHeader(dst, KindLimits) }
+
+// IsLimitsQuery reports whether b is a limits query frame.
+func IsLimitsQuery(b []byte) bool {
+	return len(b) == header && Kind(b[header-1]) == KindLimits && b[len(Magic)] == Version && string(b[:len(Magic)]) == Magic
+}
+
+// AppendLimits appends a limits frame: maxSessions, maxMessagesPerSession,
+// maxSessionBytes, maxSeedMessages, maxSeedBytes, maxMessageBytes and
+// maxTotalBytes, each a uvarint.
+func AppendLimits(dst []byte, l *core.Limits) []byte {
+	dst = appendHeader(dst, KindLimitsOut)
+	for _, v := range [...]int64{int64(l.MaxSessions), int64(l.MaxMessagesPerSession), l.MaxSessionBytes,
+		int64(l.MaxSeedMessages), l.MaxSeedBytes, l.MaxMessageBytes, l.MaxTotalBytes} {
+		dst = AppendUvarint(dst, uint64(v))
+	}
+	return dst
+}
+
+// DecodeLimits decodes a limits frame.
+func DecodeLimits(b []byte) (*core.Limits, error) {
+	r := newReader(b, KindLimitsOut)
+	var l core.Limits
+	l.MaxSessions = r.int("maxSessions", maxInt32)
+	l.MaxMessagesPerSession = r.int("maxMessagesPerSession", maxInt32)
+	l.MaxSessionBytes = int64(r.int("maxSessionBytes", 1<<62))
+	l.MaxSeedMessages = r.int("maxSeedMessages", maxInt32)
+	l.MaxSeedBytes = int64(r.int("maxSeedBytes", 1<<62))
+	l.MaxMessageBytes = int64(r.int("maxMessageBytes", 1<<62))
+	l.MaxTotalBytes = int64(r.int("maxTotalBytes", 1<<62))
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return &l, nil
 }

@@ -22,21 +22,24 @@ func goldenFrames() map[string][]byte {
 			Policy:    core.Policy{SeedMode: core.SeedReconcile, MaxSteps: 3, TimeoutMs: -1, AllowedTools: []string{"t"}},
 			MirrorGen: 2, MirrorLen: 300,
 			History: []core.SeedMessage{{Role: core.RoleUser, Content: "q", ID: "1"}, {Role: core.RoleAssistant, ContentMissing: true, ToolCalls: []core.ToolCall{{ID: "c", Name: "n", Arguments: "{}"}}}}}),
-		"model-reply.bin":   wire.AppendModelReply(nil, &wire.ModelReply{Handle: 200, Reply: core.ModelReply{Content: "ok", ToolCalls: []core.ToolCall{{ID: "c", Name: "n", Arguments: "{\"a\":1}"}}}}),
-		"model-failed.bin":  wire.AppendModelReply(nil, &wire.ModelReply{Handle: 1, Failed: true, Error: "boom"}),
-		"tool-result.bin":   wire.AppendToolResult(nil, &wire.ToolResult{Handle: 3, Text: "42"}),
-		"delta.bin":         wire.AppendDelta(nil, &wire.Delta{Handle: 3, Text: "δ"}),
-		"action-model.bin":  wire.AppendAction(nil, &acts[1]),
-		"action-tool.bin":   wire.AppendAction(nil, &acts[2]),
-		"action-done.bin":   wire.AppendAction(nil, &acts[3]),
-		"action-failed.bin": wire.AppendAction(nil, &acts[4]),
-		"session.bin":       wire.AppendSession(nil, 4, sampleResult().Appended),
-		"stats.bin":         wire.AppendStats(nil, &wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 300, ActiveRuns: 4}, HeapAlloc: 1 << 33}),
-		"sessions.bin":      wire.AppendSessions(nil, []string{"a", "b"}),
-		"commit.bin":        wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "glue:7", Input: "héllo", MirrorGen: 3, MirrorLen: 200, Reply: "ok"}),
-		"committed.bin":     wire.AppendCommitted(nil, 202, false),
-		"stale.bin":         wire.AppendCommitted(nil, 0, true),
-		"refused.bin":       wire.AppendRefused(nil, core.NewIndexError(core.CodeInvalidHistory, 2, "bad")),
+		"model-reply.bin":    wire.AppendModelReply(nil, &wire.ModelReply{Handle: 200, Reply: core.ModelReply{Content: "ok", ToolCalls: []core.ToolCall{{ID: "c", Name: "n", Arguments: "{\"a\":1}"}}}}),
+		"model-failed.bin":   wire.AppendModelReply(nil, &wire.ModelReply{Handle: 1, Failed: true, Error: "boom"}),
+		"tool-result.bin":    wire.AppendToolResult(nil, &wire.ToolResult{Handle: 3, Text: "42"}),
+		"delta.bin":          wire.AppendDelta(nil, &wire.Delta{Handle: 3, Text: "δ"}),
+		"action-model.bin":   wire.AppendAction(nil, &acts[1]),
+		"action-tool.bin":    wire.AppendAction(nil, &acts[2]),
+		"action-done.bin":    wire.AppendAction(nil, &acts[3]),
+		"action-failed.bin":  wire.AppendAction(nil, &acts[4]),
+		"session.bin":        wire.AppendSession(nil, 4, sampleResult().Appended),
+		"stats.bin":          wire.AppendStats(nil, &wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 300, ActiveRuns: 4}, HeapAlloc: 1 << 33}),
+		"sessions.bin":       wire.AppendSessions(nil, []string{"a", "b"}),
+		"commit.bin":         wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "glue:7", Input: "héllo", MirrorGen: 3, MirrorLen: 200, Reply: "ok"}),
+		"committed.bin":      wire.AppendCommitted(nil, committed()),
+		"stale.bin":          wire.AppendCommitted(nil, &wire.Committed{Stale: true, DroppedAll: true}),
+		"limits.bin":         wire.AppendLimits(nil, &core.Limits{MaxSessions: 3, MaxMessagesPerSession: 100000, MaxSessionBytes: 1 << 30, MaxSeedMessages: 5, MaxSeedBytes: 300, MaxMessageBytes: 1 << 20, MaxTotalBytes: 1 << 24}),
+		"limits-query.bin":   wire.AppendLimitsQuery(nil),
+		"model-oversize.bin": wire.AppendModelReply(nil, &wire.ModelReply{Handle: 2, Failed: true, Oversize: true, Error: "big"}),
+		"refused.bin":        wire.AppendRefused(nil, core.NewIndexError(core.CodeInvalidHistory, 2, "bad")),
 	}
 }
 
@@ -63,4 +66,10 @@ func TestGolden(t *testing.T) {
 			t.Errorf("%s: got % x, want % x", name, b, want)
 		}
 	}
+}
+
+// committed is the golden committed frame's outcome: the message count
+// after the commit of commit.bin, and two dropped sessions.
+func committed() *wire.Committed {
+	return &wire.Committed{Count: 202, Dropped: []string{"old", "é"}}
 }

@@ -245,7 +245,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add(wire.AppendSession(nil, 1, sampleResult().Appended))
 	f.Add(wire.AppendRefused(nil, core.NewError(core.CodeInternal, "x")))
 	f.Add(wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "r", Input: "x", MirrorGen: 1, MirrorLen: 2, Reply: "y"}))
-	f.Add(wire.AppendCommitted(nil, 3, false))
+	f.Add(wire.AppendCommitted(nil, &wire.Committed{Count: 3, Dropped: []string{"a"}}))
+	f.Add(wire.AppendCommitted(nil, &wire.Committed{Stale: true}))
+	f.Add(wire.AppendLimits(nil, &core.Limits{MaxSessions: 1}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if _, err := wire.FrameKind(b); err != nil {
 			return
@@ -285,9 +287,14 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("commit does not round-trip: %v", err)
 			}
 		}
-		if n, stale, err := wire.DecodeCommitted(b); err == nil {
-			if n2, stale2, err := wire.DecodeCommitted(wire.AppendCommitted(nil, n, stale)); err != nil || n2 != n || stale2 != stale {
+		if c, err := wire.DecodeCommitted(b); err == nil {
+			if c2, err := wire.DecodeCommitted(wire.AppendCommitted(nil, c)); err != nil || !reflect.DeepEqual(c2, c) {
 				t.Fatalf("committed does not round-trip: %v", err)
+			}
+		}
+		if l, err := wire.DecodeLimits(b); err == nil {
+			if l2, err := wire.DecodeLimits(wire.AppendLimits(nil, l)); err != nil || *l2 != *l {
+				t.Fatalf("limits do not round-trip: %v", err)
 			}
 		}
 	})
@@ -326,5 +333,32 @@ func TestDecodeBeginCached_SameAsDecodeBegin(t *testing.T) {
 		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gerr, werr) {
 			t.Fatalf("frame %d: got %+v, %v\nwant %+v, %v", i, got, gerr, want, werr)
 		}
+	}
+}
+
+// Ensure the limits frame and the oversize status round-trip, and that an
+// unknown status is refused.
+func TestLimitsAndOversize_RoundTrip(t *testing.T) {
+	l := core.Limits{MaxSessions: 1, MaxMessagesPerSession: 2, MaxSessionBytes: 3, MaxSeedMessages: 4, MaxSeedBytes: 5, MaxMessageBytes: 6, MaxTotalBytes: 1 << 40}
+	got, err := wire.DecodeLimits(wire.AppendLimits(nil, &l))
+	if err != nil || *got != l {
+		t.Fatalf("limits: got %+v, %v; want %+v", got, err, l)
+	}
+	if !wire.IsLimitsQuery(wire.AppendLimitsQuery(nil)) || wire.IsLimitsQuery(wire.AppendLimits(nil, &l)) {
+		t.Fatal("IsLimitsQuery")
+	}
+	m := &wire.ModelReply{Handle: 7, Failed: true, Oversize: true, Error: "big"}
+	frame := wire.AppendModelReply(nil, m)
+	back, err := wire.DecodeModelReply(frame)
+	if err != nil || !reflect.DeepEqual(back, m) {
+		t.Fatalf("model reply: got %+v, %v; want %+v", back, err, m)
+	}
+	var a wire.Answer
+	if err := wire.DecodeAnswerInto(&a, frame); err != nil || !a.Failed || !a.Oversize || a.Text != "big" {
+		t.Fatalf("answer: got %+v, %v", a, err)
+	}
+	frame[len(frame)-5] = 3 // the status byte: handle 7 is one byte after the header
+	if _, err := wire.DecodeModelReply(frame); err == nil {
+		t.Fatal("status 3 was accepted")
 	}
 }

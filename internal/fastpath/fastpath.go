@@ -48,6 +48,10 @@ type Runtime struct {
 	// one: a turn after a turn allocates none.
 	spare *hostTurn
 	out   []byte
+	// dropped holds the ids of the sessions the store dropped, for the
+	// frame being written: every action and committed frame reports them
+	// (wire.Action.Dropped), so that the host drops its mirrors.
+	dropped []string
 	// hist is the last history decoded, for a host that passes the same
 	// history again.
 	hist wire.HistoryCache
@@ -148,7 +152,15 @@ func (x *Runtime) Begin(frame []byte) []byte {
 // result or a delta) and hands it to its turn. It returns the turn's next
 // action frame (after a delta: a pending frame with the events it
 // emitted), or a refused frame for a malformed frame or an unknown handle.
+//
+// A limits query frame (wire.KindLimits) is answered with the limits in
+// force (wire.AppendLimits).
 func (x *Runtime) Feed(frame []byte) []byte {
+	if wire.IsLimitsQuery(frame) {
+		l := x.rt.Limits()
+		x.out = wire.AppendLimits(x.out[:0], &l)
+		return x.out
+	}
 	var a wire.Answer
 	if err := wire.DecodeAnswerInto(&a, frame); err != nil {
 		return x.refuse(err)
@@ -159,7 +171,11 @@ func (x *Runtime) Feed(frame []byte) []byte {
 	}
 	var act core.Action
 	var fail error
-	if a.Failed {
+	switch {
+	case a.Oversize:
+		// The host refused the answer before copying it here.
+		fail = core.NewError(core.CodeLimitExceeded, a.Text)
+	case a.Failed:
 		fail = core.NewError(core.CodeModelError, a.Text)
 	}
 	switch a.Kind {
@@ -195,7 +211,9 @@ func (x *Runtime) Commit(frame []byte) []byte {
 	if err != nil {
 		return x.refuse(err)
 	}
-	x.out = wire.AppendCommitted(x.out[:0], n, stale)
+	var all bool
+	x.dropped, all = x.rt.TakeDropped(x.dropped)
+	x.out = wire.AppendCommitted(x.out[:0], &wire.Committed{Count: n, Stale: stale, Dropped: x.dropped, DroppedAll: all})
 	return x.out
 }
 
@@ -283,6 +301,8 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 		a = ht.turn.FeedModel(reply, err)
 	}
 	wa := wire.Action{Handle: ht.handle, Events: ht.events}
+	x.dropped, wa.DroppedAll = x.rt.TakeDropped(x.dropped)
+	wa.Dropped = x.dropped
 	var ended *core.Turn
 	switch a.Kind {
 	case actionPending:

@@ -258,8 +258,8 @@ func TestRuntime_Commit(t *testing.T) {
 	good := core.Commit{SessionID: "s", RunID: "glue:1", Input: "again", MirrorGen: gen, MirrorLen: 2, Reply: "ok"}
 	stale := good
 	stale.MirrorLen = 1
-	if n, st, err := wire.DecodeCommitted(commit(stale)); err != nil || !st || n != 0 {
-		t.Fatalf("stale commit: %d %v %v", n, st, err)
+	if c, err := wire.DecodeCommitted(commit(stale)); err != nil || !c.Stale || c.Count != 0 {
+		t.Fatalf("stale commit: %+v %v", c, err)
 	}
 	tooBig := good
 	tooBig.Reply = string(make([]byte, 101))
@@ -272,8 +272,9 @@ func TestRuntime_Commit(t *testing.T) {
 	if st := mustStats(t, x); st.Messages != 2 || st.RunsCompleted != 1 {
 		t.Fatalf("refused commits changed the store: %+v", st)
 	}
-	if n, st, err := wire.DecodeCommitted(commit(good)); err != nil || st || n != 4 {
-		t.Fatalf("commit: %d %v %v", n, st, err)
+	c, err := wire.DecodeCommitted(commit(good))
+	if err != nil || c.Stale || c.Count != 4 {
+		t.Fatalf("commit: %+v %v", c, err)
 	}
 	if st := mustStats(t, x); st.Messages != 4 || st.RunsCompleted != 2 || st.ActiveRuns != 0 {
 		t.Fatalf("stats after a commit: %+v", st)
@@ -295,4 +296,52 @@ func FuzzCommit(f *testing.F) {
 			t.Fatalf("the next turn: %+v", a)
 		}
 	})
+}
+
+// Ensure a limits query is answered with the limits in force, and that a
+// reply the host refused as oversize fails the run with limit_exceeded,
+// rolled back, the session free.
+func TestRuntime_LimitsAndOversize(t *testing.T) {
+	rt := mustRuntime(t, core.Config{Limits: core.Limits{MaxMessageBytes: 4096, MaxSessions: 3}})
+	x := fastpath.New(rt, nil)
+	l, err := wire.DecodeLimits(x.Feed(wire.AppendLimitsQuery(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := rt.Limits(); *l != want {
+		t.Fatalf("limits: got %+v, want %+v", *l, want)
+	}
+	a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi"})))
+	if a.Kind != wire.ActModel {
+		t.Fatalf("got action %d, want model", a.Kind)
+	}
+	a = mustAction(t, x.Feed(wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Failed: true, Oversize: true, Error: "too big"})))
+	if a.Kind != wire.ActFailed || a.Err.Code != core.CodeLimitExceeded {
+		t.Fatalf("got action %d (%v), want failed limit_exceeded", a.Kind, a.Err)
+	}
+	if st := rt.Stats(); st.ActiveRuns != 0 || st.Messages != 0 {
+		t.Fatalf("after the refused reply: %+v", st)
+	}
+}
+
+// Ensure the sessions the store evicts or deletes are reported once, in
+// the next action or committed frame, whichever turn it belongs to.
+func TestRuntime_Dropped(t *testing.T) {
+	rt := mustRuntime(t, core.Config{Limits: core.Limits{MaxSessions: 2}})
+	x := fastpath.New(rt, core.Echo{})
+	turn := func(id string) *wire.Action {
+		return mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: id, Input: "hi"})))
+	}
+	turn("a")
+	turn("b")
+	if a := turn("c"); !reflect.DeepEqual(a.Dropped, []string{"a"}) || a.DroppedAll {
+		t.Fatalf("evicted: got %v %v, want [a]", a.Dropped, a.DroppedAll)
+	}
+	rt.DeleteSession("b")
+	if a := turn("c"); !reflect.DeepEqual(a.Dropped, []string{"b"}) {
+		t.Fatalf("deleted: got %v, want [b]", a.Dropped)
+	}
+	if a := turn("c"); len(a.Dropped) != 0 {
+		t.Fatalf("reported again: %v", a.Dropped)
+	}
 }

@@ -1,15 +1,14 @@
 // A minimal WASI host of agentrt-wasi.wasm for the tests: node:wasi (in
-// Node or Bun), the wire codecs of js/wire.js, a JavaScript model and
-// JavaScript tools, and a mirror of each session (docs/wasi.md). It is
-// test support, not part of the package.
+// Node or Bun), and the glue's driver (js/driver.js) for the host side of
+// the wire, with a JavaScript model and JavaScript tools (docs/wasi.md).
+// It is test support, not part of the package.
 import { WASI } from "node:wasi";
 import { readFile, stat } from "node:fs/promises";
 import { dist } from "./env.mjs";
-import { packHistory, toModuleHistory } from "../history.js";
-import {
-  ACTION, KIND, Writer, frameKind, readAction, readRefused, readSession, readSessions, readStats,
-  writeBegin, writeModelReply, writeToolResult,
-} from "../wire.js";
+import { KIND, Writer, frameKind, readRefused, readSession, readSessions, readStats } from "../wire.js";
+import { AgentrtError, refusedError } from "../errors.js";
+import { FastPath } from "../driver.js";
+import { wellFormed } from "../request.js";
 
 /** The WASI module's URL, next to agentrt.wasm. */
 export const wasiURL = new URL("agentrt-wasi.wasm", dist);
@@ -49,14 +48,8 @@ export function writeConfig(w, c = {}) {
   return w.bytes();
 }
 
-/** A refused call, thrown with the module's code and index. */
-export class Refused extends Error {
-  constructor(e) {
-    super(e.message);
-    this.code = e.code;
-    if (e.index !== undefined) this.index = e.index;
-  }
-}
+/** A refused call: the glue's AgentrtError, with the module's code and index. */
+export const Refused = AgentrtError;
 
 /** One instance of the module: a cold start. */
 export class Instance {
@@ -103,96 +96,60 @@ export class Instance {
     const frame = writeConfig(this.w, config);
     this.write(frame);
     const n = this.x.agentrt_create(frame.length);
-    if (n < 0) throw new Refused(readRefused(this.output(-n)));
+    if (n < 0) throw refusedError(readRefused(this.output(-n)));
     return new Runtime(this, n, config);
   }
 }
 
 /** Throws Refused when out is a refused frame. */
 export function check(out) {
-  if (frameKind(out) === KIND.refused) throw new Refused(readRefused(out));
+  if (frameKind(out) === KIND.refused) throw refusedError(readRefused(out));
   return out;
 }
 
 const enc = new TextEncoder();
 
-/** A runtime in an instance, driven with a JavaScript model and tools. */
+/**
+ * A runtime in an instance, driven by the glue's driver (js/driver.js):
+ * the same host side of the wire as the glue's, over the WASI module's
+ * exports, with a JavaScript model and tools (or the module's echo).
+ */
 export class Runtime {
   constructor(inst, num, config) {
     this.inst = inst;
     this.num = num;
-    this.model = config.model; // undefined: the module's echo (config.echo)
-    this.tools = new Map((config.tools ?? []).map((t) => [t.name, t]));
-    this.mirrors = new Map(); // sessionId -> { generation, messages }
+    this.runs = 0;
+    const x = inst.x;
+    const exports = {
+      mem: x.memory, agentrt_in: x.agentrt_in, agentrt_out: x.agentrt_out, agentrt_begin: x.agentrt_begin,
+      agentrt_feed: x.agentrt_feed, agentrt_next: x.agentrt_next, agentrt_commit: x.agentrt_commit,
+    };
+    const core = {
+      cancelRun: (runId) => {
+        const b = enc.encode(runId);
+        inst.write(b);
+        return x.agentrt_cancel(num, b.length) === 1;
+      },
+      // The WASI module has no revert: a turn the driver abandons after it
+      // completed stays (the tests never get there).
+      revertRun: () => {},
+    };
+    const model = config.model;
+    this.fast = new FastPath(exports, num, { model, tools: config.tools ?? [], systemPrompt: config.systemPrompt }, core);
   }
 
-  /** Runs one turn to its end: the result, or throws Refused. */
+  /** Runs one turn to its end: the result, or throws an AgentrtError (Refused). */
   async run(sessionId, input, { history, policy, runId, events } = {}) {
-    const inst = this.inst;
-    const b = { sessionId, input, runId, policy, events: events !== undefined };
-    let hist;
-    if (history !== undefined) {
-      b.history = packHistory(history);
-      if (this.model) {
-        b.historyMirror = true;
-        hist = toModuleHistory(history).filter((m) => m.role !== "system").map((m) => ({ ...m, content: m.content ?? "" }));
-      }
+    const fast = this.fast;
+    sessionId = wellFormed(sessionId);
+    const id = runId ?? `glue:${++this.runs}`;
+    if (history === undefined && policy === undefined && events === undefined && runId === undefined &&
+      fast.quick.quickable(sessionId, input)) {
+      return fast.quick.run(sessionId, input, id);
     }
-    const m = this.model && this.mirrors.get(sessionId);
-    if (m) {
-      b.mirrorGen = m.generation;
-      b.mirrorLen = m.messages.length;
-    }
-    let out = inst.exchange("agentrt_begin", this.num, writeBegin(inst.w.reset(), b));
-    for (;;) {
-      const a = readAction(check(out));
-      if (a.events && events) events.push(...a.events);
-      switch (a.kind) {
-        case ACTION.done: return a.result;
-        case ACTION.failed: throw new Refused(a.error);
-        case ACTION.model: {
-          let mirror = this.mirrors.get(sessionId);
-          if (a.adopt) mirror = { generation: a.generation, messages: hist };
-          let messages;
-          if (!mirror || mirror.generation !== a.generation || mirror.messages.length < a.from) {
-            if (a.from !== 0 && a.from !== a.start) throw new Error("the module extended a mirror the host does not hold");
-            if (a.from !== 0) {
-              // The window alone: the host keeps no mirror of the session.
-              this.mirrors.delete(sessionId);
-              messages = a.tail;
-            } else mirror = { generation: a.generation, messages: [] };
-          }
-          if (messages === undefined) {
-            mirror.messages.length = a.from;
-            for (const m of a.tail) mirror.messages.push(m);
-            this.mirrors.set(sessionId, mirror);
-            messages = mirror.messages.slice(a.start, a.end);
-          }
-          let frame;
-          try {
-            const reply = await this.model({ messages, step: a.step });
-            frame = writeModelReply(inst.w.reset(), a.handle, { content: reply.content ?? "", toolCalls: reply.toolCalls ?? [] });
-          } catch (err) {
-            frame = writeModelReply(inst.w.reset(), a.handle, undefined, String(err?.message ?? err));
-          }
-          out = inst.exchange("agentrt_feed", this.num, frame);
-          break;
-        }
-        case ACTION.tool: {
-          const t = this.tools.get(a.call.name);
-          let frame;
-          try {
-            frame = writeToolResult(inst.w.reset(), a.handle, false, String(await t.call(a.call)));
-          } catch (err) {
-            frame = writeToolResult(inst.w.reset(), a.handle, true, String(err?.message ?? err));
-          }
-          out = inst.exchange("agentrt_feed", this.num, frame);
-          break;
-        }
-        default:
-          out = inst.output(inst.x.agentrt_next(this.num, a.handle, 0));
-      }
-    }
+    const onEvent = events === undefined ? undefined : (e) => events.push(e);
+    const turn = fast.begin(sessionId, input, policy, history, history !== undefined, id, false, onEvent);
+    return fast.drive(turn);
   }
 
   /** The session { generation, messages }, or null. */

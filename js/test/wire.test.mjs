@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { packHistory } from "../glue.js";
 import {
-  Writer, WireError, ACTION, writeBegin, writeModelReply, writeToolResult, writeDelta, writeCommit, readCommitted,
+  Writer, WireError, ACTION, writeBegin, writeModelReply, writeToolResult, writeDelta, writeCommit, readCommitted, readLimits, writeLimitsQuery,
   readAction, readSession, readStats, readSessions, readRefused, frameKind,
 } from "../wire.js";
 
@@ -73,11 +73,19 @@ describe("wire decoders", () => {
     assert.deepEqual(readSessions(golden("sessions.bin")), ["a", "b"]);
     assert.deepEqual(readRefused(golden("refused.bin")), { code: "invalid_history", message: "bad", index: 2 });
     assert.equal(frameKind(golden("refused.bin")), 0x13);
-    assert.equal(readCommitted(golden("committed.bin")), 202);
-    assert.equal(readCommitted(golden("stale.bin")), -1);
+    const dropped = [];
+    assert.equal(readCommitted(golden("committed.bin"), (d) => dropped.push(d)), 202);
+    assert.equal(readCommitted(golden("stale.bin"), (d) => dropped.push(d)), -1);
+    assert.deepEqual(dropped, [["old", "é"], true]);
+    assert.deepEqual(readLimits(golden("limits.bin")), {
+      maxSessions: 3, maxMessagesPerSession: 100000, maxSessionBytes: 2 ** 30, maxSeedMessages: 5, maxSeedBytes: 300,
+      maxMessageBytes: 2 ** 20, maxTotalBytes: 2 ** 24,
+    });
+    assert.deepEqual([...writeLimitsQuery(new Writer())], [...golden("limits-query.bin")]);
+    assert.deepEqual([...writeModelReply(new Writer(), 2, undefined, "big", true)], [...golden("model-oversize.bin")]);
   });
 
-  test("throw only WireError on mutated and truncated frames", () => {
+  test("throw only WireError on mutated and truncated frames", { timeout: 60_000 }, () => {
     // A seeded xorshift: the same mutations on every run.
     let seed = 0x9e3779b9;
     const rand = (n) => {

@@ -1,0 +1,265 @@
+// The driver under a host's faulty models and tools: every way a model or
+// tool can fail or misbehave ends its turn typed, rolled back, with the
+// session free; session ids are keyed as the module keys them; sizes are
+// refused before anything is copied into the module's memory; mirrors
+// follow the module's evictions. Runs under `node --test`, `bun test` and
+// `deno test -A`.
+import { describe, test, before } from "node:test";
+import assert from "node:assert/strict";
+import { packHistory } from "../glue.js";
+import { compiledModule } from "./env.mjs";
+import { runtimes, rejectsWith } from "./helpers.mjs";
+
+const { load } = runtimes();
+
+before(async () => {
+  await compiledModule();
+});
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** p, or a rejection naming what when it takes longer than ms (a hang). */
+function within(p, what, ms = 5000) {
+  let timer;
+  const t = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still pending after ${ms} ms (a hang)`)), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+/** Asserts that session id holds only whole turns: every user message answered, every tool call with its result. */
+export function assertWellFormed(rt, id) {
+  const s = rt.session(id);
+  if (s === null) return;
+  const msgs = s.messages;
+  const open = new Set();
+  for (let i = 0; i < msgs.length; i++) {
+    const m = msgs[i];
+    if (m.role === "assistant") for (const c of m.toolCalls ?? m.tool_calls ?? []) open.add(c.id);
+    if (m.role === "tool") open.delete(m.toolCallId ?? m.tool_call_id);
+  }
+  assert.equal(open.size, 0, `session ${JSON.stringify(id)} has tool calls without results: ${JSON.stringify(msgs)}`);
+  if (msgs.length > 0) {
+    const last = msgs[msgs.length - 1];
+    assert.ok(last.role === "assistant" && !(last.toolCalls ?? last.tool_calls ?? []).length,
+      `session ${JSON.stringify(id)} ends in ${JSON.stringify(last)}`);
+  }
+}
+
+/** Asserts the runtime holds no run and the session is free: a turn on it completes. */
+async function assertFree(rt, id) {
+  assert.equal(rt.stats().activeRuns, 0, "active runs after every run settled");
+  assertWellFormed(rt, id);
+  const r = await within(rt.run({ sessionId: id, input: "after", policy: { onBusy: "reject" } }), "a turn after the fault");
+  assert.equal(r.status, "completed");
+}
+
+// Thenables that break as adversarial hosts break them.
+const throwingThen = () => ({ then() { throw new Error("then threw"); } });
+const throwingGetter = () => ({ get then() { throw new Error("then getter threw"); } });
+
+// A model that answers "ok" unless the input names a fault.
+function faultyModel(fault) {
+  return (req) => {
+    const last = req.messages[req.messages.length - 1];
+    if (last.role === "user" && last.content === "fault") return fault();
+    return "ok";
+  };
+}
+
+describe("model faults", () => {
+  for (const [name, fault] of [["then throws", throwingThen], ["then getter throws", throwingGetter]]) {
+    test(`a model's thenable whose ${name}: model_error, rolled back, the session free (cold and warm)`, async () => {
+      const rt = await load({ model: faultyModel(fault) });
+      // Cold: the turn begins in the module first.
+      await within(rejectsWith(assert, rt.run({ sessionId: "cold", input: "fault" }), "model_error"), "cold fault");
+      assert.equal(rt.session("cold")?.messageCount ?? 0, 0);
+      await assertFree(rt, "cold");
+      // Warm: the session has a mirror, a quick turn calls the model first.
+      await rt.run({ sessionId: "warm", input: "hello" });
+      const before = rt.session("warm").messageCount;
+      await within(rejectsWith(assert, rt.run({ sessionId: "warm", input: "fault" }), "model_error"), "warm fault");
+      assert.equal(rt.session("warm").messageCount, before, "the failed turn is rolled back");
+      await assertFree(rt, "warm");
+    });
+  }
+
+  test("a thenable that fulfils with a Promise gives the promise's value, as await does", async () => {
+    const rt = await load({ model: () => ({ then(resolve) { resolve(Promise.resolve("deep")); } }) });
+    const r = await within(rt.run({ sessionId: "s", input: "x" }), "run");
+    assert.equal(r.reply.content, "deep");
+    const r2 = await within(rt.run({ sessionId: "s", input: "y" }), "quick run");
+    assert.equal(r2.reply.content, "deep");
+    assertWellFormed(rt, "s");
+  });
+
+  test("a thenable that settles twice, or late after a timeout, settles the run once", async () => {
+    const late = [];
+    const rt = await load({
+      model: (req) => {
+        const last = req.messages[req.messages.length - 1].content;
+        if (last === "twice") return { then(res, rej) { res("first"); rej(new Error("second")); res("third"); } };
+        if (last === "late") return { then(res) { late.push(res); } };
+        return "ok";
+      },
+    });
+    const r = await within(rt.run({ sessionId: "s", input: "twice" }), "twice");
+    assert.equal(r.reply.content, "first");
+    await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "late", policy: { timeoutMs: 20 } }), "timeout"), "late");
+    for (const res of late) res("too late");
+    await sleep(5);
+    await assertFree(rt, "s");
+  });
+
+  test("turn A's model rejecting does not touch turn B, begun microtasks later with a tool", async () => {
+    const calls = [];
+    const rt = await load({
+      model: (req) => {
+        const last = req.messages[req.messages.length - 1];
+        if (last.role === "user" && last.content === "A") return Promise.reject(new Error("A's model failed"));
+        if (last.role === "user" && last.content === "B") {
+          return Promise.resolve({ content: "", toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] });
+        }
+        return Promise.resolve("B done");
+      },
+      tools: [{ name: "t", call: async () => { calls.push(1); return "tool out"; } }],
+    });
+    // The faults depend on where B begins in A's failure: try each place.
+    for (let delay = 0; delay < 16; delay++) {
+      const id = `s${delay}`;
+      await rt.run({ sessionId: id, input: "warm" });
+      const pA = rt.run({ sessionId: id, input: "A" });
+      for (let i = 0; i < delay; i++) await null;
+      const pB = rt.run({ sessionId: id, input: "B" });
+      const [a, b] = await within(Promise.allSettled([pA, pB]), `A and B, B ${delay} microtasks later`);
+      assert.equal(a.status, "rejected");
+      assert.equal(a.reason.code, "model_error", a.reason.message);
+      assert.equal(b.status, "fulfilled", `B, ${delay} microtasks later: ${b.reason?.message}`);
+      assert.equal(b.value.reply.content, "B done");
+      assert.equal(calls.length, delay + 1);
+      await assertFree(rt, id);
+    }
+  });
+});
+
+describe("tool faults", () => {
+  for (const [name, fault] of [["then throws", throwingThen], ["then getter throws", throwingGetter]]) {
+    test(`a tool's thenable whose ${name}: tool_error, rolled back, the session free`, async () => {
+      const rt = await load({
+        model: (req) => {
+          const last = req.messages[req.messages.length - 1];
+          if (last.role === "tool") return "after the tool";
+          if (last.content === "use") return { content: "", toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] };
+          return "ok";
+        },
+        tools: [{ name: "t", call: fault }],
+      });
+      await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "use" }), "tool_error"), "cold");
+      assert.equal(rt.session("s")?.messageCount ?? 0, 0);
+      await assertFree(rt, "s");
+      const before = rt.session("s").messageCount;
+      await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "use" }), "tool_error"), "warm");
+      assert.equal(rt.session("s").messageCount, before);
+      await assertFree(rt, "s");
+    });
+  }
+});
+
+describe("session ids", () => {
+  test('"x\\uD800" and "x\\uDC00" are one session, as the module keys it, and nothing hangs', async () => {
+    const rt = await load({ model: () => sleep(10).then(() => "ok") });
+    const a = rt.run({ sessionId: "x\uD800", input: "one" });
+    const b = rt.run({ sessionId: "x\uDC00", input: "two" });
+    const [ra, rb] = await within(Promise.all([a, b]), "both runs");
+    assert.equal(ra.status, "completed");
+    assert.equal(rb.status, "completed");
+    assert.deepEqual(rt.listSessions(), ["x\uFFFD"]);
+    assert.equal(rt.session("x\uD800").messageCount, 4);
+    assert.equal(rt.stats().activeRuns, 0);
+    // Warm turns on both spellings (quick turns) keep to the one session.
+    await within(rt.run({ sessionId: "x\uDC00", input: "three" }), "warm");
+    await within(rt.run({ sessionId: "x\uD800", input: "four" }), "warm");
+    assert.equal(rt.session("x\uFFFD").messageCount, 8);
+    assert.equal(rt.deleteSession("x\uDC00"), true);
+    assert.deepEqual(rt.listSessions(), []);
+  });
+});
+
+describe("history", () => {
+  test("a detached Uint8Array is invalid_argument, and changes nothing", async () => {
+    const rt = await load({ model: () => "ok" });
+    const u = packHistory([{ role: "user", content: "a" }, { role: "assistant", content: "b" }]).slice();
+    if (typeof u.buffer.transfer === "function") u.buffer.transfer();
+    else structuredClone(u.buffer, { transfer: [u.buffer] });
+    assert.equal(u.byteLength, 0, "the buffer is detached");
+    await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "x", history: u }), "invalid_argument"), "run");
+    await within(rejectsWith(assert, rt.startRunWithHistory("s", "x", u), "invalid_argument"), "startRunWithHistory");
+    assert.equal(rt.session("s"), null);
+    assert.equal(rt.stats().activeRuns, 0);
+  });
+});
+
+// loadWatched loads a runtime and returns it with its instance's linear
+// memory (the tests read memory.buffer.byteLength).
+async function loadWatched(config) {
+  const warm = await load({});
+  warm.close();
+  const Go = globalThis.Go;
+  let instance;
+  globalThis.Go = class extends Go {
+    run(inst) {
+      instance ??= inst;
+      return super.run(inst);
+    }
+  };
+  let rt;
+  try {
+    rt = await load(config);
+  } finally {
+    globalThis.Go = Go;
+  }
+  return { rt, memory: instance.exports.mem };
+}
+
+describe("sizes", () => {
+  const KiB = 1024;
+  const limit = 64 * KiB;
+  // The same rule as a 300 MiB reply or a 256 MiB input under the default
+  // limits, scaled down: more than maxMessageBytes, more than the module's
+  // memory has to spare.
+  const big = "b".repeat(16 * limit * 16);
+
+  test("an input over maxMessageBytes is refused before it is copied: memory unchanged", async () => {
+    const { rt, memory } = await loadWatched({ model: () => "ok", limits: { maxMessageBytes: limit } });
+    await rt.run({ sessionId: "s", input: "warm" });
+    await rt.run({ sessionId: "s", input: "warm again" });
+    const size = memory.buffer.byteLength;
+    for (const run of [
+      () => rt.run({ sessionId: "s", input: big }),
+      () => rt.run({ sessionId: "t", input: big }),
+      () => rt.run({ sessionId: "s", input: big, policy: {} }),
+      () => rt.run({ sessionId: "s", input: "é".repeat(limit / 2 + 1) }),
+    ]) {
+      await within(rejectsWith(assert, run(), "limit_exceeded"), "run");
+      assert.equal(memory.buffer.byteLength, size, "the module's memory did not grow");
+    }
+    assert.equal(rt.session("s").messageCount, 4);
+    await assertFree(rt, "s");
+  });
+
+  test("a reply over maxMessageBytes is refused before it is copied: memory unchanged", async () => {
+    const { rt, memory } = await loadWatched({
+      model: (req) => (req.messages[req.messages.length - 1].content === "big" ? big : "ok"),
+      limits: { maxMessageBytes: limit },
+    });
+    await rt.run({ sessionId: "s", input: "warm" });
+    await rt.run({ sessionId: "s", input: "warm again" });
+    const size = memory.buffer.byteLength;
+    await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "big" }), "limit_exceeded"), "quick");
+    assert.equal(memory.buffer.byteLength, size, "the module's memory did not grow");
+    await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "big", policy: {} }), "limit_exceeded"), "ordinary");
+    assert.equal(memory.buffer.byteLength, size, "the module's memory did not grow");
+    assert.equal(rt.session("s").messageCount, 4);
+    await assertFree(rt, "s");
+  });
+});
