@@ -19,8 +19,12 @@ type historyInfo struct {
 // they must; each tool result answers, exactly once, a call of the
 // nearest preceding assistant message; every call is answered before the
 // next user or assistant message and before the end (else the assistant
-// message is at fault). System messages are dropped before linkage is
-// checked.
+// message is at fault); no host message repeats the id of an earlier one
+// (ids are compared only when present). System messages are dropped
+// before linkage is checked.
+//
+// The problems Policy.Repair fixes are refused here as the others; see
+// CheckHistory.
 func ValidateHistory(history []SeedMessage, limits Limits) error {
 	_, err := validateHistory(history, limits.withDefaults())
 	if err != nil {
@@ -65,8 +69,18 @@ func checkHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
 		}
 		return nil
 	}
+	var seen map[string]int // host id -> position of its first message
 	for i := range history {
 		m := &history[i]
+		if m.ID != "" && startsHostMessage(history, i) {
+			if first, ok := seen[m.ID]; ok {
+				return info, NewIndexError(CodeInvalidHistory, i, duplicateText(m.ID, HostIndex(history, first)))
+			}
+			if seen == nil {
+				seen = make(map[string]int)
+			}
+			seen[m.ID] = i
+		}
 		if !m.Role.Valid() {
 			return info, NewIndexError(CodeInvalidHistory, i, "unknown role "+quote(string(m.Role)))
 		}
