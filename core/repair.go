@@ -81,8 +81,17 @@ func CheckHistory(history []SeedMessage, limits Limits) HistoryCheck {
 	}
 	rep := repairHistory(history)
 	problems := rep.problems
-	if _, err := rep.validate(history, limits); err != nil {
-		problems = append(problems, Problem{Code: err.Code, Index: err.Index, Message: err.Message})
+	if _, err, at := rep.validateAt(history, limits); err != nil {
+		// Checking stops there, as seeding does: the repairs met later
+		// are not listed. At that message, the calls a well-formed
+		// message leaves unanswered are met before its tool calls are
+		// checked (see checkHistory).
+		n := 0
+		for n < len(problems) && (rep.at[n] < at || rep.at[n] == at && problems[n].Repair == RepairMissingToolResult &&
+			at < len(history) && wellFormed(&history[at]) && err.Code == CodeInvalidHistory) {
+			n++
+		}
+		problems = append(problems[:n:n], Problem{Code: err.Code, Index: err.Index, Message: err.Message})
 	}
 	return HistoryCheck{Problems: problems}
 }
@@ -99,20 +108,37 @@ type repaired struct {
 	// inserted result).
 	out    []SeedMessage
 	origin []int
-	// repairs and problems describe each repair, in order.
+	// repairs and problems describe each repair, in order; at[i] is the
+	// position in the host's history of the message at which repair i
+	// was found (len(history) at the end).
 	repairs  []Repair
 	problems []Problem
+	at       []int
 }
 
 // validate checks the repaired history against the seeding rules and
 // limits, and returns the error with the host's index of the message at
 // fault in history, the history it was repaired from.
 func (r *repaired) validate(history []SeedMessage, limits Limits) (historyInfo, *Error) {
-	info, err := checkHistory(r.out, limits)
-	if err != nil && err.Index >= 0 && err.Index < len(r.origin) {
-		err.Index = HostIndex(history, r.origin[err.Index])
-	}
+	info, err, _ := r.validateAt(history, limits)
 	return info, err
+}
+
+// validateAt is validate that also returns the position in history of
+// the message at fault.
+func (r *repaired) validateAt(history []SeedMessage, limits Limits) (historyInfo, *Error, int) {
+	if len(r.out) > limits.MaxSeedMessages && len(history) <= limits.MaxSeedMessages {
+		// The count limit is the host's history's: the markers inserted
+		// do not make it refused.
+		limits.MaxSeedMessages = len(r.out)
+	}
+	info, err := checkHistory(r.out, limits)
+	at := -1
+	if err != nil && err.Index >= 0 && err.Index < len(r.origin) {
+		at = r.origin[err.Index]
+		err.Index = HostIndex(history, at)
+	}
+	return info, err, at
 }
 
 // repairHistory applies the repair rules to history in one pass, with the
@@ -130,6 +156,7 @@ func repairHistory(history []SeedMessage) repaired {
 	var answered []bool
 	host := -1
 	dropping := false
+	pos := 0 // the message being read
 	closeBlock := func() {
 		for k := range answered {
 			if answered[k] {
@@ -145,12 +172,13 @@ func repairHistory(history []SeedMessage) repaired {
 			}
 			r.out = append(r.out, marker)
 			r.origin = append(r.origin, open)
-			r.add(RepairMissingToolResult, openHost, id,
+			r.add(pos, RepairMissingToolResult, openHost, id,
 				"tool call "+quote(id)+" has no tool result before the next user or assistant message")
 		}
 	}
 	for i := range history {
 		m := &history[i]
+		pos = i
 		if i == 0 || !m.Continues {
 			host++
 		}
@@ -169,7 +197,7 @@ func repairHistory(history []SeedMessage) repaired {
 		}
 		if dropping {
 			if i == 0 || !m.Continues {
-				r.add(RepairDuplicateMessage, host, "", duplicateText(m.ID, seen[m.ID]))
+				r.add(i, RepairDuplicateMessage, host, "", duplicateText(m.ID, seen[m.ID]))
 			}
 			continue
 		}
@@ -189,12 +217,12 @@ func repairHistory(history []SeedMessage) repaired {
 				k = callIndex(calls, nil, m.ToolCallID)
 			}
 			if k < 0 {
-				r.add(RepairOrphanToolResult, host, m.ToolCallID,
+				r.add(i, RepairOrphanToolResult, host, m.ToolCallID,
 					"tool result "+quote(m.ToolCallID)+" answers no call of the preceding assistant message")
 				continue
 			}
 			if answered[k] {
-				r.add(RepairDuplicateToolResult, host, m.ToolCallID, "tool call "+quote(m.ToolCallID)+" is answered twice")
+				r.add(i, RepairDuplicateToolResult, host, m.ToolCallID, "tool call "+quote(m.ToolCallID)+" is answered twice")
 				continue
 			}
 			answered[k] = true
@@ -202,14 +230,16 @@ func repairHistory(history []SeedMessage) repaired {
 		r.out = append(r.out, *m)
 		r.origin = append(r.origin, i)
 	}
+	pos = len(history)
 	closeBlock()
 	return r
 }
 
-// add records one repair and the problem it fixes.
-func (r *repaired) add(kind RepairKind, index int, callID, message string) {
+// add records one repair, found at message at, and the problem it fixes.
+func (r *repaired) add(at int, kind RepairKind, index int, callID, message string) {
 	r.repairs = append(r.repairs, Repair{Kind: kind, Index: index, ToolCallID: callID})
 	r.problems = append(r.problems, Problem{Code: CodeInvalidHistory, Index: index, Message: message, Repair: kind})
+	r.at = append(r.at, at)
 }
 
 // wellFormed reports whether m breaks none of the rules checkHistory

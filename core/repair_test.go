@@ -121,9 +121,7 @@ func TestRuntime_Run_Repair(t *testing.T) {
 				}
 			}
 			if p := check.Problems[0]; p.Index != tc.refusal.Index || p.Message != tc.refusal.Message {
-				if tc.repairs[0].Kind != core.RepairMissingToolResult || len(tc.repairs) == 1 {
-					t.Fatalf("first problem %+v is not the refusal %v", p, &tc.refusal)
-				}
+				t.Fatalf("first problem %+v is not the refusal %v", p, &tc.refusal)
 			}
 
 			// Ensure a seed with repair stores the repaired history, gives
@@ -261,10 +259,22 @@ func FuzzRepairHistory(f *testing.F) {
 		rt := mustRuntime(t, core.Config{Limits: core.Limits{MaxSeedMessages: 64}})
 		check := core.CheckHistory(history, core.Limits{MaxSeedMessages: 64})
 		run, err := rt.StartRunWithPolicyAndHistory(bg, "s", "input", core.Policy{Repair: true}, history)
+		if verr := core.ValidateHistory(history, core.Limits{MaxSeedMessages: 64}); verr != nil {
+			// The first problem is what a seed without repair refuses.
+			e, p := core.AsError(verr), check.Problems[0]
+			if check.OK || p.Code != e.Code || p.Index != e.Index || p.Message != e.Message {
+				t.Fatalf("first problem %+v, refusal %v", p, verr)
+			}
+		} else if !check.OK {
+			t.Fatalf("valid history, check %+v", check)
+		}
 		if err != nil {
 			var e *core.Error
 			if !asError(err, &e) || (e.Code != core.CodeInvalidHistory && e.Code != core.CodeLimitExceeded) || e.Index < 0 || e.Index > len(history) {
 				t.Fatalf("refusal %v is not a typed history error with an index", err)
+			}
+			if p := check.Problems[len(check.Problems)-1]; p.Code != e.Code || p.Index != e.Index || p.Message != e.Message {
+				t.Fatalf("last problem %+v, refusal with repair %v", p, err)
 			}
 			if len(rt.ListSessions()) != 0 {
 				t.Fatalf("a refused seed left a session")
