@@ -262,13 +262,21 @@ func wellFormed(m *SeedMessage) bool {
 }
 
 // startsHostMessage reports whether history[i] starts a host message for
-// the duplicate rule: it does not continue the one before it, and has not
-// its id. Consecutive messages with one id are one host message: a
-// UIMessage split into several, or the session messages it became,
-// passed back in the module's shape.
+// the duplicate rule: it does not continue the one before it, and is not
+// an assistant or tool message with the id of the assistant or tool
+// message before it. Such a run of messages is one host message: an
+// assistant UIMessage split into several, or the session messages it
+// became, passed back in the module's shape.
 func startsHostMessage(history []SeedMessage, i int) bool {
-	return i == 0 || !history[i].Continues && (history[i].ID == "" || history[i].ID != history[i-1].ID)
+	if i == 0 || history[i].Continues {
+		return i == 0
+	}
+	m, prev := &history[i], &history[i-1]
+	return m.ID == "" || m.ID != prev.ID || !inTurn(m.Role) || !inTurn(prev.Role)
 }
+
+// inTurn reports whether r is a role an assistant UIMessage splits into.
+func inTurn(r Role) bool { return r == RoleAssistant || r == RoleTool }
 
 // duplicateText is the refusal message of a host message whose id
 // already appeared at host index first.
@@ -296,4 +304,12 @@ func seedHistory(history []SeedMessage, limits Limits, repair bool) ([]SeedMessa
 		return nil, info, nil, err
 	}
 	return rep.out, info, rep.repairs, nil
+}
+
+// UnreadableCheck is the HistoryCheck of a history that an edge could not
+// read into seed messages (a message of the wrong shape, refused with err
+// while decoding): its one problem is err, which no repair fixes.
+func UnreadableCheck(err error) HistoryCheck {
+	e := AsError(err)
+	return HistoryCheck{Problems: []Problem{{Code: e.Code, Index: e.Index, Message: e.Message}}}
 }

@@ -37,6 +37,30 @@ type wireRepair struct {
 	ToolCallID string          `json:"toolCallId,omitempty"`
 }
 
+type wireCheck struct {
+	OK       bool          `json:"ok"`
+	Problems []wireProblem `json:"problems"`
+}
+
+type wireProblem struct {
+	Code    core.Code        `json:"code"`
+	Index   int              `json:"index"`
+	Message string           `json:"message"`
+	Repair  *core.RepairKind `json:"repair"`
+}
+
+func toWireCheck(c core.HistoryCheck) wireCheck {
+	w := wireCheck{OK: c.OK, Problems: make([]wireProblem, len(c.Problems))}
+	for i, p := range c.Problems {
+		w.Problems[i] = wireProblem{Code: p.Code, Index: p.Index, Message: p.Message}
+		if p.Repair != "" {
+			kind := p.Repair
+			w.Problems[i].Repair = &kind
+		}
+	}
+	return w
+}
+
 func toWireSeed(s *core.SeedReport) wireSeed {
 	w := wireSeed{Mode: s.Mode, Seeded: s.Seeded, SkippedSystem: s.SkippedSystem}
 	if len(s.Repairs) > 0 {
