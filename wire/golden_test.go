@@ -37,6 +37,9 @@ func goldenFrames() map[string][]byte {
 		"committed.bin":     wire.AppendCommitted(nil, 202, false),
 		"stale.bin":         wire.AppendCommitted(nil, 0, true),
 		"refused.bin":       wire.AppendRefused(nil, core.NewIndexError(core.CodeInvalidHistory, 2, "bad")),
+		"begin-repair.bin":  wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "x", Policy: core.Policy{Repair: true}}),
+		"action-done-repaired.bin": wire.AppendAction(nil, &wire.Action{Handle: 4, Kind: wire.ActDone, Result: repairedResult(),
+			Events: []core.Event{{Type: core.EventSessionSeeded, Seq: 2, Seed: &repairedResult().Seed}}}),
 	}
 }
 
