@@ -147,95 +147,146 @@ func (r *repaired) validateAt(history []SeedMessage, limits Limits) (historyInfo
 // for the calls a block leaves unanswered. Everything else, valid or not,
 // is kept as it is, for validation to accept or refuse.
 func repairHistory(history []SeedMessage) repaired {
-	var r repaired
+	d := doctor{history: history, open: -1, openHost: -1}
+	r := &d.r
 	r.out = make([]SeedMessage, 0, len(history)+1)
 	r.origin = make([]int, 0, len(history)+1)
-	var seen map[string]int // host id -> host index of its first message
-	open, openHost := -1, -1
-	var calls []ToolCall
-	var answered []bool
 	host := -1
 	dropping := false
-	pos := 0 // the message being read
-	closeBlock := func() {
-		for k := range answered {
-			if answered[k] {
-				continue
-			}
-			answered[k] = true
-			id := calls[k].ID
-			marker := SeedMessage{Role: RoleTool, Content: InterruptedToolResult, ToolCallID: id}
-			if owner := history[open].ID; owner != "" && r.out[len(r.out)-1].ID == owner {
-				// Inside the host message of the calls (a UIMessage): the
-				// marker is part of it, as its other results are.
-				marker.ID = owner
-			}
-			r.out = append(r.out, marker)
-			r.origin = append(r.origin, open)
-			r.add(pos, RepairMissingToolResult, openHost, id,
-				"tool call "+quote(id)+" has no tool result before the next user or assistant message")
-		}
-	}
 	for i := range history {
 		m := &history[i]
-		pos = i
 		if i == 0 || !m.Continues {
 			host++
 		}
 		if startsHostMessage(history, i) {
-			dropping = false
-			if m.ID != "" {
-				if _, ok := seen[m.ID]; ok {
-					dropping = true
-				} else {
-					if seen == nil {
-						seen = make(map[string]int)
-					}
-					seen[m.ID] = host
-				}
-			}
+			dropping = d.seenBefore(m.ID, host)
 		}
 		if dropping {
 			if i == 0 || !m.Continues {
-				r.add(i, RepairDuplicateMessage, host, "", duplicateText(m.ID, seen[m.ID]))
+				r.add(i, RepairDuplicateMessage, host, "", duplicateText(m.ID, d.seen[m.ID]))
 			}
 			continue
 		}
-		switch {
-		case m.Role == RoleUser && wellFormed(m):
-			closeBlock()
-		case m.Role == RoleAssistant && wellFormed(m):
-			closeBlock()
-			open, openHost, calls = i, host, m.ToolCalls
-			answered = answered[:0]
-			for range calls {
-				answered = append(answered, false)
-			}
-		case m.Role == RoleTool && m.ToolCallID != "" && wellFormed(m):
-			k := -1
-			if open >= 0 {
-				k = callIndex(calls, nil, m.ToolCallID)
-			}
-			if k < 0 {
-				r.add(i, RepairOrphanToolResult, host, m.ToolCallID,
-					"tool result "+quote(m.ToolCallID)+" answers no call of the preceding assistant message")
-				continue
-			}
-			if answered[k] {
-				r.add(i, RepairDuplicateToolResult, host, m.ToolCallID, "tool call "+quote(m.ToolCallID)+" is answered twice")
-				continue
-			}
-			answered[k] = true
+		if !wellFormed(m) {
+			r.keep(m, i)
+			continue
 		}
-		r.out = append(r.out, *m)
-		r.origin = append(r.origin, i)
+		switch m.Role {
+		case RoleUser:
+			d.closeBlock(i)
+		case RoleAssistant:
+			d.closeBlock(i)
+			d.openBlock(i, host)
+		case RoleTool:
+			if m.ToolCallID != "" && !d.answer(m.ToolCallID, i, host) {
+				continue
+			}
+		}
+		r.keep(m, i)
 	}
-	pos = len(history)
-	closeBlock()
-	return r
+	d.closeBlock(len(history))
+	return d.r
+}
+
+// doctor is repairHistory's state: the repairs so far, the ids seen, and
+// the open tool-call block (the assistant message whose calls are being
+// answered: its position, host index, calls, and which are answered).
+type doctor struct {
+	history  []SeedMessage
+	r        repaired
+	seen     map[string]int // host id -> host index of its first message
+	open     int
+	openHost int
+	calls    []ToolCall
+	answered []bool
+}
+
+// seenBefore reports whether id (when not empty) was seen at an earlier
+// host message, and records it otherwise.
+//
+//go:noinline
+func (d *doctor) seenBefore(id string, host int) bool {
+	if id == "" {
+		return false
+	}
+	if _, ok := d.seen[id]; ok {
+		return true
+	}
+	if d.seen == nil {
+		d.seen = make(map[string]int)
+	}
+	d.seen[id] = host
+	return false
+}
+
+// openBlock opens the block of history[i]'s calls.
+//
+//go:noinline
+func (d *doctor) openBlock(i, host int) {
+	d.open, d.openHost, d.calls = i, host, d.history[i].ToolCalls
+	d.answered = d.answered[:0]
+	for range d.calls {
+		d.answered = append(d.answered, false)
+	}
+}
+
+// answer records the tool result for id met at message i, and reports
+// whether it is kept: a result for no call of the block, or for a call
+// answered already, is dropped.
+//
+//go:noinline
+func (d *doctor) answer(id string, i, host int) bool {
+	k := -1
+	if d.open >= 0 {
+		k = callIndex(d.calls, nil, id)
+	}
+	switch {
+	case k < 0:
+		d.r.add(i, RepairOrphanToolResult, host, id, orphanText(id))
+		return false
+	case d.answered[k]:
+		d.r.add(i, RepairDuplicateToolResult, host, id, twiceText(id))
+		return false
+	}
+	d.answered[k] = true
+	return true
+}
+
+// closeBlock inserts a marker result for each call of the open block
+// left unanswered, at message pos.
+//
+//go:noinline
+func (d *doctor) closeBlock(pos int) {
+	r := &d.r
+	for k := range d.answered {
+		if d.answered[k] {
+			continue
+		}
+		d.answered[k] = true
+		id := d.calls[k].ID
+		marker := SeedMessage{Role: RoleTool, Content: InterruptedToolResult, ToolCallID: id}
+		if owner := d.history[d.open].ID; owner != "" && r.out[len(r.out)-1].ID == owner {
+			// Inside the host message of the calls (a UIMessage): the
+			// marker is part of it, as its other results are.
+			marker.ID = owner
+		}
+		r.keep(&marker, d.open)
+		r.add(pos, RepairMissingToolResult, d.openHost, id, missingText(id))
+	}
+}
+
+// keep appends m, from the host's message at origin, to the repaired
+// history.
+//
+//go:noinline
+func (r *repaired) keep(m *SeedMessage, origin int) {
+	r.out = append(r.out, *m)
+	r.origin = append(r.origin, origin)
 }
 
 // add records one repair, found at message at, and the problem it fixes.
+//
+//go:noinline
 func (r *repaired) add(at int, kind RepairKind, index int, callID, message string) {
 	r.repairs = append(r.repairs, Repair{Kind: kind, Index: index, ToolCallID: callID})
 	r.problems = append(r.problems, Problem{Code: CodeInvalidHistory, Index: index, Message: message, Repair: kind})
@@ -277,6 +328,17 @@ func startsHostMessage(history []SeedMessage, i int) bool {
 
 // inTurn reports whether r is a role an assistant UIMessage splits into.
 func inTurn(r Role) bool { return r == RoleAssistant || r == RoleTool }
+
+// The refusal messages of the kinds repair fixes, shared with checkHistory.
+func missingText(id string) string {
+	return "tool call " + quote(id) + " has no tool result before the next user or assistant message"
+}
+
+func orphanText(id string) string {
+	return "tool result " + quote(id) + " answers no call of the preceding assistant message"
+}
+
+func twiceText(id string) string { return "tool call " + quote(id) + " is answered twice" }
 
 // duplicateText is the refusal message of a host message whose id
 // already appeared at host index first.

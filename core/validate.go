@@ -63,8 +63,7 @@ func checkHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
 		}
 		for i, done := range answered {
 			if !done {
-				return NewIndexError(CodeInvalidHistory, open,
-					"tool call "+quote(calls[i].ID)+" has no tool result before the next user or assistant message")
+				return NewIndexError(CodeInvalidHistory, open, missingText(calls[i].ID))
 			}
 		}
 		return nil
@@ -145,11 +144,10 @@ func checkHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
 				k = callIndex(calls, ids, m.ToolCallID)
 			}
 			if k < 0 {
-				return info, NewIndexError(CodeInvalidHistory, i,
-					"tool result "+quote(m.ToolCallID)+" answers no call of the preceding assistant message")
+				return info, NewIndexError(CodeInvalidHistory, i, orphanText(m.ToolCallID))
 			}
 			if answered[k] {
-				return info, NewIndexError(CodeInvalidHistory, i, "tool call "+quote(m.ToolCallID)+" is answered twice")
+				return info, NewIndexError(CodeInvalidHistory, i, twiceText(m.ToolCallID))
 			}
 			answered[k] = true
 			left--
