@@ -113,6 +113,17 @@ describe("repair: the glue", () => {
     await assert.rejects(rt.run({ sessionId: "bad", input: "x", policy: { repair: "yes" } }),
       (e) => e.code === "invalid_argument" && /policy\.repair/.test(e.message));
     assert.equal(rt.session("bad"), null);
+    // The module's own checkHistory returns the Error (it cannot throw),
+    // and its policy reader refuses a repair that is not a boolean.
+    const raw = globalThis[rt.globalName].createRuntime({});
+    try {
+      const e = raw.checkHistory(5);
+      assert.ok(e instanceof Error && e.code === "invalid_argument", `module answered ${e}`);
+      await assert.rejects(raw.startRunWithPolicy("bad", "x", { repair: 1 }),
+        (err) => err.code === "invalid_argument" && /policy\.repair/.test(err.message));
+    } finally {
+      raw.close();
+    }
   });
 
   test("a message of the wrong shape is a problem, not an exception", () => {
