@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
@@ -307,4 +308,24 @@ func FuzzRepairHistory(f *testing.F) {
 			t.Fatalf("the same history seeded again: %+v", res.Seed)
 		}
 	})
+}
+
+// Ensure repeated ids are found among many, in tables of every size, one
+// after another (the table is reused), and unique ids are accepted.
+func TestValidateHistory_DuplicateIDsAmongMany(t *testing.T) {
+	for _, n := range []int{3000, 10, 700, 3000} {
+		h := make([]core.SeedMessage, n)
+		for i := range h {
+			h[i] = withID(user("m"), "id-"+strconv.Itoa(i))
+		}
+		if err := core.ValidateHistory(h, core.Limits{}); err != nil {
+			t.Fatalf("%d unique ids refused: %v", n, err)
+		}
+		h = append(h, withID(user("again"), "id-"+strconv.Itoa(n/3)))
+		err := core.ValidateHistory(h, core.Limits{})
+		want := core.Error{Code: core.CodeInvalidHistory, Index: n, Message: `message id "id-` + strconv.Itoa(n/3) + `" already appeared at index ` + strconv.Itoa(n/3)}
+		if e := core.AsError(err); err == nil || *e != want {
+			t.Fatalf("%d ids and a repeat: %v, want %v", n, err, &want)
+		}
+	}
 }
