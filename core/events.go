@@ -19,7 +19,7 @@ const (
 // Event is one thing that happened in a run. Seq starts at 1 and grows by
 // one within the run. Only the fields of its type are set:
 //
-//	session.seeded    Seed (counts only, never content)
+//	session.seeded    Seed (counts and repairs, never content)
 //	message.appended  Message
 //	model.delta       Delta, Step
 //	tool.started      ToolCall
@@ -60,11 +60,15 @@ const (
 )
 
 // SeedReport is the outcome of seeding: the mode, how many messages were
-// added to the session, and how many system messages were skipped.
+// added to the session, how many system messages were skipped, and the
+// repairs applied to the history (Policy.Repair): nil when there were
+// none, or when the session held messages and the seed stored nothing
+// (an earlier run stored the repaired history).
 type SeedReport struct {
 	Mode          SeedOutcome
 	Seeded        int
 	SkippedSystem int
+	Repairs       []Repair
 }
 
 // Result is what a completed run returns.

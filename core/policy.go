@@ -40,7 +40,7 @@ const DefaultMaxSteps = 8
 // Policy tunes one run. The zero Policy is the default behaviour: seed
 // only an empty session, queue behind a busy session, at most
 // DefaultMaxSteps model calls, no context window, every tool allowed, a
-// failing tool fails the run, no timeout.
+// failing tool fails the run, no timeout, a broken history refused.
 type Policy struct {
 	SeedMode SeedMode
 	OnBusy   BusyMode
@@ -57,6 +57,11 @@ type Policy struct {
 	// TimeoutMs counts milliseconds from the moment the run starts
 	// executing (after any wait in the queue); 0 means none.
 	TimeoutMs int64
+	// Repair, when true, repairs a history that the seeding rules refuse
+	// for a problem of one of the RepairKinds, instead of refusing it, and
+	// reports the repairs in SeedReport.Repairs. false refuses it with
+	// CodeInvalidHistory. See docs/adr/0013-history-repair.md.
+	Repair bool
 }
 
 // Validate reports the first invalid field as a CodeInvalidArgument error.

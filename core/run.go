@@ -10,8 +10,10 @@ type Run struct {
 	rt   *Runtime
 	req  RunRequest
 	info historyInfo
-	// seedMsgs is the validated history as session messages.
+	// seedMsgs is the validated history as session messages, and
+	// repairs what Policy.Repair changed in it.
 	seedMsgs []Message
+	repairs  []Repair
 	id       string
 	lane     *lane
 	// reserved is the part of the run's budget reservation not yet

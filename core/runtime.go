@@ -204,16 +204,16 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		return nil, NewError(CodeLimitExceeded, "input is "+itoa(len(req.Input))+" bytes, more than maxMessageBytes ("+itoa(int(rt.limits.MaxMessageBytes))+")")
 	}
 	var info historyInfo
+	var seedMsgs []Message
+	var repairs []Repair
 	if req.WithHistory {
-		var err *Error
-		if info, err = validateHistory(req.History, rt.limits); err != nil {
+		history, hi, reps, err := seedHistory(req.History, rt.limits, req.Policy.Repair)
+		if err != nil {
 			return nil, err
 		}
-	}
-	var seedMsgs []Message
-	if req.WithHistory {
+		info, repairs = hi, reps
 		// Converted now, so the host may reuse its slice at once.
-		seedMsgs = nonSystem(req.History, info.skippedSystem)
+		seedMsgs = nonSystem(history, info.skippedSystem)
 		req.History = nil
 	}
 	rt.mu.Lock()
@@ -228,7 +228,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	}
 	// A recycled run keeps its event log's array and its first model
 	// call's Delta function (bound to that call) for this run.
-	*r = Run{rt: rt, req: req, info: info, seedMsgs: seedMsgs, events: r.events[:0],
+	*r = Run{rt: rt, req: req, info: info, seedMsgs: seedMsgs, repairs: repairs, events: r.events[:0],
 		call: modelCall{req: ModelRequest{Delta: r.call.req.Delta}}}
 	if req.RunID == "" {
 		rt.nextID++

@@ -69,6 +69,11 @@ func (t *turn) seed() (SeedReport, *Error) {
 			}
 			report.Seeded = len(add)
 		}
+		if len(add) > 0 || len(current) == 0 {
+			// The session holds the repaired history now; a warm session
+			// that took nothing was repaired by an earlier run.
+			report.Repairs = r.repairs
+		}
 	}
 	if t.sess == nil {
 		t.sess, t.created = t.store.create(req.SessionID), true

@@ -25,7 +25,7 @@ func TestColdStartedSessionIsSeededFromSuppliedHistory(t *testing.T) {
 	}
 
 	res := mustComplete(t, rt, core.RunRequest{SessionID: "conv-1", Input: "And of Spain?", History: history, WithHistory: true})
-	if want := (core.SeedReport{Mode: core.SeedCold, Seeded: 4, SkippedSystem: 1}); res.Seed != want {
+	if want := (core.SeedReport{Mode: core.SeedCold, Seeded: 4, SkippedSystem: 1}); !reflect.DeepEqual(res.Seed, want) {
 		t.Fatalf("seed = %+v, want %+v", res.Seed, want)
 	}
 	reqs := model.Requests()
@@ -43,7 +43,7 @@ func TestColdStartedSessionIsSeededFromSuppliedHistory(t *testing.T) {
 	// The second turn passes the same history again: a warm session is not
 	// re-seeded.
 	res = mustComplete(t, rt, core.RunRequest{SessionID: "conv-1", Input: "Thanks", History: history, WithHistory: true})
-	if want := (core.SeedReport{Mode: core.SeedNoop, Seeded: 0, SkippedSystem: 1}); res.Seed != want {
+	if want := (core.SeedReport{Mode: core.SeedNoop, Seeded: 0, SkippedSystem: 1}); !reflect.DeepEqual(res.Seed, want) {
 		t.Fatalf("second seed = %+v, want %+v", res.Seed, want)
 	}
 	reqs = model.Requests()
@@ -137,7 +137,7 @@ func TestRuntime_Start_SeedModes(t *testing.T) {
 				mustSeedExactly(t, rt, "s", tc.session)
 			}
 			res := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "now", History: tc.history, WithHistory: true, Policy: core.Policy{SeedMode: tc.mode}})
-			if res.Seed != tc.want {
+			if !reflect.DeepEqual(res.Seed, tc.want) {
 				t.Fatalf("seed = %+v, want %+v", res.Seed, tc.want)
 			}
 			got := messagesOf(rt, "s")
@@ -185,7 +185,7 @@ func TestRuntime_Start_SkipsSystemAndCounts(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Model: model})
 	h := []core.SeedMessage{system("a"), user("u"), system("b"), assistant("x"), system("c")}
 	res := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "in", History: h, WithHistory: true})
-	if want := (core.SeedReport{Mode: core.SeedCold, Seeded: 2, SkippedSystem: 3}); res.Seed != want {
+	if want := (core.SeedReport{Mode: core.SeedCold, Seeded: 2, SkippedSystem: 3}); !reflect.DeepEqual(res.Seed, want) {
 		t.Fatalf("seed = %+v, want %+v", res.Seed, want)
 	}
 	for _, m := range messagesOf(rt, "s") {

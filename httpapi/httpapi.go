@@ -13,6 +13,9 @@
 //	                                  the request accepts text/event-stream
 //	GET    /v1/sessions/{id}       -> 200 {id, messageCount, messages}, or 404
 //	DELETE /v1/sessions/{id}       -> 204 (for an unknown session too)
+//	POST   /v1/history/check       {history} -> 200 {ok, problems: [{code,
+//	                                  index, message, repair}]}, running
+//	                                  nothing (core.CheckHistory)
 //	GET    /healthz                -> 200 {"ok": true, "version": ...}
 //
 // A method no route serves (anything but GET, HEAD, POST and DELETE,
@@ -168,6 +171,19 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "version": h.version})
 		return
 	}
+	if path == "/v1/history/check" {
+		if !h.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agentrt"`)
+			writeError(w, core.NewError(CodeUnauthorized, "a valid bearer token is required"))
+			return
+		}
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, "POST")
+			return
+		}
+		h.postCheck(w, r)
+		return
+	}
 	rest, ok := strings.CutPrefix(path, "/v1/sessions/")
 	if !ok {
 		writeError(w, core.NewError(CodeNotFound, "no such route"))
@@ -308,6 +324,24 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	h.stream(w, r, rr)
+}
+
+// postCheck answers POST /v1/history/check.
+func (h *Handler) postCheck(w http.ResponseWriter, r *http.Request) {
+	body, cerr := h.readBody(w, r)
+	if cerr != nil {
+		if cerr.Code == core.CodeLimitExceeded {
+			w.Header().Set("Connection", "close")
+		}
+		writeError(w, cerr)
+		return
+	}
+	check, cerr := checkHistory(h.rt, body)
+	if cerr != nil {
+		writeError(w, cerr)
+		return
+	}
+	writeJSON(w, http.StatusOK, toWireCheck(check))
 }
 
 // stream answers a run as Server-Sent Events: one "event: TYPE" and

@@ -183,6 +183,15 @@ func TestHandler_Errors_StatusAndCode(t *testing.T) {
 		{"ErrMethodRuns", "GET", "/v1/sessions/a/runs", ``, nil, 405, "method_not_allowed", -1},
 		{"ErrMethodSession", "PUT", "/v1/sessions/a", `{}`, nil, 405, "method_not_allowed", -1},
 		{"ErrMethodHealthz", "POST", "/healthz", `{}`, nil, 405, "method_not_allowed", -1},
+		{"ErrPolicyRepairWrongType", "POST", "/v1/sessions/a/runs", `{"input":"x","policy":{"repair":"yes"}}`, nil, 400, "invalid_argument", -1},
+		{"ErrDuplicateMessage", "POST", "/v1/sessions/a/runs", `{"input":"x","history":[{"id":"u","role":"user","content":"a"},{"id":"u","role":"user","content":"a"}]}`, nil, 400, "invalid_history", 1},
+		{"ErrRepairDoesNotGuess", "POST", "/v1/sessions/a/runs", `{"input":"x","policy":{"repair":true},"history":[{"role":"tool","content":"r","tool_call_id":"zz"},{"role":"bot","content":"b"}]}`, nil, 400, "invalid_history", 1},
+		{"ErrCheckNotAnObject", "POST", "/v1/history/check", `[1]`, nil, 400, "invalid_argument", -1},
+		{"ErrCheckInvalidJSON", "POST", "/v1/history/check", `{"history":`, nil, 400, "invalid_argument", -1},
+		{"ErrCheckHistoryMissing", "POST", "/v1/history/check", `{}`, nil, 400, "invalid_argument", -1},
+		{"ErrCheckHistoryNotArray", "POST", "/v1/history/check", `{"history":{"role":"user"}}`, nil, 400, "invalid_argument", -1},
+		{"ErrCheckBodyTooLarge", "POST", "/v1/history/check", `{"history":["` + big + `"]}`, nil, 413, "limit_exceeded", -1},
+		{"ErrMethodCheck", "GET", "/v1/history/check", ``, nil, 405, "method_not_allowed", -1},
 		{"ErrToolUnknown", "POST", "/v1/sessions/t/runs", `{"input":"/tool nothere {}"}`, nil, 502, "tool_error", -1},
 		{"ErrMaxSteps", "POST", "/v1/sessions/t/runs", `{"input":"/tool nothere","policy":{"maxSteps":1}}`, nil, 413, "limit_exceeded", -1},
 	}
@@ -522,5 +531,39 @@ func TestHandler_Runs_HugeValues(t *testing.T) {
 	}
 	if r := do(t, h, "POST", "/v1/sessions/a/runs", `{"input":"`+strings.Repeat("x", 2000)+`"}`); r.status != 413 {
 		t.Errorf("huge input: got %d %s", r.status, r.body)
+	}
+}
+
+// Ensure POST /v1/history/check lists the problems, with the kind of
+// repair or null, runs nothing, and that policy.repair seeds the same
+// history and reports the repairs in the result and the seed event.
+func TestHandler_HistoryCheck_AndRepair(t *testing.T) {
+	rt := mustRuntime(t, core.Config{})
+	h := httpapi.New(httpapi.Config{Runtime: rt})
+	history := `[{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"f","arguments":"{}"}]},{"role":"user","content":"r"}]`
+	r := do(t, h, "POST", "/v1/history/check", `{"history":`+history+`}`)
+	want := `{"ok":false,"problems":[{"code":"invalid_history","index":1,"message":"tool call \"c1\" has no tool result before the next user or assistant message","repair":"missing_tool_result"}]}`
+	if r.status != 200 || strings.TrimSpace(string(r.body)) != want {
+		t.Fatalf("check: %d %s\nwant %s", r.status, r.body, want)
+	}
+	r = do(t, h, "POST", "/v1/history/check", `{"history":[{"role":"user","content":"q"}]}`)
+	if r.status != 200 || strings.TrimSpace(string(r.body)) != `{"ok":true,"problems":[]}` {
+		t.Fatalf("check of a valid history: %d %s", r.status, r.body)
+	}
+	r = do(t, h, "POST", "/v1/history/check", `{"history":[{"role":"user","content":"q"},"x"]}`)
+	if r.status != 200 || !strings.Contains(string(r.body), `"index":1,"message":"message must be an object","repair":null`) {
+		t.Fatalf("check of an unreadable history: %d %s", r.status, r.body)
+	}
+	if ids := rt.ListSessions(); len(ids) != 0 {
+		t.Fatalf("check made sessions %v", ids)
+	}
+	r = do(t, h, "POST", "/v1/sessions/s/runs", `{"input":"x","policy":{"repair":true},"history":`+history+`}`,
+		"Accept", "text/event-stream")
+	wantRepairs := `"repairs":[{"kind":"missing_tool_result","index":1,"toolCallId":"c1"}]`
+	body := string(r.body)
+	seeded := body[strings.Index(body, "event: session.seeded"):]
+	seeded = seeded[:strings.Index(seeded, "\n\n")]
+	if r.status != 200 || !strings.Contains(seeded, wantRepairs) || strings.Count(body, wantRepairs) != 2 {
+		t.Fatalf("repaired run: %d %s\nwant %s in the seed event and the result", r.status, body, wantRepairs)
 	}
 }

@@ -44,6 +44,7 @@ type rawPolicy struct {
 	AllowedTools       json.RawMessage `json:"allowedTools"`
 	ToolErrors         json.RawMessage `json:"toolErrors"`
 	TimeoutMs          json.RawMessage `json:"timeoutMs"`
+	Repair             json.RawMessage `json:"repair"`
 }
 
 func invalidArg(msg string) *core.Error { return core.NewError(core.CodeInvalidArgument, msg) }
@@ -195,6 +196,15 @@ func decodePolicy(r json.RawMessage) (core.Policy, *core.Error) {
 		return p, err
 	}
 	p.TimeoutMs = n
+	if !isNull(raw.Repair) {
+		switch string(raw.Repair) {
+		case "true":
+			p.Repair = true
+		case "false":
+		default:
+			return p, invalidArg("policy.repair must be a boolean")
+		}
+	}
 	if !isNull(raw.AllowedTools) {
 		var names []string
 		if raw.AllowedTools[0] != '[' || json.Unmarshal(raw.AllowedTools, &names) != nil {
@@ -206,6 +216,35 @@ func decodePolicy(r json.RawMessage) (core.Policy, *core.Error) {
 		p.AllowedTools = names
 	}
 	return p, nil
+}
+
+// checkHistory answers the body of POST /v1/history/check,
+// {history: [...]}, with rt's limits. A body that is not a JSON object,
+// or a history that is not an array, is refused with CodeInvalidArgument.
+// A history entry of the wrong shape is not an error of the request: it
+// is the check's one problem, which no repair fixes.
+func checkHistory(rt *core.Runtime, body []byte) (core.HistoryCheck, *core.Error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return core.HistoryCheck{}, invalidArg("the body must be a JSON object")
+	}
+	var raw struct {
+		History json.RawMessage `json:"history"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return core.HistoryCheck{}, invalidArg("the body is not valid JSON")
+	}
+	if isNull(raw.History) {
+		return core.HistoryCheck{}, invalidArg("history must be an array")
+	}
+	h, err := decodeHistory(raw.History, rt.Limits().MaxSeedMessages)
+	if err != nil {
+		if err.Code == core.CodeInvalidArgument {
+			return core.HistoryCheck{}, err
+		}
+		return core.UnreadableCheck(err), nil
+	}
+	return rt.CheckHistory(h), nil
 }
 
 // decodeHistory reads the history array with hostmsg, the rules every

@@ -28,6 +28,48 @@ type wireSeed struct {
 	Mode          core.SeedOutcome `json:"mode"`
 	Seeded        int              `json:"seeded"`
 	SkippedSystem int              `json:"skippedSystem"`
+	Repairs       []wireRepair     `json:"repairs,omitempty"`
+}
+
+type wireRepair struct {
+	Kind       core.RepairKind `json:"kind"`
+	Index      int             `json:"index"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+}
+
+type wireCheck struct {
+	OK       bool          `json:"ok"`
+	Problems []wireProblem `json:"problems"`
+}
+
+type wireProblem struct {
+	Code    core.Code        `json:"code"`
+	Index   int              `json:"index"`
+	Message string           `json:"message"`
+	Repair  *core.RepairKind `json:"repair"`
+}
+
+func toWireCheck(c core.HistoryCheck) wireCheck {
+	w := wireCheck{OK: c.OK, Problems: make([]wireProblem, len(c.Problems))}
+	for i, p := range c.Problems {
+		w.Problems[i] = wireProblem{Code: p.Code, Index: p.Index, Message: p.Message}
+		if p.Repair != "" {
+			kind := p.Repair
+			w.Problems[i].Repair = &kind
+		}
+	}
+	return w
+}
+
+func toWireSeed(s *core.SeedReport) wireSeed {
+	w := wireSeed{Mode: s.Mode, Seeded: s.Seeded, SkippedSystem: s.SkippedSystem}
+	if len(s.Repairs) > 0 {
+		w.Repairs = make([]wireRepair, len(s.Repairs))
+		for i, r := range s.Repairs {
+			w.Repairs[i] = wireRepair(r)
+		}
+	}
+	return w
 }
 
 type wireModelCall struct {
@@ -103,7 +145,7 @@ func toWireResult(r *core.Result) *wireResult {
 		Status:       r.Status,
 		Reply:        toWireMessage(&r.Reply),
 		Appended:     toWireMessages(r.Appended),
-		Seed:         wireSeed(r.Seed),
+		Seed:         toWireSeed(&r.Seed),
 		MessageCount: r.MessageCount,
 		ModelCalls:   make([]wireModelCall, len(r.ModelCalls)),
 	}
@@ -128,7 +170,7 @@ func toWireError(e *core.Error) *wireError {
 func toWireEvent(ev *core.Event) *wireEvent {
 	w := &wireEvent{Type: ev.Type, RunID: ev.RunID, SessionID: ev.SessionID, Seq: ev.Seq, Delta: ev.Delta, Step: ev.Step}
 	if ev.Seed != nil {
-		s := wireSeed(*ev.Seed)
+		s := toWireSeed(ev.Seed)
 		w.Seed = &s
 	}
 	if ev.Message != nil {

@@ -144,13 +144,46 @@ export interface Policy {
   allowedTools?: string[] | undefined;
   toolErrors?: "fail" | "report" | undefined;
   timeoutMs?: number | undefined;
+  /**
+   * Repair a history refused for a missing, orphan or duplicate tool
+   * result or a repeated message id, by a fixed rule, instead of refusing
+   * it; the repairs are listed in `seed.repairs`. Default false.
+   */
+  repair?: boolean | undefined;
 }
 
-/** What seeding did. Counts only, never content. */
+/** The kinds of defect `policy.repair` fixes. */
+export type RepairKind = "missing_tool_result" | "orphan_tool_result" | "duplicate_tool_result" | "duplicate_message";
+
+/** One repair applied to a history; `index` is the host's position of the message concerned. */
+export interface Repair {
+  kind: RepairKind;
+  index: number;
+  toolCallId?: string;
+}
+
+/** What seeding did. Counts and repairs, never content. */
 export interface SeedReport {
   mode: "cold" | "noop" | "appended" | "replaced" | "none";
   seeded: number;
   skippedSystem: number;
+  /** The repairs `policy.repair` applied; absent when there were none. */
+  repairs?: Repair[];
+}
+
+/** One problem of a history, as `checkHistory` lists it. */
+export interface HistoryProblem {
+  code: "invalid_history" | "limit_exceeded";
+  index: number;
+  message: string;
+  /** The kind `policy.repair` applies, or null when none does. */
+  repair: RepairKind | null;
+}
+
+/** What `checkHistory` finds: ok, or the problems. */
+export interface HistoryCheck {
+  ok: boolean;
+  problems: HistoryProblem[];
 }
 
 /** The result of a completed run. */
@@ -391,6 +424,15 @@ export interface Runtime {
   listSessions(): string[];
   /** The runtime's counters. */
   stats(): Stats;
+  /**
+   * The problems of a history, found without running anything.
+   * @param history host messages in any shape, or a packed history
+   * @returns every problem `policy.repair` fixes, then the first it does not
+   * @example
+   * const { ok, problems } = rt.checkHistory(stored);
+   * if (!ok && problems.every((p) => p.repair)) await rt.run({ sessionId, input, history: stored, policy: { repair: true } });
+   */
+  checkHistory(history: History): HistoryCheck;
   /** Cancels active runs and frees the instance. Idempotent; every later call fails. */
   close(): void;
 }

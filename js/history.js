@@ -161,23 +161,27 @@ function record(role, content, id, toolCallId, calls) {
 
 // uiMessage reads a Vercel AI SDK UIMessage ({id, role, parts}) into one
 // or more records: text joins the current message; a tool part adds its
-// call to it and queues its result; text after results starts a new
-// assistant message.
+// call to it and queues its result, if it has one; text after tool parts
+// starts a new assistant message. A call without a result (any state but
+// output-available and output-error) is left for the module to refuse or
+// repair, as core/hostmsg does.
 function uiMessage(role, id, parts) {
   if (!Array.isArray(parts)) throw new Refused("parts must be an array");
   const out = [];
   let cur = record(role, "", id, undefined, undefined);
   let results = [];
+  let tools = 0;
   for (let k = 0; k < parts.length; k++) {
     const p = parts[k];
     const at = `parts[${k}]`;
     const t = partType(p, at);
     if (t === "text") {
       if (typeof p.text !== "string") throw new Refused(`${at}.text must be a string`);
-      if (results.length > 0) {
+      if (tools > 0) {
         out.push(cur, ...results);
         cur = record(role, "", id, undefined, undefined);
         results = [];
+        tools = 0;
       }
       cur.content += p.text;
     } else if (t === "dynamic-tool" || (t.length > 5 && t.startsWith("tool-"))) {
@@ -209,11 +213,10 @@ function uiMessage(role, id, parts) {
       } else if (p.state === "output-error") {
         if (!optionalString(p.errorText)) throw new Refused(`${at}.errorText must be a string`);
         content = p.errorText ?? "";
-      } else {
-        throw new Refused(`${at}: tool call ${quote(callId ?? "")} has no result (state ${quote(p.state)})`);
       }
       (cur.calls ??= []).push({ id: callId ?? "", name, arguments: args });
-      results.push(record("tool", content, id, callId ?? "", undefined));
+      tools++;
+      if (content !== undefined) results.push(record("tool", content, id, callId ?? "", undefined));
     } else if (!skippedPart(t)) {
       throw new Refused(`${at}: unknown part type ${quote(t)}`);
     }

@@ -62,8 +62,9 @@ export function checkPolicy(p) {
   const c = {
     seedMode: p.seedMode, onBusy: p.onBusy, toolErrors: p.toolErrors,
     maxSteps: p.maxSteps, maxContextMessages: p.maxContextMessages, maxContextBytes: p.maxContextBytes,
-    timeoutMs: p.timeoutMs, allowedTools: p.allowedTools,
+    timeoutMs: p.timeoutMs, allowedTools: p.allowedTools, repair: p.repair,
   };
+  if (c.repair !== undefined && c.repair !== null && typeof c.repair !== "boolean") throw policyError("policy.repair must be a boolean");
   for (const f of ["seedMode", "onBusy", "toolErrors"]) {
     const v = c[f];
     if (v !== undefined && v !== null && typeof v !== "string") throw policyError(`policy.${f} must be a string`);

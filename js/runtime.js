@@ -505,6 +505,24 @@ class Runtime {
   }
 
   /**
+   * The problems of a history, found without running anything: every
+   * problem `policy.repair` fixes (`repair` names its kind), then the
+   * first it does not fix (`repair: null`). The history is read as a
+   * run reads it, in every host shape; a message of the wrong shape is a
+   * problem, not an exception.
+   * @param {object[] | Uint8Array} history
+   * @returns {{ ok: boolean, problems: { code: string, index: number, message: string, repair: string | null }[] }}
+   */
+  checkHistory(history) {
+    if (!Array.isArray(history) && !(history instanceof Uint8Array)) {
+      throw argError("history", "must be an Array of messages or a packed Uint8Array");
+    }
+    const v = this.#call((core) => core.checkHistory(history));
+    if (v instanceof Error) throw toError(v);
+    return v;
+  }
+
+  /**
    * Cancels every active run, and frees the instance: its global is
    * deleted and every later call fails. Idempotent.
    */

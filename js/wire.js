@@ -23,6 +23,8 @@ const ROLES = ["user", "assistant", "tool", "system"];
 const EVENT_TYPES = ["run.started", "session.seeded", "message.appended", "model.delta",
   "tool.started", "tool.finished", "run.completed", "run.failed", "run.cancelled"];
 const SEED_MODES = ["none", "cold", "noop", "appended", "replaced"];
+// Keep in sync with repairKinds in wire/action.go.
+const REPAIR_KINDS = ["missing_tool_result", "orphan_tool_result", "duplicate_tool_result", "duplicate_message"];
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -163,6 +165,7 @@ export function writeBegin(w, b) {
   if (b.events) flags |= 4;
   if (b.historyMirror) flags |= 8;
   if (b.historyValid) flags |= 16;
+  if (b.policy?.repair) flags |= 32;
   w.byte(flags);
   const p = b.policy || {};
   w.string(p.seedMode ?? "");
@@ -376,9 +379,25 @@ export class Reader {
   }
 
   seed() {
-    const mode = SEED_MODES[this.byte()];
+    const b = this.byte();
+    const mode = SEED_MODES[b & 0x7f];
     if (mode === undefined) this.fail("unknown seed mode");
-    return { mode, seeded: this.uvarint(), skippedSystem: this.uvarint() };
+    const seed = { mode, seeded: this.uvarint(), skippedSystem: this.uvarint() };
+    if (b & 0x80) {
+      // Repairs follow (policy.repair): uvarint n, n (byte kind, uvarint index, string toolCallId).
+      const n = this.uvarint();
+      if (n === 0) this.fail("a seed with repairs has at least one");
+      seed.repairs = [];
+      for (let i = 0; i < n; i++) {
+        const kind = REPAIR_KINDS[this.byte()];
+        if (kind === undefined) this.fail("unknown repair kind");
+        const r = { kind, index: this.uvarint() };
+        const id = this.string();
+        if (id !== "") r.toolCallId = id;
+        seed.repairs.push(r);
+      }
+    }
+    return seed;
   }
 
   event() {

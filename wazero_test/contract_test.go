@@ -70,6 +70,7 @@ func TestModule_Contract(t *testing.T) {
 						c.Check(t, nil, 0, refused)
 						return
 					}
+					checkAndRepair(t, in, rt, c, hist, "case-"+strconv.Itoa(i))
 					v, err := in.CallAsync(context.Background(), rt, "startRunWithHistory", id, "next", hist)
 					if err != nil {
 						var ex *jshost.Exception

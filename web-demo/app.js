@@ -14,7 +14,7 @@
 
 import { storage, toStored, codedError } from "./storage.js";
 import {
-  state, els, $, setRuntimeStatus, renderInspector, renderMessages, renderQueueNote,
+  state, els, $, setRuntimeStatus, renderInspector, renderMessages, renderQueueNote, renderProblems,
   renderConversations as renderConversationList, scrollToEnd, showError, closeDrawers, toggle,
 } from "./ui.js";
 
@@ -98,6 +98,7 @@ async function startRuntime() {
     setRuntimeStatus("ready", `ready (instance #${gen}, model ${modelName})`);
     const waiters = runtime.waiters.splice(0);
     for (const w of waiters) w(rt);
+    checkCurrent();
     pump();
   } catch (e) {
     if (gen !== runtime.generation) return;
@@ -185,6 +186,7 @@ async function runTurn(rt, job) {
     // docs/contract.md.
     const history = conv.messages;
     const policy = { seedMode: state.seedMode };
+    if (state.repair.has(conv.id)) policy.repair = true;
     const result = await Promise.race([
       rt.run({
         sessionId: conv.id,
@@ -300,6 +302,32 @@ async function loadCurrent() {
   els.chatTitle.textContent = conv ? conv.title : "Conversation";
   renderMessages();
   renderInspector();
+  checkCurrent();
+}
+
+// checkCurrent asks the runtime, once it is loaded, what it thinks of the
+// open conversation's stored history, without running anything, and shows
+// the problems in the inspector.
+function checkCurrent() {
+  state.check = null;
+  if (runtime.rt && state.current) {
+    try {
+      state.check = runtime.rt.checkHistory(state.stored);
+    } catch (e) {
+      showError(e, { title: "Cannot check the stored history" });
+    }
+  }
+  renderProblems();
+}
+
+// repairAndContinue turns policy.repair on for the open conversation and
+// sends again the messages its stored history made fail.
+function repairAndContinue() {
+  const id = state.current;
+  state.repair.add(id);
+  for (const e of els.errors.querySelectorAll('[data-testid="error"][data-code="invalid_history"]')) e.remove();
+  for (const job of state.failed.filter((j) => j.convId === id)) retry(job);
+  renderProblems();
 }
 
 async function openConversation(id) {
@@ -385,6 +413,10 @@ function init() {
     seedCount: $("seed-count"),
     modelMessages: $("model-messages"),
     turns: $("turns"),
+    problems: $("history-problems"),
+    problemList: $("problem-list"),
+    problemNote: $("problem-note"),
+    repairHistory: $("repair-history"),
     queueNote: $("queue-note"),
     secondTab: $("second-tab"),
     side: $("side"),
@@ -399,6 +431,7 @@ function init() {
   });
 
   els.composer.addEventListener("submit", (ev) => { ev.preventDefault(); send(); });
+  els.repairHistory.addEventListener("click", repairAndContinue);
   els.input.addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); send(); }
   });

@@ -11,6 +11,8 @@ export const state = {
   turns: new Map(), // convId -> inspector entries of this page's lifetime
   seedMode: "if-empty",
   ready: false, // whether a runtime is loaded
+  check: null, // checkHistory's answer for the open conversation's stored history, or null
+  repair: new Set(), // conversations whose turns send policy.repair
 };
 
 export const $ = (id) => document.getElementById(id);
@@ -51,6 +53,7 @@ export function renderInspector() {
       `sent ${t.historyLength} history message${t.historyLength === 1 ? "" : "s"}; ` +
       `seed: ${t.seed.mode}, ${t.seed.seeded} seeded` +
       (t.seed.skippedSystem ? `, ${t.seed.skippedSystem} system skipped` : "") +
+      (t.seed.repairs ? `, repaired ${t.seed.repairs.map((r) => `${r.kind} at ${r.index}${r.toolCallId ? ` (${r.toolCallId})` : ""}`).join(", ")}` : "") +
       `; session now holds ${t.sessionCount ?? "?"}; reply streamed in ${t.deltas} delta${t.deltas === 1 ? "" : "s"}`;
     li.append(h, seed);
     for (const c of t.calls) {
@@ -74,6 +77,29 @@ export function renderInspector() {
     }
     els.turns.append(li);
   }
+}
+
+// renderProblems shows the stored history's problems (state.check) in the
+// inspector, and "Repair and continue" when policy.repair fixes them all
+// and is not on yet for the conversation.
+export function renderProblems() {
+  const c = state.check;
+  els.problems.hidden = !c || c.ok;
+  if (!c || c.ok) return;
+  els.problemList.replaceChildren(...c.problems.map((p) => {
+    const li = document.createElement("li");
+    li.className = "problem";
+    li.dataset.repair = p.repair ?? "";
+    li.textContent = `message ${p.index}: ${p.message} ` +
+      (p.repair ? `(repair: ${p.repair})` : "(no repair applies: fix the stored history)");
+    return li;
+  }));
+  const fixable = c.problems.every((p) => p.repair);
+  const on = state.repair.has(state.current);
+  els.repairHistory.hidden = !fixable || on;
+  els.problemNote.hidden = !fixable || !on;
+  els.problemNote.textContent = on ?
+    "policy.repair is on for this conversation: each turn repairs the stored history the same way, and the session holds the repaired one." : "";
 }
 
 export function describe(m) {

@@ -137,15 +137,45 @@ func seedByte(m core.SeedOutcome) byte {
 	return 0
 }
 
+// seedRepairs is the bit of a seed's mode byte that says repairs follow
+// its counts.
+const seedRepairs = 0x80
+
+var repairKinds = [...]core.RepairKind{core.RepairMissingToolResult, core.RepairOrphanToolResult,
+	core.RepairDuplicateToolResult, core.RepairDuplicateMessage}
+
 //go:noinline
 func appendSeed(dst []byte, s *core.SeedReport) []byte {
-	dst = append(dst, seedByte(s.Mode))
+	mode := seedByte(s.Mode)
+	if len(s.Repairs) > 0 {
+		mode |= seedRepairs
+	}
+	dst = append(dst, mode)
 	dst = AppendUvarint(dst, uint64(s.Seeded))
-	return AppendUvarint(dst, uint64(s.SkippedSystem))
+	dst = AppendUvarint(dst, uint64(s.SkippedSystem))
+	if len(s.Repairs) == 0 {
+		return dst
+	}
+	dst = AppendUvarint(dst, uint64(len(s.Repairs)))
+	for i := range s.Repairs {
+		rp := &s.Repairs[i]
+		var k byte
+		for j := range repairKinds {
+			if repairKinds[j] == rp.Kind {
+				k = byte(j)
+			}
+		}
+		dst = append(dst, k)
+		dst = AppendUvarint(dst, uint64(rp.Index))
+		dst = AppendString(dst, rp.ToolCallID)
+	}
+	return dst
 }
 
 func (r *reader) seed(s *core.SeedReport) {
 	b := r.byte()
+	repairs := b&seedRepairs != 0
+	b &^= seedRepairs
 	if int(b) >= len(seedModes) {
 		r.fail("unknown seed mode " + itoa(int(b)))
 		return
@@ -153,6 +183,23 @@ func (r *reader) seed(s *core.SeedReport) {
 	s.Mode = seedModes[b]
 	s.Seeded = r.int("seeded count", maxInt32)
 	s.SkippedSystem = r.int("skipped count", maxInt32)
+	if !repairs {
+		return
+	}
+	n := r.count("repairs", 3)
+	if r.err != nil || n == 0 {
+		r.fail("a seed with repairs has at least one")
+		return
+	}
+	s.Repairs = make([]core.Repair, n)
+	for i := range s.Repairs {
+		k := r.byte()
+		if int(k) >= len(repairKinds) {
+			r.fail("unknown repair kind " + itoa(int(k)))
+			return
+		}
+		s.Repairs[i] = core.Repair{Kind: repairKinds[k], Index: r.int("repair index", maxInt32), ToolCallID: r.str("toolCallId")}
+	}
 }
 
 // AppendEvent appends one event (its type, seq and the fields of its

@@ -42,7 +42,10 @@ const (
 	beginEvents        = 1 << 2
 	beginHistoryMirror = 1 << 3
 	beginHistoryValid  = 1 << 4
-	beginReserved      = 0xE0
+	// beginRepair carries Policy.Repair, outside the policy's bytes so
+	// that a default policy keeps its short form.
+	beginRepair   = 1 << 5
+	beginReserved = 0xC0
 )
 
 // AppendBegin appends a begin frame for b.
@@ -66,6 +69,9 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 	}
 	if b.HistoryValid {
 		flags |= beginHistoryValid
+	}
+	if b.Policy.Repair {
+		flags |= beginRepair
 	}
 	dst = append(dst, flags)
 	dst = appendPolicy(dst, &b.Policy)
@@ -207,6 +213,7 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 	out.HistoryMirror = flags&beginHistoryMirror != 0
 	out.HistoryValid = flags&beginHistoryValid != 0
 	r.policy(&out.Policy)
+	out.Policy.Repair = flags&beginRepair != 0
 	out.MirrorGen = r.uvarint()
 	out.MirrorLen = r.int("mirror length", maxInt32)
 	var h string

@@ -40,6 +40,9 @@ func goldenFrames() map[string][]byte {
 		"limits-query.bin":   wire.AppendLimitsQuery(nil),
 		"model-oversize.bin": wire.AppendModelReply(nil, &wire.ModelReply{Handle: 2, Failed: true, Oversize: true, Error: "big"}),
 		"refused.bin":        wire.AppendRefused(nil, core.NewIndexError(core.CodeInvalidHistory, 2, "bad")),
+		"begin-repair.bin":   wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "x", Policy: core.Policy{Repair: true}}),
+		"action-done-repaired.bin": wire.AppendAction(nil, &wire.Action{Handle: 4, Kind: wire.ActDone, Result: repairedResult(),
+			Events: []core.Event{{Type: core.EventSessionSeeded, Seq: 2, Seed: &repairedResult().Seed}}}),
 	}
 }
 

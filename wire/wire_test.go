@@ -39,6 +39,9 @@ func TestBegin_RoundTrip(t *testing.T) {
 		// Ensure the history-valid flag survives.
 		{"OKHistoryValid", wire.Begin{SessionID: "s", WithHistory: true, HistoryValid: true,
 			History: []core.SeedMessage{{Role: core.RoleUser, Content: "é"}}}},
+		// Ensure policy.repair survives, with a default policy and another.
+		{"OKRepair", wire.Begin{SessionID: "s", Policy: core.Policy{Repair: true}}},
+		{"OKRepairPolicy", wire.Begin{SessionID: "s", Policy: core.Policy{Repair: true, MaxSteps: 2}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,6 +125,13 @@ func sampleResult() *core.Result {
 	}
 }
 
+// repairedResult is sampleResult with a seed that repaired the history.
+func repairedResult() *core.Result {
+	r := sampleResult()
+	r.Seed.Repairs = []core.Repair{{Kind: core.RepairMissingToolResult, Index: 2, ToolCallID: "c1"}, {Kind: core.RepairDuplicateMessage, Index: 300}}
+	return r
+}
+
 func sampleActions() []wire.Action {
 	call := core.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":1}`}
 	tool := core.Message{Role: core.RoleTool, Content: "2", ToolCallID: "c1"}
@@ -142,6 +152,7 @@ func sampleActions() []wire.Action {
 		{Handle: 3, Kind: wire.ActTool, Call: call},
 		{Handle: 4, Kind: wire.ActDone, Result: sampleResult()},
 		{Handle: 5, Kind: wire.ActFailed, Err: core.NewIndexError(core.CodeInvalidHistory, 3, "bad")},
+		{Handle: 6, Kind: wire.ActDone, Result: repairedResult(), Events: []core.Event{{Type: core.EventSessionSeeded, Seq: 2, Seed: &repairedResult().Seed}}},
 	}
 }
 

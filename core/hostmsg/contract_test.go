@@ -1,6 +1,7 @@
 package hostmsg_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
@@ -44,12 +45,68 @@ func seedNative(t *testing.T, history []byte) ([]map[string]any, int, *contract.
 	return contract.CanonicalMessages(held), res.Seed.SkippedSystem, nil
 }
 
-// Ensure every corpus case has its expected outcome when read natively.
+// repairNative seeds a fresh runtime's session with a corpus history and
+// policy.repair, and returns the model's first request, the session
+// before the reply and the repairs reported.
+func repairNative(t *testing.T, history []byte) (request, session []map[string]any, repairs []contract.RepairRecord, refusal *contract.Refusal) {
+	t.Helper()
+	v, err := hostjson.Parse(history)
+	if err != nil {
+		t.Fatalf("corpus history is not JSON: %v", err)
+	}
+	h, err := hostmsg.Messages(v, 0)
+	if err != nil {
+		return nil, nil, nil, contract.RefusalOf(err)
+	}
+	rt, err := core.New(core.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	var seeded *core.SeedReport
+	res, err := rt.Execute(core.Background(), core.RunRequest{SessionID: "s", Input: "next", History: h, WithHistory: true,
+		Policy: core.Policy{Repair: true}, Inspect: true, OnEvent: func(ev core.Event) {
+			if ev.Type == core.EventSessionSeeded {
+				seeded = ev.Seed
+			}
+		}})
+	if err != nil {
+		return nil, nil, nil, contract.RefusalOf(err)
+	}
+	if seeded == nil || !reflect.DeepEqual(seeded.Repairs, res.Seed.Repairs) {
+		t.Errorf("the session.seeded event's repairs %+v differ from the result's %+v", seeded, res.Seed.Repairs)
+	}
+	s, _ := rt.Session("s")
+	return contract.CanonicalMessages(res.ModelCalls[0].Messages), contract.CanonicalMessages(s.Messages[:len(s.Messages)-1]),
+		contract.RepairsOf(res.Seed.Repairs), nil
+}
+
+// checkNative runs core.CheckHistory on a corpus history read natively.
+func checkNative(t *testing.T, history []byte) (bool, []contract.Problem) {
+	t.Helper()
+	v, err := hostjson.Parse(history)
+	if err != nil {
+		t.Fatalf("corpus history is not JSON: %v", err)
+	}
+	h, err := hostmsg.Messages(v, 0)
+	check := core.CheckHistory(h, core.Limits{})
+	if err != nil {
+		check = core.UnreadableCheck(err)
+	}
+	return check.OK, contract.ProblemsOf(check)
+}
+
+// Ensure every corpus case has its expected outcome when read natively:
+// seeded, checked, and seeded with repair.
 func TestMessages_Contract(t *testing.T) {
 	for _, c := range contract.MustLoad(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			session, skipped, err := seedNative(t, c.History)
 			c.Check(t, session, skipped, err)
+			ok, problems := checkNative(t, c.History)
+			c.CheckProblems(t, ok, problems)
+			request, held, repairs, rerr := repairNative(t, c.History)
+			c.CheckRepaired(t, request, held, repairs, rerr)
 		})
 	}
 }

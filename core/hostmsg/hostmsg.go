@@ -116,7 +116,8 @@ const (
 
 // Tool part states that carry a result. Any other state (a call still
 // streaming, waiting for its result or for an approval, or denied) has
-// no result, and the message is refused.
+// no result: the part is read as a call without one, which core refuses
+// or, with core.Policy.Repair, repairs.
 const (
 	StateOutputAvailable = "output-available"
 	StateOutputError     = "output-error"
@@ -335,9 +336,10 @@ func partType[V Value[V]](p V, at string) (string, string) {
 // uiMessage reads a Vercel AI SDK UIMessage ({id, role, parts}) whose
 // role and id m holds. Parts are read in order: text parts are joined
 // into the current message; a tool part adds its call to the current
-// (assistant) message and queues its result; text after results starts a
-// new assistant message. The results follow the message with their
-// calls.
+// (assistant) message and queues its result, if it has one; text after
+// tool parts starts a new assistant message. The results follow the
+// message with their calls. A call without a result is left for core to
+// refuse or repair (core.RepairMissingToolResult).
 func uiMessage[V Value[V]](out []core.SeedMessage, m *core.SeedMessage, parts V) ([]core.SeedMessage, string) {
 	if parts.Kind() != Array {
 		return out, "parts must be an array"
@@ -345,11 +347,12 @@ func uiMessage[V Value[V]](out []core.SeedMessage, m *core.SeedMessage, parts V)
 	start := len(out)
 	var results []core.SeedMessage
 	var text []byte
+	tools := 0 // tool parts since the last flush
 	flush := func() {
 		m.Content = string(text)
 		out = append(out, *m)
 		out = append(out, results...)
-		text, results = text[:0], results[:0]
+		text, results, tools = text[:0], results[:0], 0
 		*m = core.SeedMessage{ID: m.ID, Role: m.Role}
 	}
 	for k, n := 0, parts.Len(); k < n; k++ {
@@ -365,7 +368,7 @@ func uiMessage[V Value[V]](out []core.SeedMessage, m *core.SeedMessage, parts V)
 			if !ok {
 				return out[:start], at + ".text must be a string"
 			}
-			if len(results) > 0 {
+			if tools > 0 {
 				flush()
 			}
 			text = append(text, s...)
@@ -373,13 +376,16 @@ func uiMessage[V Value[V]](out []core.SeedMessage, m *core.SeedMessage, parts V)
 			if m.Role != core.RoleAssistant {
 				return out[:start], at + ": only assistant messages may carry tool parts"
 			}
-			call, result, msg := toolPart(p, t, at)
+			call, result, done, msg := toolPart(p, t, at)
 			if msg != "" {
 				return out[:start], msg
 			}
-			result.ID = m.ID
 			m.ToolCalls = append(m.ToolCalls, call)
-			results = append(results, result)
+			tools++
+			if done {
+				result.ID = m.ID
+				results = append(results, result)
+			}
 		case Skipped(t):
 		default:
 			return out[:start], at + ": unknown part type " + quote(t)
@@ -393,14 +399,16 @@ func uiMessage[V Value[V]](out []core.SeedMessage, m *core.SeedMessage, parts V)
 }
 
 // toolPart reads a UIMessage tool part: the call it made and the tool
-// message holding its result.
-func toolPart[V Value[V]](p V, t, at string) (core.ToolCall, core.SeedMessage, string) {
+// message holding its result, and whether it has one (its state is
+// StateOutputAvailable or StateOutputError; any other state, such as
+// "input-available" or "approval-requested", is a call still waiting).
+func toolPart[V Value[V]](p V, t, at string) (core.ToolCall, core.SeedMessage, bool, string) {
 	var c core.ToolCall
 	res := core.SeedMessage{Role: core.RoleTool}
 	if t == TypeDynamicTool {
 		n := p.Get(FieldToolName)
 		if n.Kind() != String {
-			return c, res, at + ".toolName must be a string"
+			return c, res, false, at + ".toolName must be a string"
 		}
 		c.Name = n.Text()
 	} else {
@@ -408,16 +416,16 @@ func toolPart[V Value[V]](p V, t, at string) (core.ToolCall, core.SeedMessage, s
 	}
 	var ok bool
 	if c.ID, ok = optString(p.Get(FieldToolCallIDCamel)); !ok {
-		return c, res, at + ".toolCallId must be a string"
+		return c, res, false, at + ".toolCallId must be a string"
 	}
 	res.ToolCallID = c.ID
 	var msg string
 	if c.Arguments, msg = Arguments(p.Get(FieldInput)); msg != "" {
-		return c, res, at + ".input" + msg
+		return c, res, false, at + ".input" + msg
 	}
 	state := p.Get(FieldState)
 	if state.Kind() != String {
-		return c, res, at + ".state must be a string"
+		return c, res, false, at + ".state must be a string"
 	}
 	switch state.Text() {
 	case StateOutputAvailable:
@@ -427,17 +435,17 @@ func toolPart[V Value[V]](p V, t, at string) (core.ToolCall, core.SeedMessage, s
 		case Undefined, Null:
 		default:
 			if res.Content, ok = o.JSON(); !ok {
-				return c, res, at + ".output cannot be converted to JSON"
+				return c, res, false, at + ".output cannot be converted to JSON"
 			}
 		}
 	case StateOutputError:
 		if res.Content, ok = optString(p.Get(FieldErrorText)); !ok {
-			return c, res, at + ".errorText must be a string"
+			return c, res, false, at + ".errorText must be a string"
 		}
 	default:
-		return c, res, at + ": tool call " + quote(c.ID) + " has no result (state " + quote(state.Text()) + ")"
+		return c, res, false, ""
 	}
-	return c, res, ""
+	return c, res, true, ""
 }
 
 // ToolCall reads one tool call, in the module's shape ({id, name,

@@ -13,7 +13,10 @@
 //
 // A case holds a history in one of the host shapes and either the
 // messages the session holds after seeding it (system messages left out)
-// or the refusal: code, index and message. See testdata/contract/README.md.
+// or the refusal: code, index and message. It may also hold the problems
+// checkHistory lists, and what a seed with policy.repair does: the
+// repairs it reports and the model's request, the fix in place. See
+// testdata/contract/README.md.
 package contract
 
 import (
@@ -43,6 +46,38 @@ type Case struct {
 	SkippedSystem int
 	// Error is the refusal, or nil.
 	Error *Refusal
+	// Problems is what checkHistory lists, when the case says; see
+	// CheckProblems for what is checked when it does not.
+	Problems []Problem
+	// Repaired is what a seed with policy.repair does, or nil when the
+	// case does not say.
+	Repaired *Repaired
+}
+
+// Problem is one problem checkHistory lists; Repair is "" for null.
+type Problem struct {
+	Code    string `json:"code"`
+	Index   int    `json:"index"`
+	Message string `json:"message"`
+	Repair  string `json:"repair"`
+}
+
+// RepairRecord is one repair a seed reports.
+type RepairRecord struct {
+	Kind       string `json:"kind"`
+	Index      int    `json:"index"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+}
+
+// Repaired is what a seed of the case's history with policy.repair does
+// (with the input "next"): the repairs it reports and the messages of the
+// model's first request (system prompt left out), the repaired history
+// then the input; the session holds the same before the reply. Or its
+// refusal, when Error is set.
+type Repaired struct {
+	Repairs []RepairRecord   `json:"repairs"`
+	Request []map[string]any `json:"request"`
+	Error   *Refusal         `json:"error"`
 }
 
 // Refusal is an expected error.
@@ -58,6 +93,8 @@ type rawCase struct {
 	Session       []map[string]any `json:"session"`
 	SkippedSystem int              `json:"skippedSystem"`
 	Error         *Refusal         `json:"error"`
+	Problems      []Problem        `json:"problems"`
+	Repaired      *Repaired        `json:"repaired"`
 }
 
 // Dir returns the corpus directory, testdata/contract/ at the
@@ -86,7 +123,13 @@ func Load() ([]Case, error) {
 		}
 		base := strings.TrimSuffix(filepath.Base(f), ".json")
 		for _, r := range raw {
-			c := Case{Name: base + "/" + r.Name, History: r.History, SkippedSystem: r.SkippedSystem, Error: r.Error}
+			c := Case{Name: base + "/" + r.Name, History: r.History, SkippedSystem: r.SkippedSystem, Error: r.Error,
+				Problems: r.Problems, Repaired: r.Repaired}
+			if c.Repaired != nil {
+				for i, m := range c.Repaired.Request {
+					c.Repaired.Request[i] = CanonicalMap(m)
+				}
+			}
 			if r.Error == nil {
 				c.Session = make([]map[string]any, len(r.Session))
 				for i, m := range r.Session {
@@ -192,6 +235,86 @@ func (c *Case) Check(t testing.TB, session []map[string]any, skippedSystem int, 
 	if skippedSystem != c.SkippedSystem {
 		t.Fatalf("skippedSystem %d, want %d", skippedSystem, c.SkippedSystem)
 	}
+}
+
+// CheckProblems fails t unless ok and problems are what checkHistory
+// must list for the case: its Problems when it has them; else, for a
+// refused case, a first problem that is the refusal; else none, and ok.
+func (c *Case) CheckProblems(t testing.TB, ok bool, problems []Problem) {
+	t.Helper()
+	if problems == nil {
+		problems = []Problem{}
+	}
+	switch {
+	case c.Problems != nil:
+		if got, want := show(problems), show(c.Problems); ok || got != want {
+			t.Fatalf("checkHistory: ok %v, problems\n got %s\nwant %s", ok, got, want)
+		}
+	case c.Error != nil:
+		if ok || len(problems) == 0 {
+			t.Fatalf("checkHistory: ok %v, problems %s; want the refusal %s first", ok, show(problems), show(c.Error))
+		}
+		if p := problems[0]; p.Code != c.Error.Code || p.Index != c.Error.Index || p.Message != c.Error.Message {
+			t.Fatalf("checkHistory: first problem %s; want the refusal %s", show(p), show(c.Error))
+		}
+	default:
+		if !ok || len(problems) != 0 {
+			t.Fatalf("checkHistory: ok %v, problems %s; want ok and none", ok, show(problems))
+		}
+	}
+}
+
+// CheckRepaired fails t unless a seed with policy.repair went as
+// c.Repaired says: err is its refusal, or repairs are the repairs
+// reported, request the messages of the model's first request and session
+// the messages the session holds before the reply (all canonical). It
+// does nothing when the case has no Repaired.
+func (c *Case) CheckRepaired(t testing.TB, request, session []map[string]any, repairs []RepairRecord, err *Refusal) {
+	t.Helper()
+	r := c.Repaired
+	if r == nil {
+		return
+	}
+	if r.Error != nil || err != nil {
+		if err == nil || r.Error == nil || *err != *r.Error {
+			t.Fatalf("with repair: refused with %s; want %s", show(err), show(r.Error))
+		}
+		return
+	}
+	if repairs == nil {
+		repairs = []RepairRecord{}
+	}
+	want := r.Repairs
+	if want == nil {
+		want = []RepairRecord{}
+	}
+	if got, w := show(repairs), show(want); got != w {
+		t.Fatalf("with repair: repairs\n got %s\nwant %s", got, w)
+	}
+	if got, w := show(request), show(r.Request); got != w {
+		t.Fatalf("with repair: the model's request\n got %s\nwant %s", got, w)
+	}
+	if got, w := show(session), show(r.Request); got != w {
+		t.Fatalf("with repair: the session (before the reply)\n got %s\nwant %s", got, w)
+	}
+}
+
+// ProblemsOf returns a core HistoryCheck's problems in the corpus's shape.
+func ProblemsOf(c core.HistoryCheck) []Problem {
+	out := make([]Problem, len(c.Problems))
+	for i, p := range c.Problems {
+		out[i] = Problem{Code: string(p.Code), Index: p.Index, Message: p.Message, Repair: string(p.Repair)}
+	}
+	return out
+}
+
+// RepairsOf returns a seed report's repairs in the corpus's shape.
+func RepairsOf(rs []core.Repair) []RepairRecord {
+	out := make([]RepairRecord, len(rs))
+	for i, r := range rs {
+		out[i] = RepairRecord{Kind: string(r.Kind), Index: r.Index, ToolCallID: r.ToolCallID}
+	}
+	return out
 }
 
 // RefusalOf returns err's code, index and message, or nil for nil.

@@ -12,8 +12,106 @@ type Send func(method, path, body string) (status int, respBody []byte, err erro
 // RunHTTP runs c against an HTTP API edge: it seeds session sessionID
 // (which must not exist yet) with c's history and the input "next", then
 // reads the session back, and checks the outcome with c.Check. A refusal
-// must answer 400 and leave no session behind.
+// must answer 400 and leave no session behind. It then checks the
+// history with POST /v1/history/check (c.CheckProblems) and, when the
+// case says what repair does, seeds session sessionID+"-repaired" with
+// policy.repair and inspect (c.CheckRepaired).
 func (c *Case) RunHTTP(t testing.TB, send Send, sessionID string) {
+	t.Helper()
+	c.runHTTP(t, send, sessionID)
+	c.checkHTTP(t, send)
+	if c.Repaired != nil {
+		c.repairHTTP(t, send, sessionID+"-repaired")
+	}
+}
+
+// errorBody reads an HTTP API error body.
+func errorBody(t testing.TB, status int, b []byte) *Refusal {
+	t.Helper()
+	var e struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			Index   *int   `json:"index"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &e) != nil || e.Error.Code == "" {
+		t.Fatalf("status %d, body %s: not an error body", status, b)
+	}
+	r := &Refusal{Code: e.Error.Code, Message: e.Error.Message, Index: -1}
+	if e.Error.Index != nil {
+		r.Index = *e.Error.Index
+	}
+	return r
+}
+
+// checkHTTP checks c's history with POST /v1/history/check.
+func (c *Case) checkHTTP(t testing.TB, send Send) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"history": c.History})
+	status, b, err := send("POST", "/v1/history/check", string(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != 200 {
+		t.Fatalf("check: status %d, body %s", status, b)
+	}
+	var res struct {
+		OK       *bool     `json:"ok"`
+		Problems []Problem `json:"problems"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil || res.OK == nil || res.Problems == nil {
+		t.Fatalf("check: body %s is not {ok, problems}", b)
+	}
+	c.CheckProblems(t, *res.OK, res.Problems)
+}
+
+// repairHTTP seeds session sessionID with c's history and policy.repair.
+func (c *Case) repairHTTP(t testing.TB, send Send, sessionID string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"input": "next", "history": c.History, "policy": map[string]any{"repair": true}, "inspect": true})
+	status, b, err := send("POST", "/v1/sessions/"+sessionID+"/runs", string(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != 200 {
+		c.CheckRepaired(t, nil, nil, nil, errorBody(t, status, b))
+		return
+	}
+	var res struct {
+		Seed struct {
+			Repairs []RepairRecord `json:"repairs"`
+		} `json:"seed"`
+		ModelCalls []struct {
+			Messages []map[string]any `json:"messages"`
+		} `json:"modelCalls"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil || len(res.ModelCalls) == 0 {
+		t.Fatalf("result %s: %v", b, err)
+	}
+	status, b, err = send("GET", "/v1/sessions/"+sessionID, "")
+	if err != nil || status != 200 {
+		t.Fatalf("GET session: status %d, %v, body %s", status, err, b)
+	}
+	var s struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil || len(s.Messages) == 0 {
+		t.Fatalf("session %s: %v", b, err)
+	}
+	c.CheckRepaired(t, canonicalAll(res.ModelCalls[0].Messages), canonicalAll(s.Messages[:len(s.Messages)-1]), res.Seed.Repairs, nil)
+}
+
+func canonicalAll(ms []map[string]any) []map[string]any {
+	out := make([]map[string]any, len(ms))
+	for i, m := range ms {
+		out[i] = CanonicalMap(m)
+	}
+	return out
+}
+
+// runHTTP is the seed without repair of RunHTTP.
+func (c *Case) runHTTP(t testing.TB, send Send, sessionID string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"input": "next", "history": c.History})
 	status, b, err := send("POST", "/v1/sessions/"+sessionID+"/runs", string(body))
@@ -21,20 +119,7 @@ func (c *Case) RunHTTP(t testing.TB, send Send, sessionID string) {
 		t.Fatal(err)
 	}
 	if status != 200 {
-		var e struct {
-			Error struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-				Index   *int   `json:"index"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(b, &e) != nil || e.Error.Code == "" {
-			t.Fatalf("status %d, body %s: not an error body", status, b)
-		}
-		r := &Refusal{Code: e.Error.Code, Message: e.Error.Message, Index: -1}
-		if e.Error.Index != nil {
-			r.Index = *e.Error.Index
-		}
+		r := errorBody(t, status, b)
 		if status != 400 {
 			t.Errorf("status %d for %s, want 400", status, show(r))
 		}

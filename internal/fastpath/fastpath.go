@@ -338,9 +338,10 @@ func (x *Runtime) window(ht *hostTurn, req *core.ModelRequest, wa *wire.Action) 
 	end := req.Offset + len(req.Messages)
 	wa.Step, wa.Generation, wa.Start, wa.End = req.Step, req.Generation, req.Offset, end
 	if ht.historyMirror && ht.seeded && (ht.seed.Mode == core.SeedCold || ht.seed.Mode == core.SeedReplaced) &&
-		ht.seed.Seeded <= end {
+		ht.seed.Seeded <= end && len(ht.seed.Repairs) == 0 {
 		// Seeding made the session the history the host mirrored: its
-		// non-system messages, as many as were seeded.
+		// non-system messages, as many as were seeded. A repaired
+		// history is not the one the host mirrored.
 		wa.Adopt = true
 		ht.mirrorGen, ht.mirrorLen = req.Generation, ht.seed.Seeded
 	}

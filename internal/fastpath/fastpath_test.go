@@ -345,3 +345,36 @@ func TestRuntime_Dropped(t *testing.T) {
 		t.Fatalf("reported again: %v", a.Dropped)
 	}
 }
+
+// Ensure a repaired history is not adopted as the host's mirror: the
+// host mirrored the history it sent, not the repaired one, so the model
+// action carries the whole window, the fix in place.
+func TestRuntime_MirrorRepaired(t *testing.T) {
+	rt := mustRuntime(t, core.Config{})
+	x := fastpath.New(rt, nil)
+	hist := []core.SeedMessage{{Role: core.RoleUser, Content: "a"},
+		{Role: core.RoleAssistant, ContentMissing: true, ToolCalls: []core.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}}}
+	b := &wire.Begin{SessionID: "s", Input: "q", WithHistory: true, HistoryMirror: true, Events: true,
+		Policy: core.Policy{Repair: true}, History: hist}
+	a := mustAction(t, x.Begin(wire.AppendBegin(nil, b)))
+	if a.Kind != wire.ActModel || a.Adopt || a.From != 0 || len(a.Tail) != 4 {
+		t.Fatalf("got kind %d adopt %v from %d tail %d, want a model action with the whole window of 4", a.Kind, a.Adopt, a.From, len(a.Tail))
+	}
+	if m := a.Tail[2]; m.Role != core.RoleTool || m.ToolCallID != "c1" || m.Content != core.InterruptedToolResult {
+		t.Errorf("the window's third message is %+v, want the interrupted marker", m)
+	}
+	done := mustAction(t, x.Feed(wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Reply: core.ModelReply{Content: "r"}})))
+	want := []core.Repair{{Kind: core.RepairMissingToolResult, Index: 1, ToolCallID: "c1"}}
+	if done.Kind != wire.ActDone || !reflect.DeepEqual(done.Result.Seed.Repairs, want) {
+		t.Fatalf("done %d with seed %+v, want the repairs %+v", done.Kind, done.Result.Seed, want)
+	}
+	var seeded *core.SeedReport
+	for _, ev := range append(a.Events, done.Events...) {
+		if ev.Type == core.EventSessionSeeded {
+			seeded = ev.Seed
+		}
+	}
+	if seeded == nil || !reflect.DeepEqual(seeded.Repairs, want) {
+		t.Errorf("session.seeded event %+v, want the repairs", seeded)
+	}
+}

@@ -77,6 +77,7 @@ func optStr(o js.Value, what, name string) (string, error) {
 //	| maxContextBytes    | non-negative integer              | MaxContextBytes    |
 //	| timeoutMs          | non-negative integer              | Timeout            |
 //	| allowedTools       | Array of strings (null: all tools)| AllowedTools       |
+//	| repair             | boolean                           | Repair             |
 //
 // Absent fields (null or undefined) keep their defaults. Anything else is
 // refused with invalid_argument naming the field.
@@ -119,6 +120,13 @@ func Policy(v js.Value) (p core.Policy, err error) {
 		return p, argError("policy.timeoutMs is too large")
 	}
 	p.TimeoutMs = n
+	switch r := get(v, FieldRepair); r.Type() {
+	case js.TypeUndefined, js.TypeNull:
+	case js.TypeBoolean:
+		p.Repair = r.Bool()
+	default:
+		return p, argError("policy.repair must be a boolean")
+	}
 	tools := get(v, FieldAllowedTools)
 	if !nullish(tools) {
 		if !isArray(tools) {

@@ -145,6 +145,15 @@ const (
 	FieldCode          = "code"
 	FieldIndex         = "index"
 	FieldLength        = "length"
+	// History repair (docs/adr/0013-history-repair.md): seed.repairs
+	// [{kind, index, toolCallId?}], policy.repair, and checkHistory's
+	// {ok, problems: [{code, index, message, repair}]}.
+	FieldRepairs          = "repairs"
+	FieldKind             = "kind"
+	FieldRepair           = "repair"
+	FieldOK               = "ok"
+	FieldProblems         = "problems"
+	FieldRepairToolCallID = "toolCallId"
 )
 
 // Stats fields.
@@ -189,5 +198,6 @@ const (
 	MethodDeleteSession                = "deleteSession"
 	MethodListSessions                 = "listSessions"
 	MethodStats                        = "stats"
+	MethodCheckHistory                 = "checkHistory"
 	MethodClose                        = "close"
 )

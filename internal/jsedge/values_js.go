@@ -132,7 +132,10 @@ var ErrNotJS error
 //	| ------------------ | --------------------------------------------------- |
 //	| core.Message       | { role, content, tool_call_id?, tool_calls?, id? }  |
 //	| core.ToolCall      | { id, name, arguments }  (arguments: JSON text)     |
-//	| core.SeedReport    | { mode, seeded, skippedSystem }                     |
+//	| core.SeedReport    | { mode, seeded, skippedSystem, repairs? }           |
+//	| core.Repair        | { kind, index, toolCallId? }                        |
+//	| core.HistoryCheck  | { ok, problems: [{ code, index, message, repair }] }|
+//	|                    |   (repair: a kind, or null)                         |
 //	| core.ModelCall     | { step, messageCount, messages? }                   |
 //	| *core.Result       | { runId, sessionId, status, reply, appended, seed,  |
 //	|                    |   messageCount, modelCalls }                        |
@@ -199,12 +202,15 @@ func ToolCall(c *core.ToolCall) js.Value {
 	return o
 }
 
-// Seed returns r as { mode, seeded, skippedSystem }.
+// Seed returns r as { mode, seeded, skippedSystem, repairs? }.
 func Seed(r *core.SeedReport) js.Value {
 	o := newObject()
 	o.Set(FieldMode, str(string(r.Mode)))
 	o.Set(FieldSeeded, r.Seeded)
 	o.Set(FieldSkippedSystem, r.SkippedSystem)
+	if len(r.Repairs) > 0 {
+		o.Set(FieldRepairs, repairs(r.Repairs))
+	}
 	return o
 }
 

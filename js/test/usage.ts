@@ -119,6 +119,11 @@ export async function usage(): Promise<void> {
   const active: number = rt.stats().activeRuns;
   const budget: number | undefined = rt.stats().budgetUsed;
   console.log(budget, rt.stats().budgetBytes);
+  const check = rt.checkHistory(history);
+  const fixable: boolean = !check.ok && check.problems.every((p) => p.repair !== null);
+  const repaired = await rt.run({ sessionId: "s", input: "x", history, policy: { repair: true } });
+  const kinds: string[] = (repaired.seed.repairs ?? []).map((r) => r.kind + r.index + (r.toolCallId ?? ""));
+  console.log(fixable, kinds);
   const cancelled: boolean = rt.cancelRun("r1");
   console.log(deleted, ids, active, cancelled, rt.version, rt.globalName, toModuleHistory(history).length);
 

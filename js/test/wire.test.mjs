@@ -24,6 +24,7 @@ describe("wire encoders", () => {
       policy: { seedMode: "reconcile", maxSteps: 3, timeoutMs: -1, allowedTools: ["t"] }, mirrorGen: 2, mirrorLen: 300,
     });
     assert.deepEqual([...begin], [...golden("begin.bin")]);
+    assert.deepEqual([...writeBegin(new Writer(), { sessionId: "s", input: "x", policy: { repair: true } })], [...golden("begin-repair.bin")]);
     const reply = writeModelReply(new Writer(), 200, { content: "ok", toolCalls: [{ id: "c", name: "n", arguments: '{"a":1}' }] });
     assert.deepEqual([...reply], [...golden("model-reply.bin")]);
     assert.deepEqual([...writeModelReply(new Writer(), 1, undefined, "boom")], [...golden("model-failed.bin")]);
@@ -63,6 +64,10 @@ describe("wire decoders", () => {
     assert.deepEqual(readAction(golden("action-tool.bin")).call, { id: "c1", name: "add", arguments: '{"a":1}' });
     const done = readAction(golden("action-done.bin")).result;
     assert.deepEqual(done.seed, { mode: "cold", seeded: 3, skippedSystem: 1 });
+    const repairs = [{ kind: "missing_tool_result", index: 2, toolCallId: "c1" }, { kind: "duplicate_message", index: 300 }];
+    const repaired = readAction(golden("action-done-repaired.bin"));
+    assert.deepEqual(repaired.result.seed, { mode: "cold", seeded: 3, skippedSystem: 1, repairs });
+    assert.deepEqual(repaired.events[0].seed, { mode: "cold", seeded: 3, skippedSystem: 1, repairs });
     assert.equal(done.messageCount, 5);
     assert.deepEqual(done.modelCalls, [{ step: 1, messageCount: 4, messages: [{ role: "user", content: "hi", id: "x" }] }, { step: 2, messageCount: 5 }]);
     assert.deepEqual(readAction(golden("action-failed.bin")).error, { code: "invalid_history", message: "bad", index: 3 });

@@ -152,6 +152,7 @@ func newRuntime(st *runtimeState) js.Value {
 		return jsedge.Strings(rt.ListSessions())
 	}))
 	o.Set(jsedge.MethodStats, jsutil.FuncOr(js.Null(), stats(rt)))
+	o.Set(jsedge.MethodCheckHistory, jsedge.CheckHistory(rt))
 	o.Set(jsedge.MethodClose, jsutil.FuncOr(nil, func(js.Value, []js.Value) any {
 		unregisterFast(st.fast)
 		rt.Close()

@@ -455,6 +455,61 @@ function steps(ctx) {
         document.body.dataset.view === "loaded");
       expectTurn(await sendTurn(p, "still fine"), { modelMessages: 1, messages: 2 });
     }],
+    ["a stored history the runtime would refuse shows its problems, and \"Repair and continue\" goes on", async () => {
+      const p = ctx.page;
+      // An approval nobody answered, then the first message saved twice:
+      // what a host killed mid-tool and re-saving its messages leaves.
+      const id = await p.evaluate(() => new Promise((resolve, reject) => {
+        const open = indexedDB.open("agentrt-demo");
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const conv = {
+            id: "c-broken", title: "broken", createdAt: Date.now(), updatedAt: Date.now(),
+            messages: [
+              { id: "u1", role: "user", parts: [{ type: "text", text: "Delete a.txt" }] },
+              { id: "a1", role: "assistant", parts: [{ type: "tool-delete", toolCallId: "d1", state: "approval-requested", input: { f: "a.txt" } }] },
+              { id: "u1", role: "user", parts: [{ type: "text", text: "Delete a.txt" }] },
+            ],
+          };
+          const t = open.result.transaction("conversations", "readwrite");
+          t.objectStore("conversations").put(conv);
+          t.oncomplete = () => { open.result.close(); resolve(conv.id); };
+          t.onerror = () => reject(t.error);
+        };
+      }));
+      await p.evaluate((id) => { location.hash = "#c=" + id; }, id);
+      await p.waitForFunction(() => document.body.dataset.view === "loaded" &&
+        !document.querySelector('[data-testid="history-problems"]').hidden, { timeout: WAIT_MS });
+      const shown = await p.evaluate(() => ({
+        kinds: [...document.querySelectorAll("#problem-list .problem")].map((li) => li.dataset.repair),
+        text: document.querySelector("#problem-list").textContent,
+        button: !document.querySelector('[data-testid="repair-history"]').hidden,
+      }));
+      assertEqual(JSON.stringify(shown.kinds), JSON.stringify(["duplicate_message", "missing_tool_result"]), "problems listed");
+      assert(/message 2: message id "u1" already appeared at index 0/.test(shown.text), `problem text: ${shown.text}`);
+      assert(shown.button, "no \"Repair and continue\" button");
+      // Without repair the turn is refused, naming the repeated message.
+      const refused = await sendTurn(p, "hello?");
+      assertEqual(refused.errors.length, 1, "errors shown");
+      assert(/invalid_history/.test(refused.errors[0]) && /index 2/.test(refused.errors[0]), `error lacks code or index: ${refused.errors[0]}`);
+      // Repair and continue: the refused message is sent again, repaired.
+      const before = await settledCount(p);
+      await p.click('[data-testid="repair-history"]');
+      await waitSettled(p, before + 1);
+      const t = await lastTurn(p);
+      expectTurn(t, { seedMode: "cold", seedCount: 3, modelMessages: 4, reply: "echo: hello? (model received 4 messages)" });
+      const inspected = await p.evaluate(() => ({
+        seed: document.querySelector(".turn .seed").textContent,
+        messages: [...document.querySelector(".turn .inspect-messages").children].map((li) => li.textContent),
+        button: !document.querySelector('[data-testid="repair-history"]').hidden,
+      }));
+      assert(/repaired duplicate_message at 2, missing_tool_result at 1 \(d1\)/.test(inspected.seed), `seed line: ${inspected.seed}`);
+      assert(inspected.messages.some((m) => m.startsWith("tool: [d1] Tool call interrupted: no result was recorded.")),
+        `the model did not see the interrupted marker: ${inspected.messages.join(" | ")}`);
+      assert(!inspected.button, "the button is still offered after repairing");
+      // The next turn sends the same stored history: a noop.
+      expectTurn(await sendTurn(p, "and again"), { seedMode: "noop", seedCount: 0, modelMessages: 6 });
+    }],
     ["OpenAI-compatible endpoint: streamed deltas, the tool loop, errors; the key stays in memory", async () => {
       const p = ctx.page;
       const fake = ctx.fake;

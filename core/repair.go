@@ -1,0 +1,377 @@
+package core
+
+// This file holds the history doctor: the repairs Policy.Repair applies to
+// a history the seeding rules refuse, and CheckHistory, which lists a
+// history's problems without running anything. The rules are those of
+// docs/adr/0013-history-repair.md.
+
+// RepairKind names a defect of a history that Policy.Repair fixes. The
+// set is closed: hosts may switch on it.
+type RepairKind string
+
+// The repair kinds.
+const (
+	// RepairMissingToolResult: a tool call has no result before the next
+	// user or assistant message or the end. A tool message holding
+	// InterruptedToolResult is inserted after the results its block has;
+	// it has no id, or the calling message's when the message before it
+	// has that id (it is then part of that host message).
+	RepairMissingToolResult RepairKind = "missing_tool_result"
+	// RepairOrphanToolResult: a tool result answers no call of the
+	// preceding assistant message. It is dropped.
+	RepairOrphanToolResult RepairKind = "orphan_tool_result"
+	// RepairDuplicateToolResult: a call is answered a second time. The
+	// later answer is dropped.
+	RepairDuplicateToolResult RepairKind = "duplicate_tool_result"
+	// RepairDuplicateMessage: a host message's id already appeared. The
+	// host message (every seed message it yields) is dropped.
+	RepairDuplicateMessage RepairKind = "duplicate_message"
+)
+
+// InterruptedToolResult is the content of the tool result that repair
+// inserts for a call that has none. It is fixed: hosts and models may
+// recognise it.
+const InterruptedToolResult = "Tool call interrupted: no result was recorded."
+
+// Repair is one repair applied to a history: its kind, the position of
+// the host message concerned in the array the host passed (the calling
+// assistant message for RepairMissingToolResult, the dropped message
+// otherwise), and, for the three tool kinds, the id of the call.
+type Repair struct {
+	Kind       RepairKind
+	Index      int
+	ToolCallID string
+}
+
+// Problem is one problem of a history, as CheckHistory reports it: the
+// error code and message a seed without repair refuses the history with
+// for it, the host index of the message at fault, and the kind of repair
+// Policy.Repair applies, or "" when none does (the history is then
+// refused even with repair).
+type Problem struct {
+	Code    Code
+	Index   int
+	Message string
+	Repair  RepairKind
+}
+
+// HistoryCheck is what CheckHistory finds. OK is true when the history
+// seeds as it is; Problems is then empty.
+type HistoryCheck struct {
+	OK       bool
+	Problems []Problem
+}
+
+// CheckHistory returns the problems of history under limits (zero fields
+// meaning the defaults), without changing or running anything: every
+// problem that Policy.Repair fixes, in the order seeding meets them, and
+// then the first problem it does not fix, if any, where checking stops as
+// seeding does. A history without problems is OK.
+//
+// # Notes
+//
+//   - A history whose problems all have a Repair seeds with
+//     Policy.Repair; one with a problem whose Repair is "" does not.
+func CheckHistory(history []SeedMessage, limits Limits) HistoryCheck {
+	limits = limits.withDefaults()
+	if _, err := validateHistory(history, limits); err == nil {
+		return HistoryCheck{OK: true}
+	} else if err.Code != CodeInvalidHistory {
+		return HistoryCheck{Problems: []Problem{{Code: err.Code, Index: err.Index, Message: err.Message}}}
+	}
+	rep := repairHistory(history)
+	problems := rep.problems
+	if _, err, at := rep.validateAt(history, limits); err != nil {
+		// Checking stops there, as seeding does: the repairs met later
+		// are not listed. At that message, the calls a well-formed
+		// message leaves unanswered are met before its tool calls are
+		// checked (see checkHistory).
+		n := 0
+		for n < len(problems) && (rep.at[n] < at || rep.at[n] == at && problems[n].Repair == RepairMissingToolResult &&
+			at < len(history) && wellFormed(&history[at]) && err.Code == CodeInvalidHistory) {
+			n++
+		}
+		problems = append(problems[:n:n], Problem{Code: err.Code, Index: err.Index, Message: err.Message})
+	}
+	return HistoryCheck{Problems: problems}
+}
+
+// CheckHistory is the function CheckHistory with the runtime's limits.
+func (rt *Runtime) CheckHistory(history []SeedMessage) HistoryCheck {
+	return CheckHistory(history, rt.limits)
+}
+
+// repaired is a history with the repairable problems fixed.
+type repaired struct {
+	// out is the repaired history; origin[i] is the position in the
+	// host's history of out[i] (of the calling assistant message for an
+	// inserted result).
+	out    []SeedMessage
+	origin []int
+	// repairs and problems describe each repair, in order; at[i] is the
+	// position in the host's history of the message at which repair i
+	// was found (len(history) at the end).
+	repairs  []Repair
+	problems []Problem
+	at       []int
+}
+
+// validate checks the repaired history against the seeding rules and
+// limits, and returns the error with the host's index of the message at
+// fault in history, the history it was repaired from.
+func (r *repaired) validate(history []SeedMessage, limits Limits) (historyInfo, *Error) {
+	info, err, _ := r.validateAt(history, limits)
+	return info, err
+}
+
+// validateAt is validate that also returns the position in history of
+// the message at fault.
+func (r *repaired) validateAt(history []SeedMessage, limits Limits) (historyInfo, *Error, int) {
+	if len(r.out) > limits.MaxSeedMessages && len(history) <= limits.MaxSeedMessages {
+		// The count limit is the host's history's: the markers inserted
+		// do not make it refused.
+		limits.MaxSeedMessages = len(r.out)
+	}
+	info, err := checkHistory(r.out, limits)
+	at := -1
+	if err != nil && err.Index >= 0 && err.Index < len(r.origin) {
+		at = r.origin[err.Index]
+		err.Index = HostIndex(history, at)
+	}
+	return info, err, at
+}
+
+// repairHistory applies the repair rules to history in one pass, with the
+// linkage rules of checkHistory: it drops duplicate host messages, orphan
+// and duplicate tool results, and inserts InterruptedToolResult results
+// for the calls a block leaves unanswered. Everything else, valid or not,
+// is kept as it is, for validation to accept or refuse.
+func repairHistory(history []SeedMessage) repaired {
+	d := doctor{history: history, open: -1, openHost: -1}
+	r := &d.r
+	r.out = make([]SeedMessage, 0, len(history)+1)
+	r.origin = make([]int, 0, len(history)+1)
+	host := -1
+	dropping := false
+	for i := range history {
+		m := &history[i]
+		if i == 0 || !m.Continues {
+			host++
+		}
+		if startsHostMessage(history, i) {
+			dropping = d.seenBefore(m.ID, host)
+		}
+		if dropping {
+			if i == 0 || !m.Continues {
+				r.add(i, RepairDuplicateMessage, host, "", duplicateText(m.ID, d.seen[m.ID]))
+			}
+			continue
+		}
+		if !wellFormed(m) {
+			r.keep(m, i)
+			continue
+		}
+		switch m.Role {
+		case RoleUser:
+			d.closeBlock(i)
+		case RoleAssistant:
+			d.closeBlock(i)
+			d.openBlock(i, host)
+		case RoleTool:
+			if m.ToolCallID != "" && !d.answer(m.ToolCallID, i, host) {
+				continue
+			}
+		}
+		r.keep(m, i)
+	}
+	d.closeBlock(len(history))
+	return d.r
+}
+
+// doctor is repairHistory's state: the repairs so far, the ids seen, and
+// the open tool-call block (the assistant message whose calls are being
+// answered: its position, host index, calls, and which are answered).
+type doctor struct {
+	history  []SeedMessage
+	r        repaired
+	seen     map[string]int // host id -> host index of its first message
+	open     int
+	openHost int
+	calls    []ToolCall
+	answered []bool
+}
+
+// seenBefore reports whether id (when not empty) was seen at an earlier
+// host message, and records it otherwise.
+//
+//go:noinline
+func (d *doctor) seenBefore(id string, host int) bool {
+	if id == "" {
+		return false
+	}
+	if _, ok := d.seen[id]; ok {
+		return true
+	}
+	if d.seen == nil {
+		d.seen = make(map[string]int)
+	}
+	d.seen[id] = host
+	return false
+}
+
+// openBlock opens the block of history[i]'s calls.
+//
+//go:noinline
+func (d *doctor) openBlock(i, host int) {
+	d.open, d.openHost, d.calls = i, host, d.history[i].ToolCalls
+	d.answered = d.answered[:0]
+	for range d.calls {
+		d.answered = append(d.answered, false)
+	}
+}
+
+// answer records the tool result for id met at message i, and reports
+// whether it is kept: a result for no call of the block, or for a call
+// answered already, is dropped.
+//
+//go:noinline
+func (d *doctor) answer(id string, i, host int) bool {
+	k := -1
+	if d.open >= 0 {
+		k = callIndex(d.calls, nil, id)
+	}
+	switch {
+	case k < 0:
+		d.r.add(i, RepairOrphanToolResult, host, id, orphanText(id))
+		return false
+	case d.answered[k]:
+		d.r.add(i, RepairDuplicateToolResult, host, id, twiceText(id))
+		return false
+	}
+	d.answered[k] = true
+	return true
+}
+
+// closeBlock inserts a marker result for each call of the open block
+// left unanswered, at message pos.
+//
+//go:noinline
+func (d *doctor) closeBlock(pos int) {
+	r := &d.r
+	for k := range d.answered {
+		if d.answered[k] {
+			continue
+		}
+		d.answered[k] = true
+		id := d.calls[k].ID
+		marker := SeedMessage{Role: RoleTool, Content: InterruptedToolResult, ToolCallID: id}
+		if owner := d.history[d.open].ID; owner != "" && r.out[len(r.out)-1].ID == owner {
+			// Inside the host message of the calls (a UIMessage): the
+			// marker is part of it, as its other results are.
+			marker.ID = owner
+		}
+		r.keep(&marker, d.open)
+		r.add(pos, RepairMissingToolResult, d.openHost, id, missingText(id))
+	}
+}
+
+// keep appends m, from the host's message at origin, to the repaired
+// history.
+//
+//go:noinline
+func (r *repaired) keep(m *SeedMessage, origin int) {
+	r.out = append(r.out, *m)
+	r.origin = append(r.origin, origin)
+}
+
+// add records one repair, found at message at, and the problem it fixes.
+//
+//go:noinline
+func (r *repaired) add(at int, kind RepairKind, index int, callID, message string) {
+	r.repairs = append(r.repairs, Repair{Kind: kind, Index: index, ToolCallID: callID})
+	r.problems = append(r.problems, Problem{Code: CodeInvalidHistory, Index: index, Message: message, Repair: kind})
+	r.at = append(r.at, at)
+}
+
+// wellFormed reports whether m breaks none of the rules checkHistory
+// checks on a message alone (besides limits): repair only touches the
+// linkage of such messages, and leaves the others to be refused.
+func wellFormed(m *SeedMessage) bool {
+	if !m.Role.Valid() {
+		return false
+	}
+	if m.ContentMissing && !(m.Role == RoleAssistant && len(m.ToolCalls) > 0) {
+		return false
+	}
+	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+		return false
+	}
+	if m.ToolCallID != "" && m.Role != RoleTool {
+		return false
+	}
+	return true
+}
+
+// startsHostMessage reports whether history[i] starts a host message for
+// the duplicate rule: it does not continue the one before it, and is not
+// an assistant or tool message with the id of the assistant or tool
+// message before it. Such a run of messages is one host message: an
+// assistant UIMessage split into several, or the session messages it
+// became, passed back in the module's shape.
+func startsHostMessage(history []SeedMessage, i int) bool {
+	if i == 0 || history[i].Continues {
+		return i == 0
+	}
+	m, prev := &history[i], &history[i-1]
+	return m.ID == "" || m.ID != prev.ID || !inTurn(m.Role) || !inTurn(prev.Role)
+}
+
+// inTurn reports whether r is a role an assistant UIMessage splits into.
+func inTurn(r Role) bool { return r == RoleAssistant || r == RoleTool }
+
+// The refusal messages of the kinds repair fixes, shared with checkHistory.
+func missingText(id string) string {
+	return "tool call " + quote(id) + " has no tool result before the next user or assistant message"
+}
+
+func orphanText(id string) string {
+	return "tool result " + quote(id) + " answers no call of the preceding assistant message"
+}
+
+func twiceText(id string) string { return "tool call " + quote(id) + " is answered twice" }
+
+// duplicateText is the refusal message of a host message whose id
+// already appeared at host index first.
+func duplicateText(id string, first int) string {
+	return "message id " + quote(id) + " already appeared at index " + itoa(first)
+}
+
+// seedHistory validates a run's history and, when the policy asks for it
+// and the history is refused for a problem repair fixes, repairs it. It
+// returns the history to seed (history itself, or its repaired copy), what
+// validation learned, and the repairs applied.
+func seedHistory(history []SeedMessage, limits Limits, repair bool) ([]SeedMessage, historyInfo, []Repair, *Error) {
+	info, err := validateHistory(history, limits)
+	if err == nil {
+		return history, info, nil, nil
+	}
+	if !repair || err.Code != CodeInvalidHistory {
+		return nil, info, nil, err
+	}
+	rep := repairHistory(history)
+	if len(rep.repairs) == 0 {
+		return nil, info, nil, err
+	}
+	if info, err = rep.validate(history, limits); err != nil {
+		return nil, info, nil, err
+	}
+	return rep.out, info, rep.repairs, nil
+}
+
+// UnreadableCheck is the HistoryCheck of a history that an edge could not
+// read into seed messages (a message of the wrong shape, refused with err
+// while decoding): its one problem is err, which no repair fixes.
+func UnreadableCheck(err error) HistoryCheck {
+	e := AsError(err)
+	return HistoryCheck{Problems: []Problem{{Code: e.Code, Index: e.Index, Message: e.Message}}}
+}
