@@ -44,10 +44,25 @@ func Root() (string, error) {
 	}
 }
 
+// NoContextTag is the build tag that compiles core.Context as a small
+// interface instead of context.Context, keeping packages context and time
+// out of a module: Module and WasiModule build every package but
+// WorkerPkg (which links both anyway, through net/http) with it. See
+// docs/adr/0002.
+const NoContextTag = "agentrt_nocontext"
+
+// Tags returns the -tags value Module and WasiModule build pkg with.
+func Tags(pkg string) string {
+	if pkg == WorkerPkg {
+		return ""
+	}
+	return NoContextTag
+}
+
 // Module compiles the main package pkg (relative to root) for GOOS=js
-// GOARCH=wasm into out, stripped and with trimmed paths.
+// GOARCH=wasm into out, stripped and with trimmed paths, with Tags(pkg).
 func Module(ctx context.Context, root, pkg, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags="+Tags(pkg), "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
 	var stderr bytes.Buffer
