@@ -137,7 +137,8 @@ type Dist struct {
 // Build writes dir as the npm package agentrt: agentrt.wasm, the
 // wasm_exec.js of the Go that built it, every JavaScript module and type
 // file of js/ that is not a test (the glue and the modules it imports),
-// and js/package.json. The package.json also makes Node treat the
+// js/package.json, the package's README.md (PackageReadme) and the
+// repository's LICENSE. The package.json also makes Node treat the
 // directory's .js files as ES modules.
 func Build(ctx context.Context, root, dir string) (*Dist, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -168,12 +169,23 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 		}
 		d.Files = append(d.Files, name)
 	}
+	for name, src := range map[string]string{"README.md": PackageReadme, "LICENSE": "LICENSE"} {
+		if err := copyFile(filepath.Join(root, src), filepath.Join(dir, name)); err != nil {
+			return nil, err
+		}
+		d.Files = append(d.Files, name)
+	}
 	sort.Strings(d.Files)
 	if d.Size, err = SizeOf(d.Module); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
+
+// PackageReadme is the package's README.md, relative to the repository
+// root: what npm shows on the package's page, written for its users (the
+// repository's README is written for its contributors too).
+const PackageReadme = "internal/build/package/README.md"
 
 // PackageSources returns the files of js/ that Build copies into the
 // package, sorted: package.json, and each .js and .d.ts file that is not a
