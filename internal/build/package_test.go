@@ -35,8 +35,8 @@ func TestPackageSources(t *testing.T) {
 	}
 }
 
-// Ensure the repository's js/ ships the glue, the OpenAI model, their
-// types and package.json.
+// Ensure the repository's js/ ships the glue and every file it imports,
+// the OpenAI model, their types and package.json.
 func TestPackageSources_Repository(t *testing.T) {
 	root, err := Root()
 	if err != nil {
@@ -47,7 +47,10 @@ func TestPackageSources_Repository(t *testing.T) {
 		t.Fatal(err)
 	}
 	have := strings.Join(got, " ")
-	for _, name := range []string{"glue.js", "glue.d.ts", "openai.js", "openai.d.ts", "package.json"} {
+	for _, name := range []string{
+		"glue.js", "errors.js", "load.js", "driver.js", "quick.js", "request.js", "runtime.js", "wire.js", "history.js",
+		"glue.d.ts", "openai.js", "openai.d.ts", "package.json",
+	} {
 		if !strings.Contains(" "+have+" ", " "+name+" ") {
 			t.Errorf("%s is not shipped: %v", name, got)
 		}

@@ -1,0 +1,265 @@
+// agentrt glue: loading. Compiles the module, loads the Go toolchain's
+// wasm_exec.js when the realm has no Go class yet, and starts Go instances
+// under their own global names.
+
+import { AgentrtError, argError, toError, isObject, isBytes } from "./errors.js";
+import { FastPath } from "./driver.js";
+
+/** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
+const GLOBAL_PREFIX = "agentrt_";
+
+let instances = 0;
+/** wasm_exec.js loads in progress, by URL. */
+const goLoads = new Map();
+
+
+function baseURL() {
+  try {
+    if (typeof document !== "undefined" && document.baseURI) return document.baseURI;
+  } catch { /* no document */ }
+  try {
+    if (globalThis.location && globalThis.location.href) return globalThis.location.href;
+  } catch { /* Deno without --location throws */ }
+  try {
+    if (globalThis.process && typeof globalThis.process.cwd === "function") {
+      const cwd = globalThis.process.cwd().replace(/\\/g, "/");
+      return "file://" + (cwd.startsWith("/") ? "" : "/") + encodeURI(cwd).replace(/[?#]/g, encodeURIComponent) + "/";
+    }
+  } catch { /* no cwd */ }
+  return import.meta.url;
+}
+
+export function toURL(v, name) {
+  if (v instanceof URL) return v;
+  try {
+    return new URL(v, baseURL());
+  } catch (e) {
+    throw argError(name, `is not a valid URL: ${JSON.stringify(String(v).slice(0, 200))}`);
+  }
+}
+
+async function readURL(url, as) {
+  if (url.protocol === "file:") {
+    const spec = "node:fs/promises";
+    const fs = await import(/* webpackIgnore: true */ /* @vite-ignore */ spec);
+    const data = await fs.readFile(url);
+    return as === "text" ? new TextDecoder().decode(data) : data;
+  }
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`HTTP ${res.status} for ${url.href}`);
+  if (as === "text") return res.text();
+  if (as === "response") return res;
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+// packagedModule is the URL of the agentrt.wasm shipped next to this file
+// (the npm package's layout). Bundlers see the literal and emit the file.
+export function packagedModule() {
+  return new URL("./agentrt.wasm", import.meta.url);
+}
+
+function loadFailed(what, e) {
+  return new AgentrtError("load_failed", `agentrt: cannot load ${what}: ${e && e.message ? e.message : e}`, { cause: e });
+}
+
+/**
+ * Compiles the agentrt module once, so that many runtimes can be loaded
+ * from it without compiling again.
+ *
+ * @param {string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module} wasm
+ * @returns {Promise<WebAssembly.Module>}
+ */
+export async function compile(wasm = packagedModule()) {
+  if (wasm instanceof WebAssembly.Module) return wasm;
+  if (isBytes(wasm)) {
+    try {
+      return await WebAssembly.compile(wasm);
+    } catch (e) {
+      throw loadFailed("the module bytes", e);
+    }
+  }
+  let res;
+  if (typeof Response !== "undefined" && wasm instanceof Response) {
+    res = wasm;
+  } else if (typeof wasm === "string" || wasm instanceof URL) {
+    const url = toURL(wasm, "wasm");
+    try {
+      const got = await readURL(url, "response");
+      if (!(typeof Response !== "undefined" && got instanceof Response)) return await WebAssembly.compile(got);
+      res = got;
+    } catch (e) {
+      throw loadFailed(url.href, e);
+    }
+  } else {
+    throw argError("wasm", "must be a URL, a string, bytes, a Response or a WebAssembly.Module");
+  }
+  try {
+    const type = res.headers.get("content-type") || "";
+    if (typeof WebAssembly.compileStreaming === "function" && type.startsWith("application/wasm")) {
+      return await WebAssembly.compileStreaming(res);
+    }
+    return await WebAssembly.compile(await res.arrayBuffer());
+  } catch (e) {
+    throw loadFailed(res.url || "the module response", e);
+  }
+}
+
+function loadScriptTag(url) {
+  return new Promise((resolve, reject) => {
+    const s = document.createElement("script");
+    s.src = url.href;
+    s.async = true;
+    s.onload = () => resolve();
+    s.onerror = () => reject(new Error(`script ${url.href} failed to load`));
+    (document.head || document.documentElement).appendChild(s);
+  });
+}
+
+// loadGo returns the Go class of wasm_exec.js, loading the file from url
+// once per realm when no Go class is defined yet.
+//
+// Loads are shared by URL: a call with another URL (a retry after a wrong
+// path) starts its own load instead of waiting for one that will fail, and
+// a failed load is forgotten, so a retry starts afresh.
+export async function loadGo(url) {
+  if (typeof globalThis.Go === "function") return globalThis.Go;
+  let loading = goLoads.get(url.href);
+  if (!loading) {
+    loading = (async () => {
+      const inPage = typeof document !== "undefined" && typeof document.createElement === "function" &&
+        url.protocol !== "file:" && !globalThis.Deno;
+      if (inPage) {
+        await loadScriptTag(url);
+      } else {
+        const source = await readURL(url, "text");
+        // wasm_exec.js is a classic script that defines globalThis.Go.
+        new Function(source)();
+      }
+      if (typeof globalThis.Go !== "function") throw new Error(`${url.href} did not define Go`);
+      return globalThis.Go;
+    })();
+    goLoads.set(url.href, loading);
+    loading.then(() => goLoads.delete(url.href), () => goLoads.delete(url.href));
+  }
+  try {
+    return await loading;
+  } catch (e) {
+    throw loadFailed(url.href, e);
+  }
+}
+
+function uniqueName() {
+  instances++;
+  let rand = "";
+  for (const x of crypto.getRandomValues(new Uint8Array(4))) rand += x.toString(16).padStart(2, "0");
+  let name = `${GLOBAL_PREFIX}${instances}_${rand}`;
+  while (name in globalThis) name += "_";
+  return name;
+}
+
+export function checkConfig(options) {
+  if (!isObject(options)) throw argError("options", "must be an object");
+  const { wasm, wasmExec, systemPrompt, model, tools, limits } = options;
+  if (wasm === null) throw argError("options.wasm", "must be a URL, bytes, a Response or a WebAssembly.Module, or omitted");
+  if (wasmExec !== undefined && typeof wasmExec !== "string" && !(wasmExec instanceof URL)) {
+    throw argError("options.wasmExec", "must be a URL or a string");
+  }
+  if (systemPrompt !== undefined && typeof systemPrompt !== "string") {
+    throw argError("options.systemPrompt", "must be a string");
+  }
+  if (model !== undefined && model !== "echo" && typeof model !== "function") {
+    throw argError("options.model", 'must be "echo" or a function');
+  }
+  if (tools !== undefined) {
+    if (!Array.isArray(tools)) throw argError("options.tools", "must be an array");
+    tools.forEach((t, i) => {
+      if (!isObject(t)) throw argError(`options.tools[${i}]`, "must be an object");
+      if (typeof t.name !== "string" || t.name === "") throw argError(`options.tools[${i}].name`, "must be a non-empty string");
+      if (typeof t.call !== "function") throw argError(`options.tools[${i}].call`, "must be a function");
+    });
+  }
+  if (limits !== undefined && (!isObject(limits) || Array.isArray(limits))) {
+    throw argError("options.limits", "must be an object");
+  }
+}
+
+// startInstance starts a Go instance of boot.module under a new global name
+// and creates its runtime from boot.config. It resolves with the instance:
+// { go, name, core, version, dead, pending, onExit }.
+export async function startInstance(boot) {
+  const name = uniqueName();
+  const go = new boot.Go();
+  go.argv = ["agentrt"];
+  go.env = { AGENTRT_GLOBAL: name };
+  quietAfterExit(go);
+  let instance;
+  try {
+    instance = await WebAssembly.instantiate(boot.module, go.importObject);
+  } catch (e) {
+    throw loadFailed("an instance of the module", e);
+  }
+  const inst = { go, name, core: null, fast: null, version: "", dead: false, pending: new Set(), onExit: null };
+  const exited = () => {
+    if (inst.onExit) inst.onExit();
+  };
+  // go.run runs main until it blocks: a module that publishes has done so
+  // when go.run returns.
+  go.run(instance).then(exited, exited);
+  const api = globalThis[name];
+  if (!isObject(api) || typeof api.createRuntime !== "function") {
+    delete globalThis[name];
+    throw new AgentrtError("load_failed", `agentrt: the module did not publish globalThis.${name}` +
+      (go.exited ? " (it exited)" : ""));
+  }
+  let core;
+  try {
+    core = api.createRuntime(boot.config);
+    // The module answers a refused configuration with an Error value (Go
+    // cannot throw into JavaScript).
+    if (core instanceof Error || !isObject(core)) throw core;
+  } catch (e) {
+    delete globalThis[name];
+    throw toError(e, "invalid_argument");
+  }
+  try {
+    inst.fast = new FastPath(instance.exports, core.fastPath, boot.config, () => core.listSessions());
+  } catch (e) {
+    delete globalThis[name];
+    throw e;
+  }
+  inst.core = core;
+  inst.version = typeof api.version === "string" ? api.version : "";
+  return inst;
+}
+
+// quietAfterExit makes calls into an instance whose Go program has exited
+// return undefined instead of throwing "Go program has already exited".
+// Those calls come from the module's own callbacks (a model's Promise
+// settling, a timer firing) as well as from the glue; thrown from a
+// callback, the exception would be uncaught, and end a Node or Bun process.
+// The glue checks go.exited around its own calls instead. The Go runtime's
+// own timers are cleared: wasm_exec.js resumes Go for a timer until Go
+// deletes it, which a Go program that exited never does.
+function quietAfterExit(go) {
+  const resume = go._resume;
+  go._resume = function (...args) {
+    if (!this.exited) return resume.apply(this, args);
+    for (const t of this._scheduledTimeouts.values()) clearTimeout(t);
+    this._scheduledTimeouts.clear();
+    return undefined;
+  };
+}
+
+// disposeInstance closes an instance's runtime and deletes its global.
+export function disposeInstance(inst) {
+  try {
+    if (inst.fast) inst.fast.close();
+    if (!inst.dead && !inst.go.exited) inst.core.close();
+  } catch {
+    // The instance is being dropped: nothing to report.
+  } finally {
+    delete globalThis[inst.name];
+  }
+}
+
+// ---------------------------------------------------------------------------

@@ -1,0 +1,232 @@
+// agentrt glue: quick turns (docs/adr/0012-quick-turn.md), a turn whose
+// model is called on the session's mirror before the module hears of it,
+// and whose input and reply are then committed in one call.
+
+import { readReply } from "./history.js";
+import { ACTION, KIND, writeCommit, writeModelReply, readCommitted } from "./wire.js";
+import { AgentrtError, text, timeoutError, abortError } from "./errors.js";
+import { ModelRequest, ReplyRefused, isThenable } from "./request.js";
+
+// The limits a quick turn checks, when the configuration leaves them to
+// the module's defaults (core.DefaultLimits).
+const DEFAULT_MAX_MESSAGES = 100000;
+const DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;
+
+// A turn whose policy allows every tool, for allowedSpecs.
+const ALL_TOOLS = Object.freeze({ allowed: undefined });
+
+// A quick turn's model has no event listener: its deltas go nowhere, as
+// they do on a turn without onEvent.
+function ignoreDelta() {}
+
+/**
+ * QuickTurns runs the quick turns of one FastPath. `pending` holds the
+ * quick turns whose model is running and that have not begun in the
+ * module (innermost last); the limits are the two a quick turn checks
+ * before calling its model.
+ */
+export class QuickTurns {
+  #fp;
+  pending = [];
+  #quickOK;
+  #maxMessages = DEFAULT_MAX_MESSAGES;
+  #maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+
+  constructor(fp, exports, config) {
+    this.#fp = fp;
+    this.#quickOK = fp.modelFn !== null && typeof exports.agentrt_commit === "function" &&
+      typeof String.prototype.toWellFormed === "function" && this.#readLimits(config.limits);
+  }
+
+  // #readLimits takes the two limits a quick turn checks from the
+  // configuration the module was created with (0 or absent: the
+  // default); it reports false, and quick turns stay off, when they
+  // cannot be read.
+  #readLimits(limits) {
+    if (limits === undefined || limits === null) return true;
+    try {
+      const n = limits.maxMessagesPerSession;
+      const b = limits.maxMessageBytes;
+      if (n !== undefined && n !== null && !(Number.isSafeInteger(n) && n >= 0)) return false;
+      if (b !== undefined && b !== null && !(Number.isSafeInteger(b) && b >= 0)) return false;
+      if (n > 0) this.#maxMessages = n;
+      if (b > 0) this.#maxMessageBytes = b;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+
+  /**
+   * Begins the pending quick turns in the module, as they would have
+   * begun before their model was called (FastPath.enter).
+   */
+  enter() {
+    for (const q of this.pending.splice(0)) this.#upgrade(q);
+  }
+
+  /**
+   * Whether a turn without history, policy, events, inspection or a
+   * host's run id may be a quick turn: a JavaScript model, a mirror of
+   * the session, no turn of it in flight, and an input that a turn would
+   * append (not the mirror's last message again) within the limits.
+   */
+  quickable(sessionId, input) {
+    const fp = this.#fp;
+    if (!this.#quickOK || fp.busy.get(sessionId) > 0) return false;
+    const m = fp.mirrors.get(sessionId);
+    if (m === undefined) return false;
+    const msgs = m.msgs;
+    const n = msgs.length;
+    if (n === 0 || n + 2 > this.#maxMessages || input.length * 3 > this.#maxMessageBytes) return false;
+    const last = msgs[n - 1];
+    return !(last.role === "user" && last.content === input.toWellFormed());
+  }
+
+  /**
+   * Runs a quick turn (docs/adr/0012-quick-turn.md): the model first, on
+   * the session's mirror and the input, then one commit of the input and
+   * the reply. A reply the module cannot commit as it is (a thenable, tool
+   * calls, a failure, a refused or stale commit), or a model that called
+   * the module, gets the turn begun in the module as it would have been
+   * without quick turns; the answer in hand is fed to it. Returns what
+   * drive returns.
+   */
+  run(sessionId, input, runId) {
+    const fp = this.#fp;
+    const m = fp.mirrors.get(sessionId);
+    const n = m.msgs.length;
+    const inputMsg = Object.freeze({ role: "user", content: input.toWellFormed() });
+    // One copy of the right length: slicing first and pushing after
+    // would copy the session twice once the copy grows.
+    const msgs = m.msgs;
+    msgs.push(inputMsg);
+    const messages = msgs.slice();
+    msgs.pop();
+    const req = new ModelRequest(runId, sessionId, fp.system, messages, fp.allowedSpecs(ALL_TOOLS), 1, ignoreDelta);
+    const q = { sessionId, input, runId, gen: m.gen, n, req, turn: undefined, error: undefined, matched: false };
+    fp.busy.set(sessionId, (fp.busy.get(sessionId) ?? 0) + 1);
+    this.pending.push(q);
+    let v;
+    let failure;
+    let reply;
+    let thenable = false;
+    try {
+      try {
+        v = fp.modelFn(req);
+      } catch (e) {
+        failure = "model threw: " + text(e);
+      }
+      // The reply is read while the turn is still pending: a getter of it
+      // that calls the module must find the turn begun, as it does on the
+      // ordinary path, where the reply is read by a turn that holds its
+      // session.
+      if (failure === undefined && q.turn === undefined && q.error === undefined) {
+        thenable = isThenable(v);
+        if (!thenable) {
+          try {
+            reply = readReply(v, (message) => new ReplyRefused(message));
+          } catch (e) {
+            failure = e instanceof ReplyRefused ? e.message : "the model's reply cannot be read: " + text(e);
+          }
+        }
+      }
+    } finally {
+      const at = this.pending.lastIndexOf(q);
+      if (at >= 0) this.pending.length = at;
+      fp.unbusy(sessionId);
+    }
+    if (q.turn === undefined && q.error === undefined) {
+      // Nothing called the module while the model ran: it is as it was.
+      if (reply !== undefined && reply.toolCalls.length === 0) {
+        const res = this.#commit(q, m, inputMsg, reply.content);
+        if (res !== undefined) return res;
+      }
+      this.#upgrade(q);
+    }
+    if (q.error !== undefined) throw q.error;
+    const turn = q.turn;
+    if (!q.matched) return fp.drive(turn);
+    const held = { v, reply, failure };
+    let next;
+    try {
+      next = this.#feedHeld(turn, req, held);
+    } catch (e) {
+      fp.end(turn);
+      throw e;
+    }
+    if (next instanceof Promise) return fp.driveAsync(turn, next);
+    turn.first = next;
+    return fp.drive(turn);
+  }
+
+  // #commit stores the quick turn q in one call and returns its Result,
+  // or undefined when the module did not store it (stale or refused).
+  #commit(q, m, inputMsg, content) {
+    const fp = this.#fp;
+    const frame = writeCommit(fp.w.reset(), q.sessionId, q.runId, q.input, q.gen, q.n, content);
+    const out = fp.call(fp.ex.agentrt_commit, frame);
+    if (out.length < 5 || out[4] !== KIND.committed) return undefined;
+    const count = readCommitted(out);
+    if (count < 0) return undefined;
+    const reply = Object.freeze({ role: "assistant", content: content.toWellFormed() });
+    m.msgs.push(inputMsg, reply);
+    fp.countEnded();
+    return {
+      runId: q.runId, sessionId: q.sessionId, status: "completed", reply, appended: [inputMsg, reply],
+      seed: { mode: "none", seeded: 0, skippedSystem: 0 }, messageCount: count, modelCalls: [{ step: 1, messageCount: q.n + 1 }],
+    };
+  }
+
+  // #upgrade begins the quick turn q in the module, as it would have
+  // begun before its model was called. When the module asks for the model
+  // on the very window the model was handed, the model's answer is the
+  // answer to that call (q.matched); otherwise the first request's signal
+  // aborts and the turn goes on as any other, calling the model again.
+  #upgrade(q) {
+    const fp = this.#fp;
+    let turn;
+    try {
+      turn = fp.begin(q.sessionId, q.input, undefined, undefined, false, q.runId, false, undefined);
+    } catch (e) {
+      q.error = e;
+      ModelRequest.stop(q.req, e);
+      return;
+    }
+    q.turn = turn;
+    const a = turn.first;
+    if (a.kind === ACTION.model && a.step === 1 && a.generation === q.gen && !a.adopt && a.from === q.n &&
+      a.start === 0 && a.end === q.n + 1) {
+      turn.first = undefined;
+      fp.messages(turn, a);
+      turn.request = q.req;
+      q.matched = true;
+      return;
+    }
+    ModelRequest.stop(q.req, new AgentrtError("cancelled", "agentrt: the session changed while the model ran; it is asked again"));
+  }
+
+  // #feedHeld feeds the answer a quick turn's model gave (the reply read
+  // already, a failure, or a value or thenable to read) to its turn, as
+  // #callModel would have, and returns the next action or a Promise of it.
+  #feedHeld(turn, req, held) {
+    const fp = this.#fp;
+    const handle = turn.handle;
+    const v = held.v;
+    if (held.failure === undefined && held.reply === undefined && isThenable(v)) {
+      return fp.settle(turn, v).then((s) => {
+        turn.request = undefined;
+        if (s === null) {
+          ModelRequest.stop(req, turn.expired ? timeoutError() : abortError());
+          return fp.resume(turn);
+        }
+        return s.ok ? fp.feedModel(turn, handle, s.value) : fp.feedModel(turn, handle, undefined, "model rejected: " + text(s.reason));
+      });
+    }
+    turn.request = undefined;
+    if (held.reply === undefined) return fp.feedModel(turn, handle, v, held.failure);
+    if (turn.interrupted) return fp.resume(turn);
+    return fp.action(fp.call(fp.ex.agentrt_feed, writeModelReply(fp.w.reset(), handle, held.reply)));
+  }
+}

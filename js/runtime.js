@@ -1,0 +1,554 @@
+// agentrt glue: the public Runtime, one Go instance of the module and the
+// sessions it holds, and loadRuntime, which makes one.
+
+import {
+  AgentrtError, argError, toError, isObject, isSignal, closedError, lostError, abortError, reportCallbackError,
+} from "./errors.js";
+import { compile, loadGo, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
+
+/** Prefixes of generated run ids: the glue's, and the runtime's own. */
+const GLUE_RUN_PREFIX = "glue:";
+const CORE_RUN_PREFIX = "agentrt:";
+
+
+function checkRunArgs(sessionId, input, policy, options, where) {
+  if (typeof sessionId !== "string") throw argError(`${where}sessionId`, "must be a string");
+  if (typeof input !== "string") throw argError(`${where}input`, "must be a string");
+  if (policy !== undefined && policy !== null && (!isObject(policy) || Array.isArray(policy))) {
+    throw argError(`${where}policy`, "must be an object");
+  }
+  if (options === undefined || options === null) return;
+  if (!isObject(options)) throw argError("options", "must be an object");
+  const runId = options.runId;
+  if (runId !== undefined) {
+    if (typeof runId !== "string") throw argError(`${where}runId`, "must be a string");
+    if (runId === "") throw argError(`${where}runId`, "must not be empty");
+    if (runId.startsWith(GLUE_RUN_PREFIX) || runId.startsWith(CORE_RUN_PREFIX)) {
+      throw argError(`${where}runId`, `must not start with "${GLUE_RUN_PREFIX}" or "${CORE_RUN_PREFIX}": those are generated ids`);
+    }
+  }
+  if (options.onEvent !== undefined && typeof options.onEvent !== "function") throw argError(`${where}onEvent`, "must be a function");
+  if (options.signal !== undefined && options.signal !== null && !isSignal(options.signal)) {
+    throw argError(`${where}signal`, "must be an AbortSignal");
+  }
+}
+
+function checkHistory(history, name) {
+  if (history !== undefined && history !== null && !Array.isArray(history) && !(history instanceof Uint8Array)) {
+    throw argError(name, "must be an array or a Uint8Array");
+  }
+}
+
+// readRequest checks a run() or stream() request and copies its fields, so
+// that each getter is read once. A host exception is invalid_argument.
+function readRequest(req) {
+  try {
+    if (!isObject(req)) throw argError("request", "must be an object");
+    const r = {
+      sessionId: req.sessionId, input: req.input, policy: req.policy, history: req.history,
+      runId: req.runId, signal: req.signal, onEvent: req.onEvent, inspect: req.inspect,
+    };
+    checkRunArgs(r.sessionId, r.input, r.policy, r, "request.");
+    checkHistory(r.history, "request.history");
+    return r;
+  } catch (e) {
+    throw toError(e, "invalid_argument");
+  }
+}
+
+// readOptions checks the arguments of an ADR entry point and copies its
+// options; a host exception is invalid_argument.
+function readOptions(sessionId, input, policy, options, history, withHistory) {
+  try {
+    checkRunArgs(sessionId, input, policy, options, "");
+    if (withHistory) checkHistory(history, "history");
+    if (options === undefined || options === null) return undefined;
+    return { runId: options.runId, signal: options.signal, onEvent: options.onEvent, inspect: options.inspect };
+  } catch (e) {
+    throw toError(e, "invalid_argument");
+  }
+}
+
+/**
+ * A runtime: one Go instance of the module and the sessions it holds.
+ * Created by loadRuntime; close() frees it.
+ *
+ * If the instance's Go program exits (a fatal error in Go, such as running
+ * out of memory), the calls in flight reject with code "internal", and a
+ * fresh instance of the same module and configuration is started for the
+ * next call: its sessions are cold, and the host's history seeds them.
+ */
+class Runtime {
+  #boot;
+  #inst;
+  #restarting = null;
+  #closed = false;
+  #runs = 0;
+  #version;
+
+  constructor(boot, inst) {
+    this.#boot = boot;
+    this.#version = inst.version;
+    this.#adopt(inst);
+  }
+
+  /** The module's version. */
+  get version() { return this.#version; }
+
+  /** The global name the current instance published its exports at. */
+  get globalName() { return this.#inst.name; }
+
+  /** Whether close() was called. */
+  get closed() { return this.#closed; }
+
+  #adopt(inst) {
+    this.#inst = inst;
+    inst.onExit = () => this.#lost(inst);
+  }
+
+  // #lost handles the exit of inst's Go program: the calls waiting for it
+  // reject, and a fresh instance is started in its place.
+  #lost(inst, cause) {
+    if (inst.dead) return;
+    inst.dead = true;
+    delete globalThis[inst.name];
+    for (const reject of inst.pending) reject(lostError(cause));
+    inst.pending.clear();
+    if (inst.fast) inst.fast.abortModels(lostError(cause));
+    if (!this.#closed && this.#inst === inst && !this.#restarting) this.#restart();
+  }
+
+  #restart() {
+    const p = startInstance(this.#boot).then((fresh) => {
+      this.#restarting = null;
+      if (this.#closed) disposeInstance(fresh);
+      else this.#adopt(fresh);
+    }, () => {
+      // The next call tries again.
+      this.#restarting = null;
+    });
+    this.#restarting = p;
+  }
+
+  // #ready returns the live instance, waiting for a restart when the last
+  // one exited.
+  async #ready() {
+    for (let attempt = 0; ; attempt++) {
+      if (this.#closed) throw closedError();
+      const inst = this.#inst;
+      if (inst.go.exited) this.#lost(inst);
+      if (!inst.dead) return inst;
+      if (attempt === 2) throw new AgentrtError("internal", "agentrt: the module's Go program exited and a fresh instance could not be started");
+      if (!this.#restarting) this.#restart();
+      await this.#restarting;
+    }
+  }
+
+  // #now returns the live instance for a synchronous call; while a fresh
+  // one is starting it throws.
+  #now() {
+    if (this.#closed) throw closedError();
+    const inst = this.#inst;
+    if (inst.go.exited) this.#lost(inst);
+    if (inst.dead) {
+      throw new AgentrtError("internal", "agentrt: the module's Go program exited; a fresh instance is starting, retry");
+    }
+    return inst;
+  }
+
+  // #start runs one turn; it is the body of run(), stream() and the four
+  // ADR entry points. Arguments are checked by the caller.
+  async #start(sessionId, input, policy, history, withHistory, options, onStarted) {
+    const inst = this.#restarting || this.#inst.dead || this.#inst.go.exited ? await this.#ready() : this.#now();
+    const core = inst.core;
+    const signal = options && options.signal ? options.signal : undefined;
+    if (signal && signal.aborted) throw abortError(signal.reason);
+    const fast = inst.fast;
+    const runId = options && options.runId !== undefined ? options.runId : `${GLUE_RUN_PREFIX}${++this.#runs}`;
+    const onEvent = options && options.onEvent;
+    const listener = onEvent ? (ev) => {
+      try {
+        onEvent(ev);
+      } catch (e) {
+        reportCallbackError(e);
+      }
+    } : undefined;
+    const inspect = Boolean(options && options.inspect);
+    let driven;
+    if (!onStarted && !withHistory && policy === undefined && !listener && !inspect &&
+      !(options && options.runId !== undefined) && fast.quick.quickable(sessionId, input)) {
+      // A quick turn (docs/adr/0012-quick-turn.md): begin and drive in one.
+      try {
+        driven = fast.quick.run(sessionId, input, runId);
+      } catch (e) {
+        if (inst.go.exited) {
+          this.#lost(inst, e);
+          throw lostError(e);
+        }
+        throw toError(e);
+      }
+    } else {
+      let turn;
+      try {
+        turn = fast.begin(sessionId, input, policy, history, withHistory, runId, inspect, listener);
+      } catch (e) {
+        if (inst.go.exited) {
+          this.#lost(inst, e);
+          throw lostError(e);
+        }
+        throw toError(e);
+      }
+      if (onStarted) onStarted(runId, inst);
+      try {
+        driven = fast.drive(turn);
+      } catch (e) {
+        if (inst.go.exited) this.#lost(inst, e);
+        throw toError(e);
+      }
+    }
+    // A turn whose model answered at once has ended.
+    if (!(driven instanceof Promise)) return driven;
+    // The turn's Promise never settles if the Go program exits: #lost
+    // rejects it instead.
+    const settled = new Promise((resolve, reject) => {
+      inst.pending.add(reject);
+      driven.then((v) => {
+        inst.pending.delete(reject);
+        resolve(v);
+      }, (e) => {
+        inst.pending.delete(reject);
+        if (inst.go.exited) this.#lost(inst, e);
+        reject(e);
+      });
+    });
+    let aborted = false;
+    const onAbort = () => {
+      try {
+        if (!inst.dead && fast.cancel(core, runId)) aborted = true;
+      } catch { /* the run ends anyway */ }
+    };
+    if (signal) signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      return await settled;
+    } catch (e) {
+      if (aborted) throw abortError(e);
+      throw toError(e);
+    } finally {
+      if (signal) signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  // #revert takes a completed turn the host never received off its session
+  // (the no-divergence rule, docs/adr/0004-memory-budget-and-no-divergence.md).
+  #revert(inst, sessionId, runId) {
+    if (inst.dead || inst.go.exited) return; // a fresh instance is cold
+    try {
+      inst.fast.enter();
+      inst.fast.forget(sessionId);
+      if (typeof inst.core.revertRun === "function") inst.core.revertRun(sessionId, runId);
+      else inst.core.deleteSession(sessionId);
+    } catch { /* the instance is going away */ }
+  }
+
+  /**
+   * Runs one turn. See RunRequest in glue.d.ts.
+   * @param {object} request
+   * @returns {Promise<object>} the Result
+   */
+  run(request) {
+    let r;
+    try {
+      r = readRequest(request);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#start(r.sessionId, r.input, r.policy ?? undefined, r.history, r.history !== undefined && r.history !== null, r);
+  }
+
+  /**
+   * Runs one turn and yields its events as they come; the last is
+   * run.completed with `result`. A refusal, failure or cancel makes the
+   * iterator throw; leaving the loop early cancels the run, or, when it had
+   * completed before its result was handed out, takes its turn back off the
+   * session.
+   * @param {object} request
+   * @returns {AsyncIterableIterator<object>}
+   */
+  stream(request) {
+    const req = readRequest(request);
+    if (this.#closed) throw closedError();
+    const { sessionId, input, policy, history } = req;
+    const userOnEvent = req.onEvent;
+    const queue = [];
+    const waiting = [];
+    let started = null;
+    let runId;
+    let runInst;
+    let settled = false;
+    let result = null;
+    let delivered = false;
+    let finished = false;
+    let heldCompleted = null;
+    let completedPushed = false;
+    let lastSeq = 0;
+    const push = (item) => {
+      queue.push(item);
+      for (const w of waiting.splice(0)) w();
+    };
+    const onEvent = (ev) => {
+      if (settled) return;
+      if (isObject(ev) && typeof ev.seq === "number") lastSeq = ev.seq;
+      if (userOnEvent) {
+        try {
+          userOnEvent(ev);
+        } catch (e) {
+          reportCallbackError(e);
+        }
+      }
+      if (isObject(ev) && ev.type === "run.completed") {
+        if (ev.result === undefined) {
+          heldCompleted = ev;
+          return;
+        }
+        completedPushed = true;
+      }
+      push({ event: ev });
+    };
+    const start = () => {
+      const options = { runId: req.runId, signal: req.signal, inspect: req.inspect, onEvent };
+      started = this.#start(sessionId, input, policy ?? undefined, history,
+        history !== undefined && history !== null, options, (id, inst) => { runId = id; runInst = inst; })
+        .then((res) => {
+          if (settled) return;
+          settled = true;
+          result = res;
+          let done = heldCompleted;
+          if (done) done.result = res;
+          else if (!completedPushed) {
+            done = { type: "run.completed", runId: res.runId, sessionId: res.sessionId, seq: lastSeq + 1, result: res };
+          }
+          if (done) push({ event: done });
+          push({ end: true });
+        }, (err) => {
+          if (settled) return;
+          settled = true;
+          push({ error: err });
+        });
+    };
+    const iterator = {
+      next: async () => {
+        if (finished) return { value: undefined, done: true };
+        if (!started) start();
+        while (queue.length === 0) {
+          await new Promise((resolve) => { waiting.push(resolve); });
+          if (finished) return { value: undefined, done: true };
+        }
+        const item = queue.shift();
+        if (item.event !== undefined) {
+          if (isObject(item.event) && item.event.type === "run.completed") delivered = true;
+          return { value: item.event, done: false };
+        }
+        finished = true;
+        if (item.error) throw item.error;
+        return { value: undefined, done: true };
+      },
+      return: async (value) => {
+        if (!finished) {
+          finished = true;
+          for (const w of waiting.splice(0)) w();
+          if (started) {
+            if (!settled && runId !== undefined && !runInst.dead) {
+              try { runInst.fast.cancel(runInst.core, runId); } catch { /* it ends anyway */ }
+            }
+            await started;
+            // The run completed before its result reached the host: the
+            // session must not keep a turn the host never stored.
+            if (result !== null && !delivered && !this.#closed) this.#revert(runInst, sessionId, result.runId ?? runId);
+          }
+        }
+        return { value, done: true };
+      },
+      throw: async (err) => {
+        await iterator.return();
+        throw err;
+      },
+      [Symbol.asyncIterator]() { return iterator; },
+    };
+    return iterator;
+  }
+
+  /**
+   * The ADR entry point: a turn with the default policy and no history.
+   * @returns {Promise<object>}
+   */
+  startRun(sessionId, input, options) {
+    let o;
+    try {
+      o = readOptions(sessionId, input, undefined, options, undefined, false);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#start(sessionId, input, undefined, undefined, false, o);
+  }
+
+  /**
+   * The ADR entry point: a turn with a policy and no history.
+   * @returns {Promise<object>}
+   */
+  startRunWithPolicy(sessionId, input, policy, options) {
+    let o;
+    try {
+      o = readOptions(sessionId, input, policy, options, undefined, false);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#start(sessionId, input, policy ?? {}, undefined, false, o);
+  }
+
+  /**
+   * The ADR entry point: a turn that seeds an empty session from history.
+   * @returns {Promise<object>}
+   */
+  startRunWithHistory(sessionId, input, history, options) {
+    let o;
+    try {
+      o = readOptions(sessionId, input, undefined, options, history, true);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#start(sessionId, input, undefined, history, true, o);
+  }
+
+  /**
+   * The ADR entry point: a turn that seeds the session from history as
+   * policy.seedMode says.
+   * @returns {Promise<object>}
+   */
+  startRunWithPolicyAndHistory(sessionId, input, policy, history, options) {
+    let o;
+    try {
+      o = readOptions(sessionId, input, policy, options, history, true);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#start(sessionId, input, policy ?? {}, history, true, o);
+  }
+
+  /**
+   * Cancels the active run with runId; reports whether this call did.
+   * @param {string} runId
+   * @returns {boolean}
+   */
+  cancelRun(runId) {
+    if (typeof runId !== "string") throw argError("runId", "must be a string");
+    return Boolean(this.#call((core, inst) => inst.fast.cancel(core, runId)));
+  }
+
+  /**
+   * A snapshot of the session with id, or null when there is none.
+   * @param {string} id
+   * @returns {object | null}
+   */
+  session(id) {
+    if (typeof id !== "string") throw argError("id", "must be a string");
+    return this.#call((core) => core.getSession(id)) ?? null;
+  }
+
+  /**
+   * Removes the session with id; reports whether there was one.
+   * @param {string} id
+   * @returns {boolean}
+   */
+  deleteSession(id) {
+    if (typeof id !== "string") throw argError("id", "must be a string");
+    return Boolean(this.#call((core, inst) => {
+      inst.fast.forget(id);
+      return core.deleteSession(id);
+    }));
+  }
+
+  /**
+   * The ids of all sessions, sorted.
+   * @returns {string[]}
+   */
+  listSessions() {
+    return this.#call((core) => core.listSessions());
+  }
+
+  /**
+   * The runtime's counters.
+   * @returns {object}
+   */
+  stats() {
+    return this.#call((core) => core.stats());
+  }
+
+  /**
+   * Cancels every active run, and frees the instance: its global is
+   * deleted and every later call fails. Idempotent.
+   */
+  close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    const inst = this.#inst;
+    this.#inst = { ...inst, core: null, dead: true, pending: new Set() };
+    try {
+      if (inst.fast && !inst.dead && !inst.go.exited) inst.fast.enter();
+    } catch { /* it is being closed */ }
+    disposeInstance(inst);
+  }
+
+  #call(f) {
+    const inst = this.#now();
+    let v;
+    try {
+      inst.fast.enter();
+      v = f(inst.core, inst);
+    } catch (e) {
+      if (inst.go.exited) {
+        this.#lost(inst, e);
+        throw lostError(e);
+      }
+      throw toError(e);
+    }
+    if (inst.go.exited) {
+      this.#lost(inst);
+      throw lostError();
+    }
+    return v;
+  }
+}
+
+/**
+ * Loads a new agentrt runtime: its own Go instance, published under its own
+ * global name. The module is compiled from `wasm` unless it is a
+ * WebAssembly.Module already (see compile); without `wasm`, from the
+ * agentrt.wasm next to this file, as the npm package ships it. wasm_exec.js is loaded from
+ * `wasmExec` when no `Go` class is defined yet (default: wasm_exec.js next
+ * to the module's URL, or next to this file).
+ *
+ * @param {object} options
+ * @returns {Promise<Runtime>}
+ */
+export async function loadRuntime(options = {}) {
+  let wasm, wasmExec, systemPrompt, model, tools, limits, execURL;
+  try {
+    checkConfig(options);
+    ({ wasmExec, systemPrompt, model, tools, limits } = options);
+    wasm = options.wasm === undefined ? packagedModule() : options.wasm;
+    if (wasmExec !== undefined) execURL = toURL(wasmExec, "options.wasmExec");
+    else if (typeof wasm === "string" || wasm instanceof URL) execURL = new URL("wasm_exec.js", toURL(wasm, "options.wasm"));
+    else execURL = new URL("./wasm_exec.js", import.meta.url);
+  } catch (e) {
+    throw toError(e, "invalid_argument");
+  }
+
+  const [module, Go] = await Promise.all([compile(wasm), loadGo(execURL)]);
+  const config = {};
+  if (systemPrompt !== undefined) config.systemPrompt = systemPrompt;
+  if (model !== undefined) config.model = model;
+  if (tools !== undefined) config.tools = tools;
+  if (limits !== undefined) config.limits = limits;
+  const boot = { module, Go, config };
+  return new Runtime(boot, await startInstance(boot));
+}
