@@ -99,22 +99,37 @@ function bodyTotal(res) {
 
 // counted returns res's body as a stream that reports each chunk as
 // download progress. A total the bytes outgrow (a compressed body whose
-// Content-Encoding a cross-origin response hides) is dropped.
+// Content-Encoding a cross-origin response hides) is dropped. The body is
+// read to its end whatever the stream's reader does: a compile that stops
+// reading early (it has all it needs) would otherwise abort the request.
 function counted(res, report) {
   let total = bodyTotal(res);
   let loaded = 0;
+  let ctl;
+  let cancelled = false;
+  const out = new ReadableStream({
+    start(c) { ctl = c; },
+    cancel() { cancelled = true; },
+  });
+  const reader = res.body.getReader();
   report("download", 0, total);
-  return res.body.pipeThrough(new TransformStream({
-    transform(chunk, ctl) {
-      loaded += chunk.byteLength;
-      if (total !== undefined && loaded > total) total = undefined;
-      report("download", loaded, total);
-      ctl.enqueue(chunk);
-    },
-    flush() {
+  (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        loaded += value.byteLength;
+        if (total !== undefined && loaded > total) total = undefined;
+        report("download", loaded, total);
+        if (!cancelled) ctl.enqueue(value);
+      }
       report("compile", loaded, total ?? loaded);
-    },
-  }));
+      if (!cancelled) ctl.close();
+    } catch (e) {
+      if (!cancelled) ctl.error(e);
+    }
+  })();
+  return out;
 }
 
 // compileResponse compiles the module a response carries: streamed (the
@@ -127,7 +142,7 @@ async function compileResponse(res, report) {
     if (streaming) return await WebAssembly.compileStreaming(res);
     return await WebAssembly.compile(await res.arrayBuffer());
   }
-  if (!res.body || typeof TransformStream !== "function") {
+  if (!res.body || typeof ReadableStream !== "function") {
     const bytes = new Uint8Array(await res.arrayBuffer());
     report("download", bytes.byteLength, bytes.byteLength);
     report("compile", bytes.byteLength, bytes.byteLength);
