@@ -17,9 +17,8 @@ go run ./cmd/agentrt pack -dest "$dest"
 tgz=$(ls "$dest"/agentrt-*.tgz)
 
 node --test js/package-test/
-if [ -d js/bundlers ]; then
-	node --test js/bundlers/
-fi
+node --test js/bundlers/progress.test.mjs
+node js/bundlers/run.mjs
 
 flags=(${NPM_PUBLISH_FLAGS:-})
 if [ -n "${DRY_RUN:-}" ]; then
