@@ -3,7 +3,9 @@
 // run in Chromium: a turn, a reload, and a cold seed from the stored
 // history. Vite's output also runs in Firefox ESR and WebKit, and in
 // Chromium so do the Vite dev server and the unbundled package loaded from
-// a CDN-style origin (CORS). The app does nothing but
+// a CDN-style origin (CORS); and, on the three engines, the Vite build as
+// a Capacitor-style app (its own localhost origin, the webview shell's
+// strict Content Security Policy). The app does nothing but
 // `import { loadRuntime } from "agentrt"` and call it without options.
 //
 //   node js/bundlers/run.mjs [--browsers chromium,firefox,webkit] [--only vite,webpack,...]
@@ -63,7 +65,7 @@ main().then(
 `;
 
 const page = (script, type = "module") => `<!doctype html>
-<html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>agentrt app</title></head>
+<html><head><meta charset="utf-8"><title>agentrt app</title></head>
 <body><script type="${type}" src="${script}"></script></body></html>
 `;
 
@@ -144,11 +146,18 @@ async function emitted(dir, base = dir) {
 
 const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm", ".json": "application/json", ".map": "application/json" };
 
+// The policy a webview shell applies to its pages (docs/webview.md).
+const SHELL_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'";
+
 // serveDir serves dir's files on a free port of 127.0.0.1, with CORS open
-// when cors is set (a CDN). It resolves with { url, close }.
-function serveDir(dir, { cors = false } = {}) {
+// when cors is set (a CDN) and the webview shell's Content Security Policy
+// when csp is set, at host (the URL's host name). It resolves with
+// { url, close }.
+function serveDir(dir, { cors = false, csp = false, host = "127.0.0.1" } = {}) {
   const server = createServer(async (req, res) => {
     let p = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    if (csp) res.setHeader("content-security-policy", SHELL_CSP);
+    if (p === "/favicon.ico") { res.writeHead(204).end(); return; }
     if (p.endsWith("/")) p += "index.html";
     const file = path.join(dir, path.normalize(p));
     if (!file.startsWith(dir + path.sep)) { res.writeHead(403).end(); return; }
@@ -163,7 +172,7 @@ function serveDir(dir, { cors = false } = {}) {
     }
   });
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({
-    url: `http://127.0.0.1:${server.address().port}/`,
+    url: `http://${host}:${server.address().port}/`,
     close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }),
   })));
 }
@@ -190,9 +199,15 @@ async function report(p) {
 function appSteps(ctx, name, url) {
   return [
     [`${name}: loads with no options and runs a turn`, async () => {
-      ctx.page = await ctx.browser.newPage();
-      ctx.page.setDefaultTimeout(WAIT_MS);
-      ctx.watch = watchPage(ctx.page, name);
+      // One page per browser, for every app in turn (closing WebKit's
+      // last window would end its WebDriver session).
+      if (!ctx.shared.page) {
+        ctx.shared.page = await ctx.browser.newPage();
+        ctx.shared.page.setDefaultTimeout(WAIT_MS);
+        ctx.shared.watch = watchPage(ctx.shared.page, "app");
+      }
+      ctx.page = ctx.shared.page;
+      ctx.watch = ctx.shared.watch;
       ctx.allowed = streamedWasm;
       await ctx.page.goto(url);
       const r = await report(ctx.page);
@@ -218,7 +233,7 @@ function appSteps(ctx, name, url) {
 // ---------------------------------------------------------------------------
 
 async function main() {
-  const args = { browsers: ENGINE_NAMES, only: [...Object.keys(BUNDLERS), "vite-dev", "cdn"] };
+  const args = { browsers: ENGINE_NAMES, only: [...Object.keys(BUNDLERS), "capacitor", "vite-dev", "cdn"] };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--browsers") args.browsers = String(argv[++i]).split(",").filter(Boolean);
@@ -250,6 +265,15 @@ async function main() {
         const s = await serveDir(out);
         servers.push(s);
         apps.push({ name, url: s.url, engines: name === "vite" ? ENGINE_NAMES : ["chromium"] });
+        if (name === "vite" && args.only.includes("capacitor")) {
+          // A Capacitor-style app: the Vite build is the web assets, served
+          // at the root of the app's own origin (Capacitor's Android scheme
+          // is https://localhost) under the webview shell's strict policy:
+          // no eval, wasm compiled under 'wasm-unsafe-eval'.
+          const c = await serveDir(out, { csp: true, host: "localhost" });
+          servers.push(c);
+          apps.push({ name: "capacitor", url: c.url, engines: ENGINE_NAMES });
+        }
       } catch (e) {
         results.fail(`${name}: build`, e);
       }
@@ -280,13 +304,13 @@ async function main() {
     }
 
     await runEngines(args.browsers, scratch, results, async (engine, browser) => {
+      const shared = {};
       for (const a of apps.filter((a) => a.engines.includes(engine.name))) {
-        const ctx = { browser, page: null, allowed: () => false };
+        const ctx = { browser, shared, page: null, allowed: () => false };
         await runSteps(results, engine.name, appSteps(ctx, a.name, a.url), ctx, {
           problems: () => (ctx.watch ? ctx.watch.take() : []),
           screenshot: path.join(scratch, `${engine.name}-${a.name}-failure.png`),
         });
-        if (ctx.page) await ctx.page.close().catch(() => {});
       }
     });
   } catch (e) {
