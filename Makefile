@@ -1,6 +1,6 @@
 # agentrt: the two commands of the README are `make demo` (or
 # `go run ./cmd/agentrt demo`) and `make test`.
-.PHONY: build package demo test check bench fuzz
+.PHONY: build package publish demo test check bench fuzz
 
 build:
 	go run ./cmd/agentrt build
@@ -8,6 +8,12 @@ build:
 # The npm package: dist/ packed into agentrt-VERSION.tgz (docs/package.md).
 package:
 	go run ./cmd/agentrt pack
+
+# Build, test and publish the npm package (scripts/publish.sh): the package
+# tests run first, and the tarball they passed on is what npm publishes.
+# DRY_RUN=1 does everything but the upload.
+publish:
+	bash scripts/publish.sh
 
 demo:
 	go run ./cmd/agentrt demo

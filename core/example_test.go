@@ -30,9 +30,7 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println(res.Seed.Mode, res.Seed.Seeded, res.Reply.Content)
-	for _, m := range res.Appended { // what the host stores
-		history = append(history, core.SeedMessage{Role: m.Role, Content: m.Content})
-	}
+	history = append(history, core.SeedMessages(res.Appended)...) // store the turn, tool calls and all
 
 	run, _ = rt.StartRunWithHistory(ctx, "chat-1", "again", history)
 	res, _ = run.Wait(ctx)

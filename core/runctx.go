@@ -1,29 +1,5 @@
 package core
 
-// Context is what the runtime needs of a context: a done channel and the
-// reason it closed. Every context.Context satisfies it, so Go hosts pass
-// theirs as they are.
-//
-// # Notes
-//
-//   - core does not import package context: context imports package time,
-//     whose initialisation alone adds about 54 KB of compressed download to
-//     the module. See RATIONALE.md.
-type Context interface {
-	Done() <-chan struct{}
-	Err() error
-}
-
-// background is a Context that is never done.
-type background struct{}
-
-func (background) Done() <-chan struct{} { return nil }
-func (background) Err() error            { return nil }
-
-// Background returns a Context that is never done, like
-// context.Background.
-func Background() Context { return background{} }
-
 // ErrContextDone is what a run's Context.Err returns once the run was
 // cancelled, timed out or ended. Use the run's *Error for the reason.
 var ErrContextDone = NewError(CodeCancelled, "run context done")
@@ -134,12 +110,33 @@ func (c *runContext) Err() error {
 	return err
 }
 
-// Value returns the parent's value for key when the parent carries values
-// (a context.Context does), so that values a host put on the context it
+// runKey is the key under which a run's context answers Value with
+// itself, so that StopCause finds it through contexts derived from it.
+type runKey struct{}
+
+// Value returns the run's context itself for its own key, else the
+// parent's value for key when the parent carries values (a
+// context.Context does), so that values a host put on the context it
 // started the run with reach its models and tools; nil otherwise.
 func (c *runContext) Value(key any) any {
-	if v, ok := c.parent.(interface{ Value(any) any }); ok {
-		return v.Value(key)
+	if key == (runKey{}) {
+		return c
 	}
-	return nil
+	return parentValue(c.parent, key)
+}
+
+// StopCause reports why the run whose context ctx is (or was derived
+// from, as by context.WithTimeout) stopped: an *Error with CodeCancelled
+// when it was cancelled or its parent ended, CodeTimeout when it timed
+// out. It returns nil while the run goes on, after it ended normally, and
+// for a ctx that is not a run's.
+func StopCause(ctx Context) *Error {
+	if ctx == nil {
+		return nil
+	}
+	c, _ := valueOf(ctx, runKey{}).(*runContext)
+	if c == nil {
+		return nil
+	}
+	return c.stopCause()
 }

@@ -306,12 +306,47 @@ export interface LoadOptions {
    * npm package ships it.
    */
   wasm?: string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module | undefined;
-  /** wasm_exec.js, loaded only when no `Go` class is defined yet. */
+  /**
+   * wasm_exec.js, loaded only when no `Go` class is defined yet. Default:
+   * the one shipped beside glue.js, imported as a module (bundlers emit it
+   * with the app).
+   */
   wasmExec?: string | URL | undefined;
+  /**
+   * Called as the module downloads and compiles, and last with phase
+   * "done" once the runtime is ready. Exceptions it throws are ignored.
+   * @example
+   * await loadRuntime({ onProgress: ({ phase, loaded, total }) => show(phase, loaded, total) });
+   */
+  onProgress?: ((progress: LoadProgress) => void) | undefined;
   systemPrompt?: string | undefined;
   model?: Model | undefined;
   tools?: Tool[] | undefined;
   limits?: Limits | undefined;
+}
+
+/** How far loading the module went: see LoadOptions.onProgress. */
+export interface LoadProgress {
+  /**
+   * "download": bytes of the module received (repeated as they arrive);
+   * "compile": every byte is in and the compile finishes (streamed with
+   * WebAssembly.compileStreaming where the host has it and the server sends
+   * application/wasm, so most of it ran during the download); "done": the
+   * module is compiled (compile) or the runtime is ready (loadRuntime).
+   */
+  phase: "download" | "compile" | "done";
+  /** Bytes of the module received so far (uncompressed). */
+  loaded: number;
+  /**
+   * The module's size in bytes when known: from Content-Length, unless the
+   * response is compressed; always known once the download is over.
+   */
+  total?: number | undefined;
+}
+
+/** Options of compile. */
+export interface CompileOptions {
+  onProgress?: ((progress: LoadProgress) => void) | undefined;
 }
 
 /** Options of the four ADR entry points. */
@@ -456,7 +491,7 @@ export declare function loadRuntime(options?: LoadOptions): Promise<Runtime>;
  * const wasm = await compile("/agentrt.wasm");
  * const [a, b] = await Promise.all([loadRuntime({ wasm }), loadRuntime({ wasm })]);
  */
-export declare function compile(wasm?: LoadOptions["wasm"]): Promise<WebAssembly.Module>;
+export declare function compile(wasm?: LoadOptions["wasm"], options?: CompileOptions): Promise<WebAssembly.Module>;
 
 /**
  * Encodes history in the packed format (a Uint8Array is returned as it is).

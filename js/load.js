@@ -53,7 +53,10 @@ async function readURL(url, as) {
 }
 
 // packagedModule is the URL of the agentrt.wasm shipped next to this file
-// (the npm package's layout). Bundlers see the literal and emit the file.
+// (the npm package's layout). It is the only file the glue finds by URL:
+// bundlers (Vite, webpack 5, Parcel; Rollup and esbuild with the usual
+// asset plugin or a copy) see the literal and emit the file, and the URL
+// they rewrite is the one loaded.
 export function packagedModule() {
   return new URL("./agentrt.wasm", import.meta.url);
 }
@@ -62,16 +65,118 @@ function loadFailed(what, e) {
   return new AgentrtError("load_failed", `agentrt: cannot load ${what}: ${e && e.message ? e.message : e}`, { cause: e });
 }
 
+// progressReporter checks onProgress (named name in errors) and returns
+// the function that calls it with { phase, loaded, total }, or null.
+// Phases, in order: "download" (bytes of the module received, and their
+// total when the response says it; repeated), "compile" (every byte is in,
+// the compile finishes; with compileStreaming most of it ran during the
+// download), "done" (compiled; for loadRuntime, the runtime is ready).
+// An exception the callback throws is ignored: progress is advisory.
+export function progressReporter(onProgress, name) {
+  if (onProgress === undefined) return null;
+  if (typeof onProgress !== "function") throw argError(name, "must be a function");
+  let last = 0, lastTotal;
+  // Called without counts ("done"), it repeats the last ones.
+  return (phase, loaded = last, total = loaded === last ? lastTotal : undefined) => {
+    last = loaded;
+    lastTotal = total;
+    try {
+      onProgress({ phase, loaded, total });
+    } catch {
+      // Progress is advisory: a failing callback does not fail the load.
+    }
+  };
+}
+
+// bodyTotal is the number of bytes a response's body will yield, when its
+// headers say: Content-Length, unless the body is sent compressed (then
+// the length is that of the compressed bytes, and the body yields more).
+function bodyTotal(res) {
+  const n = Number(res.headers.get("content-length"));
+  const enc = (res.headers.get("content-encoding") || "identity").toLowerCase();
+  return Number.isSafeInteger(n) && n > 0 && enc === "identity" ? n : undefined;
+}
+
+// counted returns res's body as a stream that reports each chunk as
+// download progress. A total the bytes outgrow (a compressed body whose
+// Content-Encoding a cross-origin response hides) is dropped. The body is
+// read to its end whatever the stream's reader does: a compile that stops
+// reading early (it has all it needs) would otherwise abort the request.
+function counted(res, report) {
+  let total = bodyTotal(res);
+  let loaded = 0;
+  let ctl;
+  let cancelled = false;
+  const out = new ReadableStream({
+    start(c) { ctl = c; },
+    cancel() { cancelled = true; },
+  });
+  const reader = res.body.getReader();
+  report("download", 0, total);
+  (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        loaded += value.byteLength;
+        if (total !== undefined && loaded > total) total = undefined;
+        report("download", loaded, total);
+        if (!cancelled) ctl.enqueue(value);
+      }
+      report("compile", loaded, total ?? loaded);
+      if (!cancelled) ctl.close();
+    } catch (e) {
+      if (!cancelled) ctl.error(e);
+    }
+  })();
+  return out;
+}
+
+// compileResponse compiles the module a response carries: streamed (the
+// download and the compile overlap) when the host has compileStreaming
+// and the server says application/wasm, else from the whole body.
+async function compileResponse(res, report) {
+  const type = res.headers.get("content-type") || "";
+  const streaming = typeof WebAssembly.compileStreaming === "function" && type.startsWith("application/wasm");
+  if (!report) {
+    if (streaming) return await WebAssembly.compileStreaming(res);
+    return await WebAssembly.compile(await res.arrayBuffer());
+  }
+  if (!res.body || typeof ReadableStream !== "function") {
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    report("download", bytes.byteLength, bytes.byteLength);
+    report("compile", bytes.byteLength, bytes.byteLength);
+    return await WebAssembly.compile(bytes);
+  }
+  const body = counted(res, report);
+  if (streaming) {
+    return await WebAssembly.compileStreaming(new Response(body, { headers: { "content-type": "application/wasm" } }));
+  }
+  return await WebAssembly.compile(await new Response(body).arrayBuffer());
+}
+
 /**
  * Compiles the agentrt module once, so that many runtimes can be loaded
  * from it without compiling again.
  *
  * @param {string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module} wasm
+ * @param {{ onProgress?: (p: { phase: string, loaded: number, total?: number }) => void }} [options]
  * @returns {Promise<WebAssembly.Module>}
  */
-export async function compile(wasm = packagedModule()) {
+export async function compile(wasm = packagedModule(), options = undefined) {
+  if (options !== undefined && !isObject(options)) throw argError("options", "must be an object");
+  const report = progressReporter(options?.onProgress, "options.onProgress");
+  const module = await compileModule(wasm, report);
+  if (report) report("done");
+  return module;
+}
+
+// compileModule is compile with a progress reporter (or null).
+export async function compileModule(wasm, report) {
   if (wasm instanceof WebAssembly.Module) return wasm;
   if (isBytes(wasm)) {
+    const n = wasm.byteLength;
+    if (report) report("compile", n, n);
     try {
       return await WebAssembly.compile(wasm);
     } catch (e) {
@@ -85,7 +190,13 @@ export async function compile(wasm = packagedModule()) {
     const url = toURL(wasm, "wasm");
     try {
       const got = await readURL(url, "response");
-      if (!(typeof Response !== "undefined" && got instanceof Response)) return await WebAssembly.compile(got);
+      if (!(typeof Response !== "undefined" && got instanceof Response)) {
+        if (report) {
+          report("download", got.byteLength, got.byteLength);
+          report("compile", got.byteLength, got.byteLength);
+        }
+        return await WebAssembly.compile(got);
+      }
       res = got;
     } catch (e) {
       throw loadFailed(url.href, e);
@@ -94,11 +205,7 @@ export async function compile(wasm = packagedModule()) {
     throw argError("wasm", "must be a URL, a string, bytes, a Response or a WebAssembly.Module");
   }
   try {
-    const type = res.headers.get("content-type") || "";
-    if (typeof WebAssembly.compileStreaming === "function" && type.startsWith("application/wasm")) {
-      return await WebAssembly.compileStreaming(res);
-    }
-    return await WebAssembly.compile(await res.arrayBuffer());
+    return await compileResponse(res, report);
   } catch (e) {
     throw loadFailed(res.url || "the module response", e);
   }
@@ -115,14 +222,32 @@ function loadScriptTag(url) {
   });
 }
 
-// loadGo returns the Go class of wasm_exec.js, loading the file from url
-// once per realm when no Go class is defined yet.
+// loadGo returns the Go class of wasm_exec.js, loading the file once per
+// realm when no Go class is defined yet: from url when the host named one
+// (options.wasmExec), else by importing the wasm_exec.js shipped beside
+// this file, as a module bundlers follow and emit with the app (it is a
+// script that sets globalThis.Go, and runs as a module as it is). Where
+// there is none beside this file (the glue's sources, or a bundle without
+// it), it is loaded from near: next to a module URL the host passed.
 //
 // Loads are shared by URL: a call with another URL (a retry after a wrong
 // path) starts its own load instead of waiting for one that will fail, and
 // a failed load is forgotten, so a retry starts afresh.
-export async function loadGo(url) {
+export async function loadGo(url, near) {
   if (typeof globalThis.Go === "function") return globalThis.Go;
+  if (url) return loadGoScript(url);
+  try {
+    await import("./wasm_exec.js");
+    if (typeof globalThis.Go !== "function") throw new Error("wasm_exec.js did not define Go");
+    return globalThis.Go;
+  } catch (e) {
+    if (typeof globalThis.Go === "function") return globalThis.Go;
+    if (near) return loadGoScript(near);
+    throw loadFailed("the wasm_exec.js beside the glue", e);
+  }
+}
+
+async function loadGoScript(url) {
   let loading = goLoads.get(url.href);
   if (!loading) {
     loading = (async () => {
@@ -159,7 +284,10 @@ function uniqueName() {
 
 export function checkConfig(options) {
   if (!isObject(options)) throw argError("options", "must be an object");
-  const { wasm, wasmExec, systemPrompt, model, tools, limits } = options;
+  const { wasm, wasmExec, systemPrompt, model, tools, limits, onProgress } = options;
+  if (onProgress !== undefined && typeof onProgress !== "function") {
+    throw argError("options.onProgress", "must be a function");
+  }
   if (wasm === null) throw argError("options.wasm", "must be a URL, bytes, a Response or a WebAssembly.Module, or omitted");
   if (wasmExec !== undefined && typeof wasmExec !== "string" && !(wasmExec instanceof URL)) {
     throw argError("options.wasmExec", "must be a URL or a string");

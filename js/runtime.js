@@ -5,7 +5,7 @@ import {
   AgentrtError, argError, toError, isObject, isSignal, closedError, lostError, abortError, reportCallbackError,
 } from "./errors.js";
 import { wellFormed } from "./request.js";
-import { compile, loadGo, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
+import { compileModule, loadGo, progressReporter, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
 
 /** Prefixes of generated run ids: the glue's, and the runtime's own. */
 const GLUE_RUN_PREFIX = "glue:";
@@ -562,32 +562,35 @@ class Runtime {
  * Loads a new agentrt runtime: its own Go instance, published under its own
  * global name. The module is compiled from `wasm` unless it is a
  * WebAssembly.Module already (see compile); without `wasm`, from the
- * agentrt.wasm next to this file, as the npm package ships it. wasm_exec.js is loaded from
- * `wasmExec` when no `Go` class is defined yet (default: wasm_exec.js next
- * to the module's URL, or next to this file).
+ * agentrt.wasm next to this file, as the npm package ships it. When no `Go`
+ * class is defined yet, wasm_exec.js is loaded from `wasmExec`, or imported
+ * from beside this file (see loadGo). `onProgress` is called with the
+ * download and compile progress (see compile), and last with phase "done".
  *
  * @param {object} options
  * @returns {Promise<Runtime>}
  */
 export async function loadRuntime(options = {}) {
-  let wasm, wasmExec, systemPrompt, model, tools, limits, execURL;
+  let wasm, wasmExec, systemPrompt, model, tools, limits, execURL, nearURL, report;
   try {
     checkConfig(options);
     ({ wasmExec, systemPrompt, model, tools, limits } = options);
+    report = progressReporter(options.onProgress, "options.onProgress");
     wasm = options.wasm === undefined ? packagedModule() : options.wasm;
     if (wasmExec !== undefined) execURL = toURL(wasmExec, "options.wasmExec");
-    else if (typeof wasm === "string" || wasm instanceof URL) execURL = new URL("wasm_exec.js", toURL(wasm, "options.wasm"));
-    else execURL = new URL("./wasm_exec.js", import.meta.url);
+    else if (typeof wasm === "string" || wasm instanceof URL) nearURL = new URL("wasm_exec.js", toURL(wasm, "options.wasm"));
   } catch (e) {
     throw toError(e, "invalid_argument");
   }
 
-  const [module, Go] = await Promise.all([compile(wasm), loadGo(execURL)]);
+  const [module, Go] = await Promise.all([compileModule(wasm, report), loadGo(execURL, nearURL)]);
   const config = {};
   if (systemPrompt !== undefined) config.systemPrompt = systemPrompt;
   if (model !== undefined) config.model = model;
   if (tools !== undefined) config.tools = tools;
   if (limits !== undefined) config.limits = limits;
   const boot = { module, Go, config };
-  return new Runtime(boot, await startInstance(boot));
+  const rt = new Runtime(boot, await startInstance(boot));
+  if (report) report("done");
+  return rt;
 }

@@ -205,8 +205,7 @@ func (m *Model) BuildRequest(req *core.ModelRequest) ([]byte, error) {
 
 // Complete implements core.Model. It returns ctx's error when ctx ends
 // first, and a CodeModelError *core.Error for every upstream failure.
-func (m *Model) Complete(cctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
-	ctx := stdContext(cctx)
+func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 	body, err := m.BuildRequest(req)
 	if err != nil {
 		return nil, err

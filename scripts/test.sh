@@ -92,9 +92,12 @@ suite "glue types (tsc --strict)" node_modules/.bin/tsc -p js/test/tsconfig.json
 suite "glue suite on Bun (JavaScriptCore)" pinned node_modules/@oven/bun-linux-x64/bin/bun test ./js/test/
 suite "glue suite on Deno" pinned node_modules/.bin/deno test -A js/test/
 suite "npm package: packed, installed and run on Node, Bun and Deno; strict types" node --test js/package-test/
+suite "docs: contract.md's event list against the module's events" node --test js/docs-test/
+suite "load progress over HTTP (streamed, compressed, octet-stream)" node --test js/bundlers/progress.test.mjs
 suite "static server of the browser suites (malformed paths, mounts)" node --test web-demo/test/server.test.mjs
 suite "web demo in Chromium, Firefox ESR and WebKit" node web-demo/test/e2e.mjs
 suite "glue suites in a page of Chromium, Firefox ESR and WebKit" node js/test/browser/run.mjs
 suite "shell stand-in (strict CSP, bridge, kill, cold seed) in Chromium, Firefox ESR and WebKit" node web-demo/test/shell.mjs
+suite "bundlers: the tarball in Vite, webpack, Rollup, Parcel and esbuild apps, the Vite dev server and a CDN origin; turn, reload, cold seed in Chromium (Vite, and Vite as a Capacitor-style app, also Firefox ESR and WebKit)" node js/bundlers/run.mjs
 
 summary

@@ -89,6 +89,11 @@ async function startRuntime() {
       systemPrompt: SYSTEM_PROMPT,
       model,
       tools: [timeTool],
+      onProgress: ({ phase, loaded, total }) => {
+        if (gen !== runtime.generation || phase === "done") return;
+        const mb = (n) => (n / 1e6).toFixed(1);
+        setRuntimeStatus("loading", `${phase === "download" ? "downloading" : "compiling"} the module: ${mb(loaded)}${total ? ` of ${mb(total)}` : ""} MB…`);
+      },
     });
     if (gen !== runtime.generation) { closeQuietly(rt); return; }
     runtime.rt = rt;

@@ -32,7 +32,8 @@ export function renderInspector() {
   const last = [...list].reverse().find((t) => !t.marker);
   els.seedMode.textContent = last ? last.seed.mode : "–";
   els.seedCount.textContent = last ? String(last.seed.seeded) : "–";
-  els.modelMessages.textContent = last && last.calls.length ? String(last.calls[0].messageCount) : "–";
+  // The last model call: the one whose answer is the reply (on a tool turn, the first only asked for the tool).
+  els.modelMessages.textContent = last && last.calls.length ? String(last.calls[last.calls.length - 1].messageCount) : "–";
 
   els.turns.replaceChildren();
   for (const t of [...list].reverse()) {

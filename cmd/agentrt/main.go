@@ -6,10 +6,12 @@
 //	agentrt chat             chat in the terminal on the module, under wazero
 //	agentrt worker           run the Cloudflare Worker locally under workerd
 //
-// Run "agentrt help COMMAND" (or "agentrt COMMAND -h") for the flags of a
-// command. Every command exits 0 on success and for -h, 2 for a usage
-// error, and 1 with one line "agentrt COMMAND: message" on stderr when it
-// fails.
+// Run "agentrt help COMMAND" (or "agentrt COMMAND --help") for the flags
+// of a command. Help asked for ("agentrt --help", "agentrt help", "agentrt
+// COMMAND -h") goes to stdout and exits 0. Every command exits 0 on
+// success, 2 for a usage error (no command at all, an unknown one, a bad
+// flag: the usage goes to stderr), and 1 with one line "agentrt COMMAND:
+// message" on stderr when it fails.
 package main
 
 import (
@@ -40,10 +42,22 @@ func register(c command) { commands[c.name] = c }
 // package printed what was wrong and the usage.
 var errUsage = errors.New("usage error")
 
+// The streams of the command line being run: run sets them, parseFlags
+// prints a command's usage to helpOut when help was asked for, and its
+// flag errors to errOut.
+var (
+	helpOut io.Writer = os.Stdout
+	errOut  io.Writer = os.Stderr
+)
+
 // parseFlags parses args into fs: flag.ErrHelp for -h, errUsage for bad
-// flags (both already reported by fs), or an error naming stray
-// arguments.
+// flags (both already reported by fs: the usage asked for on helpOut, what
+// was wrong on errOut), or an error naming stray arguments.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(errOut)
+	if asksHelp(args) {
+		fs.SetOutput(helpOut)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -58,22 +72,46 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// asksHelp reports whether the flags of args, up to the first argument
+// that is not one or "--", ask for help.
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch {
+		case isHelp(a):
+			return true
+		case a == "--" || len(a) < 2 || a[0] != '-':
+			return false
+		}
+	}
+	return false
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--h" || arg == "-help" || arg == "--help"
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-// run runs the command line args and returns the exit code.
-func run(ctx context.Context, args []string, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+// run runs the command line args and returns the exit code. Usage asked
+// for goes to stdout; errors, and the usage shown with them, to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	helpOut, errOut = stdout, stderr
+	if len(args) == 0 {
 		usage(stderr)
+		return 2
+	}
+	if isHelp(args[0]) {
+		usage(stdout)
 		return 0
 	}
 	if args[0] == "help" {
 		if len(args) == 1 {
-			usage(stderr)
+			usage(stdout)
 			return 0
 		}
 		// "help CMD" is "CMD -h".
@@ -106,5 +144,5 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun \"agentrt help <command>\" for its flags.")
+	fmt.Fprintln(w, "\nRun \"agentrt help <command>\" or \"agentrt <command> --help\" for its flags.")
 }

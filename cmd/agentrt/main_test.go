@@ -8,25 +8,57 @@ import (
 	"testing"
 )
 
-// Ensure -h, --help and "help CMD" exit 0 for every command and print its
-// flags, and that "help" alone lists the commands.
+// Ensure help asked for goes to stdout with exit code 0, for the whole
+// command and for every subcommand in each spelling, and that no arguments
+// at all is a usage error with the usage on stderr.
 func TestRun_Help(t *testing.T) {
 	if len(commands) < 5 {
 		t.Fatalf("only %d commands registered", len(commands))
 	}
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // in stdout; stderr must be empty
+		stderr string // in stderr; stdout must be empty
+	}{
+		{name: "OK--help", args: []string{"--help"}, stdout: "commands:"},
+		{name: "OK-h", args: []string{"-h"}, stdout: "commands:"},
+		{name: "OKhelp", args: []string{"help"}, stdout: "commands:"},
+		{name: "ErrNoArgs", args: nil, code: 2, stderr: "commands:"},
+		{name: "ErrHelpUnknown", args: []string{"help", "nope"}, code: 2, stderr: `unknown command "nope"`},
+		{name: "ErrUnknownFlag", args: []string{"build", "-nope"}, code: 2, stderr: "-out"},
+	}
 	for name := range commands {
-		for _, args := range [][]string{{name, "-h"}, {name, "--help"}, {"help", name}} {
-			t.Run(strings.Join(args, " "), func(t *testing.T) {
-				var stderr bytes.Buffer
-				if code := run(context.Background(), args, &stderr); code != 0 {
-					t.Fatalf("exit code: got %d, want 0; stderr %q", code, stderr.String())
-				}
-			})
+		for _, args := range [][]string{{name, "-h"}, {name, "--help"}, {name, "-help"}, {"help", name}} {
+			tests = append(tests, struct {
+				name   string
+				args   []string
+				code   int
+				stdout string
+				stderr string
+			}{name: "OK" + strings.Join(args, " "), args: args, stdout: "Usage of " + name})
 		}
 	}
-	var stderr bytes.Buffer
-	if code := run(context.Background(), []string{"help"}, &stderr); code != 0 || !strings.Contains(stderr.String(), "demo") {
-		t.Fatalf("help: code %d, output %q", code, stderr.String())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tc.args, &stdout, &stderr)
+			if code != tc.code {
+				t.Fatalf("exit code: got %d, want %d; stdout %q, stderr %q", code, tc.code, stdout.String(), stderr.String())
+			}
+			out, quiet := &stdout, &stderr
+			want := tc.stdout
+			if tc.stderr != "" {
+				out, quiet, want = &stderr, &stdout, tc.stderr
+			}
+			if !strings.Contains(out.String(), want) {
+				t.Fatalf("output: got %q, want it to contain %q", out.String(), want)
+			}
+			if quiet.Len() != 0 {
+				t.Fatalf("the other stream: got %q, want nothing", quiet.String())
+			}
+		})
 	}
 }
 
@@ -55,8 +87,8 @@ func TestRun_Errors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var stderr bytes.Buffer
-			code := run(context.Background(), tc.args, &stderr)
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tc.args, &stdout, &stderr)
 			if code != tc.code {
 				t.Fatalf("exit code: got %d, want %d; stderr %q", code, tc.code, stderr.String())
 			}

@@ -44,10 +44,25 @@ func Root() (string, error) {
 	}
 }
 
+// NoContextTag is the build tag that compiles core.Context as a small
+// interface instead of context.Context, keeping packages context and time
+// out of a module: Module and WasiModule build every package but
+// WorkerPkg (which links both anyway, through net/http) with it. See
+// docs/adr/0002.
+const NoContextTag = "agentrt_nocontext"
+
+// Tags returns the -tags value Module and WasiModule build pkg with.
+func Tags(pkg string) string {
+	if pkg == WorkerPkg {
+		return ""
+	}
+	return NoContextTag
+}
+
 // Module compiles the main package pkg (relative to root) for GOOS=js
-// GOARCH=wasm into out, stripped and with trimmed paths.
+// GOARCH=wasm into out, stripped and with trimmed paths, with Tags(pkg).
 func Module(ctx context.Context, root, pkg, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags="+Tags(pkg), "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
 	var stderr bytes.Buffer
@@ -125,7 +140,8 @@ type Dist struct {
 // Build writes dir as the npm package agentrt: agentrt.wasm, the
 // wasm_exec.js of the Go that built it, every JavaScript module and type
 // file of js/ that is not a test (the glue and the modules it imports),
-// and js/package.json. The package.json also makes Node treat the
+// js/package.json, the package's README.md (PackageReadme) and the
+// repository's LICENSE. The package.json also makes Node treat the
 // directory's .js files as ES modules.
 func Build(ctx context.Context, root, dir string) (*Dist, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -157,12 +173,23 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 		}
 		d.Files = append(d.Files, name)
 	}
+	for name, src := range map[string]string{"README.md": PackageReadme, "LICENSE": "LICENSE"} {
+		if err := copyFile(filepath.Join(root, src), filepath.Join(dir, name)); err != nil {
+			return nil, err
+		}
+		d.Files = append(d.Files, name)
+	}
 	sort.Strings(d.Files)
 	if d.Size, err = SizeOf(d.Module); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
+
+// PackageReadme is the package's README.md, relative to the repository
+// root: what npm shows on the package's page, written for its users (the
+// repository's README is written for its contributors too).
+const PackageReadme = "internal/build/package/README.md"
 
 // PackageSources returns the files of js/ that Build copies into the
 // package, sorted: package.json, and each .js and .d.ts file that is not a

@@ -33,10 +33,10 @@ var ErrNoWizer = errors.New("build: Wizer is not installed: run `npm ci` in the 
 
 // WasiModule compiles the main package pkg (relative to root) for
 // GOOS=wasip1 GOARCH=wasm as a reactor (-buildmode=c-shared) into out,
-// stripped and with trimmed paths. The result is the plain build: a host
-// calls its _initialize once before any other export.
+// stripped, with trimmed paths and with Tags(pkg). The result is the
+// plain build: a host calls its _initialize once before any other export.
 func WasiModule(ctx context.Context, root, pkg, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-tags="+Tags(pkg), "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	var stderr bytes.Buffer

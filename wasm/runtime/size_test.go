@@ -83,7 +83,7 @@ func goListDeps(t *testing.T) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := goCommand(root, "list", "-deps", build.RuntimePkg)
+	out, err := goCommand(root, "list", "-tags="+build.Tags(build.RuntimePkg), "-deps", build.RuntimePkg)
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}

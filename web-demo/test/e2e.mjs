@@ -290,7 +290,10 @@ function steps(ctx) {
     }],
     ["the demo tool runs through the tool loop", async () => {
       const t = await sendTurn(ctx.page, '/tool time {"timeZone":"UTC"}');
-      expectTurn(t, { seedMode: "noop", modelMessages: 13, reply: "tool time returned:" });
+      // "Model received" is the last model call's count, the one whose
+      // answer is the reply: the 13 of the first call, the tool call and
+      // its result.
+      expectTurn(t, { seedMode: "noop", modelMessages: 15, reply: "tool time returned:" });
       assert(/UTC|Coordinated Universal Time/.test(t.lastMessage), `the time has no UTC zone: ${t.lastMessage}`);
     }],
     ["a runtime error is shown on the page, and nothing is stored", async () => {
@@ -535,7 +538,8 @@ function steps(ctx) {
       assertEqual(JSON.stringify(fake.requests[0].body.messages.map((m) => m.role)), JSON.stringify(["system", "user"]), "roles sent");
 
       const t2 = await sendTurn(p, "what time is it?");
-      expectTurn(t2, { modelMessages: 3, messages: 6, reply: "It is " });
+      // The last model call (after the tool call and its result) got 5.
+      expectTurn(t2, { modelMessages: 5, messages: 6, reply: "It is " });
       assert(/UTC|Coordinated Universal Time/.test(t2.lastMessage), `the reply has no UTC time: ${t2.lastMessage}`);
       const second = fake.requests[2].body.messages;
       assertEqual(second[second.length - 1].role, "tool", "last message of the second model call");
