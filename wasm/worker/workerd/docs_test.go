@@ -14,14 +14,18 @@ import (
 
 // docExample is one curl command of docs/worker.md and the answer the doc
 // shows under it: JSON fragments, "..." where it leaves parts out.
+// start, when set, is the `agentrt worker` command of the ```sh block that
+// begins with it: the worker the example runs against is (re)started with
+// that command's deployment before it.
 type docExample struct {
 	command string
 	answer  []string
+	start   string
 }
 
 // workerDocExamples reads the curl commands of docs/worker.md's ```sh
 // blocks, joining continued lines, with the "# " comment lines that follow
-// each as its answer.
+// each as its answer, and the worker command a block starts with.
 func workerDocExamples(t *testing.T) []docExample {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, "docs", "worker.md"))
@@ -29,7 +33,7 @@ func workerDocExamples(t *testing.T) []docExample {
 		t.Fatal(err)
 	}
 	var out []docExample
-	inSh, cont := false, false
+	inSh, cont, start := false, false, ""
 	for _, line := range strings.Split(string(b), "\n") {
 		switch {
 		case strings.HasPrefix(line, "```sh"):
@@ -45,8 +49,11 @@ func workerDocExamples(t *testing.T) []docExample {
 		switch {
 		case cont:
 			out[len(out)-1].command += " " + strings.TrimSuffix(l, "\\")
+		case strings.HasPrefix(l, "go run ./cmd/agentrt worker"):
+			start = l
 		case strings.HasPrefix(l, "curl "):
-			out = append(out, docExample{command: strings.TrimSuffix(l, "\\")})
+			out = append(out, docExample{command: strings.TrimSuffix(l, "\\"), start: start})
+			start = ""
 		case strings.HasPrefix(l, "# ") && len(out) > 0:
 			out[len(out)-1].answer = append(out[len(out)-1].answer, strings.TrimPrefix(l, "# "))
 		}
@@ -86,9 +93,22 @@ func TestWorker_DocExamples(t *testing.T) {
 	if len(examples) < 2 {
 		t.Fatalf("docs/worker.md: found %d curl examples, want at least 2", len(examples))
 	}
-	p := mustStart(t, workerd.Options{})
-	host := strings.TrimPrefix(p.URL, "http://")
+	// The durable examples keep their storage across a restart, as
+	// `--state ./state` does for a reader.
+	state := t.TempDir()
+	var p *workerd.Process
 	for _, ex := range examples {
+		if ex.start != "" || p == nil {
+			if p != nil {
+				p.Stop()
+			}
+			o := workerd.Options{}
+			if strings.Contains(ex.start, "--durable") {
+				o.Durable, o.StateDir = true, state
+			}
+			p = mustStart(t, o)
+		}
+		host := strings.TrimPrefix(p.URL, "http://")
 		cmd := strings.ReplaceAll(ex.command, "localhost:8787", host)
 		cmd = strings.Replace(cmd, "curl ", "'"+curl+"' --max-time 30 ", 1)
 		out, err := exec.Command("sh", "-c", cmd).CombinedOutput()
