@@ -127,9 +127,10 @@ func (s *store) tryHold(ln *lane) bool {
 	return ok
 }
 
-// hold waits until the caller holds ln, which it joined, or done is
-// closed (then it reports false).
-func (s *store) hold(ln *lane, done <-chan struct{}) bool {
+// hold waits until the caller holds ln, which it joined, or ctx stops
+// (then it reports false). A stop wakes the lane's waiters, which try
+// again: one wait, no select (see runContext.init).
+func (s *store) hold(ln *lane, ctx *runContext) bool {
 	for {
 		s.mu.Lock()
 		if !ln.held {
@@ -137,17 +138,30 @@ func (s *store) hold(ln *lane, done <-chan struct{}) bool {
 			s.mu.Unlock()
 			return true
 		}
+		if ctx.Err() != nil {
+			s.mu.Unlock()
+			return false
+		}
 		if ln.wake == nil {
 			ln.wake = make(chan struct{})
 		}
 		wake := ln.wake
 		s.mu.Unlock()
-		select {
-		case <-wake:
-		case <-done:
-			return false
-		}
+		id := ctx.afterStop(func() { s.wake(ln, wake) })
+		<-wake
+		ctx.cancelStop(id)
 	}
+}
+
+// wake wakes the runs waiting in hold for ln on wake, unless it woke
+// them already.
+func (s *store) wake(ln *lane, wake chan struct{}) {
+	s.mu.Lock()
+	if ln.wake == wake {
+		close(wake)
+		ln.wake = nil
+	}
+	s.mu.Unlock()
 }
 
 // leave unregisters a run from its lane, letting go of it first when
