@@ -3,7 +3,6 @@
 package jsedge
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 	"syscall/js"
@@ -200,11 +199,18 @@ func isThenable(v js.Value) bool {
 func try(fn func() js.Value) (v js.Value, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			v, err = js.Undefined(), errors.New(panicText(p))
+			v, err = js.Undefined(), textError(panicText(p))
 		}
 	}()
 	return fn(), nil
 }
+
+// textError is an error of a text alone, as errors.New makes: the module
+// does without package errors, whose initialisation links a part of
+// package reflect's (internal/reflectlite) into it.
+type textError string
+
+func (e textError) Error() string { return string(e) }
 
 // Text describes a thrown or rejected JavaScript value for an error
 // message: an Error's message, a string as it is, anything else as

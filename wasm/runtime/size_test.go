@@ -65,7 +65,7 @@ func TestModule_Size(t *testing.T) {
 // size budget rules out.
 func TestModule_Deps(t *testing.T) {
 	deps := goListDeps(t)
-	for _, bad := range []string{"fmt", "encoding/json", "reflect", "os", "strconv", "math/big", "regexp", "net/http", "runtime/debug", "time", "context"} {
+	for _, bad := range []string{"fmt", "encoding/json", "reflect", "os", "strconv", "math/big", "regexp", "net/http", "runtime/debug", "time", "context", "errors", "syscall"} {
 		if deps[bad] {
 			t.Errorf("the module imports %s", bad)
 		}
