@@ -6,8 +6,8 @@ import _ "unsafe" // for go:linkname
 
 // runtimeEnvs returns the process environment as "KEY=value" strings:
 // what syscall.Getenv reads, without package syscall's initialisation
-// (its error tables and environment map cost about 1% of the module's
-// gzip size for this one lookup).
+// (its error tables and environment map cost 5 KB of the module's gzip
+// size, 0.7%, for this one lookup).
 //
 //go:linkname runtimeEnvs syscall.runtime_envs
 func runtimeEnvs() []string
