@@ -32,4 +32,7 @@ func (c *runContext) Deadline() (time.Time, bool) { return c.parent.Deadline() }
 
 func parentValue(parent Context, key any) any { return parent.Value(key) }
 
+// afterDone is AfterStop for a ctx that is not a run's.
+func afterDone(ctx Context, f func()) func() bool { return context.AfterFunc(ctx, f) }
+
 func valueOf(ctx Context, key any) any { return ctx.Value(key) }

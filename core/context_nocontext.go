@@ -37,3 +37,27 @@ func parentValue(parent Context, key any) any {
 }
 
 func valueOf(ctx Context, key any) any { return parentValue(ctx, key) }
+
+// afterDone is AfterStop for a ctx that is not a run's: a goroutine waits
+// for ctx to be done, and calls f unless stop was called first.
+func afterDone(ctx Context, f func()) func() bool {
+	var s struct {
+		mu   mutex
+		done bool
+	}
+	claim := func() bool {
+		s.mu.Lock()
+		ok := !s.done
+		s.done = true
+		s.mu.Unlock()
+		return ok
+	}
+	d := ctx.Done()
+	go func() {
+		<-d
+		if claim() {
+			f()
+		}
+	}()
+	return claim
+}

@@ -76,7 +76,7 @@ func (s *store) commit(c *Commit) (int, bool, *Error) {
 		s.mu.Unlock()
 		return 0, false, e
 	}
-	s.lru.MoveToFront(ss.elem)
+	s.toFront(ss)
 	mark := len(ss.msgs)
 	ss.msgs = append(ss.msgs, Message{Role: RoleUser, Content: c.Input}, Message{Role: RoleAssistant, Content: c.Reply})
 	ss.bytes += size

@@ -329,15 +329,20 @@ func startsHostMessage(history []SeedMessage, i int) bool {
 // inTurn reports whether r is a role an assistant UIMessage splits into.
 func inTurn(r Role) bool { return r == RoleAssistant || r == RoleTool }
 
-// The refusal messages of the kinds repair fixes, shared with checkHistory.
+// The refusal messages of the kinds repair fixes, shared with checkHistory
+// (not inlined: they build error texts only).
+
+//go:noinline
 func missingText(id string) string {
 	return "tool call " + quote(id) + " has no tool result before the next user or assistant message"
 }
 
+//go:noinline
 func orphanText(id string) string {
 	return "tool result " + quote(id) + " answers no call of the preceding assistant message"
 }
 
+//go:noinline
 func twiceText(id string) string { return "tool call " + quote(id) + " is answered twice" }
 
 // duplicateText is the refusal message of a host message whose id

@@ -177,7 +177,7 @@ func handle(f func(Event), ev *Event) {
 // and tool calls it makes itself (see callModel and callTool).
 func (r *Run) execute() {
 	tn := r.newTurn()
-	if r.rt.store.hold(r.lane, r.ctx.Done()) {
+	if r.rt.store.hold(r.lane, r.ctx) {
 		tn.holds = true
 		r.startTimeout()
 	}

@@ -21,6 +21,18 @@ type runContext struct {
 	err   error  // ErrContextDone once done
 	cause *Error // why the run stops: errCancelled, a timeout, or nil at its end
 	stopT func() // stops the timeout's timer
+
+	// hooks are called once the context stops (see afterStop), by the
+	// goroutine that stops it; unparent stops the watch of the parent.
+	hooks    []stopHook
+	lastHook int
+	unparent func() bool
+}
+
+// stopHook is a function afterStop arranged to call, and its number.
+type stopHook struct {
+	id int
+	f  func()
 }
 
 // closedChan is the done channel of what stopped before anyone asked for
@@ -32,19 +44,88 @@ var closedChan = func() chan struct{} {
 }()
 
 // init makes the zero c the context of a run under parent.
+//
+// A parent that can be done is watched through AfterStop: no goroutine
+// waits on two channels, which would link the runtime's select (13 KB of
+// code) into the module for this alone.
 func (c *runContext) init(parent Context) {
 	c.parent = parent
-	if pd := parent.Done(); pd != nil {
-		c.done = make(chan struct{})
-		go func() {
-			select {
-			case <-pd:
-				c.stop(errCancelled)
-			case <-c.done:
-			}
-		}()
+	if parent.Done() == nil {
+		return
+	}
+	unparent := AfterStop(parent, func() { c.stop(errCancelled) })
+	c.mu.Lock()
+	if c.err == nil {
+		c.unparent, unparent = unparent, nil
+	}
+	c.mu.Unlock()
+	if unparent != nil {
+		unparent() // the parent was done already
 	}
 }
+
+// afterStop arranges for f to be called once c stops, by the goroutine
+// that stops it and after c is done; when c has stopped already, f is
+// called at once. It returns the number cancelStop takes (0 when f was
+// called at once).
+func (c *runContext) afterStop(f func()) int {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		f()
+		return 0
+	}
+	c.lastHook++
+	id := c.lastHook
+	c.hooks = append(c.hooks, stopHook{id, f})
+	c.mu.Unlock()
+	return id
+}
+
+// cancelStop cancels the call of the function afterStop numbered id. It
+// reports whether it did so before the call.
+func (c *runContext) cancelStop(id int) bool {
+	c.mu.Lock()
+	ok := false
+	for i := range c.hooks {
+		if c.hooks[i].id == id {
+			c.hooks = append(c.hooks[:i], c.hooks[i+1:]...)
+			ok = true
+			break
+		}
+	}
+	c.mu.Unlock()
+	return ok
+}
+
+// AfterStop arranges for f to be called once ctx is done, as
+// context.AfterFunc does, and returns a function that cancels the call;
+// stop reports whether it did so before f was called. A ctx whose Done is
+// nil is never done: f is never called.
+//
+// For a run's Context, f is called by the goroutine that stops the run
+// (CancelRun, its timeout, its parent, or its end) once the context is
+// done, or at once when it is done already; f must not block. A host
+// that waits for its own channel or the run's end alike sends on its
+// channel from f, and needs no select.
+//
+// # Notes
+//
+//   - In a build with the tag agentrt_nocontext, any other ctx that can
+//     be done is watched by a goroutine until it is done, even after
+//     stop.
+func AfterStop(ctx Context, f func()) (stop func() bool) {
+	if c, ok := ctx.(*runContext); ok {
+		id := c.afterStop(f)
+		return func() bool { return id != 0 && c.cancelStop(id) }
+	}
+	if ctx.Done() == nil {
+		return neverStopped
+	}
+	return afterDone(ctx, f)
+}
+
+func neverStopped() bool { return true }
 
 // setTimeout makes the context stop with cause after ms milliseconds,
 // using after to schedule it.
@@ -76,7 +157,15 @@ func (c *runContext) stop(cause *Error) bool {
 	} else {
 		close(c.done)
 	}
+	hooks, unparent := c.hooks, c.unparent
+	c.hooks, c.unparent = nil, nil
 	c.mu.Unlock()
+	if unparent != nil {
+		unparent()
+	}
+	for _, h := range hooks {
+		h.f()
+	}
 	return true
 }
 

@@ -55,7 +55,7 @@ func (a *activeRuns) remove(r *Run) {
 //
 //go:noinline
 func (a *activeRuns) all() []*Run {
-	var runs []*Run
+	runs := make([]*Run, 0, len(a.byID)+1)
 	if a.one != nil {
 		runs = append(runs, a.one)
 	}

@@ -1,23 +1,23 @@
 package core
 
-import "container/list"
-
 // store is the in-process session store: sessions by id with LRU
 // eviction, and the per-session lanes that serialise runs. One mutex
 // guards everything; each operation under it is short.
 type store struct {
 	limits Limits
 
-	mu         mutex
-	sessions   map[string]*session
-	lru        *list.List // of *session, most recently used at the front
-	lanes      map[string]*lane
-	messages   int
-	bytes      int64
-	evictions  int
-	nCompleted int
-	failed     int
-	cancelled  int
+	mu       mutex
+	sessions map[string]*session
+	// front and back end the list of sessions by use, most recently
+	// used at the front (through session.prev and next).
+	front, back *session
+	lanes       map[string]*lane
+	messages    int
+	bytes       int64
+	evictions   int
+	nCompleted  int
+	failed      int
+	cancelled   int
 	// reserved is what admitted runs carry (input and history) and have
 	// not yet stored or dropped; it counts against MaxTotalBytes.
 	reserved int64
@@ -44,8 +44,9 @@ type session struct {
 	id    string
 	msgs  []Message
 	bytes int64
-	elem  *list.Element
-	gone  bool // removed from the store (deleted or evicted)
+	// prev and next link the store's list of sessions by use.
+	prev, next *session
+	gone       bool // removed from the store (deleted or evicted)
 	// tailRun is the run whose completed turn is the session's tail, from
 	// message tailMark on, or "" once anything else changed the session.
 	tailRun  string
@@ -73,7 +74,6 @@ func newStore(limits Limits) *store {
 	return &store{
 		limits:   limits,
 		sessions: make(map[string]*session),
-		lru:      list.New(),
 		lanes:    make(map[string]*lane),
 	}
 }
@@ -127,9 +127,10 @@ func (s *store) tryHold(ln *lane) bool {
 	return ok
 }
 
-// hold waits until the caller holds ln, which it joined, or done is
-// closed (then it reports false).
-func (s *store) hold(ln *lane, done <-chan struct{}) bool {
+// hold waits until the caller holds ln, which it joined, or ctx stops
+// (then it reports false). A stop wakes the lane's waiters, which try
+// again: one wait, no select (see runContext.init).
+func (s *store) hold(ln *lane, ctx *runContext) bool {
 	for {
 		s.mu.Lock()
 		if !ln.held {
@@ -137,17 +138,30 @@ func (s *store) hold(ln *lane, done <-chan struct{}) bool {
 			s.mu.Unlock()
 			return true
 		}
+		if ctx.Err() != nil {
+			s.mu.Unlock()
+			return false
+		}
 		if ln.wake == nil {
 			ln.wake = make(chan struct{})
 		}
 		wake := ln.wake
 		s.mu.Unlock()
-		select {
-		case <-wake:
-		case <-done:
-			return false
-		}
+		id := ctx.afterStop(func() { s.wake(ln, wake) })
+		<-wake
+		ctx.cancelStop(id)
 	}
+}
+
+// wake wakes the runs waiting in hold for ln on wake, unless it woke
+// them already.
+func (s *store) wake(ln *lane, wake chan struct{}) {
+	s.mu.Lock()
+	if ln.wake == wake {
+		close(wake)
+		ln.wake = nil
+	}
+	s.mu.Unlock()
 }
 
 // leave unregisters a run from its lane, letting go of it first when
@@ -173,6 +187,40 @@ func (s *store) leave(ln *lane, held bool) {
 	s.mu.Unlock()
 }
 
+// pushFront puts ss, in no list, at the front of the list by use.
+func (s *store) pushFront(ss *session) {
+	ss.prev, ss.next = nil, s.front
+	if s.front != nil {
+		s.front.prev = ss
+	} else {
+		s.back = ss
+	}
+	s.front = ss
+}
+
+// unlink takes ss out of the list by use.
+func (s *store) unlink(ss *session) {
+	if ss.prev != nil {
+		ss.prev.next = ss.next
+	} else if s.front == ss {
+		s.front = ss.next
+	}
+	if ss.next != nil {
+		ss.next.prev = ss.prev
+	} else if s.back == ss {
+		s.back = ss.prev
+	}
+	ss.prev, ss.next = nil, nil
+}
+
+// toFront marks ss, unless it was removed, as the most recently used.
+func (s *store) toFront(ss *session) {
+	if !ss.gone && s.front != ss {
+		s.unlink(ss)
+		s.pushFront(ss)
+	}
+}
+
 // lookup returns the session with id, or nil, and marks it used.
 func (s *store) lookup(id string) *session {
 	s.mu.Lock()
@@ -182,7 +230,7 @@ func (s *store) lookup(id string) *session {
 	}
 	if ss != nil {
 		s.last = ss
-		s.lru.MoveToFront(ss.elem)
+		s.toFront(ss)
 	}
 	s.mu.Unlock()
 	return ss
@@ -193,16 +241,15 @@ func (s *store) lookup(id string) *session {
 func (s *store) create(id string) *session {
 	s.mu.Lock()
 	ss := &session{id: id, gen: s.newGen()}
-	ss.elem = s.lru.PushFront(ss)
+	s.pushFront(ss)
 	s.sessions[id] = ss
-	for e := s.lru.Back(); e != nil && len(s.sessions) > s.limits.MaxSessions; {
-		prev := e.Prev()
-		victim := e.Value.(*session)
+	for victim := s.back; victim != nil && len(s.sessions) > s.limits.MaxSessions; {
+		prev := victim.prev
 		if s.idle(victim.id) {
 			s.drop(victim)
 			s.evictions++
 		}
-		e = prev
+		victim = prev
 	}
 	s.mu.Unlock()
 	return ss
@@ -211,7 +258,7 @@ func (s *store) create(id string) *session {
 // drop removes ss from the store; s.mu is held.
 func (s *store) drop(ss *session) {
 	delete(s.sessions, ss.id)
-	s.lru.Remove(ss.elem)
+	s.unlink(ss)
 	s.messages -= len(ss.msgs)
 	s.bytes -= ss.bytes
 	ss.gone = true
@@ -342,8 +389,8 @@ func (s *store) room(need int64, keep string) *Error {
 		return nil
 	}
 	var free int64
-	for e := s.lru.Back(); e != nil && free < over; e = e.Prev() {
-		if ss := e.Value.(*session); s.evictable(ss, keep) {
+	for ss := s.back; ss != nil && free < over; ss = ss.prev {
+		if s.evictable(ss, keep) {
 			free += ss.cost()
 		}
 	}
@@ -351,14 +398,14 @@ func (s *store) room(need int64, keep string) *Error {
 		return NewError(CodeLimitExceeded, "the runtime's memory budget (maxTotalBytes, "+itoa(int(budget))+
 			") cannot fit "+itoa(int(need))+" more bytes, even after evicting every idle session")
 	}
-	for e := s.lru.Back(); e != nil && over > 0; {
-		prev := e.Prev()
-		if ss := e.Value.(*session); s.evictable(ss, keep) {
+	for ss := s.back; ss != nil && over > 0; {
+		prev := ss.prev
+		if s.evictable(ss, keep) {
 			over -= ss.cost()
 			s.drop(ss)
 			s.evictions++
 		}
-		e = prev
+		ss = prev
 	}
 	return nil
 }

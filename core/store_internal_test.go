@@ -37,7 +37,7 @@ func TestStore_LastSessionAndSpareLane(t *testing.T) {
 }
 
 // A run blocked for its lane gets it when the holder leaves, and one
-// whose done channel closes gives up; a turn's tryHold never blocks.
+// whose context stops gives up; a turn's tryHold never blocks.
 func TestStore_HoldLane(t *testing.T) {
 	s := newStore(DefaultLimits)
 	a, _, _ := s.join("s", false, 0)
@@ -48,15 +48,20 @@ func TestStore_HoldLane(t *testing.T) {
 	if s.tryHold(b) {
 		t.Fatal("a held lane was held twice")
 	}
-	done := make(chan struct{})
+	var stopped, live runContext
+	stopped.init(Background())
+	live.init(Background())
 	gaveUp := make(chan bool)
-	go func() { gaveUp <- !s.hold(b, done) }()
-	close(done)
+	go func() { gaveUp <- !s.hold(b, &stopped) }()
+	stopped.stop(errCancelled)
 	if !<-gaveUp {
-		t.Fatal("hold did not give up when done closed")
+		t.Fatal("hold did not give up when its context stopped")
+	}
+	if len(stopped.hooks) != 0 {
+		t.Fatalf("the stopped context keeps %d hooks", len(stopped.hooks))
 	}
 	got := make(chan bool)
-	go func() { got <- s.hold(b, nil) }()
+	go func() { got <- s.hold(b, &live) }()
 	s.leave(a, true)
 	if !<-got {
 		t.Fatal("hold did not get the lane its holder left")

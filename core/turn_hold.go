@@ -17,7 +17,7 @@ func (tn *Turn) Hold() {
 	if tn.ended || tn.holds {
 		return
 	}
-	if r.rt.store.hold(r.lane, r.ctx.Done()) {
+	if r.rt.store.hold(r.lane, r.ctx) {
 		tn.holds = true
 		r.startTimeout()
 	}

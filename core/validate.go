@@ -160,7 +160,10 @@ func checkHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
 func (r Role) String() string { return string(r) }
 
 // quote returns s in double quotes, cut to 64 bytes so that an error
-// message never carries a huge string from the host.
+// message never carries a huge string from the host. It is not inlined:
+// it builds error texts only, at some twenty call sites.
+//
+//go:noinline
 func quote(s string) string {
 	const max = 64
 	if len(s) > max {

@@ -3,7 +3,6 @@
 package jsedge
 
 import (
-	"errors"
 	"syscall/js"
 	"unsafe"
 
@@ -134,7 +133,7 @@ func stringify(v js.Value) (string, error) {
 		return "", err
 	}
 	if r.Type() != js.TypeString {
-		return "", errors.New("value has no JSON form")
+		return "", textError("value has no JSON form")
 	}
 	return r.String(), nil
 }

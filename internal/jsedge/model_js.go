@@ -103,8 +103,8 @@ func reply(v js.Value) (_ *core.ModelReply, err error) {
 // function a model request carries; it is made by the first model call.
 var (
 	deltasMu  sync.Mutex
-	deltaNext int
-	deltas    map[int]func(string)
+	deltaNext uint32
+	deltas    map[uint32]func(string)
 	deltaOnce sync.Once
 	deltaFunc js.Func
 )
@@ -116,7 +116,7 @@ func callDelta(_ js.Value, args []js.Value) any {
 		return nil
 	}
 	deltasMu.Lock()
-	f := deltas[id.Int()]
+	f := deltas[uint32(id.Int())]
 	deltasMu.Unlock()
 	if f != nil {
 		f(t.String())
@@ -129,7 +129,7 @@ func callDelta(_ js.Value, args []js.Value) any {
 func deltaFor(f func(string)) (js.Value, func()) {
 	deltaOnce.Do(func() {
 		deltaFunc = jsutil.FuncOr(nil, callDelta)
-		deltas = map[int]func(string){}
+		deltas = map[uint32]func(string){}
 	})
 	deltasMu.Lock()
 	deltaNext++

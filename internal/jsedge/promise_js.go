@@ -3,7 +3,6 @@
 package jsedge
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 	"syscall/js"
@@ -141,8 +140,9 @@ func Await(ctx core.Context, v js.Value, code core.Code) (js.Value, error) {
 		v = p
 	}
 	type settled struct {
-		v  js.Value
-		ok bool
+		v       js.Value
+		ok      bool
+		stopped bool // ctx is done
 	}
 	ch := make(chan settled, 1)
 	send := func(s settled) {
@@ -170,9 +170,12 @@ func Await(ctx core.Context, v js.Value, code core.Code) (js.Value, error) {
 			return js.Undefined(), core.NewError(code, err.Error())
 		}
 	} else {
-		select {
-		case s = <-ch:
-		case <-ctx.Done():
+		// ctx's stop sends on ch too: one wait, no select (whose runtime
+		// code is 13 KB of the module).
+		stop := core.AfterStop(ctx, func() { send(settled{stopped: true}) })
+		s = <-ch
+		stop()
+		if s.stopped {
 			go func() { <-ch; release() }()
 			return js.Undefined(), ctx.Err()
 		}
@@ -196,11 +199,18 @@ func isThenable(v js.Value) bool {
 func try(fn func() js.Value) (v js.Value, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			v, err = js.Undefined(), errors.New(panicText(p))
+			v, err = js.Undefined(), textError(panicText(p))
 		}
 	}()
 	return fn(), nil
 }
+
+// textError is an error of a text alone, as errors.New makes: the module
+// does without package errors, whose initialisation links a part of
+// package reflect's (internal/reflectlite) into it.
+type textError string
+
+func (e textError) Error() string { return string(e) }
 
 // Text describes a thrown or rejected JavaScript value for an error
 // message: an Error's message, a string as it is, anything else as

@@ -15,7 +15,6 @@ package main
 
 import (
 	"runtime"
-	"syscall"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -24,7 +23,7 @@ import (
 )
 
 func main() {
-	name, ok := syscall.Getenv(jsedge.EnvGlobal)
+	name, ok := getenv(jsedge.EnvGlobal)
 	if !ok || name == "" {
 		name = jsedge.DefaultGlobal
 	}
