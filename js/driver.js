@@ -3,14 +3,14 @@
 // call per model or tool answer, with a mirror of each session's messages
 // from which model requests are sliced.
 
-import { readReply } from "./history.js";
-import { packHistory as pack, PackMemo, PackScratch, mirrorInto } from "./pack.js";
+import { readReply, quote } from "./history.js";
+import { packHistory as pack, PackMemo, PackScratch, mirrorInto, seedRefusal } from "./pack.js";
 import {
   ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
   readLimits,
 } from "./wire.js";
 import { AgentrtError, historyError, isObject, text, refusedError, timeoutError, abortError } from "./errors.js";
-import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, replyOver, deliverEvents } from "./request.js";
+import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, replyOver, toolOver, deliverEvents } from "./request.js";
 import { Tools } from "./tools.js";
 import { QuickTurns } from "./quick.js";
 
@@ -130,6 +130,19 @@ export class FastPath {
   }
 
   /**
+   * Refuses a packed history the module would refuse for its size, before
+   * it is copied into the module's memory: with the module's error (code,
+   * message and the host message's index). A history within
+   * maxSeedBytes as packed is within it as the module counts it too, and
+   * is not measured.
+   */
+  checkSeed(packed) {
+    if (packed.length <= this.limits.maxSeedBytes) return;
+    const r = seedRefusal(packed, this.limits);
+    if (r !== null) throw new AgentrtError("limit_exceeded", r.message, { index: r.index });
+  }
+
+  /**
    * The model-reply frame of a reply read by readReply; one over
    * maxMessageBytes is refused unsent (the run fails limit_exceeded).
    */
@@ -163,6 +176,7 @@ export class FastPath {
         packed = pack(history ?? [], historyError, onRecord, undefined, this.#scratch);
         this.#memoSession = sessionId;
       }
+      this.checkSeed(packed);
     }
     const frame = writeBegin(this.w.reset(), {
       sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,
@@ -230,6 +244,12 @@ export class FastPath {
   async #callTool(turn, a) {
     const r = await this.tools.call(turn, a.call, this.#settleFn);
     if (r === null) return this.resume(turn);
+    if (r.out !== undefined && toolOver(r.out, a.call.id, this.limits.maxMessageBytes)) {
+      // The module would fail the turn for this output once copied: it is
+      // failed here instead, the turn abandoned (rolled back, its session
+      // freed) by drive's way out, with the module's error.
+      throw new AgentrtError("limit_exceeded", `the result of tool ${quote(a.call.name)} is more than maxMessageBytes`);
+    }
     const w = this.w.reset();
     const frame = r.failure === undefined ? writeToolResult(w, turn.handle, false, r.out) : writeToolResult(w, turn.handle, true, r.failure);
     return this.action(this.call(this.ex.agentrt_feed, frame));

@@ -55,9 +55,11 @@ function optionalString(v) {
   return v === undefined || v === null || typeof v === "string";
 }
 
-// quote returns s in double quotes, cut to at most 64 bytes of UTF-8 at a
-// character boundary (and "..." appended), as core/hostmsg cuts it.
-function quote(s) {
+/**
+ * Returns s in double quotes, cut to at most 64 bytes of UTF-8 at a
+ * character boundary (and "..." appended), as core/hostmsg cuts it.
+ */
+export function quote(s) {
   let bytes = 0;
   let i = 0;
   for (const ch of s) {

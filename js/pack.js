@@ -403,3 +403,90 @@ function packRecord(p, r, continues) {
     }
   }
 }
+
+// The flags of a record's single strings, in their order.
+const TEXT_FLAGS = [FLAG_CONTENT, FLAG_ID, FLAG_TOOL_CALL_ID];
+
+/**
+ * Measures a packed history as the module measures a seed (core counts a
+ * message's id, content, tool_call_id and its calls' ids, names and
+ * arguments, in bytes of UTF-8) and returns the first size refusal the
+ * module would make of it: `{ index, message }`, index being the host's
+ * message, or null when its sizes are within limits. The driver asks
+ * before it copies a history larger than maxSeedBytes into the module's
+ * memory, so that the refusal leaves the memory as it was.
+ *
+ * Bytes that are not a well-formed packed history give null: the module
+ * refuses them itself, with the reason.
+ *
+ * @param {Uint8Array} b
+ * @param {{maxSeedMessages: number, maxSeedBytes: number, maxMessageBytes: number}} limits
+ * @returns {{index: number, message: string} | null}
+ */
+export function seedRefusal(b, limits) {
+  const n = b.length;
+  let pos = 0;
+  const uvarint = () => {
+    let v = 0;
+    let scale = 1;
+    for (let k = 0; k < 10 && pos < n; k++) {
+      const c = b[pos++];
+      v += (c & 0x7f) * scale;
+      if (c < 0x80) return v;
+      scale *= 0x80;
+    }
+    return -1;
+  };
+  // string skips a string and returns its length, or -1.
+  const string = () => {
+    const len = uvarint();
+    if (len < 0 || len > n - pos) return -1;
+    pos += len;
+    return len;
+  };
+  if (n < 5 || b[0] !== PACK_MAGIC[0] || b[1] !== PACK_MAGIC[1] || b[2] !== PACK_MAGIC[2] || b[3] !== PACK_VERSION) return null;
+  pos = 4;
+  const count = uvarint();
+  if (count < 0) return null;
+  const tooMany = count > limits.maxSeedMessages;
+  let host = -1;
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    if (pos + 2 > n) return null;
+    const role = b[pos++];
+    const flags = b[pos++];
+    if ((flags & FLAG_CONTINUES) === 0 || i === 0) host++;
+    if (tooMany) {
+      if (i === limits.maxSeedMessages) {
+        return { index: host, message: `history has ${count} messages, more than maxSeedMessages (${limits.maxSeedMessages})` };
+      }
+    }
+    if (role === ROLE_OTHER && string() < 0) return null;
+    let size = 0;
+    for (const f of TEXT_FLAGS) {
+      if (flags & f) {
+        const len = string();
+        if (len < 0) return null;
+        size += len;
+      }
+    }
+    if (flags & FLAG_TOOL_CALLS) {
+      const calls = uvarint();
+      if (calls < 0) return null;
+      for (let j = 0; j < calls * 3; j++) {
+        const len = string();
+        if (len < 0) return null;
+        size += len;
+      }
+    }
+    if (tooMany) continue;
+    if (size > limits.maxMessageBytes) {
+      return { index: host, message: `message is ${size} bytes, more than maxMessageBytes (${limits.maxMessageBytes})` };
+    }
+    total += size;
+    if (total > limits.maxSeedBytes) {
+      return { index: host, message: `history exceeds maxSeedBytes (${limits.maxSeedBytes}) at this message` };
+    }
+  }
+  return null;
+}
