@@ -3,16 +3,16 @@
 // call per model or tool answer, with a mirror of each session's messages
 // from which model requests are sliced.
 
-import { packHistory as pack, readReply, PackMemo, PackScratch, mirrorInto } from "./history.js";
+import { readReply, quote } from "./history.js";
+import { packHistory as pack, PackMemo, PackScratch, mirrorInto, seedRefusal } from "./pack.js";
 import {
   ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
   readLimits,
 } from "./wire.js";
 import { AgentrtError, historyError, isObject, text, refusedError, timeoutError, abortError } from "./errors.js";
-import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, replyOver, toolSpec, deliverEvents } from "./request.js";
+import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, replyOver, toolOver, deliverEvents } from "./request.js";
+import { Tools } from "./tools.js";
 import { QuickTurns } from "./quick.js";
-
-const NO_TOOLS = Object.freeze([]);
 
 /**
  * FastPath runs turns through the module's wasmexport functions: one
@@ -33,8 +33,7 @@ export class FastPath {
   #scratch = new PackScratch();
   modelFn;
   system;
-  #tools = new Map();
-  #specs = [];
+  tools;
   mirrors = new Map();
   #active = new Map(); // runId -> turn
   #waiting = new Map(); // sessionId -> [wake]
@@ -42,6 +41,8 @@ export class FastPath {
   #core;
   // dropped as a callback of the frame decoders.
   #onDropped = (d) => this.dropped(d);
+  // settle, for the tools' calls.
+  #settleFn = (turn, p) => this.settle(turn, p);
   // The limits in force, as the module reports them (wire.js readLimits):
   // sizes are checked against them before anything is copied.
   limits;
@@ -62,10 +63,7 @@ export class FastPath {
     this.system = typeof config.systemPrompt === "string" ? config.systemPrompt : "";
     this.quick = new QuickTurns(this, exports);
     this.limits = readLimits(this.call(exports.agentrt_feed, writeLimitsQuery(this.w.reset())));
-    for (const t of config.tools ?? []) {
-      this.#tools.set(t.name, t);
-      this.#specs.push(toolSpec(t));
-    }
+    this.tools = new Tools(config.tools);
   }
 
   /**
@@ -132,6 +130,19 @@ export class FastPath {
   }
 
   /**
+   * Refuses a packed history the module would refuse for its size, before
+   * it is copied into the module's memory: with the module's error (code,
+   * message and the host message's index). A history within
+   * maxSeedBytes as packed is within it as the module counts it too, and
+   * is not measured.
+   */
+  checkSeed(packed) {
+    if (packed.length <= this.limits.maxSeedBytes) return;
+    const r = seedRefusal(packed, this.limits);
+    if (r !== null) throw new AgentrtError("limit_exceeded", r.message, { index: r.index });
+  }
+
+  /**
    * The model-reply frame of a reply read by readReply; one over
    * maxMessageBytes is refused unsent (the run fails limit_exceeded).
    */
@@ -165,6 +176,7 @@ export class FastPath {
         packed = pack(history ?? [], historyError, onRecord, undefined, this.#scratch);
         this.#memoSession = sessionId;
       }
+      this.checkSeed(packed);
     }
     const frame = writeBegin(this.w.reset(), {
       sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,
@@ -227,52 +239,19 @@ export class FastPath {
     for (const turn of this.#active.values()) if (turn.request) ModelRequest.stop(turn.request, reason);
   }
 
+  // #callTool calls the tool the action names and feeds its answer;
+  // it returns the next action.
   async #callTool(turn, a) {
-    const call = a.call;
-    const tool = this.#tools.get(call.name);
-    let out;
-    let failure;
-    let args;
-    if (call.arguments === "") args = {};
-    else {
-      try {
-        args = JSON.parse(call.arguments);
-      } catch (e) {
-        failure = "arguments are not valid JSON: " + text(e);
-      }
-    }
-    if (failure === undefined) {
-      let v;
-      try {
-        v = tool.call(args, { runId: turn.runId, sessionId: turn.sessionId, toolCallId: call.id });
-      } catch (e) {
-        failure = "threw: " + text(e);
-      }
-      if (failure === undefined && isObject(v)) {
-        let s = adopt(v);
-        if (s instanceof Promise) {
-          s = await this.settle(turn, s);
-          if (s === null) return this.resume(turn);
-        }
-        if (s.ok) v = s.value;
-        else failure = "rejected: " + text(s.reason);
-      }
-      if (turn.interrupted) return this.resume(turn);
-      if (failure === undefined) {
-        if (typeof v === "string") out = v;
-        else if (v === undefined) out = "";
-        else {
-          try {
-            out = JSON.stringify(v);
-          } catch {
-            out = undefined;
-          }
-          if (typeof out !== "string") failure = "the result cannot be converted to JSON";
-        }
-      }
+    const r = await this.tools.call(turn, a.call, this.#settleFn);
+    if (r === null) return this.resume(turn);
+    if (r.out !== undefined && toolOver(r.out, a.call.id, this.limits.maxMessageBytes)) {
+      // The module would fail the turn for this output once copied: it is
+      // failed here instead, the turn abandoned (rolled back, its session
+      // freed) by drive's way out, with the module's error.
+      throw new AgentrtError("limit_exceeded", `the result of tool ${quote(a.call.name)} is more than maxMessageBytes`);
     }
     const w = this.w.reset();
-    const frame = failure === undefined ? writeToolResult(w, turn.handle, false, out) : writeToolResult(w, turn.handle, true, failure);
+    const frame = r.failure === undefined ? writeToolResult(w, turn.handle, false, r.out) : writeToolResult(w, turn.handle, true, r.failure);
     return this.action(this.call(this.ex.agentrt_feed, frame));
   }
 
@@ -524,9 +503,7 @@ export class FastPath {
   // allowedSpecs returns the tool specs the turn's policy allows, as a
   // new array (the shared empty one when there are none).
   allowedSpecs(turn) {
-    const allowed = turn.allowed;
-    const specs = allowed === undefined ? this.#specs : this.#specs.filter((t) => allowed.includes(t.name));
-    return specs.length === 0 ? NO_TOOLS : specs.slice();
+    return this.tools.specs(turn.allowed);
   }
 
   // #callModel hands the model its request and feeds its reply. It

@@ -15,9 +15,11 @@
 // This file is the package's entry: it re-exports the public API from the
 // files that implement it, one concern each: errors.js (AgentrtError),
 // load.js (compiling and starting instances), driver.js, quick.js and
-// request.js (the host side of the wire) and runtime.js (Runtime).
+// request.js (the host side of the wire), history.js and pack.js (reading
+// and packing history) and runtime.js (Runtime).
 
-import { packHistory as pack, toModuleHistory as readHistory } from "./history.js";
+import { toModuleHistory as readHistory } from "./history.js";
+import { packHistory as pack } from "./pack.js";
 import { historyError } from "./errors.js";
 
 export { AgentrtError } from "./errors.js";

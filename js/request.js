@@ -170,6 +170,18 @@ export function replyOver(reply, max) {
   return bytes > max;
 }
 
+/**
+ * toolOver reports whether a tool's output counts more than max bytes as
+ * the tool message that holds it: the output and the call's id, as core
+ * counts a message's size.
+ */
+export function toolOver(out, callId, max) {
+  const units = out.length + callId.length;
+  if (units > max) return true;
+  if (units * 3 <= max) return false;
+  return utf8Bytes(out) + utf8Bytes(callId) > max;
+}
+
 function utf8Bytes(s) {
   let bytes = 0;
   for (let i = 0, n = s.length; i < n; i++) {

@@ -109,7 +109,7 @@ export class Writer {
  * Writes s as UTF-8 into buf at start, as TextEncoder does (a lone
  * surrogate becomes U+FFFD), and returns the byte count. buf must have
  * room for s.length * 3 bytes. For short strings, where it costs no call
- * into the engine; history.js packs with it too.
+ * into the engine; pack.js packs with it too.
  * @param {string} s
  * @param {Uint8Array} buf
  * @param {number} start

@@ -20,8 +20,8 @@ func TestNames_Distinct(t *testing.T) {
 	// Ensure the Runtime's method names are distinct and non-empty, so no
 	// method silently replaces another on the JavaScript object.
 	methods := []string{MethodStartRun, MethodStartRunWithPolicy, MethodStartRunWithHistory,
-		MethodStartRunWithPolicyAndHistory, MethodCancelRun, MethodGetSession, MethodDeleteSession,
-		MethodListSessions, MethodStats, MethodClose}
+		MethodStartRunWithPolicyAndHistory, MethodCancelRun, MethodRevertRun, MethodGetSession, MethodDeleteSession,
+		MethodListSessions, MethodStats, MethodCheckHistory, MethodClose}
 	seen := map[string]bool{}
 	for _, m := range methods {
 		if m == "" || seen[m] {

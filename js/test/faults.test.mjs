@@ -262,4 +262,96 @@ describe("sizes", () => {
     assert.equal(rt.session("s").messageCount, 4);
     await assertFree(rt, "s");
   });
+
+  test("a tool's output over maxMessageBytes fails the turn before it is copied: memory unchanged", async () => {
+    let calls = 0;
+    const { rt, memory } = await loadWatched({
+      model: (req) => {
+        const last = req.messages[req.messages.length - 1];
+        if (last.role === "user" && last.content === "use the tool") return { content: "", toolCalls: [{ id: "c1", name: "big", arguments: "{}" }] };
+        return "ok";
+      },
+      tools: [{ name: "big", description: "answers too much", parameters: { type: "object" }, call: () => (calls++, calls % 2 ? big : { big }) }],
+      limits: { maxMessageBytes: limit },
+    });
+    await rt.run({ sessionId: "s", input: "warm" });
+    await rt.run({ sessionId: "s", input: "warm again" });
+    const size = memory.buffer.byteLength;
+    for (const policy of [undefined, { toolErrors: "report" }, { toolErrors: "fail" }, {}]) {
+      const err = await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "use the tool", policy }), "limit_exceeded"), "tool");
+      assert.equal(err.message, 'the result of tool "big" is more than maxMessageBytes', "the module's message");
+      assert.equal(memory.buffer.byteLength, size, "the module's memory did not grow");
+      assert.equal(rt.session("s").messageCount, 4, "the turn rolled back");
+      assert.equal(rt.stats().activeRuns, 0);
+    }
+    assert.equal(calls, 4);
+    await assertFree(rt, "s");
+  });
+
+  test("an output at maxMessageBytes, as the tool message counts it, is kept", async () => {
+    // The tool message counts its output and its call's id ("c1").
+    const { rt } = await loadWatched({
+      model: (req) => {
+        const last = req.messages[req.messages.length - 1];
+        if (last.role === "user") return { content: "", toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] };
+        return "ok";
+      },
+      tools: [{ name: "t", description: "", parameters: { type: "object" }, call: (args, ctx) => "é".repeat((limit - 2) / 2 - (ctx.sessionId === "over" ? 0 : 1)) + (ctx.sessionId === "over" ? "x" : "xx") }],
+      limits: { maxMessageBytes: limit },
+    });
+    const res = await rt.run({ sessionId: "at", input: "go" });
+    assert.equal(res.status, "completed");
+    await rejectsWith(assert, rt.run({ sessionId: "over", input: "go" }), "limit_exceeded");
+  });
+
+  test("a history over maxSeedBytes is refused before it is copied, as the module refuses it: memory unchanged", async () => {
+    const { rt, memory } = await loadWatched({ model: () => "ok", limits: { maxSeedBytes: limit } });
+    await rt.run({ sessionId: "s", input: "warm" });
+    await rt.run({ sessionId: "s", input: "warm again" });
+    const size = memory.buffer.byteLength;
+    // 16 MiB of history in 40 KiB messages: over the limit at the second.
+    const part = "h".repeat(40 * KiB);
+    const history = [];
+    for (let i = 0; i < 400; i++) history.push({ role: i % 2 ? "assistant" : "user", content: part });
+    for (const [name, h] of [["an array", history], ["packed", packHistory(history)]]) {
+      for (const run of [
+        () => rt.run({ sessionId: "s", input: "x", history: h }),
+        () => rt.run({ sessionId: "t", input: "x", history: h }),
+        () => rt.run({ sessionId: "s", input: "x", history: h, policy: { seedMode: "reconcile" } }),
+        () => rt.startRunWithHistory("t", "x", h),
+      ]) {
+        const err = await within(rejectsWith(assert, run(), "limit_exceeded", 1), name);
+        assert.equal(err.message, `history exceeds maxSeedBytes (${limit}) at this message`);
+        assert.equal(memory.buffer.byteLength, size, `${name}: the module's memory did not grow`);
+      }
+    }
+    assert.equal(rt.session("s").messageCount, 4);
+    assert.equal(rt.session("t"), null);
+    await assertFree(rt, "s");
+  });
+
+  test("the refusal of a history over maxSeedBytes is the module's: code, index and message", async () => {
+    const { rt } = await loadWatched({ model: () => "ok", limits: { maxSeedBytes: limit, maxMessageBytes: limit / 2 } });
+    const part = "u".repeat(20 * KiB);
+    // A UIMessage yields an assistant message and its tool result (one
+    // host message, two session messages): the index names the host's.
+    const ui = {
+      id: "m2", role: "assistant",
+      parts: [{ type: "text", text: part }, { type: "tool-f", toolCallId: "c1", state: "output-available", input: {}, output: "o".repeat(30 * KiB) }],
+    };
+    for (const [name, history] of [
+      ["the total", [{ role: "user", content: part }, { role: "assistant", content: part }, { role: "user", content: part }, { role: "assistant", content: part }]],
+      ["a UIMessage", [{ role: "system", content: "s" }, { role: "user", content: part }, ui, { role: "user", content: part }]],
+      ["one message", [{ role: "user", content: part }, { role: "assistant", content: "a".repeat(limit / 2 + 1) }, { role: "user", content: part }]],
+    ]) {
+      const want = rt.checkHistory(history).problems.at(-1);
+      assert.equal(want.code, "limit_exceeded", `${name}: the module refuses it`);
+      const err = await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "x", history }), "limit_exceeded"), name);
+      assert.deepEqual({ code: err.code, index: err.index, message: err.message }, { code: want.code, index: want.index, message: want.message }, name);
+    }
+    // Within the limit as the module counts it: seeded.
+    const within64 = [{ role: "user", content: "w".repeat(limit / 2 - 1) }, { role: "assistant", content: "w".repeat(limit / 2 - 1) }];
+    assert.equal((await rt.run({ sessionId: "w", input: "x", history: within64 })).status, "completed");
+    assert.equal(rt.session("w").messageCount, 4);
+  });
 });

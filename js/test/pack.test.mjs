@@ -3,7 +3,7 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime, packHistory, toModuleHistory } from "../glue.js";
-import { packHistory as pack, mirrorInto } from "../history.js";
+import { packHistory as pack, mirrorInto } from "../pack.js";
 import { compiledModule, wasmExecURL } from "./env.mjs";
 
 describe("packHistory", () => {

@@ -2,7 +2,7 @@
 // PackMemo, each packs to exactly the bytes packHistory gives.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { packHistory, PackMemo } from "../history.js";
+import { packHistory, PackMemo } from "../pack.js";
 
 function msgs(n, tag = "") {
   const out = [];
