@@ -314,7 +314,7 @@ func (t *turn) answerTool(out string, terr *Error) {
 		msg.Content = "error: " + terr.Message
 	}
 	if msg.Size() > r.rt.limits.MaxMessageBytes {
-		t.fail(NewError(CodeLimitExceeded, "the result of tool "+quote(call.Name)+" is more than maxMessageBytes"))
+		t.fail(toolOversize(call.Name))
 		return
 	}
 	fin := msg
@@ -533,6 +533,21 @@ func (tn *Turn) FeedTool(out string, err error) Action {
 		tn.t.answerTool(out, terr)
 	}
 	return tn.Next()
+}
+
+// FeedToolOversize answers the tool call that is out with an output its
+// host refused unsent as more than maxMessageBytes: the run fails
+// CodeLimitExceeded exactly as it fails when such an output is fed
+// (whatever the policy's toolErrors), without the output crossing.
+func (tn *Turn) FeedToolOversize() Action {
+	if !tn.ended && tn.t.phase == phaseToolIn {
+		tn.t.fail(toolOversize(tn.t.reply.ToolCalls[tn.t.call].Name))
+	}
+	return tn.Next()
+}
+
+func toolOversize(name string) *Error {
+	return NewError(CodeLimitExceeded, "the result of tool "+quote(name)+" is more than maxMessageBytes")
 }
 
 // Delta reports text the model streamed during the model call that is

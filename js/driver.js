@@ -3,7 +3,7 @@
 // call per model or tool answer, with a mirror of each session's messages
 // from which model requests are sliced.
 
-import { readReply, quote } from "./history.js";
+import { readReply } from "./history.js";
 import { packHistory as pack, PackMemo, PackScratch, mirrorInto, seedRefusal } from "./pack.js";
 import {
   ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
@@ -244,14 +244,15 @@ export class FastPath {
   async #callTool(turn, a) {
     const r = await this.tools.call(turn, a.call, this.#settleFn);
     if (r === null) return this.resume(turn);
+    const w = this.w.reset();
+    let frame;
     if (r.out !== undefined && toolOver(r.out, a.call.id, this.limits.maxMessageBytes)) {
       // The module would fail the turn for this output once copied: it is
-      // failed here instead, the turn abandoned (rolled back, its session
-      // freed) by drive's way out, with the module's error.
-      throw new AgentrtError("limit_exceeded", `the result of tool ${quote(a.call.name)} is more than maxMessageBytes`);
+      // told so unsent (oversize), and fails it as it would have.
+      frame = writeToolResult(w, turn.handle, true, "", true);
+    } else {
+      frame = r.failure === undefined ? writeToolResult(w, turn.handle, false, r.out) : writeToolResult(w, turn.handle, true, r.failure);
     }
-    const w = this.w.reset();
-    const frame = r.failure === undefined ? writeToolResult(w, turn.handle, false, r.out) : writeToolResult(w, turn.handle, true, r.failure);
     return this.action(this.call(this.ex.agentrt_feed, frame));
   }
 

@@ -216,10 +216,10 @@ export function writeModelReply(w, handle, reply, failure, oversize = false) {
 }
 
 /** Writes a tool-result frame: the output text, or a failure text. */
-export function writeToolResult(w, handle, failed, text) {
+export function writeToolResult(w, handle, failed, text, oversize = false) {
   w.header(KIND.toolResult);
   w.uvarint(handle);
-  w.byte(failed ? 1 : 0);
+  w.byte(oversize ? 2 : failed ? 1 : 0);
   w.string(text);
   return w.bytes();
 }

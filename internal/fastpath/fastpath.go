@@ -183,10 +183,14 @@ func (x *Runtime) Feed(frame []byte) []byte {
 		ht.turn.Delta(a.Text)
 		act.Kind = actionPending
 	case wire.KindToolResult:
-		if fail != nil {
-			a.Text = ""
+		switch {
+		case a.Oversize:
+			act = ht.turn.FeedToolOversize()
+		case fail != nil:
+			act = ht.turn.FeedTool("", fail)
+		default:
+			act = ht.turn.FeedTool(a.Text, nil)
 		}
-		act = ht.turn.FeedTool(a.Text, fail)
 	default:
 		if fail != nil {
 			act = ht.turn.FeedModel(nil, fail)

@@ -378,3 +378,23 @@ func TestRuntime_MirrorRepaired(t *testing.T) {
 		t.Errorf("session.seeded event %+v, want the repairs", seeded)
 	}
 }
+
+// Ensure a tool output the host refused unsent as oversize fails the run
+// limit_exceeded, whatever toolErrors says, rolled back, the session free.
+func TestRuntime_ToolOversize(t *testing.T) {
+	rt := mustRuntime(t, core.Config{Tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "big"},
+		Call: func(core.Context, core.ToolInvocation) (string, error) { return "", nil }}}})
+	x := fastpath.New(rt, nil)
+	a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi", Policy: core.Policy{ToolErrors: core.ToolErrorsReport}})))
+	a = mustAction(t, x.Feed(wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Reply: core.ModelReply{ToolCalls: []core.ToolCall{{ID: "c", Name: "big", Arguments: "{}"}}}})))
+	if a.Kind != wire.ActTool {
+		t.Fatalf("got action %d, want tool", a.Kind)
+	}
+	a = mustAction(t, x.Feed(wire.AppendToolResult(nil, &wire.ToolResult{Handle: a.Handle, Failed: true, Oversize: true})))
+	if a.Kind != wire.ActFailed || a.Err.Code != core.CodeLimitExceeded || a.Err.Message != `the result of tool "big" is more than maxMessageBytes` {
+		t.Fatalf("got action %d (%v), want failed limit_exceeded", a.Kind, a.Err)
+	}
+	if st := rt.Stats(); st.ActiveRuns != 0 || st.Messages != 0 || st.RunsFailed != 1 {
+		t.Fatalf("after the refused output: %+v", st)
+	}
+}

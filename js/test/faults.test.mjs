@@ -278,8 +278,12 @@ describe("sizes", () => {
     await rt.run({ sessionId: "s", input: "warm again" });
     const size = memory.buffer.byteLength;
     for (const policy of [undefined, { toolErrors: "report" }, { toolErrors: "fail" }, {}]) {
-      const err = await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "use the tool", policy }), "limit_exceeded"), "tool");
+      const failed = rt.stats().runsFailed;
+      const events = [];
+      const err = await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "use the tool", policy, onEvent: (ev) => events.push(ev.type) }), "limit_exceeded"), "tool");
       assert.equal(err.message, 'the result of tool "big" is more than maxMessageBytes', "the module's message");
+      assert.equal(rt.stats().runsFailed, failed + 1, "counted failed, as the module counts it");
+      assert.equal(events.at(-1), "run.failed", "the run.failed event");
       assert.equal(memory.buffer.byteLength, size, "the module's memory did not grow");
       assert.equal(rt.session("s").messageCount, 4, "the turn rolled back");
       assert.equal(rt.stats().activeRuns, 0);
