@@ -184,6 +184,21 @@ async function waitSettled(page, n) {
 // sendTurn types text into the input and sends it (with the Send button,
 // or the Enter key), then waits for the turn to finish and reads the last
 // turn's inspector values.
+// putConversation writes conv into the demo's IndexedDB store as a host
+// would have saved it, and returns its id.
+function putConversation(page, conv) {
+  return page.evaluate((conv) => new Promise((resolve, reject) => {
+    const open = indexedDB.open("agentrt-demo");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const t = open.result.transaction("conversations", "readwrite");
+      t.objectStore("conversations").put({ ...conv, createdAt: Date.now(), updatedAt: Date.now() });
+      t.oncomplete = () => { open.result.close(); resolve(conv.id); };
+      t.onerror = () => reject(t.error);
+    };
+  }), conv);
+}
+
 async function sendTurn(page, text, { key = false } = {}) {
   const before = await settledCount(page);
   await page.click('[data-testid="input"]');
@@ -429,20 +444,10 @@ function steps(ctx) {
       const p = ctx.page;
       // Write a conversation whose second message has an unknown role, as a
       // buggy older version of a host might have.
-      const id = await p.evaluate(() => new Promise((resolve, reject) => {
-        const open = indexedDB.open("agentrt-demo");
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const conv = {
-            id: "c-corrupt", title: "corrupt", createdAt: Date.now(), updatedAt: Date.now(),
-            messages: [{ role: "user", content: "ok" }, { role: "robot", content: "beep" }],
-          };
-          const t = open.result.transaction("conversations", "readwrite");
-          t.objectStore("conversations").put(conv);
-          t.oncomplete = () => { open.result.close(); resolve(conv.id); };
-          t.onerror = () => reject(t.error);
-        };
-      }));
+      const id = await putConversation(p, {
+        id: "c-corrupt", title: "corrupt",
+        messages: [{ role: "user", content: "ok" }, { role: "robot", content: "beep" }],
+      });
       await p.evaluate((id) => { location.hash = "#c=" + id; }, id);
       await p.waitForFunction(() => document.querySelectorAll('[data-testid="message"]').length === 2 &&
         document.body.dataset.view === "loaded");
@@ -462,24 +467,14 @@ function steps(ctx) {
       const p = ctx.page;
       // An approval nobody answered, then the first message saved twice:
       // what a host killed mid-tool and re-saving its messages leaves.
-      const id = await p.evaluate(() => new Promise((resolve, reject) => {
-        const open = indexedDB.open("agentrt-demo");
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const conv = {
-            id: "c-broken", title: "broken", createdAt: Date.now(), updatedAt: Date.now(),
-            messages: [
-              { id: "u1", role: "user", parts: [{ type: "text", text: "Delete a.txt" }] },
-              { id: "a1", role: "assistant", parts: [{ type: "tool-delete", toolCallId: "d1", state: "approval-requested", input: { f: "a.txt" } }] },
-              { id: "u1", role: "user", parts: [{ type: "text", text: "Delete a.txt" }] },
-            ],
-          };
-          const t = open.result.transaction("conversations", "readwrite");
-          t.objectStore("conversations").put(conv);
-          t.oncomplete = () => { open.result.close(); resolve(conv.id); };
-          t.onerror = () => reject(t.error);
-        };
-      }));
+      const id = await putConversation(p, {
+        id: "c-broken", title: "broken",
+        messages: [
+          { id: "u1", role: "user", parts: [{ type: "text", text: "Delete a.txt" }] },
+          { id: "a1", role: "assistant", parts: [{ type: "tool-delete", toolCallId: "d1", state: "approval-requested", input: { f: "a.txt" } }] },
+          { id: "u1", role: "user", parts: [{ type: "text", text: "Delete a.txt" }] },
+        ],
+      });
       await p.evaluate((id) => { location.hash = "#c=" + id; }, id);
       await p.waitForFunction(() => document.body.dataset.view === "loaded" &&
         !document.querySelector('[data-testid="history-problems"]').hidden, { timeout: WAIT_MS });
