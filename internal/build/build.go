@@ -135,12 +135,16 @@ type Dist struct {
 	// WasiSnapshot reports whether WasiModuleName is pre-initialized
 	// (see WasiModules); WasiPlainModuleName never is.
 	WasiSnapshot bool
+	// GlueBundled reports whether glue.js is one module holding the
+	// internal ones (see BundleGlue).
+	GlueBundled bool
 }
 
 // Build writes dir as the npm package agentrt: agentrt.wasm, the
-// wasm_exec.js of the Go that built it, every JavaScript module and type
-// file of js/ that is not a test (the glue and the modules it imports),
-// js/package.json, the package's README.md (PackageReadme) and the
+// wasm_exec.js of the Go that built it, the JavaScript entry points of js/
+// (glue.js bundled with the internal modules it imports, see BundleGlue;
+// without esbuild, every module that is not a test, one file each), their
+// type files, js/package.json, the package's README.md (PackageReadme) and the
 // repository's LICENSE. The package.json also makes Node treat the
 // directory's .js files as ES modules.
 func Build(ctx context.Context, root, dir string) (*Dist, error) {
@@ -173,6 +177,14 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 		}
 		d.Files = append(d.Files, name)
 	}
+	if d.GlueBundled, err = BundleGlue(ctx, root, dir, os.Stderr); err != nil {
+		return nil, err
+	}
+	if d.GlueBundled {
+		if d.Files, err = withoutInternal(root, d.Files); err != nil {
+			return nil, err
+		}
+	}
 	for name, src := range map[string]string{"README.md": PackageReadme, "LICENSE": "LICENSE"} {
 		if err := copyFile(filepath.Join(root, src), filepath.Join(dir, name)); err != nil {
 			return nil, err
@@ -184,6 +196,25 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// withoutInternal returns files without InternalModules(root).
+func withoutInternal(root string, files []string) ([]string, error) {
+	internal, err := InternalModules(root)
+	if err != nil {
+		return nil, err
+	}
+	kept := files[:0]
+	for _, f := range files {
+		drop := false
+		for _, i := range internal {
+			drop = drop || f == i
+		}
+		if !drop {
+			kept = append(kept, f)
+		}
+	}
+	return kept, nil
 }
 
 // PackageReadme is the package's README.md, relative to the repository

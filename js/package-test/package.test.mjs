@@ -123,16 +123,19 @@ function checkRun(r, name) {
   assert.doesNotMatch(r.stderr, /MODULE_TYPELESS_PACKAGE_JSON|Warning/i, `${name} printed a warning`);
 }
 
-test("the tarball ships the glue, its modules and types, the module and wasm_exec.js, and no tests", async () => {
+test("the tarball ships the bundled glue, the entries and types, the module and wasm_exec.js, and no tests", async () => {
   const dir = path.join(app, "node_modules", "agentrt");
   const files = readdirSync(dir).sort();
   for (const f of ["agentrt.wasm", "glue.d.ts", "glue.js", "openai.d.ts", "openai.js", "package.json", "wasm_exec.js"]) {
     assert.ok(files.includes(f), `${f} is in the package: ${files}`);
   }
-  // Every module of js/ that is not a test is shipped (the glue imports some).
-  for (const f of readdirSync(path.join(ROOT, "js"))) {
-    if (/\.(js|d\.ts)$/.test(f) && !/[._](test|spec)\./.test(f)) assert.ok(files.includes(f), `js/${f} is in the package`);
-  }
+  // The glue's internal modules are folded into glue.js (agentrt build
+  // bundles it): the package's JavaScript is its two entries and
+  // wasm_exec.js, and glue.js imports nothing else.
+  assert.deepEqual(files.filter((f) => f.endsWith(".js")), ["glue.js", "openai.js", "wasm_exec.js"], "the package's modules");
+  const glue = await readFile(path.join(dir, "glue.js"), "utf8");
+  const imports = [...glue.matchAll(/(?:from\s*|import\s*\(\s*|import\s+)"(\.[^"]*)"/g)].map((m) => m[1]);
+  assert.deepEqual(imports, ["./wasm_exec.js"], "glue.js imports only wasm_exec.js");
   assert.ok(files.every((f) => !/test|spec/.test(f)), `no test files: ${files}`);
   // The WASI module stays out (docs/package.md, "The WASI module"), though
   // the build writes it into the same directory.
