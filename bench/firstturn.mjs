@@ -33,10 +33,11 @@
 //	                  globalThis.agentrtMinimal and blocked: the Go
 //	                  runtime's start with next to nothing to init
 //
-// Their ratios are to the peer's whole first turn, and the "Target:" line
-// repeats them after its verdict (for Node: compile + instantiate of
-// agentrt.wasm alone, the module floor's total, the minimal module to
-// idle), so a reader sees how far under the floor the bar lies.
+// Their totals are in the agentrt column and their ratios are to the
+// peer's whole first turn; the "Target:" line repeats them after its
+// verdict (for Node: compile + instantiate of agentrt.wasm alone, the
+// module floor's total, the minimal module to idle), so a reader sees
+// how far under the floor the bar lies.
 //
 // In a page the peer's files come over HTTP too, uncached (its bytes and
 // stream rows) or from the HTTP cache (its cache row), and the minimal
@@ -228,7 +229,7 @@ const FLOORS = { module: "floor: module", minimal: "floor: Go minimal" };
 // The cells of one engine: [label, who, path, mode]; the floor of the
 // minimal module only when it was built.
 function cells(browser) {
-  const floors = [["floor: module", "module", "bytes", "c"], ...(minimal ? [] : [["floor: Go minimal", "minimal", "bytes", "c"]])];
+  const floors = [["floor: module", "module", "bytes", "c"], ...(minimal === "" ? [["floor: Go minimal", "minimal", "bytes", "c"]] : [])];
   if (!browser) return [["agentrt", "agentrt", "bytes"], ["agentrt", "agentrt", "stream"], ...floors, ["peer", "peer", "-"]];
   return [
     ["agentrt", "agentrt", "bytes", "c"], ["agentrt", "agentrt", "stream", "c"], ["agentrt", "agentrt", "cache", "w"],
