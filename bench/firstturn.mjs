@@ -19,10 +19,31 @@
 //	        cache holds, fetched by two pages before: the engine may
 //	        reuse the code it compiled then
 //
+// Two floor rows per engine, sampled in the same rotation on the bytes
+// path, measure the floor under the bar: what agentrt.wasm costs before
+// any of its code runs, and what any GOOS=js module costs to start:
+//
+//	floor: module     wasm_exec.js, agentrt.wasm's bytes, WebAssembly.
+//	                  compile and WebAssembly.instantiate with a Go's
+//	                  importObject; the instance is never run
+//	floor: Go minimal the same for the minimal GOOS=js module
+//	                  (wasm/runtime/testdata/minimal, built into a scratch
+//	                  directory with the flags of internal/build.Module),
+//	                  then go.run until its main has published
+//	                  globalThis.agentrtMinimal and blocked: the Go
+//	                  runtime's start with next to nothing to init
+//
+// Their totals are in the agentrt column and their ratios are to the
+// peer's whole first turn; the "Target:" line repeats them after its
+// verdict (for Node: compile + instantiate of agentrt.wasm alone, the
+// module floor's total, the minimal module to idle), so a reader sees
+// how far under the floor the bar lies.
+//
 // In a page the peer's files come over HTTP too, uncached (its bytes and
-// stream rows) or from the HTTP cache (its cache row). Cold URLs carry a
-// fresh prefix per sample and agentrt.wasm a fresh custom section, so no
-// engine reuses what it compiled for another sample.
+// stream rows) or from the HTTP cache (its cache row), and the minimal
+// module from a path of its own. Cold URLs carry a fresh prefix per sample
+// and every module a fresh custom section, so no engine reuses what it
+// compiled for another sample.
 //
 // Per contender it prints the median of each phase: import (the glue or
 // the peer and what they import; for agentrt also wasm_exec.js), download
@@ -43,10 +64,12 @@
 // whole history cold and answered; it asserts nothing about speed.
 //
 // Environment: AGENTRT_DIST (default dist/), BENCH_FIRSTTURN_SAMPLES (the
-// default of --samples, 5), CI (a missing engine fails instead of being
-// skipped), BENCH_JSON (also write the figures as JSON there).
+// default of --samples, 5), CI (a missing engine, or a minimal module that
+// does not build, fails instead of being skipped), BENCH_JSON (also write
+// the figures as JSON there: every row, and per engine the floors' ratios
+// to the peer under "floor").
 
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -105,17 +128,18 @@ function salted(bytes) {
 
 const TYPES = { ".js": "text/javascript", ".mjs": "text/javascript", ".html": "text/html; charset=utf-8", ".wasm": "application/wasm", ".json": "application/json" };
 
-// serve answers /<mode>/<prefix>/dist/... from dist and /<mode>/<prefix>/
-// bench/... from bench/: mode "c" uncached (agentrt.wasm salted), mode
-// "w" cacheable for a day (and never salted).
-async function serve() {
-  const wasm = readFileSync(path.join(dist, "agentrt.wasm"));
+// serve answers /<mode>/<prefix>/dist/... from dist, /<mode>/<prefix>/
+// bench/... from bench/ and /<mode>/<prefix>/minimal/... from dir (where
+// the minimal module is built): mode "c" uncached (every .wasm salted),
+// mode "w" cacheable for a day (and never salted).
+async function serve(dir) {
+  const roots = { dist, bench: here, minimal: dir };
   const server = createServer((req, res) => {
-    const m = new URL(req.url, "http://x").pathname.match(/^\/([cw])\/[\w-]+\/(dist|bench)\/([\w./-]+)$/);
-    const file = m && !m[3].includes("..") ? path.join(m[2] === "dist" ? dist : here, m[3]) : "";
+    const m = new URL(req.url, "http://x").pathname.match(/^\/([cw])\/[\w-]+\/(dist|bench|minimal)\/([\w./-]+)$/);
+    const file = m && !m[3].includes("..") ? path.join(roots[m[2]], m[3]) : "";
     if (!file || !existsSync(file)) { res.writeHead(404).end(); return; }
     const cold = m[1] === "c";
-    const body = cold && m[3] === "agentrt.wasm" ? salted(wasm) : readFileSync(file);
+    const body = cold && file.endsWith(".wasm") ? salted(readFileSync(file)) : readFileSync(file);
     res.writeHead(200, {
       "content-type": TYPES[path.extname(file)] || "application/octet-stream",
       "content-length": body.length,
@@ -137,13 +161,30 @@ function urls(base, mode) {
   const p = `${base}/${mode}/${mode === "c" ? "s" + ++prefixes : "fixed"}`;
   return {
     glue: `${p}/dist/glue.js`, wasm: `${p}/dist/agentrt.wasm`, wasmExec: `${p}/dist/wasm_exec.js`,
-    peer: `${p}/bench/baselines/peer.mjs`, page: `${p}/bench/firstturn/page.html`,
+    peer: `${p}/bench/baselines/peer.mjs`, page: `${p}/bench/firstturn/page.html`, minimal: `${p}/minimal/minimal.wasm`,
   };
 }
 
-function fileURLs() {
+function fileURLs(dir) {
   const d = pathToFileURL(dist + path.sep).href;
-  return { glue: d + "glue.js", wasm: d + "agentrt.wasm", wasmExec: d + "wasm_exec.js", peer: pathToFileURL(path.join(root, "bench/baselines/peer.mjs")).href };
+  return {
+    glue: d + "glue.js", wasm: d + "agentrt.wasm", wasmExec: d + "wasm_exec.js",
+    peer: pathToFileURL(path.join(root, "bench/baselines/peer.mjs")).href, minimal: pathToFileURL(path.join(dir, "minimal.wasm")).href,
+  };
+}
+
+// buildMinimal builds wasm/runtime/testdata/minimal (the smallest GOOS=js
+// module: it publishes a global and blocks) into dir/minimal.wasm, with
+// the flags of internal/build.Module, and says why when it could not.
+function buildMinimal(dir) {
+  try {
+    execFileSync("go", ["build", "-trimpath", "-ldflags=-s -w", "-o", path.join(dir, "minimal.wasm"), "./wasm/runtime/testdata/minimal"], {
+      cwd: root, env: { ...process.env, GOOS: "js", GOARCH: "wasm", CGO_ENABLED: "0" }, stdio: ["ignore", "ignore", "pipe"],
+    });
+    return "";
+  } catch (e) {
+    return String(e.stderr || e.message || e).trim().split("\n")[0];
+  }
 }
 
 function runChild(rt, o) {
@@ -182,12 +223,17 @@ async function runPage(browser, o, keeper) {
   }
 }
 
-// The cells of one engine: [label, who, path, mode].
+// The floors, on the bytes path: who -> label.
+const FLOORS = { module: "floor: module", minimal: "floor: Go minimal" };
+
+// The cells of one engine: [label, who, path, mode]; the floor of the
+// minimal module only when it was built.
 function cells(browser) {
-  if (!browser) return [["agentrt", "agentrt", "bytes"], ["agentrt", "agentrt", "stream"], ["peer", "peer", "-"]];
+  const floors = [["floor: module", "module", "bytes", "c"], ...(minimal === "" ? [["floor: Go minimal", "minimal", "bytes", "c"]] : [])];
+  if (!browser) return [["agentrt", "agentrt", "bytes"], ["agentrt", "agentrt", "stream"], ...floors, ["peer", "peer", "-"]];
   return [
     ["agentrt", "agentrt", "bytes", "c"], ["agentrt", "agentrt", "stream", "c"], ["agentrt", "agentrt", "cache", "w"],
-    ["peer", "peer", "cold", "c"], ["peer", "peer", "cache", "w"],
+    ...floors, ["peer", "peer", "cold", "c"], ["peer", "peer", "cache", "w"],
   ];
 }
 
@@ -212,11 +258,19 @@ async function measure(engine, sample, initSample) {
 
 const results = {};
 const problems = [];
-const server = await serve();
 const scratch = await mkdtemp(path.join(tmpdir(), "agentrt-firstturn-"));
+const server = await serve(scratch);
+// Why the minimal module could not be built ("" once it was).
+let minimal = "not built";
 try {
   if (!existsSync(path.join(dist, "agentrt.wasm")) || !existsSync(path.join(dist, "glue.js"))) {
     throw new Error(`${dist}/agentrt.wasm or glue.js is missing: run \`make build\``);
+  }
+  process.stderr.write("firstturn: building the minimal module...\n");
+  minimal = buildMinimal(scratch);
+  if (minimal) {
+    if (CI) throw new Error(`the minimal module did not build (CI is set): ${minimal}`);
+    problems.push(`the minimal module did not build, no "floor: Go minimal" rows: ${minimal}`);
   }
   for (const name of opts.engines) {
     const rt = RUNTIMES[name];
@@ -227,8 +281,11 @@ try {
         problems.push(msg + ": skipped");
         continue;
       }
-      const base = { n: opts.n, ...fileURLs() };
-      const sample = (who, p) => runChild(rt, { ...base, who, path: p, ...(p === "stream" ? { wasm: urls(server.url, "c").wasm } : {}) });
+      const base = { n: opts.n, ...fileURLs(scratch) };
+      const sample = (who, p) => runChild(rt, {
+        ...base, who, path: p,
+        ...(p === "stream" ? { wasm: urls(server.url, "c").wasm } : who === "minimal" ? { wasm: base.minimal } : {}),
+      });
       process.stderr.write(`firstturn: ${name}...\n`);
       results[name] = await measure({ browser: false }, sample, () => runChild(rt, { ...base, who: "agentrt", path: "bytes", inittrace: true }));
       continue;
@@ -246,7 +303,10 @@ try {
       // A page kept open all along: WebDriver ends the session when its
       // last window closes.
       const keeper = await launched.browser.newPage();
-      const sample = (who, p, mode) => runPage(launched.browser, { n: opts.n, who, path: p, ...urls(server.url, mode) }, keeper);
+      const sample = (who, p, mode) => {
+        const u = urls(server.url, mode);
+        return runPage(launched.browser, { n: opts.n, who, path: p, ...u, ...(who === "minimal" ? { wasm: u.minimal } : {}) }, keeper);
+      };
       // Two loads put the cacheable files in the HTTP cache (and let the
       // engine cache the module's code) before the first sample.
       for (let i = 0; i < 2; i++) {
@@ -293,7 +353,7 @@ for (const [name, r] of Object.entries(results)) {
     row.cpuRatio = row.median.cpu / peer.cpu;
     row.minRatio = Math.min(...row.totals) / Math.min(...peerRow.totals);
     const cr = Number.isFinite(row.cpuRatio) ? row.cpuRatio.toFixed(1) + "x" : "-";
-    out.push(`| ${name} | ${p} | ${ms(row.median.total)} | ${ms(peer.total)} | ${row.ratio.toFixed(1)}x | ${cr} | ${row.minRatio.toFixed(1)}x | ` + PHASES.map(([k]) => ms(row.median[k])).join(" | ") + " |");
+    out.push(`| ${name} | ${FLOORS[who] ?? p} | ${ms(row.median.total)} | ${ms(peer.total)} | ${row.ratio.toFixed(1)}x | ${cr} | ${row.minRatio.toFixed(1)}x | ` + PHASES.map(([k]) => ms(row.median[k])).join(" | ") + " |");
   }
 }
 out.push("");
@@ -303,11 +363,27 @@ for (const [name, r] of Object.entries(results)) {
   else out.push(`  ${name}: ${ms(r.init.init)} ms over ${r.init.packages} packages; ` + r.init.top.slice(0, 3).map((p) => `${p.pkg.replace("github.com/agentrt/agentrt/", "")} ${ms(p.ms)} ms (${p.allocs} allocs)`).join(", ") +
     `; glue.packHistory of the history: first call ${ms(r.init.packFirst)} ms, second ${ms(r.init.packSecond)} ms`);
 }
+// The floors against the peer's whole first turn, per engine: the module
+// read, compiled and instantiated (and compile + instantiate alone), and
+// the minimal Go module to idle.
+for (const [name, j] of Object.entries(json.engines)) {
+  const mod = j.rows["module/bytes"], min = j.rows["minimal/bytes"];
+  if (!mod && !min) continue;
+  const peer = j.rows[RUNTIMES[name] ? "peer/-" : "peer/cold"].median.total;
+  j.floor = {
+    module: mod?.ratio ?? null,
+    compileInstantiate: mod ? (mod.median.compile + mod.median.instantiate) / peer : null,
+    minimal: min?.ratio ?? null,
+  };
+}
+const x = (r) => (Number.isFinite(r) ? r.toFixed(1) + "x" : "not measured");
 const node = json.engines.node?.rows["agentrt/bytes"];
 if (node) {
   out.push("");
   const r = node.ratio;
-  out.push(`Target: Node, bytes in memory to the first answered turn <= 3x the peer (goal 1.5x): ${r <= 3 ? "MET " : "MISS"} ${r.toFixed(2)}x (CPU ${node.cpuRatio.toFixed(2)}x, minimums ${node.minRatio.toFixed(2)}x)`);
+  const f = json.engines.node.floor;
+  const floor = f ? `; floor: compile+instantiate of agentrt.wasm alone is ${x(f.compileInstantiate)} the peer (${x(f.module)} with wasm_exec.js and reading the bytes); the minimal Go module to idle ${x(f.minimal)}` : "";
+  out.push(`Target: Node, bytes in memory to the first answered turn <= 3x the peer (goal 1.5x): ${r <= 3 ? "MET " : "MISS"} ${r.toFixed(2)}x (CPU ${node.cpuRatio.toFixed(2)}x, minimums ${node.minRatio.toFixed(2)}x)` + floor);
 }
 for (const p of problems) out.push("note: " + p);
 console.log(out.join("\n"));

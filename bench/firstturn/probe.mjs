@@ -79,7 +79,10 @@ function watchGo(marks, godebug, out) {
 /**
  * probe runs one cold start and resolves with its phases in milliseconds.
  *
- * o.who: "agentrt" or "peer"; o.path: "bytes" (read the module's bytes,
+ * o.who: "agentrt" or "peer", or a floor: "module" (agentrt.wasm read,
+ * compiled and instantiated, not run) or "minimal" (the minimal GOOS=js
+ * module in o.wasm, run until its main blocked), always on the bytes
+ * path; o.path: "bytes" (read the module's bytes,
  * then WebAssembly.compile) or "stream" (fetch + compileStreaming);
  * o.glue, o.peer, o.wasm, o.wasmExec: URLs; o.history: the stored
  * messages; o.readBytes(url), o.readText(url): how the engine reads a
@@ -111,6 +114,7 @@ export async function probe(o) {
       seed: marks.model - tCreate, model: t - marks.model, total: t - t0, cpu: c, again,
     };
   }
+  if (o.who === "module" || o.who === "minimal") return floor(o, t0, c0, cpu);
   const glue = await import(o.glue);
   await loadGoClass(o.wasmExec, o.readText);
   const tImport = now();
@@ -149,6 +153,36 @@ export async function probe(o) {
     instantiate: marks.goRun - tCompile, gostart: marks.goRan - marks.goRun, create: tLoad - marks.goRan,
     seed: marks.model - tLoad, model: t - marks.model, total: t - t0, cpu: c, again,
   };
+}
+
+// floor times what any GOOS=js module pays before its first turn, on the
+// bytes path: wasm_exec.js, the module's bytes, WebAssembly.compile and
+// WebAssembly.instantiate with a Go's importObject. For o.who "module"
+// (o.wasm is agentrt.wasm) it stops there and never runs the instance; for
+// "minimal" (o.wasm is the minimal GOOS=js module, whose main publishes
+// globalThis.agentrtMinimal = "ok" and blocks) it also runs go.run until
+// that global is set: the Go runtime's start with next to nothing to init.
+async function floor(o, t0, c0, cpu) {
+  await loadGoClass(o.wasmExec, o.readText);
+  const tImport = now();
+  const bytes = await o.readBytes(o.wasm);
+  const tDownload = now();
+  const module = await WebAssembly.compile(bytes);
+  const tCompile = now();
+  const go = new globalThis.Go();
+  const instance = await WebAssembly.instantiate(module, go.importObject);
+  const tInstance = now();
+  const r = { import: tImport - t0, download: tDownload - tImport, compile: tCompile - tDownload, instantiate: tInstance - tCompile };
+  if (o.who === "module") return { ...r, total: tInstance - t0, cpu: cpu() - c0 };
+  go.run(instance).catch(() => {});
+  // main sets the global before it blocks, so go.run has normally set it
+  // when it returns; wait for it all the same, in case a host defers it.
+  for (const until = now() + 10_000; globalThis.agentrtMinimal !== "ok"; ) {
+    if (now() > until) throw new Error("probe: the minimal module never set globalThis.agentrtMinimal");
+    await new Promise((ok) => setTimeout(ok, 0));
+  }
+  const t = now();
+  return { ...r, gostart: t - tInstance, total: t - t0, cpu: cpu() - c0 };
 }
 
 // timeAgain times the same first turn on a second cold session of the
