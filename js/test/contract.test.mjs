@@ -9,90 +9,43 @@
 // index and message, leaving no session behind.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { loadRuntime } from "../glue.js";
 import { toModuleHistory } from "../history.js";
-import { compiledModule, wasmExecURL } from "./env.mjs";
-import { canonical, loadCorpus } from "./corpus.mjs";
-
-// The history paths a case runs on. open() returns a seeder on a fresh
-// runtime: seed(sessionId, history) seeds that (new) session and returns
-// { result, messages } (messages: the session's), or throws the refusal
-// after checking that no session was left behind. A new path (another
-// wire) is one more entry.
-const paths = [
-  {
-    name: "glue (packed)",
-    async open() {
-      const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL });
-      return {
-        async seed(id, history) {
-          try {
-            const result = await rt.run({ sessionId: id, input: "next", history });
-            return { result, messages: rt.session(id).messages };
-          } catch (e) {
-            assert.equal(rt.session(id), null, "a refused history left a session behind");
-            throw e;
-          }
-        },
-        close: () => rt.close(),
-      };
-    },
-  },
-  {
-    name: "module (array)",
-    async open() {
-      const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL });
-      // The module's raw exports, to reach its array path.
-      const raw = globalThis[rt.globalName].createRuntime({});
-      return {
-        async seed(id, history) {
-          try {
-            const result = await raw.startRunWithHistory(id, "next", history);
-            return { result, messages: raw.getSession(id).messages };
-          } catch (e) {
-            assert.equal(raw.getSession(id), null, "a refused history left a session behind");
-            throw e;
-          }
-        },
-        close: () => {
-          raw.close();
-          rt.close();
-        },
-      };
-    },
-  },
-];
+import { compiledModule } from "./env.mjs";
+import { canonical, corpusPaths, loadCorpus } from "./corpus.mjs";
 
 let wasm;
 const cases = await loadCorpus();
 
-for (const path of paths) {
+// Every case seeds a new session on each path (corpus.mjs, corpusPaths).
+for (const path of corpusPaths) {
   describe(`contract: ${path.name}`, () => {
-    let seeder;
+    let p;
     before(async () => {
       wasm ??= await compiledModule();
-      seeder = await path.open();
+      p = await path.open(wasm);
     });
-    after(() => seeder && seeder.close());
+    after(() => p && p.close());
     cases.forEach((c, i) => {
       test(c.name, async () => {
-        let out;
+        const id = `case-${i}`;
+        let result;
         let err;
         try {
-          out = await seeder.seed(`case-${i}`, structuredClone(c.history));
+          result = await p.seed(id, structuredClone(c.history));
         } catch (e) {
           err = e;
         }
         if (c.error) {
           assert.ok(err instanceof Error, `accepted; want ${JSON.stringify(c.error)}`);
           assert.deepEqual({ code: err.code, index: err.index, message: err.message }, c.error);
+          assert.equal(p.session(id), null, "a refused history left a session behind");
           return;
         }
         if (err) assert.fail(`refused with ${err.code} at ${err.index}: ${err.message}`);
-        const held = out.messages.slice(0, -2).map(canonical);
+        const held = p.session(id).slice(0, -2).map(canonical);
         assert.deepEqual(held, c.session.map(canonical));
-        assert.equal(out.result.seed.seeded, held.length);
-        assert.equal(out.result.seed.skippedSystem, c.skippedSystem ?? 0);
+        assert.equal(result.seed.seeded, held.length);
+        assert.equal(result.seed.skippedSystem, c.skippedSystem ?? 0);
       });
     });
   });

@@ -1,7 +1,8 @@
 // The host-message corpus (testdata/contract/) for the JavaScript suites
 // that run it: its cases, and messages in its canonical shape.
 import { readFile, readdir } from "node:fs/promises";
-import { root } from "./env.mjs";
+import { loadRuntime } from "../glue.js";
+import { root, wasmExecURL } from "./env.mjs";
 
 const corpusDir = new URL("testdata/contract/", root);
 
@@ -30,3 +31,48 @@ export function canonical(m) {
   }
   return out;
 }
+
+// corpusPaths are the two ways into the module a corpus case runs on: the
+// glue (history packed) and the module's array path (its raw
+// createRuntime API). open(wasm) starts a fresh runtime and resolves with
+//
+//	seed(id, history, policy)  runs "next" with inspect on a new session
+//	                           seeded from history (policy may be
+//	                           undefined); resolves with the result
+//	session(id)                the session's messages, or null
+//	check(history)             checkHistory's answer
+//	close()
+//
+// A new path into the module is one more entry.
+export const corpusPaths = [
+  {
+    name: "glue (packed)",
+    async open(wasm) {
+      const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL });
+      return {
+        seed: (id, history, policy) => rt.run({ sessionId: id, input: "next", history, policy, inspect: true }),
+        session: (id) => rt.session(id)?.messages ?? null,
+        check: (history) => rt.checkHistory(history),
+        close: () => rt.close(),
+      };
+    },
+  },
+  {
+    name: "module (array)",
+    async open(wasm) {
+      const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL });
+      const raw = globalThis[rt.globalName].createRuntime({});
+      return {
+        seed: (id, history, policy) => policy === undefined
+          ? raw.startRunWithHistory(id, "next", history, { inspect: true })
+          : raw.startRunWithPolicyAndHistory(id, "next", policy, history, { inspect: true }),
+        session: (id) => raw.getSession(id)?.messages ?? null,
+        check: (history) => raw.checkHistory(history),
+        close: () => {
+          raw.close();
+          rt.close();
+        },
+      };
+    },
+  },
+];

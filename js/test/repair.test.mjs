@@ -6,48 +6,10 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime } from "../glue.js";
 import { compiledModule, wasmExecURL } from "./env.mjs";
-import { canonical, loadCorpus } from "./corpus.mjs";
+import { canonical, corpusPaths, loadCorpus } from "./corpus.mjs";
 
 const cases = await loadCorpus();
 let wasm;
-
-// The paths: check(history) answers checkHistory; repair(id, history)
-// runs "next" on a new session with policy.repair and inspect, and
-// returns { result, messages } (messages: the session's).
-const paths = [
-  {
-    name: "glue (packed)",
-    async open() {
-      const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL });
-      return {
-        check: (history) => rt.checkHistory(history),
-        async repair(id, history) {
-          const result = await rt.run({ sessionId: id, input: "next", history, policy: { repair: true }, inspect: true });
-          return { result, messages: rt.session(id).messages };
-        },
-        close: () => rt.close(),
-      };
-    },
-  },
-  {
-    name: "module (array)",
-    async open() {
-      const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL });
-      const raw = globalThis[rt.globalName].createRuntime({});
-      return {
-        check: (history) => raw.checkHistory(history),
-        async repair(id, history) {
-          const result = await raw.startRunWithPolicyAndHistory(id, "next", { repair: true }, history, { inspect: true });
-          return { result, messages: raw.getSession(id).messages };
-        },
-        close: () => {
-          raw.close();
-          rt.close();
-        },
-      };
-    },
-  },
-];
 
 // checkProblems is internal/contract's CheckProblems.
 function checkProblems(c, got) {
@@ -65,22 +27,25 @@ function checkProblems(c, got) {
   }
 }
 
-for (const path of paths) {
+// Every case is checked, and seeded with policy.repair, on each path
+// (corpus.mjs, corpusPaths).
+for (const path of corpusPaths) {
   describe(`repair: ${path.name}`, () => {
     let p;
     before(async () => {
       wasm ??= await compiledModule();
-      p = await path.open();
+      p = await path.open(wasm);
     });
     after(() => p && p.close());
     cases.forEach((c, i) => {
       test(c.name, async () => {
         checkProblems(c, p.check(structuredClone(c.history)));
         if (!c.repaired) return;
-        let out;
+        const id = `repaired-${i}`;
+        let result;
         let err;
         try {
-          out = await p.repair(`repaired-${i}`, structuredClone(c.history));
+          result = await p.seed(id, structuredClone(c.history), { repair: true });
         } catch (e) {
           err = e;
         }
@@ -90,9 +55,9 @@ for (const path of paths) {
           return;
         }
         if (err) assert.fail(`refused with repair: ${err.code} at ${err.index}: ${err.message}`);
-        assert.deepEqual(out.result.seed.repairs ?? [], c.repaired.repairs);
-        assert.deepEqual(out.result.modelCalls[0].messages.map(canonical), c.repaired.request.map(canonical));
-        assert.deepEqual(out.messages.slice(0, -1).map(canonical), c.repaired.request.map(canonical));
+        assert.deepEqual(result.seed.repairs ?? [], c.repaired.repairs);
+        assert.deepEqual(result.modelCalls[0].messages.map(canonical), c.repaired.request.map(canonical));
+        assert.deepEqual(p.session(id).slice(0, -1).map(canonical), c.repaired.request.map(canonical));
       });
     });
   });
