@@ -5,7 +5,7 @@
 // Imported by glue.js and driver.js; it takes its short-string UTF-8
 // encoder from wire.js.
 
-import { encodeShort } from "./wire.js";
+import { encodeShort, grown, putUvarint } from "./wire.js";
 import { read, readAt, at, lengthOf, defaultFail, argError, isObject } from "./history.js";
 
 /** Packed history format: magic "ARH" and version 1 (docs/packed-history.md). */
@@ -43,22 +43,12 @@ class Packer {
   }
 
   reserve(n) {
-    const need = this.pos + n;
-    if (need <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < need) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
+    if (this.pos + n > this.buf.length) this.buf = grown(this.buf, this.pos, this.pos + n);
   }
 
   uvarint(v) {
     this.reserve(10);
-    while (v >= 0x80) {
-      this.buf[this.pos++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    this.buf[this.pos++] = v;
+    this.pos = putUvarint(this.buf, this.pos, v);
   }
 
   string(s) {

@@ -38,6 +38,32 @@ export class WireError extends Error {
   }
 }
 
+/**
+ * Returns a buffer of at least need bytes, doubling buf's size, with the
+ * first pos bytes of buf: the growth of Writer and of pack.js's packer.
+ */
+export function grown(buf, pos, need) {
+  let size = Math.max(buf.length * 2, 64);
+  while (size < need) size *= 2;
+  const next = new Uint8Array(size);
+  next.set(buf.subarray(0, pos));
+  return next;
+}
+
+/**
+ * Writes v (a non-negative integer up to 2^53) as a uvarint into buf at
+ * pos, which must have room for 10 bytes, and returns the position after
+ * it. Division, not shifts: v may exceed 32 bits.
+ */
+export function putUvarint(buf, pos, v) {
+  while (v >= 0x80) {
+    buf[pos++] = (v % 0x80) | 0x80;
+    v = Math.floor(v / 0x80);
+  }
+  buf[pos++] = v;
+  return pos;
+}
+
 /** A growable byte buffer for host frames. */
 export class Writer {
   constructor(capacity = 256) {
@@ -48,24 +74,14 @@ export class Writer {
   reset() { this.pos = 0; return this; }
 
   reserve(n) {
-    const need = this.pos + n;
-    if (need <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < need) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
+    if (this.pos + n > this.buf.length) this.buf = grown(this.buf, this.pos, this.pos + n);
   }
 
   byte(b) { this.reserve(1); this.buf[this.pos++] = b; }
 
   uvarint(v) {
     this.reserve(10);
-    while (v >= 0x80) {
-      this.buf[this.pos++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    this.buf[this.pos++] = v;
+    this.pos = putUvarint(this.buf, this.pos, v);
   }
 
   /** A signed integer as a zigzag varint (policy fields). */
