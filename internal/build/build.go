@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -181,9 +182,11 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 		return nil, err
 	}
 	if d.GlueBundled {
-		if d.Files, err = withoutInternal(root, d.Files); err != nil {
+		internal, err := InternalModules(root)
+		if err != nil {
 			return nil, err
 		}
+		d.Files = slices.DeleteFunc(d.Files, func(f string) bool { return slices.Contains(internal, f) })
 	}
 	for name, src := range map[string]string{"README.md": PackageReadme, "LICENSE": "LICENSE"} {
 		if err := copyFile(filepath.Join(root, src), filepath.Join(dir, name)); err != nil {
@@ -196,25 +199,6 @@ func Build(ctx context.Context, root, dir string) (*Dist, error) {
 		return nil, err
 	}
 	return d, nil
-}
-
-// withoutInternal returns files without InternalModules(root).
-func withoutInternal(root string, files []string) ([]string, error) {
-	internal, err := InternalModules(root)
-	if err != nil {
-		return nil, err
-	}
-	kept := files[:0]
-	for _, f := range files {
-		drop := false
-		for _, i := range internal {
-			drop = drop || f == i
-		}
-		if !drop {
-			kept = append(kept, f)
-		}
-	}
-	return kept, nil
 }
 
 // PackageReadme is the package's README.md, relative to the repository
