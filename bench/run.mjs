@@ -21,6 +21,8 @@
 //	               sections are n/a.
 //	BENCH_SEED_WARMUP  warm-up seeds per contender before the jsmodel
 //	               section's cold seeds are measured (default 10)
+//	BENCH_SEED_ROUNDS  measured cold seeds per contender in the jsmodel
+//	               section (default 41)
 //
 // Benchmarks print; they never assert timings.
 
@@ -65,7 +67,10 @@ const reading = (req) => {
 };
 
 const JS_SEED_NS = quick ? [1000] : [1000, 10000];
-const JS_SEED_ROUNDS = quick ? 2 : 15;
+// Measured cold seeds per contender: a seed of 1,000 messages takes about
+// a millisecond, and some samples hold a collection of the Go heap, so
+// the median of 15 moved by a fifth between runs; BENCH_SEED_ROUNDS sets it.
+const JS_SEED_ROUNDS = quick ? 2 : Number(process.env.BENCH_SEED_ROUNDS || 41);
 // Seeds before the measured ones, per contender. V8 runs a module's
 // functions in its baseline compiler first and optimizes the hot ones
 // after some use: the module's decoding ran at about half speed for the
