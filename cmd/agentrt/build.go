@@ -36,7 +36,14 @@ func buildDist(ctx context.Context, out string) (*build.Dist, error) {
 	if err != nil {
 		return nil, err
 	}
+	return buildDistIn(ctx, root, out)
+}
+
+// buildDistIn builds the package of the repository at root into out
+// (relative to root), saying on stderr what it is doing.
+func buildDistIn(ctx context.Context, root, out string) (*build.Dist, error) {
 	var d *build.Dist
+	var err error
 	err = progress(os.Stderr, "compiling the module into "+build.InRoot(root, out), buildHint, func() error {
 		d, err = build.Build(ctx, root, build.InRoot(root, out))
 		return err

@@ -10,18 +10,15 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
-	"github.com/agentrt/agentrt/internal/build"
 	"github.com/agentrt/agentrt/internal/envvar"
 	"github.com/agentrt/agentrt/jshost"
 	"github.com/agentrt/agentrt/openai"
-	"github.com/agentrt/agentrt/wire"
 )
 
 func init() {
@@ -42,7 +39,23 @@ type chatOptions struct {
 	session, history, system, module string
 	model, baseURL, modelName        string
 	wasi                             bool // run agentrt-wasi.wasm with wasihost
+	repair                           bool // policy.repair
+	seedMode                         string
 }
+
+// chatUsage is the chat command's usage, before its flags.
+const chatUsage = `usage: agentrt chat --session ID --history FILE [flags] < TURNS
+
+Reads standard input one line at a time: each non-empty line is the user's
+input of one turn (typed at a "> " prompt in a terminal, or piped; the
+command ends at the end of input, Ctrl-D in a terminal). Each turn runs
+with FILE as the host's history; the seed outcome and the reply are
+printed, and the turn's messages are appended to FILE. A refused or failed
+turn prints "error: MESSAGE [code] (index N)" on stderr and is not stored;
+the command then exits 1 (docs/cli.md).
+
+Flags:
+`
 
 // runChat is `agentrt chat`: a terminal host for the module. It reads one
 // turn per input line, runs it with the history file as the host's
@@ -54,18 +67,29 @@ func runChat(ctx context.Context, args []string) error {
 	var o chatOptions
 	fs.StringVar(&o.session, "session", "", "session (conversation) id (required)")
 	fs.StringVar(&o.history, "history", "", "JSON file holding the conversation (required; created if missing): an array of messages\n"+
-		`{"role","content","tool_call_id"?,"tool_calls"?:[{"id","name","arguments"}],"id"?}, see docs/cli.md`)
+		`{"role","content","tool_call_id"?,"tool_calls"?:[{"id","name","arguments"}],"id"?} or any shape of docs/contract.md, see docs/cli.md`)
 	fs.StringVar(&o.system, "system", "", "system prompt")
-	fs.StringVar(&o.module, "module", "", "the module to run (default: dist/agentrt.wasm, built first if missing)")
+	fs.StringVar(&o.module, "module", "", "the module to run (default: agentrt.wasm, or agentrt-wasi.wasm with --wasi, next to the binary,\nin dist/ next to it, or in the repository's dist/, built first if missing)")
 	fs.StringVar(&o.model, "model", envOr(envModel, "echo"), `"echo" (built in, no network) or "openai" ($`+envModel+`)`)
 	fs.StringVar(&o.baseURL, "openai-base-url", os.Getenv(envOpenAIBaseURL), "OpenAI-compatible API root ($"+envOpenAIBaseURL+"); the key is read from $"+envOpenAIKey)
 	fs.StringVar(&o.modelName, "openai-model", os.Getenv(envOpenAIModel), "model name sent upstream ($"+envOpenAIModel+")")
-	fs.BoolVar(&o.wasi, "wasi", false, "run the WASI module (dist/agentrt-wasi.wasm) on plain wazero, the model in Go, instead of agentrt.wasm under jshost")
+	fs.BoolVar(&o.wasi, "wasi", false, "run the WASI module (agentrt-wasi.wasm) on plain wazero, the model in Go, instead of agentrt.wasm under jshost")
+	fs.BoolVar(&o.repair, "repair", false, "policy.repair: repair a history with an unanswered tool call, an orphan or twice-stored result or a\nrepeated message instead of refusing it; the file is rewritten healed (docs/adr/0013)")
+	fs.StringVar(&o.seedMode, "seed-mode", "if-empty", `policy.seedMode: "if-empty" (seed an empty session only) or "reconcile" (also bring a warm session up to date)`)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), chatUsage)
+		fs.PrintDefaults()
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if o.session == "" || o.history == "" {
-		return errors.New("--session and --history are required")
+		return usageError(fs, "--session and --history are required")
+	}
+	switch core.SeedMode(o.seedMode) {
+	case core.SeedIfEmpty, core.SeedReconcile:
+	default:
+		return usageError(fs, fmt.Sprintf("--seed-mode %q: want if-empty or reconcile", o.seedMode))
 	}
 	return chat(ctx, o, os.Stdin, os.Stdout, os.Stderr)
 }
@@ -77,8 +101,33 @@ func envOr(name, def string) string {
 	return def
 }
 
+// chatEngine is what differs between the two modules chat runs: how a
+// turn reaches the module and how its result comes back.
+type chatEngine interface {
+	// turn runs one turn. A turn the runtime refused or that failed is a
+	// *turnError (the loop goes on); any other error ends the command.
+	turn(ctx context.Context, session, input string, policy core.Policy, h *historyFile) (*turnResult, error)
+	close()
+}
+
+// turnResult is what the loop needs of a completed turn.
+type turnResult struct {
+	seed     core.SeedReport
+	reply    string
+	appended []core.SeedMessage
+	// repaired is the host's history healed by the seed's repairs
+	// (seed.repaired), in the file's shapes; nil when nothing was
+	// repaired.
+	repaired []any
+}
+
+// turnError is a refused or failed turn, as one line.
+type turnError struct{ line string }
+
+func (e *turnError) Error() string { return e.line }
+
 func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	history, seed, err := readHistory(o.history)
+	h, err := readHistory(o.history)
 	if err != nil {
 		return err
 	}
@@ -94,39 +143,19 @@ func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io
 	default:
 		return fmt.Errorf("unknown --model %q: want echo or openai", o.model)
 	}
+	var e chatEngine
 	if o.wasi {
-		return chatWASI(ctx, o, model, stdin, stdout, stderr)
+		e, err = newWASIEngine(ctx, o, model, stderr)
+	} else {
+		e, err = newJSEngine(ctx, o, model, stderr)
 	}
-	path, err := chatModule(ctx, o.module)
 	if err != nil {
 		return err
 	}
-	m, err := jshost.CompileFile(ctx, path, nil)
-	if err != nil {
-		return err
-	}
-	defer m.Close(context.Background())
-	in, err := jshost.NewInstance(ctx, m, jshost.Config{Stdout: stderr, Stderr: stderr})
-	if err != nil {
-		return err
-	}
-	defer in.Close(context.Background())
-
-	config := map[string]any{"systemPrompt": o.system}
-	if model != nil {
-		config["model"] = hostModel(ctx, in, model)
-	}
-	api := in.Global("agentrt")
-	if api == jshost.Undefined {
-		return errors.New("the module did not publish globalThis.agentrt")
-	}
-	rt, err := in.Call(ctx, api, "createRuntime", config)
-	if err != nil {
-		return err
-	}
-	if e, ok := rt.(*jshost.Object); ok && e.IsError() { // a refused config
-		x, _ := in.Export(e).(map[string]any)
-		return fmt.Errorf("createRuntime: %v: %v", x["code"], x["message"])
+	defer e.close()
+	policy := core.Policy{Repair: o.repair, SeedMode: core.SeedMode(o.seedMode)}
+	if policy.SeedMode == "" {
+		policy.SeedMode = core.SeedIfEmpty
 	}
 
 	interactive := false
@@ -150,30 +179,27 @@ func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io
 			continue
 		}
 		turns++
-		// The history goes packed: read once by hostmsg, as every edge
-		// reads it, instead of converted to JavaScript objects per turn.
-		v, err := in.CallAsync(ctx, rt, "startRunWithHistory", o.session, line, &jshost.Uint8Array{Bytes: wire.EncodeHistory(seed)})
+		res, err := e.turn(ctx, o.session, line, policy, h)
 		if err != nil {
-			var ex *jshost.Exception
-			if errors.As(err, &ex) {
+			var te *turnError
+			if errors.As(err, &te) {
 				failed++
-				fmt.Fprintf(stderr, "error: %s\n", turnError(ex))
+				fmt.Fprintf(stderr, "error: %s\n", te.line)
 				continue // a refused or failed turn is not stored; the next may succeed
 			}
 			return err // the module ended, or ctx is done
 		}
-		res, _ := in.Export(v).(map[string]any)
-		report, _ := res["seed"].(map[string]any)
-		fmt.Fprintf(stdout, "[seed mode=%v seeded=%v skippedSystem=%v]\n", report["mode"], report["seeded"], report["skippedSystem"])
-		reply, _ := res["reply"].(map[string]any)
-		fmt.Fprintf(stdout, "assistant: %v\n", reply["content"])
-		appended, _ := res["appended"].([]any)
-		more, err := seedMessages(appended)
-		if err != nil {
-			return fmt.Errorf("the module's appended messages: %v", err)
+		fmt.Fprintf(stdout, "[seed mode=%s seeded=%d skippedSystem=%d%s]\n", res.seed.Mode, res.seed.Seeded, res.seed.SkippedSystem, repairsText(res.seed.Repairs))
+		fmt.Fprintf(stdout, "assistant: %s\n", res.reply)
+		if res.repaired != nil {
+			if err := h.heal(res.repaired); err != nil {
+				return fmt.Errorf("the healed history: %v", err)
+			}
 		}
-		history, seed = append(history, appended...), append(seed, more...)
-		if err := writeHistory(o.history, history); err != nil {
+		if err := h.append(res.appended); err != nil {
+			return err
+		}
+		if err := h.write(); err != nil {
 			return err
 		}
 	}
@@ -186,15 +212,21 @@ func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io
 	return nil
 }
 
-// turnError formats a refused or failed turn as one line: the message,
-// then " [code]" and " (index N)" when the error has them. The error's
-// name ("Error") is left out: the line already says it is one.
-func turnError(ex *jshost.Exception) string {
-	s := ex.Message
-	if s == "" {
-		s = ex.Name
+// repairsText is the seed line's account of repairs: "" when there were
+// none, else " repairs=KIND@INDEX,...".
+func repairsText(repairs []core.Repair) string {
+	if len(repairs) == 0 {
+		return ""
 	}
-	return errorLine(s, ex.Code, ex.Index)
+	var b strings.Builder
+	b.WriteString(" repairs=")
+	for i, r := range repairs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%s@%d", r.Kind, r.Index)
+	}
+	return b.String()
 }
 
 // errorLine is message, then " [code]" when there is a code and
@@ -210,64 +242,101 @@ func errorLine(message, code string, index int) string {
 	return message
 }
 
-// chatModule returns the module to run: path if given, else
-// dist/agentrt.wasm of the repository, built first if it is missing.
-func chatModule(ctx context.Context, path string) (string, error) {
-	return distModule(path, "agentrt.wasm", func(string, string) error {
-		_, err := buildDist(ctx, "dist")
-		return err
-	})
+// jsEngine runs turns on the GOOS=js module under jshost, through its
+// JavaScript API (docs/module.md).
+type jsEngine struct {
+	m  *jshost.Module
+	in *jshost.Instance
+	rt jshost.Value
 }
 
-// distModule returns path if given, else the file name in the
-// repository's dist/, made by makeIt(root, file) first if it is missing.
-func distModule(path, name string, makeIt func(root, file string) error) (string, error) {
-	if path != "" {
-		return path, nil
-	}
-	root, err := build.Root()
+func newJSEngine(ctx context.Context, o chatOptions, model *openai.Model, stderr io.Writer) (*jsEngine, error) {
+	path, err := chatModule(ctx, o.module)
 	if err != nil {
-		return "", fmt.Errorf("%v: pass --module", err)
+		return nil, err
 	}
-	p := filepath.Join(root, "dist", name)
-	if _, err := os.Stat(p); err == nil {
-		return p, nil
+	m, err := jshost.CompileFile(ctx, path, nil)
+	if err != nil {
+		return nil, err
 	}
-	if err := makeIt(root, p); err != nil {
-		return "", err
+	e := &jsEngine{m: m}
+	if e.in, err = jshost.NewInstance(ctx, m, jshost.Config{Stdout: stderr, Stderr: stderr}); err != nil {
+		e.close()
+		return nil, err
 	}
-	return p, nil
+	config := map[string]any{"systemPrompt": o.system}
+	if model != nil {
+		config["model"] = hostModel(ctx, e.in, model)
+	}
+	api := e.in.Global("agentrt")
+	if api == jshost.Undefined {
+		e.close()
+		return nil, errors.New("the module did not publish globalThis.agentrt")
+	}
+	if e.rt, err = e.in.Call(ctx, api, "createRuntime", config); err != nil {
+		e.close()
+		return nil, err
+	}
+	if x, ok := e.rt.(*jshost.Object); ok && x.IsError() { // a refused config
+		v, _ := e.in.Export(x).(map[string]any)
+		e.close()
+		return nil, fmt.Errorf("createRuntime: %v: %v", v["code"], v["message"])
+	}
+	return e, nil
 }
 
-// readHistory reads the history file: a JSON array of messages in any
-// shape of docs/contract.md. It returns the file's messages as they are
-// (written back with each new turn) and the messages they seed, read by
-// hostmsg; a message of the wrong shape fails with its index. A missing
-// file is an empty history.
-func readHistory(path string) ([]any, []core.SeedMessage, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return []any{}, nil, nil
-	}
+func (e *jsEngine) turn(ctx context.Context, session, input string, p core.Policy, h *historyFile) (*turnResult, error) {
+	// The history goes as the file holds it, so that a healed copy comes
+	// back in the file's own shapes.
+	policy := map[string]any{"repair": p.Repair, "seedMode": string(p.SeedMode)}
+	v, err := e.in.CallAsync(ctx, e.rt, "startRunWithPolicyAndHistory", session, input, policy, h.values)
 	if err != nil {
-		return nil, nil, err
+		var ex *jshost.Exception
+		if errors.As(err, &ex) {
+			s := ex.Message
+			if s == "" {
+				s = ex.Name
+			}
+			return nil, &turnError{errorLine(s, ex.Code, ex.Index)}
+		}
+		return nil, err
 	}
-	var h []any
-	if err := json.Unmarshal(b, &h); err != nil {
-		return nil, nil, fmt.Errorf("%s: not a JSON array of messages: %v", path, err)
+	res, _ := e.in.Export(v).(map[string]any)
+	seed, _ := res["seed"].(map[string]any)
+	r := &turnResult{seed: core.SeedReport{
+		Mode:          core.SeedOutcome(fmt.Sprint(seed["mode"])),
+		Seeded:        number(seed["seeded"]),
+		SkippedSystem: number(seed["skippedSystem"]),
+	}}
+	repairs, _ := seed["repairs"].([]any)
+	for _, x := range repairs {
+		m, _ := x.(map[string]any)
+		id, _ := m["toolCallId"].(string)
+		r.seed.Repairs = append(r.seed.Repairs, core.Repair{Kind: core.RepairKind(fmt.Sprint(m["kind"])), Index: number(m["index"]), ToolCallID: id})
 	}
-	if h == nil {
-		h = []any{}
+	if healed, ok := seed["repaired"].([]any); ok {
+		r.repaired = healed
 	}
-	v, err := hostjson.Parse(b)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", path, err)
+	reply, _ := res["reply"].(map[string]any)
+	r.reply = fmt.Sprint(reply["content"])
+	appended, _ := res["appended"].([]any)
+	if r.appended, err = seedMessages(appended); err != nil {
+		return nil, fmt.Errorf("the module's appended messages: %v", err)
 	}
-	seed, err := hostmsg.Messages(v, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", path, err)
+	return r, nil
+}
+
+func (e *jsEngine) close() {
+	if e.in != nil {
+		e.in.Close(context.Background())
 	}
-	return h, seed, nil
+	e.m.Close(context.Background())
+}
+
+// number is a JavaScript number as an int (0 when it is not one).
+func number(v any) int {
+	f, _ := v.(float64)
+	return int(f)
 }
 
 // seedMessages reads messages the module returned (a result's appended)
@@ -282,19 +351,6 @@ func seedMessages(msgs []any) ([]core.SeedMessage, error) {
 		return nil, err
 	}
 	return hostmsg.Messages(v, 0)
-}
-
-// writeHistory replaces the history file atomically.
-func writeHistory(path string, h []any) error {
-	b, err := json.MarshalIndent(h, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // hostModel exposes m to the module as a JavaScript model function: the

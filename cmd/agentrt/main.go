@@ -10,7 +10,8 @@
 // of a command. Help asked for ("agentrt --help", "agentrt help", "agentrt
 // COMMAND -h") goes to stdout and exits 0. Every command exits 0 on
 // success, 2 for a usage error (no command at all, an unknown one, a bad
-// flag: the usage goes to stderr), and 1 with one line "agentrt COMMAND:
+// flag, a required flag left out, flags that do not go together: the
+// usage goes to stderr), and 1 with one line "agentrt COMMAND:
 // message" on stderr when it fails.
 package main
 
@@ -70,6 +71,16 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return errUsage
 	}
 	return nil
+}
+
+// usageError reports msg and the usage of fs on errOut and returns
+// errUsage: flags that parse but do not go together, or a required flag
+// left out (exit code 2).
+func usageError(fs *flag.FlagSet, msg string) error {
+	fs.SetOutput(errOut)
+	fmt.Fprintf(errOut, "agentrt %s: %s\n", fs.Name(), msg)
+	fs.Usage()
+	return errUsage
 }
 
 // asksHelp reports whether the flags of args, up to the first argument

@@ -47,11 +47,22 @@ func runWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	if *state != "" && !*durable {
-		return errors.New("-state needs -durable: only the durable deployment stores conversations")
+		return usageError(fs, "-state needs -durable: only the durable deployment stores conversations")
 	}
-	root, err := build.Root()
-	if err != nil {
-		return err
+	// The worker is built from the repository holding the working
+	// directory or the binary; elsewhere, a bundle next to the binary
+	// runs (see findBundle).
+	root, rootErr := repoRoot()
+	found := ""
+	if rootErr != nil {
+		if found = findBundle(); found == "" {
+			return fmt.Errorf("no worker to run: not inside the agentrt repository, and no bundle (%s, %s, %s) in worker/ or dist/worker/ next to the binary: "+
+				"run `go run ./cmd/agentrt worker --build-only` in a checkout and copy its dist/worker/ next to the binary, or run the command inside the checkout",
+				workerd.EntryFile, workerd.WasmExecFile, workerd.ModuleFile)
+		}
+		if *buildOnly {
+			return errors.New("--build-only builds the worker from the repository: run it inside the agentrt repository")
+		}
 	}
 	// The AGENTRT_* variables of this shell, then -env flags over them.
 	vars := map[string]string{}
@@ -67,6 +78,7 @@ func runWorker(ctx context.Context, args []string) error {
 		*durable = true
 	}
 	stateDir := ""
+	var err error
 	if *state != "" {
 		// Relative to where the command runs, like any data directory.
 		if stateDir, err = filepath.Abs(*state); err != nil {
@@ -74,17 +86,24 @@ func runWorker(ctx context.Context, args []string) error {
 		}
 	}
 	dir := *out
-	if dir == "" {
-		if *buildOnly {
-			dir = filepath.Join(root, "dist", "worker")
-		} else {
-			if dir, err = os.MkdirTemp("", "agentrt-worker-"); err != nil {
-				return err
-			}
-			defer os.RemoveAll(dir)
+	switch {
+	case dir != "" && found != "":
+		dir, err = filepath.Abs(dir)
+		if err != nil {
+			return err
 		}
-	} else {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	case dir != "":
 		dir = build.InRoot(root, dir)
+	case *buildOnly:
+		dir = filepath.Join(root, "dist", "worker")
+	default:
+		if dir, err = os.MkdirTemp("", "agentrt-worker-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
 	}
 	// Take the port before building: a busy port is reported first, and
 	// workerd serves on this very socket.
@@ -98,10 +117,19 @@ func runWorker(ctx context.Context, args []string) error {
 		defer ln.Close()
 	}
 	var b *workerd.Bundle
-	err = progress(os.Stderr, "compiling the worker into "+dir, buildHint, func() error {
-		b, err = workerd.Build(ctx, root, dir)
-		return err
-	})
+	bin := ""
+	if found != "" {
+		if bin, err = workerdBinary(); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "the worker bundle of %s\n", found)
+		b, err = copyBundle(found, dir)
+	} else {
+		err = progress(os.Stderr, "compiling the worker into "+dir, buildHint, func() error {
+			b, err = workerd.Build(ctx, root, dir)
+			return err
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -111,7 +139,7 @@ func runWorker(ctx context.Context, args []string) error {
 		return nil
 	}
 	fmt.Fprintln(os.Stderr, "starting workerd...")
-	p, err := workerd.Start(ctx, b, workerd.Options{Root: root, Listener: ln, Env: vars, AllowLocalNetwork: *allowLocal, Durable: *durable, StateDir: stateDir, Stdout: os.Stdout, Stderr: os.Stderr})
+	p, err := workerd.Start(ctx, b, workerd.Options{Binary: bin, Root: root, Listener: ln, Env: vars, AllowLocalNetwork: *allowLocal, Durable: *durable, StateDir: stateDir, Stdout: os.Stdout, Stderr: os.Stderr})
 	if err != nil {
 		return err
 	}
