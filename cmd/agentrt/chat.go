@@ -179,6 +179,11 @@ func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io
 			continue
 		}
 		turns++
+		// The file is read again for every turn: another process may
+		// have added turns to it (what --seed-mode reconcile is for).
+		if h, err = readHistory(o.history); err != nil {
+			return err
+		}
 		res, err := e.turn(ctx, o.session, line, policy, h)
 		if err != nil {
 			var te *turnError
