@@ -1,3 +1,4 @@
+/// <reference lib="es2018.asynciterable" />
 // Types of agentrt's glue (glue.js). Hand-written; keep in sync with
 // glue.js and with the module's contract (docs/contract.md, docs/glue.md).
 //
@@ -5,6 +6,12 @@
 // session().messages, events, model requests) are frozen objects: their
 // types are readonly. Every one of them, and arrays of them, can be passed
 // back as history: store them as they are.
+//
+// The reference to TypeScript's es2018.asynciterable lib above declares
+// AsyncIterableIterator (what stream() returns) for a program compiled
+// with TypeScript's default lib (ES5), which does not have it; a program
+// whose lib has it already is unchanged. js/test/types.test.mjs compiles
+// a program using the package both ways.
 
 /** A stable error code. */
 export type ErrorCode =
@@ -169,6 +176,14 @@ export interface SeedReport {
   skippedSystem: number;
   /** The repairs `policy.repair` applied; absent when there were none. */
   repairs?: Repair[];
+  /**
+   * The healed copy: the history the run was given, with the repairs
+   * applied, in the host's own shapes (the messages kept are the ones
+   * passed); absent when nothing was repaired. The host stores it in
+   * place of its copy, then appends `appended`:
+   * `if (r.seed.repaired) stored = r.seed.repaired; stored.push(...r.appended)`.
+   */
+  repaired?: HistoryMessage[];
 }
 
 /** One problem of a history, as `checkHistory` lists it. */

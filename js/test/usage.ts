@@ -123,7 +123,11 @@ export async function usage(): Promise<void> {
   const fixable: boolean = !check.ok && check.problems.every((p) => p.repair !== null);
   const repaired = await rt.run({ sessionId: "s", input: "x", history, policy: { repair: true } });
   const kinds: string[] = (repaired.seed.repairs ?? []).map((r) => r.kind + r.index + (r.toolCallId ?? ""));
-  console.log(fixable, kinds);
+  // The healed copy replaces the host's, then the turn is appended.
+  let healed: HistoryMessage[] = [...history];
+  if (repaired.seed.repaired) healed = repaired.seed.repaired;
+  healed.push(...repaired.appended);
+  console.log(fixable, kinds, healed.length);
   const cancelled: boolean = rt.cancelRun("r1");
   console.log(deleted, ids, active, cancelled, rt.version, rt.globalName, toModuleHistory(history).length);
 
