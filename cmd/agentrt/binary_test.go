@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -146,6 +147,25 @@ func TestBinary_ChatInEmptyFolder(t *testing.T) {
 	}
 }
 
+// syncBuffer is a bytes.Buffer safe for one writer and one reader at a
+// time.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // Ensure a built binary runs the worker from an empty folder outside the
 // repository, with the bundle `worker --build-only` writes in a dist/worker
 // next to it and workerd on PATH.
@@ -179,7 +199,7 @@ func TestBinary_WorkerInEmptyFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
+	var stderr syncBuffer // written by the process while the test reads it
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ import (
 )
 
 func init() {
-	register(command{name: "chat", summary: "chat in the terminal on the module, under wazero; history in a JSON file", run: runChat})
+	register(command{name: "chat", summary: "chat in the terminal on the module, under wazero: turns from stdin, history in a JSON file", run: runChat})
 }
 
 // The environment variables of the chat command's model, the same as the

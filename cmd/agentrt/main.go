@@ -3,7 +3,7 @@
 //	agentrt build            write dist/: the npm package (module, wasm_exec.js, glue)
 //	agentrt pack             build dist/ and pack it into an npm tarball
 //	agentrt demo             build and serve the web demo
-//	agentrt chat             chat in the terminal on the module, under wazero
+//	agentrt chat             chat in the terminal on the module, under wazero (turns from stdin)
 //	agentrt worker           run the Cloudflare Worker locally under workerd
 //
 // Run "agentrt help COMMAND" (or "agentrt COMMAND --help") for the flags
@@ -13,6 +13,11 @@
 // flag, a required flag left out, flags that do not go together: the
 // usage goes to stderr), and 1 with one line "agentrt COMMAND:
 // message" on stderr when it fails.
+//
+// The binary carries no module: chat and worker find the modules next to
+// it, in a dist/ beside it, or in the checkout holding the working
+// directory or the binary (modules.go), so a binary built with
+// `go build ./cmd/agentrt` runs them from any folder (docs/cli.md).
 package main
 
 import (
