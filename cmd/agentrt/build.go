@@ -32,7 +32,7 @@ func runBuild(ctx context.Context, args []string) error {
 // buildDist builds the package into out (relative to the repository
 // root), saying on stderr what it is doing.
 func buildDist(ctx context.Context, out string) (*build.Dist, error) {
-	root, err := build.Root()
+	root, err := repoRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func runPack(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := build.Root()
+	root, err := repoRoot()
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func runDemo(ctx context.Context, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	root, err := build.Root()
+	root, err := repoRoot()
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,9 @@ func besideBinary(name string) []string {
 }
 
 // repoRoot returns the agentrt repository holding the working directory,
-// else the one holding the binary, or an error when neither is in one.
+// else the one holding the binary, or an error when neither is in one:
+// the checkout build, pack, demo and worker work in, and whose dist/
+// chat falls back to.
 func repoRoot() (string, error) {
 	if root, err := build.Root(); err == nil {
 		return root, nil
@@ -60,7 +62,7 @@ func repoRoot() (string, error) {
 			return root, nil
 		}
 	}
-	return "", errors.New("not inside the agentrt repository")
+	return "", errors.New("not inside the agentrt repository (no go.mod of github.com/agentrt/agentrt above the working directory or the binary)")
 }
 
 // rootAbove returns the nearest directory at or above dir whose go.mod
