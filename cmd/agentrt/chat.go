@@ -40,7 +40,7 @@ type chatOptions struct {
 	model, baseURL, modelName        string
 	wasi                             bool // run agentrt-wasi.wasm with wasihost
 	repair                           bool // policy.repair
-	seedMode                         string
+	seedMode                         string // policy.seedMode: "if-empty" or "reconcile"
 }
 
 // chatUsage is the chat command's usage, before its flags.
@@ -49,8 +49,9 @@ const chatUsage = `usage: agentrt chat --session ID --history FILE [flags] < TUR
 Reads standard input one line at a time: each non-empty line is the user's
 input of one turn (typed at a "> " prompt in a terminal, or piped; the
 command ends at the end of input, Ctrl-D in a terminal). Each turn runs
-with FILE as the host's history; the seed outcome and the reply are
-printed, and the turn's messages are appended to FILE. A refused or failed
+with FILE as the host's history (read again before each turn); the seed
+outcome and the reply are printed, and the turn's messages are appended
+to FILE. A refused or failed
 turn prints "error: MESSAGE [code] (index N)" on stderr and is not stored;
 the command then exits 1 (docs/cli.md).
 
