@@ -38,8 +38,8 @@ const (
 type chatOptions struct {
 	session, history, system, module string
 	model, baseURL, modelName        string
-	wasi                             bool // run agentrt-wasi.wasm with wasihost
-	repair                           bool // policy.repair
+	wasi                             bool   // run agentrt-wasi.wasm with wasihost
+	repair                           bool   // policy.repair
 	seedMode                         string // policy.seedMode: "if-empty" or "reconcile"
 }
 
