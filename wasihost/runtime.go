@@ -173,6 +173,7 @@ func (rt *Runtime) action(t *turn, out []byte) (*wire.Action, error) {
 		return nil, errProtocol("unreadable action frame: " + err.Error())
 	}
 	t.handle = a.Handle
+	rt.droppedLocked(a)
 	if a.Kind == wire.ActModel && !t.abandoned {
 		if t.msgs, err = rt.mirrors.apply(t.req.SessionID, a, t.hist); err != nil {
 			return nil, err
@@ -198,12 +199,34 @@ func (rt *Runtime) delta(t *turn, text string) {
 	}
 }
 
+// droppedLocked drops the mirrors of the sessions an action frame
+// reports dropped (evicted by MaxSessions or the MaxTotalBytes budget, or
+// deleted), before the frame's model action touches a mirror: so the
+// mirrors follow the module's store and the host holds no more than its
+// budget. When the module dropped more sessions than it logged, the
+// mirrors of every session it no longer holds go. The caller holds in.mu.
+func (rt *Runtime) droppedLocked(a *wire.Action) {
+	if a.DroppedAll {
+		rt.keepLiveLocked()
+		return
+	}
+	for _, id := range a.Dropped {
+		delete(rt.mirrors, id)
+	}
+}
+
 // pruneLocked drops the mirrors of the sessions the module evicted, once
 // there are more mirrors than it keeps sessions. The caller holds in.mu.
 func (rt *Runtime) pruneLocked() {
 	if len(rt.mirrors) <= rt.maxSessions {
 		return
 	}
+	rt.keepLiveLocked()
+}
+
+// keepLiveLocked drops the mirrors of the sessions the module does not
+// hold. The caller holds in.mu.
+func (rt *Runtime) keepLiveLocked() {
 	n, err := rt.in.call(expSessions, uint64(uint32(rt.num)))
 	if err != nil {
 		return

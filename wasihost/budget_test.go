@@ -1,0 +1,156 @@
+package wasihost
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentrt/agentrt/core"
+)
+
+// budgetTurns runs one turn on each of n sessions, each turn storing an
+// input and a reply of about size bytes.
+func budgetTurns(t *testing.T, rt *Runtime, n, size int) {
+	t.Helper()
+	input := strings.Repeat("x", size)
+	for i := range n {
+		res, err := rt.Run(context.Background(), core.RunRequest{SessionID: "s" + strconv.Itoa(i), Input: input})
+		if err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+		if res.Reply.Content == "" {
+			t.Fatalf("session %d: an empty reply", i)
+		}
+	}
+}
+
+// budgetUsed is what the module's store counts against MaxTotalBytes
+// (core.Stats.BudgetUsed, with no run in progress): its messages' bytes
+// and their overhead.
+func budgetUsed(t *testing.T, rt *Runtime) (used int64, sessions, evictions int) {
+	t.Helper()
+	st, err := rt.Stats(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ActiveRuns != 0 {
+		t.Fatalf("%d runs active after every run returned", st.ActiveRuns)
+	}
+	return st.Bytes + int64(st.Messages)*core.MessageOverhead, st.Sessions, st.Evictions
+}
+
+// Ensure the module enforces Limits.MaxTotalBytes set through wasihost:
+// many sessions under a small budget evict the least recently used ones,
+// and the store stays within the budget. The config frame used to carry
+// six limits and not this one: the module then held every session.
+func TestRuntime_Limits_MaxTotalBytes(t *testing.T) {
+	for _, mc := range []struct {
+		name  string
+		model core.Model
+	}{{"ModuleEcho", nil}, {"GoModel", core.Echo{}}} {
+		t.Run(mc.name, func(t *testing.T) {
+			const budget = 64 << 10
+			rt := mustRuntime(t, mustInstance(t), Config{Model: mc.model, Limits: core.Limits{MaxTotalBytes: budget}})
+			budgetTurns(t, rt, 40, 4<<10) // about 8 KiB a session: 320 KiB in all
+			used, sessions, evictions := budgetUsed(t, rt)
+			if used > budget {
+				t.Errorf("the store holds %d bytes in %d sessions, over MaxTotalBytes (%d)", used, sessions, budget)
+			}
+			if evictions == 0 || sessions >= 40 {
+				t.Errorf("%d sessions, %d evictions: want the budget to evict sessions", sessions, evictions)
+			}
+			// The last session, the most recently used, is still there.
+			if _, ok, err := rt.Session("s39"); err != nil || !ok {
+				t.Errorf("the last session was evicted: %v, %v", ok, err)
+			}
+		})
+	}
+}
+
+// Ensure the host's mirrors follow the module's evictions under
+// Limits.MaxTotalBytes: after many sessions under a small budget, the
+// host keeps a mirror of live sessions only, and their bytes stay within
+// the budget. The mirrors were pruned only past MaxSessions (1000 by
+// default), so a small budget left the host with a mirror of every
+// session the module had evicted.
+func TestRuntime_Mirrors_FollowBudgetEvictions(t *testing.T) {
+	const budget = 64 << 10
+	rt := mustRuntime(t, mustInstance(t), Config{Model: core.Echo{}, Limits: core.Limits{MaxTotalBytes: budget}})
+	budgetTurns(t, rt, 200, 4<<10) // a mirror of each would hold 1.6 MiB
+	_, sessions, evictions := budgetUsed(t, rt)
+	if evictions == 0 {
+		t.Fatalf("no session was evicted (%d sessions): the budget did not reach the module", sessions)
+	}
+	live, err := rt.ListSessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.in.mu.Lock()
+	var bytes int64
+	var stale []string
+	for id, m := range rt.mirrors {
+		for i := range m.msgs {
+			bytes += int64(len(m.msgs[i].Content))
+		}
+		if !contains(live, id) {
+			stale = append(stale, id)
+		}
+	}
+	n := len(rt.mirrors)
+	rt.in.mu.Unlock()
+	if len(stale) > 0 || n > len(live) {
+		t.Errorf("the host keeps %d mirrors for %d live sessions (%d of evicted sessions)", n, len(live), len(stale))
+	}
+	if bytes > budget {
+		t.Errorf("the mirrors hold %d bytes of content, over the module's budget (%d)", bytes, budget)
+	}
+}
+
+// Ensure a mirror still serves its session after other sessions were
+// evicted and their mirrors dropped: the next turn of a live session
+// sends the model the whole session, in order.
+func TestRuntime_Mirrors_LiveSessionAfterEvictions(t *testing.T) {
+	var last []string
+	model := core.ModelFunc(func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+		last = contents(req.Messages)
+		return core.Echo{}.Complete(ctx, req)
+	})
+	rt := mustRuntime(t, mustInstance(t), Config{Model: model, Limits: core.Limits{MaxTotalBytes: 64 << 10}})
+	ctx := context.Background()
+	big := strings.Repeat("y", 4<<10)
+	for i := range 30 {
+		// keep is used between every two other sessions: never the least
+		// recently used.
+		if _, err := rt.Run(ctx, core.RunRequest{SessionID: "keep", Input: "k" + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 2 {
+			if _, err := rt.Run(ctx, core.RunRequest{SessionID: "other" + strconv.Itoa(2*i+j), Input: big}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := rt.Run(ctx, core.RunRequest{SessionID: "keep", Input: "k30"}); err != nil {
+		t.Fatal(err)
+	}
+	s, ok, err := rt.Session("keep")
+	if err != nil || !ok {
+		t.Fatalf("keep: %v, %v", ok, err)
+	}
+	if len(s.Messages) != 62 {
+		t.Fatalf("keep holds %d messages, want 62", len(s.Messages))
+	}
+	if got, want := strings.Join(last, "|"), strings.Join(contents(s.Messages[:61]), "|"); got != want {
+		t.Fatalf("the last model call was sent %q, want the session %q", got, want)
+	}
+}
+
+func contains(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
