@@ -2,6 +2,7 @@ package wasihost
 
 import (
 	"context"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -153,4 +154,77 @@ func contains(ids []string, id string) bool {
 		}
 	}
 	return false
+}
+
+// Ensure Policy.MaxContextTokens crosses the begin frame: the module
+// windows what the model is sent by tokens as core does (the same
+// windows, the same Result.Context and model.context events, with
+// core.EstimateTokens), and refuses an input that cannot fit, changing
+// nothing.
+func TestRuntime_Run_MaxContextTokens(t *testing.T) {
+	text := strings.Repeat("abcd", 46) // 46 + 4 = 50 tokens
+	type call struct {
+		offset, n int
+	}
+	recording := func(calls *[]call) core.Model {
+		return core.ModelFunc(func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+			*calls = append(*calls, call{req.Offset, len(req.Messages)})
+			return &core.ModelReply{Content: text}, nil
+		})
+	}
+	var wantCalls, gotCalls []call
+	native, err := core.New(core.Config{Model: recording(&wantCalls), SystemPrompt: "Be brief."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer native.Close()
+	rt := mustRuntime(t, mustInstance(t), Config{Model: recording(&gotCalls), SystemPrompt: "Be brief."})
+	ctx := context.Background()
+	policy := core.Policy{MaxContextTokens: 1000}
+	for i := range 40 {
+		var wantEv, gotEv []core.ContextReport
+		onEvent := func(evs *[]core.ContextReport) func(core.Event) {
+			return func(ev core.Event) {
+				if ev.Type == core.EventModelContext {
+					*evs = append(*evs, *ev.Context)
+				}
+			}
+		}
+		want, err := native.Execute(ctx, core.RunRequest{SessionID: "s", Input: text, Policy: policy, OnEvent: onEvent(&wantEv)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rt.Run(ctx, core.RunRequest{SessionID: "s", Input: text, Policy: policy, OnEvent: onEvent(&gotEv)})
+		if err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+		if got.Context == nil || *got.Context != *want.Context || !reflect.DeepEqual(gotEv, wantEv) {
+			t.Fatalf("turn %d: context %+v, events %+v; core says %+v, %+v", i, got.Context, gotEv, want.Context, wantEv)
+		}
+		// Without OnEvent the result still reports the window.
+		if i == 39 {
+			again, err := rt.Run(ctx, core.RunRequest{SessionID: "t", Input: "x", Policy: policy})
+			if err != nil || again.Context == nil || again.Context.Messages != 1 {
+				t.Fatalf("without OnEvent: %+v, %v", again, err)
+			}
+		}
+	}
+	if !reflect.DeepEqual(gotCalls[:40], wantCalls) {
+		t.Fatalf("the model was sent %v; core sends %v", gotCalls[:40], wantCalls)
+	}
+	if wantCalls[39].offset == 0 {
+		t.Fatal("the window never moved: the test measures nothing")
+	}
+	before, _, _ := rt.Session("s")
+	_, err = rt.Run(ctx, core.RunRequest{SessionID: "s", Input: strings.Repeat("x", 4000), Policy: policy})
+	if core.ErrorCode(err) != core.CodeLimitExceeded || !strings.Contains(err.Error(), "maxContextTokens (1000)") {
+		t.Fatalf("an input over the budget: got %v, want limit_exceeded naming the budget", err)
+	}
+	after, _, _ := rt.Session("s")
+	if !reflect.DeepEqual(after, before) {
+		t.Fatal("a refused input changed the session")
+	}
+	if _, err = rt.Run(ctx, core.RunRequest{SessionID: "s", Input: "x", Policy: core.Policy{MaxContextTokens: -1}}); core.ErrorCode(err) != core.CodeInvalidArgument {
+		t.Fatalf("a negative budget: got %v, want invalid_argument", err)
+	}
 }

@@ -81,6 +81,9 @@ func errProtocol(msg string) *core.Error {
 //   - A model or tool error reaches the module as text: the run fails
 //     with code model_error whatever the error's code, and a tool's
 //     error is the tool's result, as in core. A panic is such an error.
+//   - Under req.Policy.MaxContextTokens the module counts tokens with
+//     core.EstimateTokens: a Go counter (core.Config.CountTokens) cannot
+//     be called from inside the module yet.
 //   - When ctx or the timeout ends a model or tool call first, Run
 //     returns at once; the call goes on in its goroutine and its result
 //     is dropped. A call that ignores ctx thus outlives its run.
@@ -91,8 +94,10 @@ func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, 
 	if req.RunID == "" {
 		req.RunID = "wasi-" + strconv.FormatUint(rt.nextRun.Add(1), 10)
 	}
+	// Under a token budget the module's model.context events carry the
+	// window, for Result.Context: the turn asks for events then.
 	b := wire.Begin{SessionID: req.SessionID, Input: req.Input, RunID: req.RunID, WithHistory: req.WithHistory,
-		Inspect: req.Inspect, Events: req.OnEvent != nil, Policy: req.Policy}
+		Inspect: req.Inspect, Events: req.OnEvent != nil || req.Policy.MaxContextTokens != 0, Policy: req.Policy}
 	t := &turn{rt: rt, ctx: ctx, req: &req}
 	if req.WithHistory {
 		b.Packed = wire.EncodeHistory(req.History)
