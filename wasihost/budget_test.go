@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/wire"
 )
 
 // budgetTurns runs one turn on each of n sessions, each turn storing an
@@ -226,5 +227,37 @@ func TestRuntime_Run_MaxContextTokens(t *testing.T) {
 	}
 	if _, err = rt.Run(ctx, core.RunRequest{SessionID: "s", Input: "x", Policy: core.Policy{MaxContextTokens: -1}}); core.ErrorCode(err) != core.CodeInvalidArgument {
 		t.Fatalf("a negative budget: got %v, want invalid_argument", err)
+	}
+}
+
+// Ensure every field of core.Limits reaches the module: a runtime created
+// with one limit set reports it in force (the limits query), for each
+// field of the struct, walked by reflection so that a limit added to
+// core.Limits and not to the config frame fails here.
+func TestInstance_NewRuntime_EveryLimit(t *testing.T) {
+	in := mustInstance(t)
+	typ := reflect.TypeOf(core.Limits{})
+	for i := 0; i < typ.NumField(); i++ {
+		t.Run(typ.Field(i).Name, func(t *testing.T) {
+			var set core.Limits
+			want := core.DefaultLimits
+			// Below every default: a value the module would not use on its
+			// own.
+			reflect.ValueOf(&set).Elem().Field(i).SetInt(int64(7 + i))
+			reflect.ValueOf(&want).Elem().Field(i).SetInt(int64(7 + i))
+			rt := mustRuntime(t, in, Config{Limits: set})
+			defer rt.Close()
+			out, err := rt.exchange(expFeed, wire.AppendLimitsQuery(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := wire.DecodeLimits(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *got != want {
+				t.Fatalf("limits in force %+v, want %+v", *got, want)
+			}
+		})
 	}
 }
