@@ -356,3 +356,34 @@ func TestContextTokens_Policy(t *testing.T) {
 		}
 	}
 }
+
+// Ensure a step whose own messages (the input, a tool call and its
+// large result) outgrow the budget fails limit_exceeded and rolls back
+// like any failure, and that the window never drops them to fit.
+func TestContextTokens_ErrStepTooLarge(t *testing.T) {
+	c := &wordCounter{}
+	model := core.ModelFunc(func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+		if req.Step == 1 {
+			return &core.ModelReply{ToolCalls: []core.ToolCall{{ID: "c1", Name: "big", Arguments: "{}"}}}, nil
+		}
+		return &core.ModelReply{Content: "done"}, nil
+	})
+	big := func(core.Context, core.ToolInvocation) (string, error) { return words(50), nil }
+	rt := mustRuntime(t, core.Config{Model: model, CountTokens: c.count, Tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "big"}, Call: big}}})
+	mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: words(30)})
+	before := stateOf(rt)
+	run, err := rt.Start(bg, core.RunRequest{SessionID: "s", Input: "go", Policy: core.Policy{MaxContextTokens: 40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := waitRun(t, run); core.ErrorCode(err) != core.CodeLimitExceeded || !strings.Contains(err.Error(), "maxContextTokens (40)") {
+		t.Fatalf("got %v, want limit_exceeded naming the budget", err)
+	}
+	requireSameState(t, stateOf(rt), before)
+	// With room for the step, the first turn goes but its reply (the
+	// tool spec is 2 tokens, "done" 2, the run's own messages 54).
+	res := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "go", Policy: core.Policy{MaxContextTokens: 70, ContextChunkTokens: 1}})
+	if *res.Context != (core.ContextReport{Messages: 4, Tokens: 58, Dropped: 3}) {
+		t.Fatalf("context %+v, want the first turn but its reply dropped, 58 tokens sent", res.Context)
+	}
+}
