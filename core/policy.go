@@ -67,7 +67,9 @@ type Policy struct {
 	// with Config.CountTokens, or EstimateTokens); 0 means none. The run's
 	// own messages (its input on) are always sent: when they and the
 	// system prompt and tool specs alone exceed it, the run fails with
-	// CodeLimitExceeded and changes nothing. It combines with
+	// CodeLimitExceeded, before seeding when the input is too much
+	// (nothing changes), or at the step that outgrows it (rolled back as
+	// any failure). It combines with
 	// MaxContextMessages and MaxContextBytes: the tightest wins. See
 	// docs/adr/0018-context-window-by-tokens.md.
 	MaxContextTokens int64
