@@ -261,3 +261,40 @@ func TestInstance_NewRuntime_EveryLimit(t *testing.T) {
 		})
 	}
 }
+
+// Ensure a frame that says more sessions were dropped than it names (the
+// module logs 1,024 between two frames) drops the mirrors of the dropped
+// sessions only: the turn's own session keeps its mirror, which the
+// module counts on, and the run goes on.
+func TestRuntime_Mirrors_DroppedAll(t *testing.T) {
+	var last []string
+	model := core.ModelFunc(func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+		last = contents(req.Messages)
+		return core.Echo{}.Complete(ctx, req)
+	})
+	rt := mustRuntime(t, mustInstance(t), Config{Model: model, Limits: core.Limits{MaxSessions: 2000}})
+	ctx := context.Background()
+	for _, in := range []string{"a", "b"} {
+		if _, err := rt.Run(ctx, core.RunRequest{SessionID: "keep", Input: in}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	budgetTurns(t, rt, 1100, 1)
+	// Deleting answers no action frame: the module logs every id until
+	// the next one, past its 1,024.
+	for i := range 1100 {
+		if ok, err := rt.DeleteSession("s" + strconv.Itoa(i)); !ok || err != nil {
+			t.Fatalf("delete s%d: %v, %v", i, ok, err)
+		}
+	}
+	if _, err := rt.Run(ctx, core.RunRequest{SessionID: "keep", Input: "c"}); err != nil {
+		t.Fatalf("a run after the module dropped more sessions than it names: %v", err)
+	}
+	s, _, err := rt.Session("keep")
+	if err != nil || len(s.Messages) != 6 || strings.Join(last, "|") != strings.Join(contents(s.Messages[:5]), "|") {
+		t.Fatalf("the model was sent %q; the session is %q (%v)", last, contents(s.Messages), err)
+	}
+	if n := rt.mirrorCount(); n != 1 {
+		t.Fatalf("the host keeps %d mirrors, want 1 (keep)", n)
+	}
+}
