@@ -389,3 +389,27 @@ func TestContextTokens_ErrStepTooLarge(t *testing.T) {
 		t.Fatalf("context %+v, want the first turn but its reply dropped, 58 tokens sent", res.Context)
 	}
 }
+
+// Ensure a warm turn of a large session counts only what is new: a
+// 5,000-message session is counted once when seeded, and each later turn
+// counts its input and the previous reply.
+func TestContextTokens_WarmTurnOfLargeSession(t *testing.T) {
+	c := &wordCounter{}
+	rt := mustRuntime(t, core.Config{CountTokens: c.count})
+	h := make([]core.SeedMessage, 0, 5000)
+	for i := range 2500 {
+		h = append(h, user("q"+strconv.Itoa(i)), assistant("a"+strconv.Itoa(i)))
+	}
+	policy := core.Policy{MaxContextTokens: 3000}
+	res := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "now", History: h, WithHistory: true, Policy: policy})
+	if c.calls != 5001 || res.Context.Dropped == 0 || res.Context.Tokens > 3000 {
+		t.Fatalf("cold turn: %d counts, context %+v; want 5001 and a window within the budget", c.calls, res.Context)
+	}
+	for i := range 3 {
+		c.calls = 0
+		mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "again" + strconv.Itoa(i), Policy: policy})
+		if c.calls != 2 {
+			t.Fatalf("warm turn %d counted %d messages, want 2", i, c.calls)
+		}
+	}
+}
