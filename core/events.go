@@ -14,6 +14,10 @@ const (
 	EventRunCompleted    EventType = "run.completed"
 	EventRunFailed       EventType = "run.failed"
 	EventRunCancelled    EventType = "run.cancelled"
+	// EventModelContext reports the window of a model call under
+	// Policy.MaxContextTokens, before the call; runs without that
+	// budget emit none.
+	EventModelContext EventType = "model.context"
 )
 
 // Event is one thing that happened in a run. Seq starts at 1 and grows by
@@ -27,6 +31,7 @@ const (
 //	run.completed     Result
 //	run.failed        Err
 //	run.cancelled     Err (CodeCancelled)
+//	model.context     Context, Step (only under Policy.MaxContextTokens)
 type Event struct {
 	Type      EventType
 	RunID     string
@@ -39,6 +44,8 @@ type Event struct {
 	ToolCall  *ToolCall
 	Result    *Result
 	Err       *Error
+	// Context is the window of a model.context event.
+	Context *ContextReport
 }
 
 // SeedOutcome says what seeding did.
@@ -88,6 +95,9 @@ type Result struct {
 	MessageCount int
 	// ModelCalls describes each model call of the run, in order.
 	ModelCalls []ModelCall
+	// Context is what the last model call was sent under
+	// Policy.MaxContextTokens; nil when the policy sets no token budget.
+	Context *ContextReport
 }
 
 // ModelCall describes one model call: how many messages the model was

@@ -62,6 +62,24 @@ type Policy struct {
 	// reports the repairs in SeedReport.Repairs. false refuses it with
 	// CodeInvalidHistory. See docs/adr/0013-history-repair.md.
 	Repair bool
+	// MaxContextTokens is the budget, in tokens, of what one model call
+	// is sent: the system prompt, the tool specs and the messages (counted
+	// with Config.CountTokens, or EstimateTokens); 0 means none. The run's
+	// own messages (its input on) are always sent: when they and the
+	// system prompt and tool specs alone exceed it, the run fails with
+	// CodeLimitExceeded, before seeding when the input is too much
+	// (nothing changes), or at the step that outgrows it (rolled back as
+	// any failure). It combines with
+	// MaxContextMessages and MaxContextBytes: the tightest wins. See
+	// docs/adr/0018-context-window-by-tokens.md.
+	MaxContextTokens int64
+	// ContextChunkTokens is how far the token window moves when the
+	// messages outgrow MaxContextTokens: the tokens dropped are a multiple
+	// of it, so the first message sent stays the same while the session
+	// grows by that much (the providers' prompt caches keep working). 0
+	// means MaxContextTokens / DefaultContextChunk; it may not exceed
+	// MaxContextTokens.
+	ContextChunkTokens int64
 }
 
 // Validate reports the first invalid field as a CodeInvalidArgument error.
@@ -92,6 +110,12 @@ func (p *Policy) Validate() error {
 	}
 	if p.TimeoutMs < 0 {
 		return NewError(CodeInvalidArgument, "policy.timeoutMs must not be negative")
+	}
+	if p.MaxContextTokens < 0 {
+		return NewError(CodeInvalidArgument, "policy.maxContextTokens must not be negative")
+	}
+	if p.ContextChunkTokens < 0 || (p.MaxContextTokens > 0 && p.ContextChunkTokens > p.MaxContextTokens) {
+		return NewError(CodeInvalidArgument, "policy.contextChunkTokens must be from 0 to policy.maxContextTokens")
 	}
 	return nil
 }

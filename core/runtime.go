@@ -14,6 +14,9 @@ type Config struct {
 	// except under GOOS=js, where the edge passes the host's setTimeout
 	// (and a nil AfterFunc refuses runs with a timeout).
 	AfterFunc AfterFunc
+	// CountTokens counts a message's tokens for Policy.MaxContextTokens;
+	// nil means EstimateTokens. See TokenCounter.
+	CountTokens TokenCounter
 }
 
 // Runtime holds live sessions and runs turns on them. It is safe for
@@ -30,6 +33,12 @@ type Runtime struct {
 	store       *store
 	// afterFunc schedules timeouts; nil when none is available.
 	afterFunc AfterFunc
+	// countTokensFn is Config.CountTokens. systemTokens and specTokens
+	// (one per spec, nil until counted) are the counts of the system
+	// prompt and the tool specs, guarded by mu.
+	countTokensFn TokenCounter
+	systemTokens  int64
+	specTokens    []int64
 
 	mu   mutex
 	runs activeRuns
@@ -56,6 +65,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	_, rt.directModel = rt.model.(ContextHonouring)
 	rt.afterFunc = cfg.AfterFunc
+	rt.countTokensFn = cfg.CountTokens
 	if rt.afterFunc == nil {
 		rt.afterFunc = defaultAfterFunc
 	}

@@ -54,6 +54,8 @@ type session struct {
 	// gen names the session's messages for hosts that mirror them: it
 	// changes whenever they change other than by appending.
 	gen uint64
+	// tokens caches the token counts of the messages (tokens.go).
+	tokens tokenCache
 }
 
 // lane serialises the runs of one session id. It exists while a run holds

@@ -44,6 +44,11 @@ type turn struct {
 	req   *ModelRequest
 	// closed ends the delta function of the model call out.
 	closed *flag
+	// inputAt is the index of the run's input in the session: the token
+	// window always sends the messages from it on. inputTokens is the
+	// input's count (-1: not counted), counted before seeding.
+	inputAt     int
+	inputTokens int64
 }
 
 // fail ends the machine with err.
@@ -69,7 +74,12 @@ func (t *turn) next() step {
 				t.fail(tooManySteps(policy))
 				continue
 			}
-			t.req = t.modelRequest()
+			req, err := t.modelRequest()
+			if err != nil {
+				t.fail(err)
+				continue
+			}
+			t.req = req
 			t.phase = phaseModelIn
 		case phaseModelIn:
 			return step{phase: phaseModelIn, req: t.req}
@@ -102,6 +112,9 @@ func (t *turn) begin() *Error {
 		return r.stopError()
 	}
 	r.emit(Event{Type: EventRunStarted})
+	if err := t.checkInputTokens(); err != nil {
+		return err
+	}
 	report, err := t.seed()
 	if err != nil {
 		return err
@@ -120,10 +133,12 @@ func (t *turn) begin() *Error {
 	box.res.ModelCalls = box.calls[:0]
 	t.res = &box.res
 	msgs := t.store.messagesOf(t.sess)
+	t.inputAt = len(msgs) - 1
 	if n := len(msgs); !(n > 0 && msgs[n-1].Role == RoleUser && msgs[n-1].Content == req.Input) {
 		if err := t.append(Message{Role: RoleUser, Content: req.Input}); err != nil {
 			return err
 		}
+		t.inputAt = n
 	}
 	return nil
 }
@@ -152,11 +167,15 @@ func (c *modelCall) delta(text string) {
 }
 
 // modelRequest builds the request of the model call due, and records the
-// call in the result.
-func (t *turn) modelRequest() *ModelRequest {
+// call in the result. It fails when the context window cannot be built
+// (tokens.go).
+func (t *turn) modelRequest() (*ModelRequest, *Error) {
 	r := t.run
 	all, gen := t.store.messagesGen(t.sess)
-	msgs := window(all, r.req.Policy.MaxContextMessages, r.req.Policy.MaxContextBytes)
+	msgs, err := t.contextWindow(all, gen)
+	if err != nil {
+		return nil, err
+	}
 	call := ModelCall{Step: t.step, MessageCount: len(msgs)}
 	if r.req.Inspect {
 		call.Messages = append([]Message(nil), msgs...)
@@ -184,7 +203,7 @@ func (t *turn) modelRequest() *ModelRequest {
 	}
 	c.req.Delta = delta
 	t.closed = &c.closed
-	return &c.req
+	return &c.req, nil
 }
 
 // answerModel takes the answer of the model call out: the reply, or the

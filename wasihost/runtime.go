@@ -81,6 +81,9 @@ func errProtocol(msg string) *core.Error {
 //   - A model or tool error reaches the module as text: the run fails
 //     with code model_error whatever the error's code, and a tool's
 //     error is the tool's result, as in core. A panic is such an error.
+//   - Under req.Policy.MaxContextTokens the module counts tokens with
+//     core.EstimateTokens: a Go counter (core.Config.CountTokens) cannot
+//     be called from inside the module yet.
 //   - When ctx or the timeout ends a model or tool call first, Run
 //     returns at once; the call goes on in its goroutine and its result
 //     is dropped. A call that ignores ctx thus outlives its run.
@@ -91,8 +94,10 @@ func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, 
 	if req.RunID == "" {
 		req.RunID = "wasi-" + strconv.FormatUint(rt.nextRun.Add(1), 10)
 	}
+	// Under a token budget the module's model.context events carry the
+	// window, for Result.Context: the turn asks for events then.
 	b := wire.Begin{SessionID: req.SessionID, Input: req.Input, RunID: req.RunID, WithHistory: req.WithHistory,
-		Inspect: req.Inspect, Events: req.OnEvent != nil, Policy: req.Policy}
+		Inspect: req.Inspect, Events: req.OnEvent != nil || req.Policy.MaxContextTokens != 0, Policy: req.Policy}
 	t := &turn{rt: rt, ctx: ctx, req: &req}
 	if req.WithHistory {
 		b.Packed = wire.EncodeHistory(req.History)
@@ -173,6 +178,7 @@ func (rt *Runtime) action(t *turn, out []byte) (*wire.Action, error) {
 		return nil, errProtocol("unreadable action frame: " + err.Error())
 	}
 	t.handle = a.Handle
+	rt.droppedLocked(a)
 	if a.Kind == wire.ActModel && !t.abandoned {
 		if t.msgs, err = rt.mirrors.apply(t.req.SessionID, a, t.hist); err != nil {
 			return nil, err
@@ -198,12 +204,34 @@ func (rt *Runtime) delta(t *turn, text string) {
 	}
 }
 
+// droppedLocked drops the mirrors of the sessions an action frame
+// reports dropped (evicted by MaxSessions or the MaxTotalBytes budget, or
+// deleted), before the frame's model action touches a mirror: so the
+// mirrors follow the module's store and the host holds no more than its
+// budget. When the module dropped more sessions than it logged, the
+// mirrors of every session it no longer holds go. The caller holds in.mu.
+func (rt *Runtime) droppedLocked(a *wire.Action) {
+	if a.DroppedAll {
+		rt.keepLiveLocked()
+		return
+	}
+	for _, id := range a.Dropped {
+		delete(rt.mirrors, id)
+	}
+}
+
 // pruneLocked drops the mirrors of the sessions the module evicted, once
 // there are more mirrors than it keeps sessions. The caller holds in.mu.
 func (rt *Runtime) pruneLocked() {
 	if len(rt.mirrors) <= rt.maxSessions {
 		return
 	}
+	rt.keepLiveLocked()
+}
+
+// keepLiveLocked drops the mirrors of the sessions the module does not
+// hold. The caller holds in.mu.
+func (rt *Runtime) keepLiveLocked() {
 	n, err := rt.in.call(expSessions, uint64(uint32(rt.num)))
 	if err != nil {
 		return

@@ -35,6 +35,9 @@ type turn struct {
 	// abandoned: the host gave up following the turn and only ends it;
 	// its model actions no longer touch the mirrors.
 	abandoned bool
+	// context is the window of the last model.context event, for the
+	// result (the done action's result does not carry it).
+	context *core.ContextReport
 }
 
 // errStopped is what a model or tool call ends with when the turn is
@@ -255,8 +258,18 @@ func (t *turn) tool(ctx context.Context, a *wire.Action) (string, error) {
 }
 
 // deliver hands the action's events to OnEvent with the run's ids,
-// unless the run has returned.
+// unless the run has returned. It keeps the window of model.context
+// events for the done action's result.
 func (t *turn) deliver(a *wire.Action) {
+	for i := range a.Events {
+		if ev := &a.Events[i]; ev.Type == core.EventModelContext && ev.Context != nil {
+			c := *ev.Context
+			t.context = &c
+		}
+	}
+	if a.Kind == wire.ActDone && a.Result != nil && t.context != nil {
+		a.Result.Context = t.context
+	}
 	if t.req.OnEvent == nil || len(a.Events) == 0 {
 		return
 	}

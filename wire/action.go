@@ -118,12 +118,13 @@ const (
 	evCompleted
 	evFailed
 	evCancelled
+	evContext
 )
 
 var eventTypes = [...]core.EventType{
 	core.EventRunStarted, core.EventSessionSeeded, core.EventMessageAppended, core.EventModelDelta,
 	core.EventToolStarted, core.EventToolFinished, core.EventRunCompleted, core.EventRunFailed,
-	core.EventRunCancelled,
+	core.EventRunCancelled, core.EventModelContext,
 }
 
 var seedModes = [...]core.SeedOutcome{core.SeedNone, core.SeedCold, core.SeedNoop, core.SeedAppended, core.SeedReplaced}
@@ -259,6 +260,15 @@ func AppendEvent(dst []byte, ev *core.Event) []byte {
 			e = core.NewError(core.CodeInternal, "no error")
 		}
 		dst = AppendError(dst, e)
+	case evContext:
+		var c core.ContextReport
+		if ev.Context != nil {
+			c = *ev.Context
+		}
+		dst = AppendUvarint(dst, uint64(ev.Step))
+		dst = AppendUvarint(dst, uint64(c.Messages))
+		dst = AppendUvarint(dst, uint64(c.Tokens))
+		dst = AppendUvarint(dst, uint64(c.Dropped))
 	}
 	return dst
 }
@@ -302,6 +312,10 @@ func (r *reader) event(ev *core.Event) {
 		}
 	case evFailed, evCancelled:
 		ev.Err = r.error()
+	case evContext:
+		ev.Step = r.int("event step", maxInt32)
+		ev.Context = &core.ContextReport{Messages: r.int("context messages", maxInt32),
+			Tokens: int64(r.int("context tokens", 1<<53)), Dropped: r.int("context dropped", maxInt32)}
 	}
 }
 

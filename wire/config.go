@@ -5,9 +5,44 @@ import "github.com/agentrt/agentrt/core"
 // ConfigMagic opens a config frame: "ARC", then ConfigVersion.
 const ConfigMagic = "ARC"
 
-// ConfigVersion is the config frame version this package reads and
-// writes.
-const ConfigVersion = 1
+// ConfigVersion is the config frame version this package writes. It
+// reads this version and ConfigVersion1.
+const ConfigVersion = 2
+
+// ConfigVersion1 is the first config frame version, which carried six
+// limits and no count of them (no maxTotalBytes): a version 1 frame
+// decodes with MaxTotalBytes 0, the default.
+const ConfigVersion1 = 1
+
+// configLimits names the limits of core.Limits in the order a config
+// frame carries them, with the largest value each may have. A limit added
+// to core.Limits is added at the end (wire's tests check that every
+// field crosses the frame).
+var configLimits = [...]struct {
+	name string
+	max  uint64
+}{
+	{"maxSessions", maxInt32},
+	{"maxMessagesPerSession", maxInt32},
+	{"maxSessionBytes", maxInt53},
+	{"maxSeedMessages", maxInt32},
+	{"maxSeedBytes", maxInt53},
+	{"maxMessageBytes", maxInt53},
+	{"maxTotalBytes", maxInt53},
+}
+
+// limitValues returns l's limits in the order of configLimits.
+func limitValues(l *core.Limits) [len(configLimits)]int64 {
+	return [...]int64{int64(l.MaxSessions), int64(l.MaxMessagesPerSession), l.MaxSessionBytes,
+		int64(l.MaxSeedMessages), l.MaxSeedBytes, l.MaxMessageBytes, l.MaxTotalBytes}
+}
+
+// setLimits sets l's limits from v, in the order of configLimits.
+func setLimits(l *core.Limits, v *[len(configLimits)]int64) {
+	l.MaxSessions, l.MaxMessagesPerSession, l.MaxSessionBytes = int(v[0]), int(v[1]), v[2]
+	l.MaxSeedMessages, l.MaxSeedBytes, l.MaxMessageBytes = int(v[3]), v[4], v[5]
+	l.MaxTotalBytes = v[6]
+}
 
 // Model bytes of a config frame.
 const (
@@ -37,8 +72,11 @@ type Config struct {
 
 const maxInt53 = 1 << 53
 
-// AppendConfig appends a config frame for c. Negative limits are written
-// as 0 (the default); core.Limits.Validate is the place to refuse them.
+// AppendConfig appends a config frame (version ConfigVersion) for c.
+// Negative limits are written as 0 (the default); core.Limits.Validate is
+// the place to refuse them. The frame carries the limits up to the last
+// one that is not 0, so that a module that knows fewer limits reads a
+// frame that sets none of the limits it does not know.
 func AppendConfig(dst []byte, c *Config) []byte {
 	dst = append(dst, ConfigMagic...)
 	dst = append(dst, ConfigVersion)
@@ -55,26 +93,34 @@ func AppendConfig(dst []byte, c *Config) []byte {
 		dst = AppendString(dst, t.Description)
 		dst = AppendString(dst, t.Parameters)
 	}
-	l := &c.Limits
-	for _, v := range [...]int64{int64(l.MaxSessions), int64(l.MaxMessagesPerSession), l.MaxSessionBytes,
-		int64(l.MaxSeedMessages), l.MaxSeedBytes, l.MaxMessageBytes} {
-		dst = AppendUvarint(dst, uint64(max(v, 0)))
+	v := limitValues(&c.Limits)
+	k := len(v)
+	for k > 0 && v[k-1] <= 0 {
+		k--
+	}
+	dst = AppendUvarint(dst, uint64(k))
+	for _, x := range v[:k] {
+		dst = AppendUvarint(dst, uint64(max(x, 0)))
 	}
 	return dst
 }
 
-// DecodeConfig decodes a config frame. It checks the whole frame and
-// returns a *core.Error with code invalid_argument for anything
-// malformed. Tools with no name or a duplicate name are left for
-// core.New to refuse.
+// DecodeConfig decodes a config frame of version ConfigVersion or
+// ConfigVersion1. It checks the whole frame and returns a *core.Error
+// with code invalid_argument for anything malformed, for an unknown
+// version, and for a frame that carries more limits than this package
+// knows (a newer host's limit is refused, never dropped). Limits the
+// frame does not carry are 0, the default. Tools with no name or a
+// duplicate name are left for core.New to refuse.
 func DecodeConfig(b []byte) (*Config, error) {
 	r := &reader{s: string(b), index: core.NoIndex, code: core.CodeInvalidArgument, prefix: "config frame: "}
 	if len(b) < len(ConfigMagic)+1 || r.s[:len(ConfigMagic)] != ConfigMagic {
 		r.fail("not a config frame (bad magic)")
 		return nil, r.err
 	}
-	if b[len(ConfigMagic)] != ConfigVersion {
-		r.fail("unknown config frame version")
+	version := b[len(ConfigMagic)]
+	if version != ConfigVersion && version != ConfigVersion1 {
+		r.fail("unknown config frame version " + itoa(int(version)) + " (this module reads versions 1 and 2)")
 		return nil, r.err
 	}
 	r.pos = len(ConfigMagic) + 1
@@ -96,13 +142,18 @@ func DecodeConfig(b []byte) (*Config, error) {
 			t.Parameters = r.str("tool parameters")
 		}
 	}
-	l := &c.Limits
-	l.MaxSessions = r.int("maxSessions", maxInt32)
-	l.MaxMessagesPerSession = r.int("maxMessagesPerSession", maxInt32)
-	l.MaxSessionBytes = int64(r.int("maxSessionBytes", maxInt53))
-	l.MaxSeedMessages = r.int("maxSeedMessages", maxInt32)
-	l.MaxSeedBytes = int64(r.int("maxSeedBytes", maxInt53))
-	l.MaxMessageBytes = int64(r.int("maxMessageBytes", maxInt53))
+	k := uint64(6) // version 1: six limits, no count
+	if version == ConfigVersion && r.err == nil {
+		if k = r.uvarint(); r.err == nil && k > uint64(len(configLimits)) {
+			r.fail("the frame carries " + itoa(int(min(k, 1<<31))) + " limits; this module knows " +
+				itoa(len(configLimits)) + ": a newer host sets a limit this module cannot enforce")
+		}
+	}
+	var v [len(configLimits)]int64
+	for i := 0; r.err == nil && uint64(i) < k; i++ {
+		v[i] = int64(r.int(configLimits[i].name, configLimits[i].max))
+	}
+	setLimits(&c.Limits, &v)
 	if err := r.end(); err != nil {
 		return nil, err
 	}

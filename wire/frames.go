@@ -44,8 +44,12 @@ const (
 	beginHistoryValid  = 1 << 4
 	// beginRepair carries Policy.Repair, outside the policy's bytes so
 	// that a default policy keeps its short form.
-	beginRepair   = 1 << 5
-	beginReserved = 0xC0
+	beginRepair = 1 << 5
+	// beginTokens says Policy.MaxContextTokens and ContextChunkTokens
+	// follow the policy's bytes: a policy without a token budget keeps
+	// its form, and a host that knows nothing of tokens writes none.
+	beginTokens   = 1 << 6
+	beginReserved = 0x80
 )
 
 // AppendBegin appends a begin frame for b.
@@ -73,8 +77,16 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 	if b.Policy.Repair {
 		flags |= beginRepair
 	}
+	tokens := b.Policy.MaxContextTokens != 0 || b.Policy.ContextChunkTokens != 0
+	if tokens {
+		flags |= beginTokens
+	}
 	dst = append(dst, flags)
 	dst = appendPolicy(dst, &b.Policy)
+	if tokens {
+		dst = AppendUvarint(dst, zigzag(b.Policy.MaxContextTokens))
+		dst = AppendUvarint(dst, zigzag(b.Policy.ContextChunkTokens))
+	}
 	dst = AppendUvarint(dst, b.MirrorGen)
 	dst = AppendUvarint(dst, uint64(b.MirrorLen))
 	if b.WithHistory {
@@ -214,6 +226,10 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 	out.HistoryValid = flags&beginHistoryValid != 0
 	r.policy(&out.Policy)
 	out.Policy.Repair = flags&beginRepair != 0
+	if flags&beginTokens != 0 {
+		out.Policy.MaxContextTokens = r.sint("policy", 1<<53)
+		out.Policy.ContextChunkTokens = r.sint("policy", 1<<53)
+	}
 	out.MirrorGen = r.uvarint()
 	out.MirrorLen = r.int("mirror length", maxInt32)
 	var h string

@@ -42,6 +42,11 @@ func TestBegin_RoundTrip(t *testing.T) {
 		// Ensure policy.repair survives, with a default policy and another.
 		{"OKRepair", wire.Begin{SessionID: "s", Policy: core.Policy{Repair: true}}},
 		{"OKRepairPolicy", wire.Begin{SessionID: "s", Policy: core.Policy{Repair: true, MaxSteps: 2}}},
+		// Ensure the token budget survives, with a default policy and
+		// another, and a negative one reaches core's validation.
+		{"OKTokens", wire.Begin{SessionID: "s", Policy: core.Policy{MaxContextTokens: 8000}}},
+		{"OKTokensPolicy", wire.Begin{SessionID: "s", Policy: core.Policy{MaxContextTokens: 8000, ContextChunkTokens: 1000, MaxSteps: 2, Repair: true}}},
+		{"OKTokensNegative", wire.Begin{SessionID: "s", Policy: core.Policy{ContextChunkTokens: -1}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,6 +86,10 @@ func TestDecodeBegin_Errors(t *testing.T) {
 		// Ensure trailing bytes are refused.
 		{"ErrTrailing", append(append([]byte(nil), good...), 0), core.CodeInvalidArgument, core.NoIndex},
 		// Ensure a bad message inside the history is refused with its index.
+		// Ensure the reserved flag bit is refused, and a token flag with
+		// no token fields.
+		{"ErrFlagReserved", []byte("ARW\x01\x01\x01s\x00\x00\x80" + "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), core.CodeInvalidArgument, core.NoIndex},
+		{"ErrTokensMissing", []byte("ARW\x01\x01\x01s\x00\x00\x40" + "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), core.CodeInvalidArgument, core.NoIndex},
 		{"ErrHistoryRole", wire.AppendBegin(nil, &wire.Begin{SessionID: "s", WithHistory: true,
 			Packed: []byte{'A', 'R', 'H', 1, 2, 0, 1, 1, 'a', 9, 0}}), core.CodeInvalidHistory, 1},
 	}
@@ -153,6 +162,8 @@ func sampleActions() []wire.Action {
 		{Handle: 4, Kind: wire.ActDone, Result: sampleResult()},
 		{Handle: 5, Kind: wire.ActFailed, Err: core.NewIndexError(core.CodeInvalidHistory, 3, "bad")},
 		{Handle: 6, Kind: wire.ActDone, Result: repairedResult(), Events: []core.Event{{Type: core.EventSessionSeeded, Seq: 2, Seed: &repairedResult().Seed}}},
+		{Handle: 7, Kind: wire.ActModel, Step: 2, Generation: 3, From: 1, Start: 1, End: 1, Tail: []core.Message{},
+			Events: []core.Event{{Type: core.EventModelContext, Seq: 3, Step: 2, Context: &core.ContextReport{Messages: 1, Tokens: 1 << 40, Dropped: 300}}}},
 	}
 }
 

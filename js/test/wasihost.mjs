@@ -31,7 +31,7 @@ export function compiledWasi() {
 /** Writes a config frame (docs/wasi.md, "Config frame"). */
 export function writeConfig(w, c = {}) {
   w.reset();
-  for (const b of [0x41, 0x52, 0x43, 1]) w.byte(b);
+  for (const b of [0x41, 0x52, 0x43, 2]) w.byte(b);
   w.string(c.systemPrompt ?? "");
   w.byte(c.echo ? 1 : 0);
   const tools = c.tools ?? [];
@@ -42,9 +42,9 @@ export function writeConfig(w, c = {}) {
     w.string(t.parameters ?? "");
   }
   const l = c.limits ?? {};
-  for (const k of ["maxSessions", "maxMessagesPerSession", "maxSessionBytes", "maxSeedMessages", "maxSeedBytes", "maxMessageBytes"]) {
-    w.uvarint(l[k] ?? 0);
-  }
+  const keys = ["maxSessions", "maxMessagesPerSession", "maxSessionBytes", "maxSeedMessages", "maxSeedBytes", "maxMessageBytes", "maxTotalBytes"];
+  w.uvarint(keys.length);
+  for (const k of keys) w.uvarint(l[k] ?? 0);
   return w.bytes();
 }
 
