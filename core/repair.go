@@ -105,9 +105,11 @@ func (rt *Runtime) CheckHistory(history []SeedMessage) HistoryCheck {
 type repaired struct {
 	// out is the repaired history; origin[i] is the position in the
 	// host's history of out[i] (of the calling assistant message for an
-	// inserted result).
-	out    []SeedMessage
-	origin []int
+	// inserted result). history is the host's history, once validation
+	// has begun.
+	out     []SeedMessage
+	origin  []int
+	history []SeedMessage
 	// repairs and problems describe each repair, in order; at[i] is the
 	// position in the host's history of the message at which repair i
 	// was found (len(history) at the end).
@@ -129,16 +131,34 @@ func (r *repaired) validate(history []SeedMessage, limits Limits) (historyInfo, 
 func (r *repaired) validateAt(history []SeedMessage, limits Limits) (historyInfo, *Error, int) {
 	if len(r.out) > limits.MaxSeedMessages && len(history) <= limits.MaxSeedMessages {
 		// The count limit is the host's history's: the markers inserted
-		// do not make it refused.
+		// do not make it refused. Nor do they count against the byte
+		// limits (checkHistory leaves them out).
 		limits.MaxSeedMessages = len(r.out)
 	}
-	info, err := checkHistory(r.out, limits)
+	r.history = history
+	info, err := checkHistory(r.out, limits, r)
 	at := -1
 	if err != nil && err.Index >= 0 && err.Index < len(r.origin) {
 		at = r.origin[err.Index]
 		err.Index = HostIndex(history, at)
 	}
 	return info, err, at
+}
+
+// inserted reports whether out[i] is a marker repair inserted: a tool
+// message whose origin is not a tool message (it is the calling one).
+func (r *repaired) inserted(i int) bool {
+	return r.out[i].Role == RoleTool && r.history[r.origin[i]].Role != RoleTool
+}
+
+// hostIndex returns the host index of the message at position i of out,
+// the history being validated (see checkHistory); r may be nil, out then
+// being the host's history itself.
+func (r *repaired) hostIndex(out []SeedMessage, i int) int {
+	if r == nil {
+		return HostIndex(out, i)
+	}
+	return HostIndex(r.history, r.origin[i])
 }
 
 // repairHistory applies the repair rules to history in one pass, with the
@@ -159,11 +179,13 @@ func repairHistory(history []SeedMessage) repaired {
 			host++
 		}
 		if startsHostMessage(history, i) {
-			dropping = d.seenBefore(m.ID, host)
+			// A repeated id with other content is an edit, not a
+			// duplicate: it is kept, for validation to refuse.
+			dropping = d.seenBefore(m.ID, i) && sameHostMessage(history, d.first[m.ID], i)
 		}
 		if dropping {
 			if i == 0 || !m.Continues {
-				r.add(i, RepairDuplicateMessage, host, "", duplicateText(m.ID, d.seen[m.ID]))
+				r.add(i, RepairDuplicateMessage, host, "", duplicateText(m.ID, HostIndex(history, d.first[m.ID])))
 			}
 			continue
 		}
@@ -194,7 +216,7 @@ func repairHistory(history []SeedMessage) repaired {
 type doctor struct {
 	history  []SeedMessage
 	r        repaired
-	seen     map[string]int // host id -> host index of its first message
+	first    map[string]int // host id -> position of its first message
 	open     int
 	openHost int
 	calls    []ToolCall
@@ -202,20 +224,20 @@ type doctor struct {
 }
 
 // seenBefore reports whether id (when not empty) was seen at an earlier
-// host message, and records it otherwise.
+// host message, and records it, met at message i, otherwise.
 //
 //go:noinline
-func (d *doctor) seenBefore(id string, host int) bool {
+func (d *doctor) seenBefore(id string, i int) bool {
 	if id == "" {
 		return false
 	}
-	if _, ok := d.seen[id]; ok {
+	if _, ok := d.first[id]; ok {
 		return true
 	}
-	if d.seen == nil {
-		d.seen = make(map[string]int)
+	if d.first == nil {
+		d.first = make(map[string]int)
 	}
-	d.seen[id] = host
+	d.first[id] = i
 	return false
 }
 
@@ -344,6 +366,43 @@ func orphanText(id string) string {
 
 //go:noinline
 func twiceText(id string) string { return "tool call " + quote(id) + " is answered twice" }
+
+// sameHostMessage reports whether the host messages that start at
+// history[a] and history[b] (a < b, both starting a host message, see
+// startsHostMessage) have the same content: they yield as many seed
+// messages, equal one by one in every field (id, role, content, whether
+// content is missing, tool_call_id, tool calls, and whether each
+// continues the one before it). A repeated id with other content is an
+// edited message (the Vercel AI SDK keeps a message's id when it is
+// edited), which repair does not drop.
+func sameHostMessage(history []SeedMessage, a, b int) bool {
+	for k := 0; ; k++ {
+		i, j := a+k, b+k
+		endA := i >= b || k > 0 && startsHostMessage(history, i)
+		endB := j >= len(history) || k > 0 && startsHostMessage(history, j)
+		if endA || endB {
+			return endA && endB
+		}
+		m, o := &history[i], &history[j]
+		if m.ID != o.ID || m.Role != o.Role || m.Content != o.Content || m.ContentMissing != o.ContentMissing ||
+			m.ToolCallID != o.ToolCallID || m.Continues != o.Continues || len(m.ToolCalls) != len(o.ToolCalls) {
+			return false
+		}
+		for c := range m.ToolCalls {
+			if m.ToolCalls[c] != o.ToolCalls[c] {
+				return false
+			}
+		}
+	}
+}
+
+// editedText is the refusal message of a host message whose id already
+// appeared at host index first with other content. No repair applies.
+//
+//go:noinline
+func editedText(id string, first int) string {
+	return "message id " + quote(id) + " already appeared at index " + itoa(first) + " with different content"
+}
 
 // duplicateText is the refusal message of a host message whose id
 // already appeared at host index first.

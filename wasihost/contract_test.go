@@ -22,10 +22,16 @@ func TestModule_Contract(t *testing.T) {
 		model core.Model
 	}{{"ModuleEcho", nil}, {"GoModel", core.Echo{}}} {
 		t.Run(model.name, func(t *testing.T) {
-			rt := mustRuntime(t, mustInstance(t), Config{Model: model.model})
+			in := mustInstance(t)
+			rt := mustRuntime(t, in, Config{Model: model.model})
 			for i := range cases {
 				c := &cases[i]
 				t.Run(c.Name, func(t *testing.T) {
+					rt := rt
+					if c.HasLimits() {
+						rt = mustRuntime(t, in, Config{Model: model.model, Limits: c.Limits.Core()})
+						defer rt.Close()
+					}
 					v, err := hostjson.Parse(c.History)
 					if err != nil {
 						t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 // seedNative reads a corpus history with hostmsg over hostjson and seeds
 // a fresh runtime's session with it, as the native edges do.
-func seedNative(t *testing.T, history []byte) ([]map[string]any, int, *contract.Refusal) {
+func seedNative(t *testing.T, history []byte, limits core.Limits) ([]map[string]any, int, *contract.Refusal) {
 	t.Helper()
 	v, err := hostjson.Parse(history)
 	if err != nil {
@@ -22,7 +22,7 @@ func seedNative(t *testing.T, history []byte) ([]map[string]any, int, *contract.
 	if err != nil {
 		return nil, 0, contract.RefusalOf(err)
 	}
-	rt, err := core.New(core.Config{})
+	rt, err := core.New(core.Config{Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func seedNative(t *testing.T, history []byte) ([]map[string]any, int, *contract.
 // repairNative seeds a fresh runtime's session with a corpus history and
 // policy.repair, and returns the model's first request, the session
 // before the reply and the repairs reported.
-func repairNative(t *testing.T, history []byte) (request, session []map[string]any, repairs []contract.RepairRecord, refusal *contract.Refusal) {
+func repairNative(t *testing.T, history []byte, limits core.Limits) (request, session []map[string]any, repairs []contract.RepairRecord, refusal *contract.Refusal) {
 	t.Helper()
 	v, err := hostjson.Parse(history)
 	if err != nil {
@@ -58,7 +58,7 @@ func repairNative(t *testing.T, history []byte) (request, session []map[string]a
 	if err != nil {
 		return nil, nil, nil, contract.RefusalOf(err)
 	}
-	rt, err := core.New(core.Config{})
+	rt, err := core.New(core.Config{Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,14 +82,14 @@ func repairNative(t *testing.T, history []byte) (request, session []map[string]a
 }
 
 // checkNative runs core.CheckHistory on a corpus history read natively.
-func checkNative(t *testing.T, history []byte) (bool, []contract.Problem) {
+func checkNative(t *testing.T, history []byte, limits core.Limits) (bool, []contract.Problem) {
 	t.Helper()
 	v, err := hostjson.Parse(history)
 	if err != nil {
 		t.Fatalf("corpus history is not JSON: %v", err)
 	}
 	h, err := hostmsg.Messages(v, 0)
-	check := core.CheckHistory(h, core.Limits{})
+	check := core.CheckHistory(h, limits)
 	if err != nil {
 		check = core.UnreadableCheck(err)
 	}
@@ -101,11 +101,11 @@ func checkNative(t *testing.T, history []byte) (bool, []contract.Problem) {
 func TestMessages_Contract(t *testing.T) {
 	for _, c := range contract.MustLoad(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			session, skipped, err := seedNative(t, c.History)
+			session, skipped, err := seedNative(t, c.History, c.Limits.Core())
 			c.Check(t, session, skipped, err)
-			ok, problems := checkNative(t, c.History)
+			ok, problems := checkNative(t, c.History, c.Limits.Core())
 			c.CheckProblems(t, ok, problems)
-			request, held, repairs, rerr := repairNative(t, c.History)
+			request, held, repairs, rerr := repairNative(t, c.History, c.Limits.Core())
 			c.CheckRepaired(t, request, held, repairs, rerr)
 		})
 	}

@@ -52,6 +52,42 @@ type Case struct {
 	// Repaired is what a seed with policy.repair does, or nil when the
 	// case does not say.
 	Repaired *Repaired
+	// Limits are the seed limits the case runs under (zero fields meaning
+	// the defaults): every seed and check of the case is made by a
+	// runtime created with them. See HasLimits.
+	Limits Limits
+}
+
+// Limits are a case's seed limits, named as in the module's config.
+type Limits struct {
+	MaxSeedMessages int   `json:"maxSeedMessages,omitempty"`
+	MaxSeedBytes    int64 `json:"maxSeedBytes,omitempty"`
+	MaxMessageBytes int64 `json:"maxMessageBytes,omitempty"`
+}
+
+// HasLimits reports whether the case sets a limit, and so needs a
+// runtime of its own.
+func (c *Case) HasLimits() bool { return c.Limits != Limits{} }
+
+// Core returns the case's limits as core.Limits.
+func (l Limits) Core() core.Limits {
+	return core.Limits{MaxSeedMessages: l.MaxSeedMessages, MaxSeedBytes: l.MaxSeedBytes, MaxMessageBytes: l.MaxMessageBytes}
+}
+
+// Config returns the case's limits as the "limits" object of a module
+// config (only the fields set).
+func (l Limits) Config() map[string]any {
+	out := map[string]any{}
+	if l.MaxSeedMessages != 0 {
+		out["maxSeedMessages"] = l.MaxSeedMessages
+	}
+	if l.MaxSeedBytes != 0 {
+		out["maxSeedBytes"] = l.MaxSeedBytes
+	}
+	if l.MaxMessageBytes != 0 {
+		out["maxMessageBytes"] = l.MaxMessageBytes
+	}
+	return out
 }
 
 // Problem is one problem checkHistory lists; Repair is "" for null.
@@ -95,6 +131,7 @@ type rawCase struct {
 	Error         *Refusal         `json:"error"`
 	Problems      []Problem        `json:"problems"`
 	Repaired      *Repaired        `json:"repaired"`
+	Limits        Limits           `json:"limits"`
 }
 
 // Dir returns the corpus directory, testdata/contract/ at the
@@ -124,7 +161,7 @@ func Load() ([]Case, error) {
 		base := strings.TrimSuffix(filepath.Base(f), ".json")
 		for _, r := range raw {
 			c := Case{Name: base + "/" + r.Name, History: r.History, SkippedSystem: r.SkippedSystem, Error: r.Error,
-				Problems: r.Problems, Repaired: r.Repaired}
+				Problems: r.Problems, Repaired: r.Repaired, Limits: r.Limits}
 			if c.Repaired != nil {
 				for i, m := range c.Repaired.Request {
 					c.Repaired.Request[i] = CanonicalMap(m)

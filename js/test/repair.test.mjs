@@ -6,7 +6,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime } from "../glue.js";
 import { compiledModule, wasmExecURL } from "./env.mjs";
-import { canonical, corpusPaths, loadCorpus } from "./corpus.mjs";
+import { canonical, corpusPaths, loadCorpus, onPath } from "./corpus.mjs";
 
 const cases = await loadCorpus();
 let wasm;
@@ -38,7 +38,7 @@ for (const path of corpusPaths) {
     });
     after(() => p && p.close());
     cases.forEach((c, i) => {
-      test(c.name, async () => {
+      test(c.name, () => onPath(path, wasm, p, c, async (p) => {
         checkProblems(c, p.check(structuredClone(c.history)));
         if (!c.repaired) return;
         const id = `repaired-${i}`;
@@ -58,7 +58,7 @@ for (const path of corpusPaths) {
         assert.deepEqual(result.seed.repairs ?? [], c.repaired.repairs);
         assert.deepEqual(result.modelCalls[0].messages.map(canonical), c.repaired.request.map(canonical));
         assert.deepEqual(p.session(id).slice(0, -1).map(canonical), c.repaired.request.map(canonical));
-      });
+      }));
     });
   });
 }
