@@ -116,6 +116,8 @@ type repaired struct {
 	repairs  []Repair
 	problems []Problem
 	at       []int
+	// edits are the repairs as edits in host indexes, one per repair.
+	edits []HistoryEdit
 }
 
 // validate checks the repaired history against the seeding rules and
@@ -294,6 +296,7 @@ func (d *doctor) closeBlock(pos int) {
 		}
 		r.keep(&marker, d.open)
 		r.add(pos, RepairMissingToolResult, d.openHost, id, missingText(id))
+		r.edits[len(r.edits)-1] = HistoryEdit{Op: EditInsert, Index: hostStarts(d.history, pos), Call: d.openHost, Message: marker}
 	}
 }
 
@@ -311,6 +314,7 @@ func (r *repaired) keep(m *SeedMessage, origin int) {
 //go:noinline
 func (r *repaired) add(at int, kind RepairKind, index int, callID, message string) {
 	r.repairs = append(r.repairs, Repair{Kind: kind, Index: index, ToolCallID: callID})
+	r.edits = append(r.edits, HistoryEdit{Op: EditDrop, Index: index})
 	r.problems = append(r.problems, Problem{Code: CodeInvalidHistory, Index: index, Message: message, Repair: kind})
 	r.at = append(r.at, at)
 }
@@ -413,23 +417,68 @@ func duplicateText(id string, first int) string {
 // seedHistory validates a run's history and, when the policy asks for it
 // and the history is refused for a problem repair fixes, repairs it. It
 // returns the history to seed (history itself, or its repaired copy), what
-// validation learned, and the repairs applied.
-func seedHistory(history []SeedMessage, limits Limits, repair bool) ([]SeedMessage, historyInfo, []Repair, *Error) {
+// validation learned, and the repairs applied with their edits.
+func seedHistory(history []SeedMessage, limits Limits, repair bool) ([]SeedMessage, historyInfo, []Repair, []HistoryEdit, *Error) {
 	info, err := validateHistory(history, limits)
 	if err == nil {
-		return history, info, nil, nil
+		return history, info, nil, nil, nil
 	}
 	if !repair || err.Code != CodeInvalidHistory {
-		return nil, info, nil, err
+		return nil, info, nil, nil, err
 	}
 	rep := repairHistory(history)
 	if len(rep.repairs) == 0 {
-		return nil, info, nil, err
+		return nil, info, nil, nil, err
 	}
 	if info, err = rep.validate(history, limits); err != nil {
-		return nil, info, nil, err
+		return nil, info, nil, nil, err
 	}
-	return rep.out, info, rep.repairs, nil
+	return rep.out, info, rep.repairs, rep.edits, nil
+}
+
+// EditOp names what a HistoryEdit does.
+type EditOp string
+
+// The edit operations.
+const (
+	// EditDrop leaves out the host message at Index.
+	EditDrop EditOp = "drop"
+	// EditInsert inserts Message, a marker (InterruptedToolResult),
+	// before the host message at Index (at the end when Index is the
+	// history's length).
+	EditInsert EditOp = "insert"
+)
+
+// HistoryEdit is one repair as a change to the host's history, in the
+// host's indexes (positions in the array the host passed, see
+// SeedMessage.Continues): SeedReport.Edits lists them, one per repair.
+// An edge renders them in the host's shape (docs/adr/0016-the-host-copy-heals.md):
+// the kept host messages as they were, no dropped one, and each marker as
+// a tool message before the host message at Index, or, when the calling
+// host message (Call) holds the call as a part of its own (a Vercel AI
+// SDK UIMessage), as that part's result.
+type HistoryEdit struct {
+	Op    EditOp
+	Index int
+	// Call is the host index of the calling message, for EditInsert.
+	Call int
+	// Message is the marker, for EditInsert: role tool, content
+	// InterruptedToolResult, the call's id, and the calling message's
+	// id when the marker is part of that host message.
+	Message SeedMessage
+}
+
+// hostStarts returns the number of host messages that start before
+// history[pos] (pos may be len(history)): the host index before which a
+// message inserted at pos goes.
+func hostStarts(history []SeedMessage, pos int) int {
+	if pos == 0 {
+		return 0
+	}
+	if pos < len(history) && !history[pos].Continues {
+		return HostIndex(history, pos)
+	}
+	return HostIndex(history, pos-1) + 1
 }
 
 // UnreadableCheck is the HistoryCheck of a history that an edge could not

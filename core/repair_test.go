@@ -390,3 +390,58 @@ func TestRepair_MarkersCountAgainstNoSeedLimit(t *testing.T) {
 		}
 	}
 }
+
+// Ensure the host's copy heals: after one repaired turn, the host's
+// history with the repairs applied (SeedReport.Repaired) followed by the
+// turn's Appended is a history CheckHistory accepts, that a fresh runtime
+// seeds without repair to the same session, and that the warm runtime
+// takes as a noop in both seed modes. The session.seeded event carries
+// no content.
+func TestRepair_HostCopyHeals(t *testing.T) {
+	for _, tc := range repairCases {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := mustRuntime(t, core.Config{})
+			var event *core.SeedReport
+			res := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "go", History: tc.history, WithHistory: true,
+				Policy: core.Policy{Repair: true}, OnEvent: func(ev core.Event) {
+					if ev.Type == core.EventSessionSeeded {
+						event = ev.Seed
+					}
+				}})
+			if res.Seed.Repaired == nil || len(res.Seed.Edits) != len(res.Seed.Repairs) {
+				t.Fatalf("seed = %+v, want the repaired history and one edit per repair", res.Seed)
+			}
+			if event == nil || event.Repaired != nil || len(event.Edits) != len(res.Seed.Edits) {
+				t.Fatalf("session.seeded = %+v, want the edits and no content", event)
+			}
+			stored := append(append([]core.SeedMessage(nil), res.Seed.Repaired...), core.SeedMessages(res.Appended)...)
+			if c := core.CheckHistory(stored, core.Limits{}); !c.OK {
+				t.Fatalf("the stored copy has problems: %+v", c.Problems)
+			}
+			want := messagesOf(rt, "s")
+			cold := mustRuntime(t, core.Config{})
+			res2 := mustComplete(t, cold, core.RunRequest{SessionID: "s", Input: "later", History: stored, WithHistory: true})
+			if res2.Seed.Mode != core.SeedCold || res2.Seed.Repairs != nil || res2.Seed.Repaired != nil {
+				t.Fatalf("cold start from the stored copy: %+v", res2.Seed)
+			}
+			if got := messagesOf(cold, "s")[:len(want)]; !reflect.DeepEqual(got, want) {
+				t.Fatalf("cold session %v\nwant %v", got, want)
+			}
+			for _, mode := range []core.SeedMode{core.SeedIfEmpty, core.SeedReconcile} {
+				res3 := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "later", History: stored, WithHistory: true,
+					Policy: core.Policy{SeedMode: mode}})
+				if res3.Seed.Mode != core.SeedNoop {
+					t.Fatalf("%s: warm turn with the stored copy: %+v", mode, res3.Seed)
+				}
+				stored = append(stored, core.SeedMessages(res3.Appended)...)
+			}
+		})
+	}
+	// A history without problems has no repaired copy.
+	rt := mustRuntime(t, core.Config{})
+	res := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "go", History: []core.SeedMessage{user("q"), assistant("a")},
+		WithHistory: true, Policy: core.Policy{Repair: true}})
+	if res.Seed.Repaired != nil || res.Seed.Edits != nil {
+		t.Fatalf("seed = %+v, want no repaired copy", res.Seed)
+	}
+}

@@ -114,6 +114,10 @@ type Repaired struct {
 	Repairs []RepairRecord   `json:"repairs"`
 	Request []map[string]any `json:"request"`
 	Error   *Refusal         `json:"error"`
+	// Healed is the host's history with the repairs applied, in its own
+	// shape: what the result's seed.repaired must be (as JSON values;
+	// absent when nothing was repaired). See CheckHealed.
+	Healed json.RawMessage `json:"healed"`
 }
 
 // Refusal is an expected error.
@@ -333,6 +337,34 @@ func (c *Case) CheckRepaired(t testing.TB, request, session []map[string]any, re
 	}
 	if got, w := show(session), show(r.Request); got != w {
 		t.Fatalf("with repair: the session (before the reply)\n got %s\nwant %s", got, w)
+	}
+}
+
+// CheckHealed fails t unless healed, the JSON text of the seed's
+// repaired history an edge gave (nil for none), is the case's
+// Repaired.Healed, compared as JSON values (fields in any order). It does
+// nothing when the case has no Repaired or a refused one.
+func (c *Case) CheckHealed(t testing.TB, healed []byte) {
+	t.Helper()
+	r := c.Repaired
+	if r == nil || r.Error != nil {
+		return
+	}
+	if len(r.Healed) == 0 || len(healed) == 0 {
+		if len(r.Healed) != len(healed) {
+			t.Fatalf("with repair: seed.repaired %s, want %s", healed, r.Healed)
+		}
+		return
+	}
+	var got, want any
+	if err := json.Unmarshal(healed, &got); err != nil {
+		t.Fatalf("with repair: seed.repaired is not JSON: %v: %s", err, healed)
+	}
+	if err := json.Unmarshal(r.Healed, &want); err != nil {
+		t.Fatal(err)
+	}
+	if show(got) != show(want) {
+		t.Fatalf("with repair: seed.repaired\n got %s\nwant %s", show(got), show(want))
 	}
 }
 

@@ -80,7 +80,8 @@ func (c *Case) repairHTTP(t testing.TB, send Send, sessionID string) {
 	}
 	var res struct {
 		Seed struct {
-			Repairs []RepairRecord `json:"repairs"`
+			Repairs  []RepairRecord  `json:"repairs"`
+			Repaired json.RawMessage `json:"repaired"`
 		} `json:"seed"`
 		ModelCalls []struct {
 			Messages []map[string]any `json:"messages"`
@@ -100,6 +101,7 @@ func (c *Case) repairHTTP(t testing.TB, send Send, sessionID string) {
 		t.Fatalf("session %s: %v", b, err)
 	}
 	c.CheckRepaired(t, canonicalAll(res.ModelCalls[0].Messages), canonicalAll(s.Messages[:len(s.Messages)-1]), res.Seed.Repairs, nil)
+	c.CheckHealed(t, res.Seed.Repaired)
 }
 
 func canonicalAll(ms []map[string]any) []map[string]any {
