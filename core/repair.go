@@ -436,6 +436,19 @@ func seedHistory(history []SeedMessage, limits Limits, repair bool) ([]SeedMessa
 	return rep.out, info, rep.repairs, rep.edits, nil
 }
 
+// RepairedHistory returns history with the repairs Policy.Repair applies
+// to it, as SeedReport.Repaired holds them after a seed that repaired
+// it, or nil when no repair applies. It does not validate: for an edge
+// that runs the seed elsewhere (a module) and heals the host's copy
+// itself once the seed reports repairs.
+func RepairedHistory(history []SeedMessage) []SeedMessage {
+	rep := repairHistory(history)
+	if len(rep.repairs) == 0 {
+		return nil
+	}
+	return rep.out
+}
+
 // EditOp names what a HistoryEdit does.
 type EditOp string
 

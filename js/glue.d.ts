@@ -162,13 +162,21 @@ export interface Repair {
   toolCallId?: string;
 }
 
-/** What seeding did. Counts and repairs, never content. */
+/** What seeding did: counts and repairs, and on a result the healed history. */
 export interface SeedReport {
   mode: "cold" | "noop" | "appended" | "replaced" | "none";
   seeded: number;
   skippedSystem: number;
   /** The repairs `policy.repair` applied; absent when there were none. */
   repairs?: Repair[];
+  /**
+   * On a result whose seed repaired the history (an array): that history
+   * with the repairs applied, in its own shape (kept messages are the
+   * same objects). Store it in place of your copy, then append
+   * `appended`: the stored history then needs no repair. Absent when
+   * nothing was repaired, and on the `session.seeded` event.
+   */
+  repaired?: unknown[];
 }
 
 /** One problem of a history, as `checkHistory` lists it. */
