@@ -146,6 +146,16 @@ describe("repair: the glue", () => {
     }
   });
 
+  test("stream(): the healed copy is on run.completed's result, not on session.seeded", async () => {
+    const history = [{ role: "user", content: "hi" }, { role: "assistant", content: null, toolCalls: [{ id: "c1", name: "f", arguments: "{}" }] }];
+    const seen = {};
+    for await (const ev of rt.stream({ sessionId: "heal-stream", input: "go", history, policy: { repair: true } })) seen[ev.type] = ev;
+    assert.equal(seen["session.seeded"].seed.repaired, undefined);
+    const repaired = seen["run.completed"].result.seed.repaired;
+    assert.equal(repaired[0], history[0]);
+    assert.deepEqual(repaired.slice(2), [{ role: "tool", toolCallId: "c1", content: "Tool call interrupted: no result was recorded." }]);
+  });
+
   test("the host's copy heals: stored, it needs no repair, warm or after a restart", async () => {
     // docs/adr/0016-the-host-copy-heals.md: the host's loop.
     const broken = [
