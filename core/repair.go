@@ -85,10 +85,10 @@ func CheckHistory(history []SeedMessage, limits Limits) HistoryCheck {
 		// Checking stops there, as seeding does: the repairs met later
 		// are not listed. At that message, the calls a well-formed
 		// message leaves unanswered are met before its tool calls are
-		// checked (see checkHistory).
+		// checked, but after its id (see checkHistory).
 		n := 0
 		for n < len(problems) && (rep.at[n] < at || rep.at[n] == at && problems[n].Repair == RepairMissingToolResult &&
-			at < len(history) && wellFormed(&history[at]) && err.Code == CodeInvalidHistory) {
+			at < len(history) && at != rep.edited && wellFormed(&history[at]) && err.Code == CodeInvalidHistory) {
 			n++
 		}
 		problems = append(problems[:n:n], Problem{Code: err.Code, Index: err.Index, Message: err.Message})
@@ -118,6 +118,9 @@ type repaired struct {
 	at       []int
 	// edits are the repairs as edits in host indexes, one per repair.
 	edits []HistoryEdit
+	// edited is the position in the host's history of the first message
+	// that repeats an earlier id with other content (-1 for none).
+	edited int
 }
 
 // validate checks the repaired history against the seeding rules and
@@ -171,10 +174,11 @@ func (r *repaired) hostIndex(out []SeedMessage, i int) int {
 func repairHistory(history []SeedMessage) repaired {
 	d := doctor{history: history, open: -1, openHost: -1}
 	r := &d.r
+	r.edited = -1
 	r.out = make([]SeedMessage, 0, len(history)+1)
 	r.origin = make([]int, 0, len(history)+1)
 	host := -1
-	dropping := false
+	dropping, editing := false, false
 	for i := range history {
 		m := &history[i]
 		if i == 0 || !m.Continues {
@@ -183,7 +187,18 @@ func repairHistory(history []SeedMessage) repaired {
 		if startsHostMessage(history, i) {
 			// A repeated id with other content is an edit, not a
 			// duplicate: it is kept, for validation to refuse.
-			dropping = d.seenBefore(m.ID, i) && sameHostMessage(history, d.first[m.ID], i)
+			repeated := d.seenBefore(m.ID, i)
+			dropping = repeated && sameHostMessage(history, d.first[m.ID], i)
+			editing = repeated && !dropping
+			if editing && r.edited < 0 {
+				r.edited = i
+			}
+		}
+		if editing {
+			// No repair applies, and none is made to it: validation
+			// refuses it there, first, as seeding without repair does.
+			r.keep(m, i)
+			continue
 		}
 		if dropping {
 			if i == 0 || !m.Continues {

@@ -205,6 +205,10 @@ func TestRuntime_Run_RepairNeverGuesses(t *testing.T) {
 		{"a repeated id with other tool calls, after a repair", []core.SeedMessage{withID(user("q"), "u1"), toolResult("c9", "x"),
 			withID(calling("c1"), "a1"), toolResult("c1", "r"), withID(calling("c2"), "a1"), toolResult("c2", "r")},
 			core.Error{Code: core.CodeInvalidHistory, Index: 4, Message: `message id "a1" already appeared at index 2 with different content`}},
+		{"an edited message is refused, not repaired as an orphan result", []core.SeedMessage{withID(user("q"), "h"), withID(toolResult("c3", "x"), "h")},
+			core.Error{Code: core.CodeInvalidHistory, Index: 1, Message: `message id "h" already appeared at index 0 with different content`}},
+		{"an edited message is refused before the calls it leaves unanswered", []core.SeedMessage{withID(user("q"), "h"), calling("c1"), withID(user("r"), "h")},
+			core.Error{Code: core.CodeInvalidHistory, Index: 2, Message: `message id "h" already appeared at index 0 with different content`}},
 		{"missing content after a duplicate", []core.SeedMessage{withID(user("q"), "u"), withID(user("q"), "u"), {Role: core.RoleUser, ContentMissing: true}},
 			core.Error{Code: core.CodeInvalidHistory, Index: 2, Message: "user message has no content"}},
 	}
@@ -310,6 +314,16 @@ func FuzzRepairHistory(f *testing.F) {
 		got := messagesOf(rt, "s")
 		if err := core.ValidateHistory(core.SeedMessages(got), core.Limits{}); err != nil {
 			t.Fatalf("the repaired session fails validation: %v\n%+v", err, got)
+		}
+		// The healed copy, stored with the turn, seeds without repair.
+		if (res.Seed.Repaired != nil) != (len(res.Seed.Repairs) > 0) || len(res.Seed.Edits) != len(res.Seed.Repairs) {
+			t.Fatalf("repairs %+v, repaired %+v, edits %+v", res.Seed.Repairs, res.Seed.Repaired, res.Seed.Edits)
+		}
+		if res.Seed.Repaired != nil {
+			stored := append(append([]core.SeedMessage(nil), res.Seed.Repaired...), core.SeedMessages(res.Appended)...)
+			if err := core.ValidateHistory(stored, core.Limits{}); err != nil {
+				t.Fatalf("the healed copy fails validation: %v\n%+v", err, stored)
+			}
 		}
 		// Again with the same history: a noop.
 		res = mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "again", History: history, WithHistory: true,
