@@ -5,6 +5,7 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime } from "../glue.js";
+import { healHistory } from "../heal.js";
 import { compiledModule, wasmExecURL } from "./env.mjs";
 import { canonical, corpusPaths, loadCorpus, onPath } from "./corpus.mjs";
 
@@ -144,6 +145,21 @@ describe("repair: the glue", () => {
     } finally {
       rt2.close();
     }
+  });
+
+  test("healHistory renders the edits and ignores those outside the history", () => {
+    const h = [{ role: "user", content: "q" }, null, { id: "m", role: "assistant", parts: [null, { type: "tool-f", toolCallId: "c1", state: "input-available", input: {} }] }];
+    const out = healHistory(h, [
+      { op: "drop", index: 1 },
+      { op: "insert", index: 3, call: 2, toolCallId: "c1", id: "m" },
+      { op: "insert", index: 1, call: 1, toolCallId: "c2", id: "" },
+      { op: "drop", index: 9 },
+    ]);
+    assert.equal(out[0], h[0]);
+    assert.deepEqual(out[1], { role: "tool", tool_call_id: "c2", content: "Tool call interrupted: no result was recorded." });
+    assert.deepEqual(out[2].parts, [null, { type: "tool-f", toolCallId: "c1", state: "output-error", input: {}, errorText: "Tool call interrupted: no result was recorded." }]);
+    assert.equal(h[2].parts[1].state, "input-available");
+    assert.equal(out.length, 3);
   });
 
   test("stream(): the healed copy is on run.completed's result, not on session.seeded", async () => {
