@@ -71,11 +71,23 @@ const (
 // repairs applied to the history (Policy.Repair): nil when there were
 // none, or when the session held messages and the seed stored nothing
 // (an earlier run stored the repaired history).
+//
+// When Repairs is set, Repaired is the host's history with the repairs
+// applied (docs/adr/0016-the-host-copy-heals.md): the messages the run
+// was given, less the ones dropped, with the markers inserted, in order;
+// a host stores it in place of its copy before it appends the result's
+// Appended, and its stored history then seeds without repair. Edits are
+// the same changes in the host's indexes, one per repair and in the same
+// order, for an edge that renders the healed copy in the host's own
+// shape. Both are nil when Repairs is. The session.seeded event carries
+// Edits but not Repaired (events carry no content).
 type SeedReport struct {
 	Mode          SeedOutcome
 	Seeded        int
 	SkippedSystem int
 	Repairs       []Repair
+	Repaired      []SeedMessage
+	Edits         []HistoryEdit
 }
 
 // Result is what a completed run returns.

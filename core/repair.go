@@ -85,10 +85,10 @@ func CheckHistory(history []SeedMessage, limits Limits) HistoryCheck {
 		// Checking stops there, as seeding does: the repairs met later
 		// are not listed. At that message, the calls a well-formed
 		// message leaves unanswered are met before its tool calls are
-		// checked (see checkHistory).
+		// checked, but after its id (see checkHistory).
 		n := 0
 		for n < len(problems) && (rep.at[n] < at || rep.at[n] == at && problems[n].Repair == RepairMissingToolResult &&
-			at < len(history) && wellFormed(&history[at]) && err.Code == CodeInvalidHistory) {
+			at < len(history) && at != rep.edited && wellFormed(&history[at]) && err.Code == CodeInvalidHistory) {
 			n++
 		}
 		problems = append(problems[:n:n], Problem{Code: err.Code, Index: err.Index, Message: err.Message})
@@ -105,15 +105,22 @@ func (rt *Runtime) CheckHistory(history []SeedMessage) HistoryCheck {
 type repaired struct {
 	// out is the repaired history; origin[i] is the position in the
 	// host's history of out[i] (of the calling assistant message for an
-	// inserted result).
-	out    []SeedMessage
-	origin []int
+	// inserted result). history is the host's history, once validation
+	// has begun.
+	out     []SeedMessage
+	origin  []int
+	history []SeedMessage
 	// repairs and problems describe each repair, in order; at[i] is the
 	// position in the host's history of the message at which repair i
 	// was found (len(history) at the end).
 	repairs  []Repair
 	problems []Problem
 	at       []int
+	// edits are the repairs as edits in host indexes, one per repair.
+	edits []HistoryEdit
+	// edited is the position in the host's history of the first message
+	// that repeats an earlier id with other content (-1 for none).
+	edited int
 }
 
 // validate checks the repaired history against the seeding rules and
@@ -129,16 +136,34 @@ func (r *repaired) validate(history []SeedMessage, limits Limits) (historyInfo, 
 func (r *repaired) validateAt(history []SeedMessage, limits Limits) (historyInfo, *Error, int) {
 	if len(r.out) > limits.MaxSeedMessages && len(history) <= limits.MaxSeedMessages {
 		// The count limit is the host's history's: the markers inserted
-		// do not make it refused.
+		// do not make it refused. Nor do they count against the byte
+		// limits (checkHistory leaves them out).
 		limits.MaxSeedMessages = len(r.out)
 	}
-	info, err := checkHistory(r.out, limits)
+	r.history = history
+	info, err := checkHistory(r.out, limits, r)
 	at := -1
 	if err != nil && err.Index >= 0 && err.Index < len(r.origin) {
 		at = r.origin[err.Index]
 		err.Index = HostIndex(history, at)
 	}
 	return info, err, at
+}
+
+// inserted reports whether out[i] is a marker repair inserted: a tool
+// message whose origin is not a tool message (it is the calling one).
+func (r *repaired) inserted(i int) bool {
+	return r.out[i].Role == RoleTool && r.history[r.origin[i]].Role != RoleTool
+}
+
+// hostIndex returns the host index of the message at position i of out,
+// the history being validated (see checkHistory); r may be nil, out then
+// being the host's history itself.
+func (r *repaired) hostIndex(out []SeedMessage, i int) int {
+	if r == nil {
+		return HostIndex(out, i)
+	}
+	return HostIndex(r.history, r.origin[i])
 }
 
 // repairHistory applies the repair rules to history in one pass, with the
@@ -149,21 +174,35 @@ func (r *repaired) validateAt(history []SeedMessage, limits Limits) (historyInfo
 func repairHistory(history []SeedMessage) repaired {
 	d := doctor{history: history, open: -1, openHost: -1}
 	r := &d.r
+	r.edited = -1
 	r.out = make([]SeedMessage, 0, len(history)+1)
 	r.origin = make([]int, 0, len(history)+1)
 	host := -1
-	dropping := false
+	dropping, editing := false, false
 	for i := range history {
 		m := &history[i]
 		if i == 0 || !m.Continues {
 			host++
 		}
 		if startsHostMessage(history, i) {
-			dropping = d.seenBefore(m.ID, host)
+			// A repeated id with other content is an edit, not a
+			// duplicate: it is kept, for validation to refuse.
+			repeated := d.seenBefore(m.ID, i)
+			dropping = repeated && sameHostMessage(history, d.first[m.ID], i)
+			editing = repeated && !dropping
+			if editing && r.edited < 0 {
+				r.edited = i
+			}
+		}
+		if editing {
+			// No repair applies, and none is made to it: validation
+			// refuses it there, first, as seeding without repair does.
+			r.keep(m, i)
+			continue
 		}
 		if dropping {
 			if i == 0 || !m.Continues {
-				r.add(i, RepairDuplicateMessage, host, "", duplicateText(m.ID, d.seen[m.ID]))
+				r.add(i, RepairDuplicateMessage, host, "", duplicateText(m.ID, HostIndex(history, d.first[m.ID])))
 			}
 			continue
 		}
@@ -194,7 +233,7 @@ func repairHistory(history []SeedMessage) repaired {
 type doctor struct {
 	history  []SeedMessage
 	r        repaired
-	seen     map[string]int // host id -> host index of its first message
+	first    map[string]int // host id -> position of its first message
 	open     int
 	openHost int
 	calls    []ToolCall
@@ -202,20 +241,20 @@ type doctor struct {
 }
 
 // seenBefore reports whether id (when not empty) was seen at an earlier
-// host message, and records it otherwise.
+// host message, and records it, met at message i, otherwise.
 //
 //go:noinline
-func (d *doctor) seenBefore(id string, host int) bool {
+func (d *doctor) seenBefore(id string, i int) bool {
 	if id == "" {
 		return false
 	}
-	if _, ok := d.seen[id]; ok {
+	if _, ok := d.first[id]; ok {
 		return true
 	}
-	if d.seen == nil {
-		d.seen = make(map[string]int)
+	if d.first == nil {
+		d.first = make(map[string]int)
 	}
-	d.seen[id] = host
+	d.first[id] = i
 	return false
 }
 
@@ -272,6 +311,7 @@ func (d *doctor) closeBlock(pos int) {
 		}
 		r.keep(&marker, d.open)
 		r.add(pos, RepairMissingToolResult, d.openHost, id, missingText(id))
+		r.edits[len(r.edits)-1] = HistoryEdit{Op: EditInsert, Index: hostStarts(d.history, pos), Call: d.openHost, Message: marker}
 	}
 }
 
@@ -289,6 +329,7 @@ func (r *repaired) keep(m *SeedMessage, origin int) {
 //go:noinline
 func (r *repaired) add(at int, kind RepairKind, index int, callID, message string) {
 	r.repairs = append(r.repairs, Repair{Kind: kind, Index: index, ToolCallID: callID})
+	r.edits = append(r.edits, HistoryEdit{Op: EditDrop, Index: index})
 	r.problems = append(r.problems, Problem{Code: CodeInvalidHistory, Index: index, Message: message, Repair: kind})
 	r.at = append(r.at, at)
 }
@@ -345,6 +386,43 @@ func orphanText(id string) string {
 //go:noinline
 func twiceText(id string) string { return "tool call " + quote(id) + " is answered twice" }
 
+// sameHostMessage reports whether the host messages that start at
+// history[a] and history[b] (a < b, both starting a host message, see
+// startsHostMessage) have the same content: they yield as many seed
+// messages, equal one by one in every field (id, role, content, whether
+// content is missing, tool_call_id, tool calls, and whether each
+// continues the one before it). A repeated id with other content is an
+// edited message (the Vercel AI SDK keeps a message's id when it is
+// edited), which repair does not drop.
+func sameHostMessage(history []SeedMessage, a, b int) bool {
+	for k := 0; ; k++ {
+		i, j := a+k, b+k
+		endA := i >= b || k > 0 && startsHostMessage(history, i)
+		endB := j >= len(history) || k > 0 && startsHostMessage(history, j)
+		if endA || endB {
+			return endA && endB
+		}
+		m, o := &history[i], &history[j]
+		if m.ID != o.ID || m.Role != o.Role || m.Content != o.Content || m.ContentMissing != o.ContentMissing ||
+			m.ToolCallID != o.ToolCallID || m.Continues != o.Continues || len(m.ToolCalls) != len(o.ToolCalls) {
+			return false
+		}
+		for c := range m.ToolCalls {
+			if m.ToolCalls[c] != o.ToolCalls[c] {
+				return false
+			}
+		}
+	}
+}
+
+// editedText is the refusal message of a host message whose id already
+// appeared at host index first with other content. No repair applies.
+//
+//go:noinline
+func editedText(id string, first int) string {
+	return "message id " + quote(id) + " already appeared at index " + itoa(first) + " with different content"
+}
+
 // duplicateText is the refusal message of a host message whose id
 // already appeared at host index first.
 func duplicateText(id string, first int) string {
@@ -354,23 +432,81 @@ func duplicateText(id string, first int) string {
 // seedHistory validates a run's history and, when the policy asks for it
 // and the history is refused for a problem repair fixes, repairs it. It
 // returns the history to seed (history itself, or its repaired copy), what
-// validation learned, and the repairs applied.
-func seedHistory(history []SeedMessage, limits Limits, repair bool) ([]SeedMessage, historyInfo, []Repair, *Error) {
+// validation learned, and the repairs applied with their edits.
+func seedHistory(history []SeedMessage, limits Limits, repair bool) ([]SeedMessage, historyInfo, []Repair, []HistoryEdit, *Error) {
 	info, err := validateHistory(history, limits)
 	if err == nil {
-		return history, info, nil, nil
+		return history, info, nil, nil, nil
 	}
 	if !repair || err.Code != CodeInvalidHistory {
-		return nil, info, nil, err
+		return nil, info, nil, nil, err
 	}
 	rep := repairHistory(history)
 	if len(rep.repairs) == 0 {
-		return nil, info, nil, err
+		return nil, info, nil, nil, err
 	}
 	if info, err = rep.validate(history, limits); err != nil {
-		return nil, info, nil, err
+		return nil, info, nil, nil, err
 	}
-	return rep.out, info, rep.repairs, nil
+	return rep.out, info, rep.repairs, rep.edits, nil
+}
+
+// RepairedHistory returns history with the repairs Policy.Repair applies
+// to it, as SeedReport.Repaired holds them after a seed that repaired
+// it, or nil when no repair applies. It does not validate: for an edge
+// that runs the seed elsewhere (a module) and heals the host's copy
+// itself once the seed reports repairs.
+func RepairedHistory(history []SeedMessage) []SeedMessage {
+	rep := repairHistory(history)
+	if len(rep.repairs) == 0 {
+		return nil
+	}
+	return rep.out
+}
+
+// EditOp names what a HistoryEdit does.
+type EditOp string
+
+// The edit operations.
+const (
+	// EditDrop leaves out the host message at Index.
+	EditDrop EditOp = "drop"
+	// EditInsert inserts Message, a marker (InterruptedToolResult),
+	// before the host message at Index (at the end when Index is the
+	// history's length).
+	EditInsert EditOp = "insert"
+)
+
+// HistoryEdit is one repair as a change to the host's history, in the
+// host's indexes (positions in the array the host passed, see
+// SeedMessage.Continues): SeedReport.Edits lists them, one per repair.
+// An edge renders them in the host's shape (docs/adr/0016-the-host-copy-heals.md):
+// the kept host messages as they were, no dropped one, and each marker as
+// a tool message before the host message at Index, or, when the calling
+// host message (Call) holds the call as a part of its own (a Vercel AI
+// SDK UIMessage), as that part's result.
+type HistoryEdit struct {
+	Op    EditOp
+	Index int
+	// Call is the host index of the calling message, for EditInsert.
+	Call int
+	// Message is the marker, for EditInsert: role tool, content
+	// InterruptedToolResult, the call's id, and the calling message's
+	// id when the marker is part of that host message.
+	Message SeedMessage
+}
+
+// hostStarts returns the number of host messages that start before
+// history[pos] (pos may be len(history)): the host index before which a
+// message inserted at pos goes.
+func hostStarts(history []SeedMessage, pos int) int {
+	if pos == 0 {
+		return 0
+	}
+	if pos < len(history) && !history[pos].Continues {
+		return HostIndex(history, pos)
+	}
+	return HostIndex(history, pos-1) + 1
 }
 
 // UnreadableCheck is the HistoryCheck of a history that an edge could not

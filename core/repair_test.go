@@ -73,10 +73,11 @@ var repairCases = []struct {
 	},
 	{
 		name: "duplicate_message drops the whole host message",
-		history: []core.SeedMessage{withID(user("q"), "u1"), withID(assistant("a"), "a1"),
+		history: []core.SeedMessage{withID(user("q"), "u1"), withID(assistant("a"), "a1"), continues(withID(assistant("b"), "a1")),
 			withID(user("q"), "u1"), withID(assistant("a"), "a1"), continues(withID(assistant("b"), "a1")), withID(user("next"), "u2")},
 		refusal: core.Error{Code: core.CodeInvalidHistory, Index: 2, Message: `message id "u1" already appeared at index 0`},
-		session: asMessages([]core.SeedMessage{withID(user("q"), "u1"), withID(assistant("a"), "a1"), withID(user("next"), "u2")}),
+		session: asMessages([]core.SeedMessage{withID(user("q"), "u1"), withID(assistant("a"), "a1"), continues(withID(assistant("b"), "a1")),
+			withID(user("next"), "u2")}),
 		repairs: []core.Repair{{Kind: core.RepairDuplicateMessage, Index: 2}, {Kind: core.RepairDuplicateMessage, Index: 3}},
 	},
 	{
@@ -195,6 +196,19 @@ func TestRuntime_Run_RepairNeverGuesses(t *testing.T) {
 			core.Error{Code: core.CodeInvalidHistory, Index: 1, Message: `tool call "c1" has no name`}},
 		{"a tool message without tool_call_id after a repair", []core.SeedMessage{user("q"), toolResult("c9", "x"), toolResult("", "y")},
 			core.Error{Code: core.CodeInvalidHistory, Index: 2, Message: "tool message has no tool_call_id"}},
+		{"a repeated id with other content (an edited message)", []core.SeedMessage{withID(user("first q"), "1"), assistant("answer 1"),
+			withID(user("different second q"), "1"), assistant("answer 2")},
+			core.Error{Code: core.CodeInvalidHistory, Index: 2, Message: `message id "1" already appeared at index 0 with different content`}},
+		{"a repeated id whose host message has one more part", []core.SeedMessage{user("q"), withID(assistant("a"), "a1"), user("r"),
+			withID(assistant("a"), "a1"), continues(withID(assistant("b"), "a1"))},
+			core.Error{Code: core.CodeInvalidHistory, Index: 3, Message: `message id "a1" already appeared at index 1 with different content`}},
+		{"a repeated id with other tool calls, after a repair", []core.SeedMessage{withID(user("q"), "u1"), toolResult("c9", "x"),
+			withID(calling("c1"), "a1"), toolResult("c1", "r"), withID(calling("c2"), "a1"), toolResult("c2", "r")},
+			core.Error{Code: core.CodeInvalidHistory, Index: 4, Message: `message id "a1" already appeared at index 2 with different content`}},
+		{"an edited message is refused, not repaired as an orphan result", []core.SeedMessage{withID(user("q"), "h"), withID(toolResult("c3", "x"), "h")},
+			core.Error{Code: core.CodeInvalidHistory, Index: 1, Message: `message id "h" already appeared at index 0 with different content`}},
+		{"an edited message is refused before the calls it leaves unanswered", []core.SeedMessage{withID(user("q"), "h"), calling("c1"), withID(user("r"), "h")},
+			core.Error{Code: core.CodeInvalidHistory, Index: 2, Message: `message id "h" already appeared at index 0 with different content`}},
 		{"missing content after a duplicate", []core.SeedMessage{withID(user("q"), "u"), withID(user("q"), "u"), {Role: core.RoleUser, ContentMissing: true}},
 			core.Error{Code: core.CodeInvalidHistory, Index: 2, Message: "user message has no content"}},
 	}
@@ -301,6 +315,16 @@ func FuzzRepairHistory(f *testing.F) {
 		if err := core.ValidateHistory(core.SeedMessages(got), core.Limits{}); err != nil {
 			t.Fatalf("the repaired session fails validation: %v\n%+v", err, got)
 		}
+		// The healed copy, stored with the turn, seeds without repair.
+		if (res.Seed.Repaired != nil) != (len(res.Seed.Repairs) > 0) || len(res.Seed.Edits) != len(res.Seed.Repairs) {
+			t.Fatalf("repairs %+v, repaired %+v, edits %+v", res.Seed.Repairs, res.Seed.Repaired, res.Seed.Edits)
+		}
+		if res.Seed.Repaired != nil {
+			stored := append(append([]core.SeedMessage(nil), res.Seed.Repaired...), core.SeedMessages(res.Appended)...)
+			if err := core.ValidateHistory(stored, core.Limits{}); err != nil {
+				t.Fatalf("the healed copy fails validation: %v\n%+v", err, stored)
+			}
+		}
 		// Again with the same history: a noop.
 		res = mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "again", History: history, WithHistory: true,
 			Policy: core.Policy{Repair: true, SeedMode: core.SeedReconcile}})
@@ -321,11 +345,117 @@ func TestValidateHistory_DuplicateIDsAmongMany(t *testing.T) {
 		if err := core.ValidateHistory(h, core.Limits{}); err != nil {
 			t.Fatalf("%d unique ids refused: %v", n, err)
 		}
-		h = append(h, withID(user("again"), "id-"+strconv.Itoa(n/3)))
+		h = append(h, withID(user("m"), "id-"+strconv.Itoa(n/3)))
 		err := core.ValidateHistory(h, core.Limits{})
 		want := core.Error{Code: core.CodeInvalidHistory, Index: n, Message: `message id "id-` + strconv.Itoa(n/3) + `" already appeared at index ` + strconv.Itoa(n/3)}
 		if e := core.AsError(err); err == nil || *e != want {
 			t.Fatalf("%d ids and a repeat: %v, want %v", n, err, &want)
 		}
+		h[n].Content = "edited"
+		err = core.ValidateHistory(h, core.Limits{})
+		want.Message += " with different content"
+		if e := core.AsError(err); err == nil || *e != want {
+			t.Fatalf("%d ids and an edited repeat: %v, want %v", n, err, &want)
+		}
+	}
+}
+
+// Ensure a history just under maxSeedBytes whose last call is unanswered
+// gets one answer from CheckHistory, a plain seed and a repaired seed:
+// the markers count against no seed limit, so the plain refusal is the
+// only problem and repair seeds it. A history over the limit before its
+// first repairable problem is refused for the limit by all three.
+func TestRepair_MarkersCountAgainstNoSeedLimit(t *testing.T) {
+	calls := calling("c1")
+	size := int64(len("q"))
+	for _, c := range calls.ToolCalls {
+		size += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
+	}
+	history := []core.SeedMessage{user("q"), calls}
+	limits := core.Limits{MaxSeedBytes: size}
+	want := core.Error{Code: core.CodeInvalidHistory, Index: 1, Message: `tool call "c1" has no tool result before the next user or assistant message`}
+
+	check := core.CheckHistory(history, limits)
+	if check.OK || len(check.Problems) != 1 || check.Problems[0] != (core.Problem{Code: want.Code, Index: want.Index, Message: want.Message, Repair: core.RepairMissingToolResult}) {
+		t.Fatalf("check = %+v, want the one repairable problem", check)
+	}
+	rt := mustRuntime(t, core.Config{Limits: limits})
+	_, err := rt.Execute(bg, core.RunRequest{SessionID: "s", Input: "go", History: history, WithHistory: true})
+	if e := core.AsError(err); err == nil || *e != want {
+		t.Fatalf("plain seed: %v, want %v", err, &want)
+	}
+	res := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "go", History: history, WithHistory: true, Policy: core.Policy{Repair: true}})
+	if len(res.Seed.Repairs) != 1 || res.Seed.Repairs[0].Kind != core.RepairMissingToolResult {
+		t.Fatalf("repaired seed: %+v", res.Seed)
+	}
+
+	// One byte less: the limit is met at message 1, before the problem.
+	limits.MaxSeedBytes--
+	over := core.Error{Code: core.CodeLimitExceeded, Index: 1, Message: "history exceeds maxSeedBytes (" + strconv.Itoa(int(limits.MaxSeedBytes)) + ") at this message"}
+	check = core.CheckHistory(history, limits)
+	if check.OK || len(check.Problems) != 1 || check.Problems[0] != (core.Problem{Code: over.Code, Index: over.Index, Message: over.Message}) {
+		t.Fatalf("check over the limit = %+v, want %v", check, &over)
+	}
+	rt = mustRuntime(t, core.Config{Limits: limits})
+	for _, repair := range []bool{false, true} {
+		_, err := rt.Execute(bg, core.RunRequest{SessionID: "s", Input: "go", History: history, WithHistory: true, Policy: core.Policy{Repair: repair}})
+		if e := core.AsError(err); err == nil || *e != over {
+			t.Fatalf("repair %v over the limit: %v, want %v", repair, err, &over)
+		}
+	}
+}
+
+// Ensure the host's copy heals: after one repaired turn, the host's
+// history with the repairs applied (SeedReport.Repaired) followed by the
+// turn's Appended is a history CheckHistory accepts, that a fresh runtime
+// seeds without repair to the same session, and that the warm runtime
+// takes as a noop in both seed modes. The session.seeded event carries
+// no content.
+func TestRepair_HostCopyHeals(t *testing.T) {
+	for _, tc := range repairCases {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := mustRuntime(t, core.Config{})
+			var event *core.SeedReport
+			res := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "go", History: tc.history, WithHistory: true,
+				Policy: core.Policy{Repair: true}, OnEvent: func(ev core.Event) {
+					if ev.Type == core.EventSessionSeeded {
+						event = ev.Seed
+					}
+				}})
+			if res.Seed.Repaired == nil || len(res.Seed.Edits) != len(res.Seed.Repairs) {
+				t.Fatalf("seed = %+v, want the repaired history and one edit per repair", res.Seed)
+			}
+			if event == nil || event.Repaired != nil || len(event.Edits) != len(res.Seed.Edits) {
+				t.Fatalf("session.seeded = %+v, want the edits and no content", event)
+			}
+			stored := append(append([]core.SeedMessage(nil), res.Seed.Repaired...), core.SeedMessages(res.Appended)...)
+			if c := core.CheckHistory(stored, core.Limits{}); !c.OK {
+				t.Fatalf("the stored copy has problems: %+v", c.Problems)
+			}
+			want := messagesOf(rt, "s")
+			cold := mustRuntime(t, core.Config{})
+			res2 := mustComplete(t, cold, core.RunRequest{SessionID: "s", Input: "later", History: stored, WithHistory: true})
+			if res2.Seed.Mode != core.SeedCold || res2.Seed.Repairs != nil || res2.Seed.Repaired != nil {
+				t.Fatalf("cold start from the stored copy: %+v", res2.Seed)
+			}
+			if got := messagesOf(cold, "s")[:len(want)]; !reflect.DeepEqual(got, want) {
+				t.Fatalf("cold session %v\nwant %v", got, want)
+			}
+			for _, mode := range []core.SeedMode{core.SeedIfEmpty, core.SeedReconcile} {
+				res3 := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "later", History: stored, WithHistory: true,
+					Policy: core.Policy{SeedMode: mode}})
+				if res3.Seed.Mode != core.SeedNoop {
+					t.Fatalf("%s: warm turn with the stored copy: %+v", mode, res3.Seed)
+				}
+				stored = append(stored, core.SeedMessages(res3.Appended)...)
+			}
+		})
+	}
+	// A history without problems has no repaired copy.
+	rt := mustRuntime(t, core.Config{})
+	res := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "go", History: []core.SeedMessage{user("q"), assistant("a")},
+		WithHistory: true, Policy: core.Policy{Repair: true}})
+	if res.Seed.Repaired != nil || res.Seed.Edits != nil {
+		t.Fatalf("seed = %+v, want no repaired copy", res.Seed)
 	}
 }

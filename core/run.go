@@ -14,8 +14,12 @@ type Run struct {
 	// repairs what Policy.Repair changed in it.
 	seedMsgs []Message
 	repairs  []Repair
-	id       string
-	lane     *lane
+	// healed and edits are the host's history with the repairs applied,
+	// and the repairs as edits in host indexes (SeedReport).
+	healed []SeedMessage
+	edits  []HistoryEdit
+	id     string
+	lane   *lane
 	// reserved is the part of the run's budget reservation not yet
 	// stored or released, and inputCost what its input will take; both
 	// are changed under the store's lock.

@@ -216,12 +216,17 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	var info historyInfo
 	var seedMsgs []Message
 	var repairs []Repair
+	var healed []SeedMessage
+	var edits []HistoryEdit
 	if req.WithHistory {
-		history, hi, reps, err := seedHistory(req.History, rt.limits, req.Policy.Repair)
+		history, hi, reps, eds, err := seedHistory(req.History, rt.limits, req.Policy.Repair)
 		if err != nil {
 			return nil, err
 		}
 		info, repairs = hi, reps
+		if reps != nil {
+			healed, edits = history, eds
+		}
 		// Converted now, so the host may reuse its slice at once.
 		seedMsgs = nonSystem(history, info.skippedSystem)
 		req.History = nil
@@ -238,7 +243,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	}
 	// A recycled run keeps its event log's array and its first model
 	// call's Delta function (bound to that call) for this run.
-	*r = Run{rt: rt, req: req, info: info, seedMsgs: seedMsgs, repairs: repairs, events: r.events[:0],
+	*r = Run{rt: rt, req: req, info: info, seedMsgs: seedMsgs, repairs: repairs, healed: healed, edits: edits, events: r.events[:0],
 		call: modelCall{req: ModelRequest{Delta: r.call.req.Delta}}}
 	if req.RunID == "" {
 		rt.nextID++

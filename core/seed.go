@@ -72,7 +72,7 @@ func (t *turn) seed() (SeedReport, *Error) {
 		if len(add) > 0 || len(current) == 0 {
 			// The session holds the repaired history now; a warm session
 			// that took nothing was repaired by an earlier run.
-			report.Repairs = r.repairs
+			report.Repairs, report.Repaired, report.Edits = r.repairs, r.healed, r.edits
 		}
 	}
 	if t.sess == nil {

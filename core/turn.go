@@ -122,6 +122,7 @@ func (t *turn) begin() *Error {
 	t.started = true
 	if req.WithHistory {
 		rep := report
+		rep.Repaired = nil // events carry no content
 		r.emit(Event{Type: EventSessionSeeded, Seed: &rep})
 	}
 	// The result, the first messages it appends and its first model call

@@ -34,15 +34,22 @@ func ValidateHistory(history []SeedMessage, limits Limits) error {
 }
 
 func validateHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
-	info, err := checkHistory(history, limits)
+	info, err := checkHistory(history, limits, nil)
 	if err != nil && err.Index >= 0 {
 		err.Index = HostIndex(history, err.Index)
 	}
 	return info, err
 }
 
-func checkHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
+// checkHistory checks history against the seeding rules and the seed
+// limits, and returns the error with the index of the message at fault in
+// history. rep is nil, or the repair history is the output of: the
+// markers it inserted then count against no seed limit (they count in
+// info.bytes, which the run reserves), and an earlier message named in an
+// error is named by its index in the host's history.
+func checkHistory(history []SeedMessage, limits Limits, rep *repaired) (historyInfo, *Error) {
 	var info historyInfo
+	var seedBytes int64 // the bytes that count against MaxSeedBytes
 	if len(history) > limits.MaxSeedMessages {
 		return info, NewIndexError(CodeLimitExceeded, limits.MaxSeedMessages,
 			"history has "+itoa(len(history))+" messages, more than maxSeedMessages ("+itoa(limits.MaxSeedMessages)+")")
@@ -74,21 +81,27 @@ func checkHistory(history []SeedMessage, limits Limits) (historyInfo, *Error) {
 		m := &history[i]
 		if m.ID != "" && startsHostMessage(history, i) {
 			if first := hostIDs.add(history, i); first >= 0 {
-				return info, NewIndexError(CodeInvalidHistory, i, duplicateText(m.ID, HostIndex(history, first)))
+				if !sameHostMessage(history, first, i) {
+					return info, NewIndexError(CodeInvalidHistory, i, editedText(m.ID, rep.hostIndex(history, first)))
+				}
+				return info, NewIndexError(CodeInvalidHistory, i, duplicateText(m.ID, rep.hostIndex(history, first)))
 			}
 		}
 		if !m.Role.Valid() {
 			return info, NewIndexError(CodeInvalidHistory, i, "unknown role "+quote(string(m.Role)))
 		}
 		size := textSize(m.ID, m.Content, m.ToolCallID, m.ToolCalls)
-		if size > limits.MaxMessageBytes {
-			return info, NewIndexError(CodeLimitExceeded, i,
-				"message is "+itoa(int(size))+" bytes, more than maxMessageBytes ("+itoa(int(limits.MaxMessageBytes))+")")
-		}
 		info.bytes += size
-		if info.bytes > limits.MaxSeedBytes {
-			return info, NewIndexError(CodeLimitExceeded, i,
-				"history exceeds maxSeedBytes ("+itoa(int(limits.MaxSeedBytes))+") at this message")
+		if rep == nil || !rep.inserted(i) {
+			if size > limits.MaxMessageBytes {
+				return info, NewIndexError(CodeLimitExceeded, i,
+					"message is "+itoa(int(size))+" bytes, more than maxMessageBytes ("+itoa(int(limits.MaxMessageBytes))+")")
+			}
+			seedBytes += size
+			if seedBytes > limits.MaxSeedBytes {
+				return info, NewIndexError(CodeLimitExceeded, i,
+					"history exceeds maxSeedBytes ("+itoa(int(limits.MaxSeedBytes))+") at this message")
+			}
 		}
 		if m.ContentMissing && !(m.Role == RoleAssistant && len(m.ToolCalls) > 0) {
 			return info, NewIndexError(CodeInvalidHistory, i, m.Role.String()+" message has no content")

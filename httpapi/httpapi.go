@@ -320,10 +320,12 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 			writeError(w, core.AsError(err))
 			return
 		}
-		writeJSON(w, http.StatusOK, toWireResult(res))
+		wr := toWireResult(res)
+		wr.Seed.Repaired = healedHistory(body, &res.Seed)
+		writeJSON(w, http.StatusOK, wr)
 		return
 	}
-	h.stream(w, r, rr)
+	h.stream(w, r, rr, body)
 }
 
 // postCheck answers POST /v1/history/check.
@@ -348,7 +350,7 @@ func (h *Handler) postCheck(w http.ResponseWriter, r *http.Request) {
 // "data: JSON" per event, ending with run.completed (carrying result),
 // run.failed or run.cancelled (carrying error). A refused run answers
 // plain JSON with its status.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequest) {
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequest, body []byte) {
 	q := &eventQueue{signal: make(chan struct{}, 1)}
 	rr.OnEvent = q.push
 	run, err := h.rt.Start(r.Context(), rr)
@@ -376,7 +378,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequ
 		terminal := false
 		for i := range evs {
 			ev := &evs[i]
-			data, err := json.Marshal(toWireEvent(ev))
+			we := toWireEvent(ev)
+			if we.Result != nil {
+				we.Result.Seed.Repaired = healedHistory(body, &ev.Result.Seed)
+			}
+			data, err := json.Marshal(we)
 			if err != nil {
 				data = []byte(`{"type":"run.failed","error":{"code":"internal","message":"an event could not be encoded"}}`)
 			}

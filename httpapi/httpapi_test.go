@@ -567,3 +567,71 @@ func TestHandler_HistoryCheck_AndRepair(t *testing.T) {
 		t.Fatalf("repaired run: %d %s\nwant %s in the seed event and the result", r.status, body, wantRepairs)
 	}
 }
+
+// Ensure the host's copy heals over HTTP (docs/adr/0016-the-host-copy-heals.md):
+// a repaired run's seed.repaired is the request's history with the repairs
+// applied, in its own shape, in the JSON answer and the streamed result
+// alike; stored with the appended messages, POST /v1/history/check finds
+// it ok and a fresh runtime seeds it without repair.
+func TestHandler_RepairedCopyHeals(t *testing.T) {
+	history := `[{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c9","content":"lost"},{"role":"user","content":"r"}]`
+	healed := `[{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"Tool call interrupted: no result was recorded."},{"role":"user","content":"r"}]`
+	for _, stream := range []bool{false, true} {
+		h := httpapi.New(httpapi.Config{Runtime: mustRuntime(t, core.Config{})})
+		var headers []string
+		if stream {
+			headers = []string{"Accept", "text/event-stream"}
+		}
+		r := do(t, h, "POST", "/v1/sessions/s/runs", `{"input":"x","policy":{"repair":true},"history":`+history+`}`, headers...)
+		body := r.body
+		if stream {
+			s := string(body)
+			i := strings.Index(s, "event: run.completed\ndata: ")
+			if i < 0 {
+				t.Fatalf("no run.completed in %s", s)
+			}
+			s = s[i+len("event: run.completed\ndata: "):]
+			var ev struct {
+				Result json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(s[:strings.Index(s, "\n")]), &ev); err != nil {
+				t.Fatal(err)
+			}
+			body = ev.Result
+			if seeded := string(r.body[strings.Index(string(r.body), "event: session.seeded"):]); strings.Contains(seeded[:strings.Index(seeded, "\n\n")], "repaired") {
+				t.Fatalf("the session.seeded event carries the repaired history: %s", seeded)
+			}
+		}
+		var res struct {
+			Seed struct {
+				Repaired json.RawMessage `json:"repaired"`
+			} `json:"seed"`
+			Appended []json.RawMessage `json:"appended"`
+		}
+		if err := json.Unmarshal(body, &res); err != nil || r.status != 200 {
+			t.Fatalf("stream %v: %d %s: %v", stream, r.status, body, err)
+		}
+		if string(res.Seed.Repaired) != healed {
+			t.Fatalf("stream %v: seed.repaired\n got %s\nwant %s", stream, res.Seed.Repaired, healed)
+		}
+		var stored []json.RawMessage
+		if err := json.Unmarshal(res.Seed.Repaired, &stored); err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, res.Appended...)
+		sb, _ := json.Marshal(stored)
+		fresh := httpapi.New(httpapi.Config{Runtime: mustRuntime(t, core.Config{})})
+		if r := do(t, fresh, "POST", "/v1/history/check", `{"history":`+string(sb)+`}`); strings.TrimSpace(string(r.body)) != `{"ok":true,"problems":[]}` {
+			t.Fatalf("check of the stored copy: %d %s", r.status, r.body)
+		}
+		r = do(t, fresh, "POST", "/v1/sessions/s/runs", `{"input":"later","history":`+string(sb)+`}`)
+		if r.status != 200 || !strings.Contains(string(r.body), `"seed":{"mode":"cold","seeded":6,"skippedSystem":0}`) {
+			t.Fatalf("cold start from the stored copy without repair: %d %s", r.status, r.body)
+		}
+		// The same history again, without repairs: no repaired copy.
+		r = do(t, fresh, "POST", "/v1/sessions/s2/runs", `{"input":"x","policy":{"repair":true},"history":[{"role":"user","content":"q"}]}`)
+		if strings.Contains(string(r.body), "repaired") {
+			t.Fatalf("a history without problems has a repaired copy: %s", r.body)
+		}
+	}
+}

@@ -1,7 +1,11 @@
 package httpapi
 
 import (
+	"encoding/json"
+
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
+	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
 )
 
 // The JSON shapes the API writes. They match the module's JavaScript
@@ -29,6 +33,27 @@ type wireSeed struct {
 	Seeded        int              `json:"seeded"`
 	SkippedSystem int              `json:"skippedSystem"`
 	Repairs       []wireRepair     `json:"repairs,omitempty"`
+	// Repaired is the host's history with the repairs applied, in the
+	// shape the request sent it (docs/adr/0016-the-host-copy-heals.md):
+	// set on a result whose seed repaired the history.
+	Repaired json.RawMessage `json:"repaired,omitempty"`
+}
+
+// healedHistory renders s's repaired history in the shape of the
+// history of the request body, or returns nil when s has none.
+func healedHistory(body []byte, s *core.SeedReport) json.RawMessage {
+	if s.Repaired == nil {
+		return nil
+	}
+	v, err := hostjson.Parse(body)
+	if err != nil {
+		return nil
+	}
+	h := v.Get("history")
+	if h.Kind() != hostmsg.Array {
+		return nil
+	}
+	return hostjson.AppendHealed(nil, h, s.Edits)
 }
 
 type wireRepair struct {

@@ -169,7 +169,7 @@ export interface Repair {
   toolCallId?: string;
 }
 
-/** What seeding did. Counts and repairs, never content. */
+/** What seeding did: counts and repairs, and on a result the healed history. */
 export interface SeedReport {
   mode: "cold" | "noop" | "appended" | "replaced" | "none";
   seeded: number;
@@ -177,11 +177,11 @@ export interface SeedReport {
   /** The repairs `policy.repair` applied; absent when there were none. */
   repairs?: Repair[];
   /**
-   * The healed copy: the history the run was given, with the repairs
-   * applied, in the host's own shapes (the messages kept are the ones
-   * passed); absent when nothing was repaired. The host stores it in
-   * place of its copy, then appends `appended`:
-   * `if (r.seed.repaired) stored = r.seed.repaired; stored.push(...r.appended)`.
+   * On a result whose seed repaired the history (an array): that history
+   * with the repairs applied, in its own shape (kept messages are the
+   * same objects). Store it in place of your copy, then append
+   * `appended`: the stored history then needs no repair. Absent when
+   * nothing was repaired, and on the `session.seeded` event.
    */
   repaired?: HistoryMessage[];
 }

@@ -5,6 +5,7 @@ import {
   AgentrtError, argError, toError, isObject, closedError, lostError, abortError, reportCallbackError,
 } from "./errors.js";
 import { wellFormed } from "./request.js";
+import { withRepaired } from "./heal.js";
 import { GLUE_RUN_PREFIX, readRequest, readOptions } from "./args.js";
 import { compileModule, loadGo, progressReporter, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
 
@@ -114,6 +115,9 @@ class Runtime {
       }
     } : undefined;
     const inspect = Boolean(options && options.inspect);
+    // The history as passed, for a healed copy (heal.js): later changes
+    // to the host's array do not reach it.
+    const held = withHistory && policy && policy.repair === true && Array.isArray(history) ? history.slice() : undefined;
     let driven;
     if (!onStarted && !withHistory && policy === undefined && !listener && !inspect &&
       !(options && options.runId !== undefined) && fast.quick.quickable(sessionId, input)) {
@@ -147,7 +151,7 @@ class Runtime {
       }
     }
     // A turn whose model answered at once has ended.
-    if (!(driven instanceof Promise)) return driven;
+    if (!(driven instanceof Promise)) return withRepaired(driven, held);
     // The turn's Promise never settles if the Go program exits: #lost
     // rejects it instead.
     const settled = new Promise((resolve, reject) => {
@@ -169,7 +173,7 @@ class Runtime {
     };
     if (signal) signal.addEventListener("abort", onAbort, { once: true });
     try {
-      return await settled;
+      return withRepaired(await settled, held);
     } catch (e) {
       if (aborted) throw abortError(e);
       throw toError(e);

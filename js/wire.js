@@ -400,10 +400,13 @@ export class Reader {
     if (mode === undefined) this.fail("unknown seed mode");
     const seed = { mode, seeded: this.uvarint(), skippedSystem: this.uvarint() };
     if (b & 0x80) {
-      // Repairs follow (policy.repair): uvarint n, n (byte kind, uvarint index, string toolCallId).
+      // Repairs follow (policy.repair): uvarint n, n (byte kind, uvarint
+      // index, string toolCallId, and for missing_tool_result the marker's
+      // edit: uvarint the host index it goes before, string its id).
       const n = this.uvarint();
       if (n === 0) this.fail("a seed with repairs has at least one");
       seed.repairs = [];
+      const edits = [];
       for (let i = 0; i < n; i++) {
         const kind = REPAIR_KINDS[this.byte()];
         if (kind === undefined) this.fail("unknown repair kind");
@@ -411,7 +414,13 @@ export class Reader {
         const id = this.string();
         if (id !== "") r.toolCallId = id;
         seed.repairs.push(r);
+        if (kind === "missing_tool_result") {
+          edits.push({ op: "insert", index: this.uvarint(), call: r.index, toolCallId: id, id: this.string() });
+        } else {
+          edits.push({ op: "drop", index: r.index });
+        }
       }
+      seedEdits.set(seed, edits);
     }
     return seed;
   }
@@ -581,6 +590,20 @@ export function readLimits(buf) {
     "maxMessageBytes", "maxTotalBytes"]) l[k] = r.uvarint();
   r.end();
   return l;
+}
+
+// seedEdits holds the edits (core.HistoryEdit) of each seed report read
+// with repairs, out of the report's sight: the glue renders them as
+// seed.repaired (heal.js).
+const seedEdits = new WeakMap();
+
+/**
+ * Returns the edits of a seed report read with repairs: [{ op: "drop",
+ * index } | { op: "insert", index, call, toolCallId, id }], in host
+ * indexes, one per repair; undefined for a report without repairs.
+ */
+export function editsOf(seed) {
+  return seedEdits.get(seed);
 }
 
 /** Decodes a refused frame: { code, message, index? }. */

@@ -111,7 +111,14 @@ func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, 
 			}
 		}
 	}
-	return t.run(&b)
+	res, err := t.run(&b)
+	if err == nil && res.Seed.Repairs != nil && req.WithHistory {
+		// The host's copy heals (docs/adr/0016-the-host-copy-heals.md):
+		// the repairs are deterministic, so the module's are the ones
+		// core finds here.
+		res.Seed.Repaired = core.RepairedHistory(req.History)
+	}
+	return res, err
 }
 
 // begin sends t's begin frame, with the mirror the host holds for its

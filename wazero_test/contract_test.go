@@ -64,6 +64,11 @@ func TestModule_Contract(t *testing.T) {
 			for i := range cases {
 				c := &cases[i]
 				t.Run(c.Name, func(t *testing.T) {
+					rt := rt
+					if c.HasLimits() {
+						rt = mustRuntime(t, in, "agentrt", map[string]any{"limits": c.Limits.Config()})
+						defer in.Call(context.Background(), rt, "close")
+					}
 					id := "case-" + strconv.Itoa(i)
 					hist, refused := p.history(t, in, c)
 					if refused != nil {

@@ -44,7 +44,8 @@ func checkAndRepair(t *testing.T, in *jshost.Instance, rt jshost.Value, c *contr
 	}
 	var res struct {
 		Seed struct {
-			Repairs []contract.RepairRecord `json:"repairs"`
+			Repairs  []contract.RepairRecord `json:"repairs"`
+			Repaired json.RawMessage         `json:"repaired"`
 		} `json:"seed"`
 		ModelCalls []struct {
 			Messages []map[string]any `json:"messages"`
@@ -68,4 +69,11 @@ func checkAndRepair(t *testing.T, in *jshost.Instance, rt jshost.Value, c *contr
 		request[j] = contract.CanonicalMap(m)
 	}
 	c.CheckRepaired(t, request, held, res.Seed.Repairs, nil)
+	// The healed copy is rendered from a history array; a packed history
+	// has none (its host heals its own copy: core.RepairedHistory).
+	if _, isArray := in.Export(hist).([]any); isArray {
+		c.CheckHealed(t, res.Seed.Repaired)
+	} else if res.Seed.Repaired != nil {
+		t.Fatalf("a packed history got seed.repaired %s", res.Seed.Repaired)
+	}
 }

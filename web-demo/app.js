@@ -204,7 +204,10 @@ async function runTurn(rt, job) {
       }),
       abandoned,
     ]);
-    await storage.append(conv.id, result.appended || []);
+    // A repaired history heals where it is stored too: the next cold start
+    // needs no repair.
+    if (result.seed && result.seed.repaired) await storage.heal(conv.id, history.length, result.seed.repaired, result.appended || []);
+    else await storage.append(conv.id, result.appended || []);
     recordTurn(conv.id, result, history.length, job.deltas);
     job.status = "done";
     broadcast({ type: "changed", convId: conv.id });

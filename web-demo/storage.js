@@ -87,6 +87,21 @@ export const storage = {
       return conv;
     });
   },
+  // heal stores a repaired run's healed history (result.seed.repaired,
+  // docs/adr/0016-the-host-copy-heals.md) in place of the first count
+  // messages, the history that run was given, then appends its messages,
+  // atomically. The healed messages are kept in their own shape.
+  heal(id, count, repaired, messages) {
+    return tx("readwrite", async (s) => {
+      const conv = await request(s.get(id));
+      if (!conv) throw codedError("not_found", "the conversation was deleted");
+      conv.messages = [...repaired, ...conv.messages.slice(count)];
+      for (const m of messages) conv.messages.push(toStored(m));
+      conv.updatedAt = Date.now();
+      await request(s.put(conv));
+      return conv;
+    });
+  },
   remove(id) {
     return tx("readwrite", (s) => request(s.delete(id)));
   },

@@ -169,6 +169,17 @@ func appendSeed(dst []byte, s *core.SeedReport) []byte {
 		dst = append(dst, k)
 		dst = AppendUvarint(dst, uint64(rp.Index))
 		dst = AppendString(dst, rp.ToolCallID)
+		if rp.Kind == core.RepairMissingToolResult {
+			// The marker's edit (core.HistoryEdit): the host index it
+			// goes before, and its id. A drop's edit is the repair's
+			// index.
+			var e core.HistoryEdit
+			if i < len(s.Edits) {
+				e = s.Edits[i]
+			}
+			dst = AppendUvarint(dst, uint64(e.Index))
+			dst = AppendString(dst, e.Message.ID)
+		}
 	}
 	return dst
 }
@@ -193,13 +204,20 @@ func (r *reader) seed(s *core.SeedReport) {
 		return
 	}
 	s.Repairs = make([]core.Repair, n)
+	s.Edits = make([]core.HistoryEdit, n)
 	for i := range s.Repairs {
 		k := r.byte()
 		if int(k) >= len(repairKinds) {
 			r.fail("unknown repair kind " + itoa(int(k)))
 			return
 		}
-		s.Repairs[i] = core.Repair{Kind: repairKinds[k], Index: r.int("repair index", maxInt32), ToolCallID: r.str("toolCallId")}
+		rp := core.Repair{Kind: repairKinds[k], Index: r.int("repair index", maxInt32), ToolCallID: r.str("toolCallId")}
+		s.Repairs[i] = rp
+		s.Edits[i] = core.HistoryEdit{Op: core.EditDrop, Index: rp.Index}
+		if rp.Kind == core.RepairMissingToolResult {
+			s.Edits[i] = core.HistoryEdit{Op: core.EditInsert, Index: r.int("marker index", maxInt32), Call: rp.Index,
+				Message: core.SeedMessage{ID: r.str("marker id"), Role: core.RoleTool, Content: core.InterruptedToolResult, ToolCallID: rp.ToolCallID}}
+		}
 	}
 }
 

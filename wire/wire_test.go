@@ -138,6 +138,10 @@ func sampleResult() *core.Result {
 func repairedResult() *core.Result {
 	r := sampleResult()
 	r.Seed.Repairs = []core.Repair{{Kind: core.RepairMissingToolResult, Index: 2, ToolCallID: "c1"}, {Kind: core.RepairDuplicateMessage, Index: 300}}
+	r.Seed.Edits = []core.HistoryEdit{
+		{Op: core.EditInsert, Index: 4, Call: 2, Message: core.SeedMessage{ID: "a2", Role: core.RoleTool, Content: core.InterruptedToolResult, ToolCallID: "c1"}},
+		{Op: core.EditDrop, Index: 300},
+	}
 	return r
 }
 

@@ -52,6 +52,42 @@ type Case struct {
 	// Repaired is what a seed with policy.repair does, or nil when the
 	// case does not say.
 	Repaired *Repaired
+	// Limits are the seed limits the case runs under (zero fields meaning
+	// the defaults): every seed and check of the case is made by a
+	// runtime created with them. See HasLimits.
+	Limits Limits
+}
+
+// Limits are a case's seed limits, named as in the module's config.
+type Limits struct {
+	MaxSeedMessages int   `json:"maxSeedMessages,omitempty"`
+	MaxSeedBytes    int64 `json:"maxSeedBytes,omitempty"`
+	MaxMessageBytes int64 `json:"maxMessageBytes,omitempty"`
+}
+
+// HasLimits reports whether the case sets a limit, and so needs a
+// runtime of its own.
+func (c *Case) HasLimits() bool { return c.Limits != Limits{} }
+
+// Core returns the case's limits as core.Limits.
+func (l Limits) Core() core.Limits {
+	return core.Limits{MaxSeedMessages: l.MaxSeedMessages, MaxSeedBytes: l.MaxSeedBytes, MaxMessageBytes: l.MaxMessageBytes}
+}
+
+// Config returns the case's limits as the "limits" object of a module
+// config (only the fields set).
+func (l Limits) Config() map[string]any {
+	out := map[string]any{}
+	if l.MaxSeedMessages != 0 {
+		out["maxSeedMessages"] = l.MaxSeedMessages
+	}
+	if l.MaxSeedBytes != 0 {
+		out["maxSeedBytes"] = l.MaxSeedBytes
+	}
+	if l.MaxMessageBytes != 0 {
+		out["maxMessageBytes"] = l.MaxMessageBytes
+	}
+	return out
 }
 
 // Problem is one problem checkHistory lists; Repair is "" for null.
@@ -78,6 +114,10 @@ type Repaired struct {
 	Repairs []RepairRecord   `json:"repairs"`
 	Request []map[string]any `json:"request"`
 	Error   *Refusal         `json:"error"`
+	// Healed is the host's history with the repairs applied, in its own
+	// shape: what the result's seed.repaired must be (as JSON values;
+	// absent when nothing was repaired). See CheckHealed.
+	Healed json.RawMessage `json:"healed"`
 }
 
 // Refusal is an expected error.
@@ -95,6 +135,7 @@ type rawCase struct {
 	Error         *Refusal         `json:"error"`
 	Problems      []Problem        `json:"problems"`
 	Repaired      *Repaired        `json:"repaired"`
+	Limits        Limits           `json:"limits"`
 }
 
 // Dir returns the corpus directory, testdata/contract/ at the
@@ -124,7 +165,7 @@ func Load() ([]Case, error) {
 		base := strings.TrimSuffix(filepath.Base(f), ".json")
 		for _, r := range raw {
 			c := Case{Name: base + "/" + r.Name, History: r.History, SkippedSystem: r.SkippedSystem, Error: r.Error,
-				Problems: r.Problems, Repaired: r.Repaired}
+				Problems: r.Problems, Repaired: r.Repaired, Limits: r.Limits}
 			if c.Repaired != nil {
 				for i, m := range c.Repaired.Request {
 					c.Repaired.Request[i] = CanonicalMap(m)
@@ -296,6 +337,34 @@ func (c *Case) CheckRepaired(t testing.TB, request, session []map[string]any, re
 	}
 	if got, w := show(session), show(r.Request); got != w {
 		t.Fatalf("with repair: the session (before the reply)\n got %s\nwant %s", got, w)
+	}
+}
+
+// CheckHealed fails t unless healed, the JSON text of the seed's
+// repaired history an edge gave (nil for none), is the case's
+// Repaired.Healed, compared as JSON values (fields in any order). It does
+// nothing when the case has no Repaired or a refused one.
+func (c *Case) CheckHealed(t testing.TB, healed []byte) {
+	t.Helper()
+	r := c.Repaired
+	if r == nil || r.Error != nil {
+		return
+	}
+	if len(r.Healed) == 0 || len(healed) == 0 {
+		if len(r.Healed) != len(healed) {
+			t.Fatalf("with repair: seed.repaired %s, want %s", healed, r.Healed)
+		}
+		return
+	}
+	var got, want any
+	if err := json.Unmarshal(healed, &got); err != nil {
+		t.Fatalf("with repair: seed.repaired is not JSON: %v: %s", err, healed)
+	}
+	if err := json.Unmarshal(r.Healed, &want); err != nil {
+		t.Fatal(err)
+	}
+	if show(got) != show(want) {
+		t.Fatalf("with repair: seed.repaired\n got %s\nwant %s", show(got), show(want))
 	}
 }
 

@@ -12,7 +12,7 @@ type Send func(method, path, body string) (status int, respBody []byte, err erro
 // RunHTTP runs c against an HTTP API edge: it seeds session sessionID
 // (which must not exist yet) with c's history and the input "next", then
 // reads the session back, and checks the outcome with c.Check. A refusal
-// must answer 400 and leave no session behind. It then checks the
+// must answer 400 (413 for limit_exceeded) and leave no session behind. It then checks the
 // history with POST /v1/history/check (c.CheckProblems) and, when the
 // case says what repair does, seeds session sessionID+"-repaired" with
 // policy.repair and inspect (c.CheckRepaired).
@@ -80,7 +80,8 @@ func (c *Case) repairHTTP(t testing.TB, send Send, sessionID string) {
 	}
 	var res struct {
 		Seed struct {
-			Repairs []RepairRecord `json:"repairs"`
+			Repairs  []RepairRecord  `json:"repairs"`
+			Repaired json.RawMessage `json:"repaired"`
 		} `json:"seed"`
 		ModelCalls []struct {
 			Messages []map[string]any `json:"messages"`
@@ -100,6 +101,7 @@ func (c *Case) repairHTTP(t testing.TB, send Send, sessionID string) {
 		t.Fatalf("session %s: %v", b, err)
 	}
 	c.CheckRepaired(t, canonicalAll(res.ModelCalls[0].Messages), canonicalAll(s.Messages[:len(s.Messages)-1]), res.Seed.Repairs, nil)
+	c.CheckHealed(t, res.Seed.Repaired)
 }
 
 func canonicalAll(ms []map[string]any) []map[string]any {
@@ -120,8 +122,12 @@ func (c *Case) runHTTP(t testing.TB, send Send, sessionID string) {
 	}
 	if status != 200 {
 		r := errorBody(t, status, b)
-		if status != 400 {
-			t.Errorf("status %d for %s, want 400", status, show(r))
+		want := 400
+		if r.Code == "limit_exceeded" {
+			want = 413
+		}
+		if status != want {
+			t.Errorf("status %d for %s, want %d", status, show(r), want)
 		}
 		if s, _, _ := send("GET", "/v1/sessions/"+sessionID, ""); s != 404 {
 			t.Errorf("a refused history left a session behind (GET answered %d)", s)

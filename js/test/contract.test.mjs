@@ -11,7 +11,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { toModuleHistory } from "../history.js";
 import { compiledModule } from "./env.mjs";
-import { canonical, corpusPaths, loadCorpus } from "./corpus.mjs";
+import { canonical, corpusPaths, loadCorpus, onPath } from "./corpus.mjs";
 
 let wasm;
 const cases = await loadCorpus();
@@ -26,7 +26,7 @@ for (const path of corpusPaths) {
     });
     after(() => p && p.close());
     cases.forEach((c, i) => {
-      test(c.name, async () => {
+      test(c.name, () => onPath(path, wasm, p, c, async (p) => {
         const id = `case-${i}`;
         let result;
         let err;
@@ -46,7 +46,7 @@ for (const path of corpusPaths) {
         assert.deepEqual(held, c.session.map(canonical));
         assert.equal(result.seed.seeded, held.length);
         assert.equal(result.seed.skippedSystem, c.skippedSystem ?? 0);
-      });
+      }));
     });
   });
 }

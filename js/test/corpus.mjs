@@ -34,7 +34,8 @@ export function canonical(m) {
 
 // corpusPaths are the two ways into the module a corpus case runs on: the
 // glue (history packed) and the module's array path (its raw
-// createRuntime API). open(wasm) starts a fresh runtime and resolves with
+// createRuntime API). open(wasm, limits) starts a fresh runtime (with the
+// limits a case sets, or the defaults) and resolves with
 //
 //	seed(id, history, policy)  runs "next" with inspect on a new session
 //	                           seeded from history (policy may be
@@ -47,8 +48,8 @@ export function canonical(m) {
 export const corpusPaths = [
   {
     name: "glue (packed)",
-    async open(wasm) {
-      const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL });
+    async open(wasm, limits) {
+      const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL, limits });
       return {
         seed: (id, history, policy) => rt.run({ sessionId: id, input: "next", history, policy, inspect: true }),
         session: (id) => rt.session(id)?.messages ?? null,
@@ -59,9 +60,9 @@ export const corpusPaths = [
   },
   {
     name: "module (array)",
-    async open(wasm) {
+    async open(wasm, limits) {
       const rt = await loadRuntime({ wasm, wasmExec: wasmExecURL });
-      const raw = globalThis[rt.globalName].createRuntime({});
+      const raw = globalThis[rt.globalName].createRuntime(limits === undefined ? {} : { limits });
       return {
         seed: (id, history, policy) => policy === undefined
           ? raw.startRunWithHistory(id, "next", history, { inspect: true })
@@ -76,3 +77,15 @@ export const corpusPaths = [
     },
   },
 ];
+
+// onPath runs fn with path's shared runtime p, or, for a case that sets
+// limits, with a fresh runtime of those limits, closed after.
+export async function onPath(path, wasm, p, c, fn) {
+  if (c.limits === undefined) return fn(p);
+  const q = await path.open(wasm, c.limits);
+  try {
+    return await fn(q);
+  } finally {
+    q.close();
+  }
+}

@@ -5,8 +5,9 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime } from "../glue.js";
+import { healHistory } from "../heal.js";
 import { compiledModule, wasmExecURL } from "./env.mjs";
-import { canonical, corpusPaths, loadCorpus } from "./corpus.mjs";
+import { canonical, corpusPaths, loadCorpus, onPath } from "./corpus.mjs";
 
 const cases = await loadCorpus();
 let wasm;
@@ -38,7 +39,7 @@ for (const path of corpusPaths) {
     });
     after(() => p && p.close());
     cases.forEach((c, i) => {
-      test(c.name, async () => {
+      test(c.name, () => onPath(path, wasm, p, c, async (p) => {
         checkProblems(c, p.check(structuredClone(c.history)));
         if (!c.repaired) return;
         const id = `repaired-${i}`;
@@ -58,7 +59,20 @@ for (const path of corpusPaths) {
         assert.deepEqual(result.seed.repairs ?? [], c.repaired.repairs);
         assert.deepEqual(result.modelCalls[0].messages.map(canonical), c.repaired.request.map(canonical));
         assert.deepEqual(p.session(id).slice(0, -1).map(canonical), c.repaired.request.map(canonical));
-      });
+        // The healed copy (docs/adr/0016-the-host-copy-heals.md): stored
+        // with the turn's messages, it has no problems and seeds a cold
+        // session without repair (under the default limits: the markers
+        // count as any message once they are the host's).
+        assert.deepEqual(result.seed.repaired ?? null, c.repaired.healed ?? null);
+        if (!c.repaired.healed || c.limits !== undefined) return;
+        const stored = [...result.seed.repaired, ...result.appended];
+        assert.deepEqual(p.check(stored), { ok: true, problems: [] });
+        const cold = await p.seed(`${id}-cold`, stored);
+        assert.equal(cold.seed.mode, "cold");
+        assert.equal(cold.seed.repairs, undefined);
+        // The cold session holds the first one's messages, then "next" and its reply.
+        assert.deepEqual(p.session(`${id}-cold`).slice(0, -2).map(canonical), p.session(id).map(canonical));
+      }));
     });
   });
 }
@@ -130,6 +144,78 @@ describe("repair: the glue", () => {
       }
     } finally {
       rt2.close();
+    }
+  });
+
+  test("healHistory renders the edits and ignores those outside the history", () => {
+    const h = [{ role: "user", content: "q" }, null, { id: "m", role: "assistant", parts: [null, { type: "tool-f", toolCallId: "c1", state: "input-available", input: {} }] }];
+    const out = healHistory(h, [
+      { op: "drop", index: 1 },
+      { op: "insert", index: 3, call: 2, toolCallId: "c1", id: "m" },
+      { op: "insert", index: 1, call: 1, toolCallId: "c2", id: "" },
+      { op: "drop", index: 9 },
+    ]);
+    assert.equal(out[0], h[0]);
+    assert.deepEqual(out[1], { role: "tool", tool_call_id: "c2", content: "Tool call interrupted: no result was recorded." });
+    assert.deepEqual(out[2].parts, [null, { type: "tool-f", toolCallId: "c1", state: "output-error", input: {}, errorText: "Tool call interrupted: no result was recorded." }]);
+    assert.equal(h[2].parts[1].state, "input-available");
+    assert.equal(out.length, 3);
+  });
+
+  test("stream(): the healed copy is on run.completed's result, not on session.seeded", async () => {
+    const history = [{ role: "user", content: "hi" }, { role: "assistant", content: null, toolCalls: [{ id: "c1", name: "f", arguments: "{}" }] }];
+    const seen = {};
+    for await (const ev of rt.stream({ sessionId: "heal-stream", input: "go", history, policy: { repair: true } })) seen[ev.type] = ev;
+    assert.equal(seen["session.seeded"].seed.repaired, undefined);
+    const repaired = seen["run.completed"].result.seed.repaired;
+    assert.equal(repaired[0], history[0]);
+    assert.deepEqual(repaired.slice(2), [{ role: "tool", toolCallId: "c1", content: "Tool call interrupted: no result was recorded." }]);
+  });
+
+  test("the host's copy heals: stored, it needs no repair, warm or after a restart", async () => {
+    // docs/adr/0016-the-host-copy-heals.md: the host's loop.
+    const broken = [
+      { id: "u1", role: "user", parts: [{ type: "text", text: "Delete a.txt" }] },
+      { id: "a1", role: "assistant", parts: [{ type: "tool-delete", toolCallId: "d1", state: "approval-requested", input: { f: "a.txt" } }] },
+      { id: "u1", role: "user", parts: [{ type: "text", text: "Delete a.txt" }] },
+      { role: "user", content: "and b.txt", id: "u2" },
+    ];
+    for (const seedMode of ["if-empty", "reconcile"]) {
+      const rt1 = await loadRuntime({ wasm, wasmExec: wasmExecURL });
+      let stored = structuredClone(broken);
+      const kept = [stored[0], stored[3]];
+      try {
+        const r = await rt1.run({ sessionId: "s", input: "go", history: stored, policy: { repair: true, seedMode } });
+        assert.deepEqual(r.seed.repairs, [{ kind: "duplicate_message", index: 2 }, { kind: "missing_tool_result", index: 1, toolCallId: "d1" }]);
+        // Kept messages are the host's own objects; the UIMessage with
+        // the call is a copy whose tool part holds the marker.
+        assert.equal(r.seed.repaired.length, 3);
+        assert.equal(r.seed.repaired[0], kept[0]);
+        assert.equal(r.seed.repaired[2], kept[1]);
+        assert.deepEqual(r.seed.repaired[1].parts[0], { type: "tool-delete", toolCallId: "d1", state: "output-error", input: { f: "a.txt" },
+          errorText: "Tool call interrupted: no result was recorded." });
+        assert.equal(stored[1].parts[0].state, "approval-requested", "the host's object was changed");
+        if (r.seed.repaired) stored = r.seed.repaired;
+        stored.push(...r.appended);
+        assert.deepEqual(rt1.checkHistory(stored), { ok: true, problems: [] });
+        // Warm: the stored copy is the session, without repair.
+        const warm = await rt1.run({ sessionId: "s", input: "again", history: stored, policy: { seedMode } });
+        assert.equal(warm.seed.mode, "noop");
+        assert.equal(warm.seed.repaired, undefined);
+        stored.push(...warm.appended);
+      } finally {
+        rt1.close();
+      }
+      // After a restart: a fresh runtime seeds it without repair.
+      const rt2 = await loadRuntime({ wasm, wasmExec: wasmExecURL });
+      try {
+        const cold = await rt2.run({ sessionId: "s", input: "later", history: stored, policy: { seedMode } });
+        assert.equal(cold.seed.mode, "cold");
+        assert.equal(cold.seed.seeded, 8);
+        assert.equal(cold.seed.repairs, undefined);
+      } finally {
+        rt2.close();
+      }
     }
   });
 });

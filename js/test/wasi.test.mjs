@@ -113,10 +113,16 @@ const corpus = await loadCorpus();
 
 for (const [name, config] of [["module echo", { echo: true }], ["JavaScript model", { model: echoModel }]]) {
   describe(`contract: agentrt-wasi.wasm under node:wasi (${name})`, () => {
-    let rt;
-    before(async () => { rt = (await Instance.start()).runtime(config); });
+    let rt0;
+    let inst;
+    before(async () => {
+      inst = await Instance.start();
+      rt0 = inst.runtime(config);
+    });
     corpus.forEach((c, i) => {
       test(c.name, async () => {
+        // A case that sets limits gets a runtime of its own.
+        const rt = c.limits === undefined ? rt0 : inst.runtime({ ...config, limits: c.limits });
         const id = `case-${i}`;
         let result;
         let err;

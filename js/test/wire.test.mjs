@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { packHistory } from "../glue.js";
 import {
   Writer, WireError, ACTION, writeBegin, writeModelReply, writeToolResult, writeDelta, writeCommit, readCommitted, readLimits, writeLimitsQuery,
-  readAction, readSession, readStats, readSessions, readRefused, frameKind,
+  readAction, readSession, readStats, readSessions, readRefused, frameKind, editsOf,
 } from "../wire.js";
 
 const golden = (name) => new Uint8Array(readFileSync(new URL(`../../wire/testdata/golden/${name}`, import.meta.url)));
@@ -68,6 +68,9 @@ describe("wire decoders", () => {
     const repaired = readAction(golden("action-done-repaired.bin"));
     assert.deepEqual(repaired.result.seed, { mode: "cold", seeded: 3, skippedSystem: 1, repairs });
     assert.deepEqual(repaired.events[0].seed, { mode: "cold", seeded: 3, skippedSystem: 1, repairs });
+    // The edits ride along out of the report's sight (wire.js editsOf).
+    assert.deepEqual(editsOf(repaired.result.seed), [{ op: "insert", index: 4, call: 2, toolCallId: "c1", id: "a2" }, { op: "drop", index: 300 }]);
+    assert.equal(editsOf(done.seed), undefined);
     assert.equal(done.messageCount, 5);
     assert.deepEqual(done.modelCalls, [{ step: 1, messageCount: 4, messages: [{ role: "user", content: "hi", id: "x" }] }, { step: 2, messageCount: 5 }]);
     assert.deepEqual(readAction(golden("action-failed.bin")).error, { code: "invalid_history", message: "bad", index: 3 });

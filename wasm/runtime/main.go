@@ -188,6 +188,11 @@ func startRun(st *runtimeState, l layout, args []js.Value) js.Value {
 	if err != nil {
 		return jsedge.Rejected(err)
 	}
+	// The history array as passed, for a healed copy (seed.repaired).
+	var held []js.Value
+	if l.history >= 0 && req.Policy.Repair {
+		held = jsedge.Elements(jsutil.Arg(args, l.history))
+	}
 	return jsedge.Async(func() (js.Value, error) {
 		// The turn runs in Async's goroutine: no goroutine of its own.
 		res, err := st.drive.run(req)
@@ -195,7 +200,11 @@ func startRun(st *runtimeState, l layout, args []js.Value) js.Value {
 		if err != nil {
 			return js.Undefined(), err
 		}
-		return st.cache.Result(res), nil
+		v := st.cache.Result(res)
+		if res.Seed.Repaired != nil && held != nil {
+			jsedge.SetRepaired(v, held, res.Seed.Edits)
+		}
+		return v, nil
 	})
 }
 

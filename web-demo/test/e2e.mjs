@@ -505,8 +505,20 @@ function steps(ctx) {
       assert(inspected.messages.some((m) => m.startsWith("tool: [d1] Tool call interrupted: no result was recorded.")),
         `the model did not see the interrupted marker: ${inspected.messages.join(" | ")}`);
       assert(!inspected.button, "the button is still offered after repairing");
-      // The next turn sends the same stored history: a noop.
+      // The next turn sends the stored history, healed: a noop.
       expectTurn(await sendTurn(p, "and again"), { seedMode: "noop", seedCount: 0, modelMessages: 6 });
+      // The stored copy healed (docs/adr/0016-the-host-copy-heals.md): the
+      // duplicate is gone and the marker is the tool part's result, so
+      // after a reload it has no problems and seeds cold without repair.
+      await p.reload();
+      await waitReady(p);
+      const healed = await p.evaluate(() => ({
+        problems: !document.querySelector('[data-testid="history-problems"]').hidden,
+        button: !document.querySelector('[data-testid="repair-history"]').hidden,
+      }));
+      assert(!healed.problems && !healed.button, "the reloaded conversation still shows problems");
+      expectTurn(await sendTurn(p, "after reload"), { seedMode: "cold", seedCount: 7, modelMessages: 8,
+        reply: "echo: after reload (model received 8 messages)" });
     }],
     ["OpenAI-compatible endpoint: streamed deltas, the tool loop, errors; the key stays in memory", async () => {
       const p = ctx.page;
