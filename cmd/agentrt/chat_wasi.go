@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
 	"github.com/agentrt/agentrt/openai"
 	"github.com/agentrt/agentrt/wasihost"
 )
@@ -53,7 +56,33 @@ func (e *wasiEngine) turn(ctx context.Context, session, input string, p core.Pol
 		x := core.AsError(err)
 		return nil, &turnError{errorLine(x.Message, string(x.Code), x.Index)}
 	}
-	return &turnResult{seed: res.Seed, reply: res.Reply.Content, appended: core.SeedMessages(res.Appended)}, nil
+	r := &turnResult{seed: res.Seed, reply: res.Reply.Content, appended: core.SeedMessages(res.Appended)}
+	if res.Seed.Repaired != nil {
+		if r.repaired, err = healedValues(h, res.Seed.Edits); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// healedValues renders the file's history with a seed's repair edits
+// applied, in the file's own shapes, as the glue's seed.repaired is: the
+// WASI module reports the edits, and hostjson applies them to the JSON the
+// file holds.
+func healedValues(h *historyFile, edits []core.HistoryEdit) ([]any, error) {
+	b, err := encodeArray(h.raw)
+	if err != nil {
+		return nil, err
+	}
+	v, err := hostjson.Parse(b)
+	if err != nil {
+		return nil, err
+	}
+	var healed []any
+	if err := json.Unmarshal(hostjson.AppendHealed(nil, v, edits), &healed); err != nil {
+		return nil, fmt.Errorf("the healed history: %v", err)
+	}
+	return healed, nil
 }
 
 func (e *wasiEngine) close() {

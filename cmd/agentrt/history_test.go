@@ -37,8 +37,8 @@ const unanswered = `[{"content":"add 2 and 3","role":"user","id":"u1"},{"role":"
 // both modules: refused without it (invalid_history at the call, nothing
 // stored), repaired with it (the seed line names the repair, the turn is
 // stored), and the file it leaves works for the next process. When the
-// module gives the healed copy (seed.repaired), the file is healed: the
-// next process seeds it without --repair.
+// file is healed with the seed's repaired copy: the next process seeds it
+// without --repair.
 func TestChat_Repair(t *testing.T) {
 	for name, o := range engines(t) {
 		t.Run(name, func(t *testing.T) {
@@ -69,12 +69,13 @@ func TestChat_Repair(t *testing.T) {
 			if err != nil || !strings.HasPrefix(out, "[seed mode=cold") || !strings.Contains(out, "assistant: echo: three (model received 8 messages)") {
 				t.Fatalf("the next process with --repair: err %v, stdout %q, stderr %q", err, out, errOut)
 			}
-			if bytes.Contains(b, []byte(core.InterruptedToolResult)) {
-				o.repair = false
-				out, errOut, err = runChatWith(o, strings.NewReader("four\n"))
-				if err != nil || !strings.HasPrefix(out, "[seed mode=cold seeded=9 skippedSystem=0]\n") {
-					t.Fatalf("the healed file without --repair: err %v, stdout %q, stderr %q", err, out, errOut)
-				}
+			if !bytes.Contains(b, []byte(core.InterruptedToolResult)) {
+				t.Fatalf("the repaired turn left the file unhealed: %s", b)
+			}
+			o.repair = false
+			out, errOut, err = runChatWith(o, strings.NewReader("four\n"))
+			if err != nil || !strings.HasPrefix(out, "[seed mode=cold seeded=9 skippedSystem=0]\n") {
+				t.Fatalf("the healed file without --repair: err %v, stdout %q, stderr %q", err, out, errOut)
 			}
 		})
 	}

@@ -58,23 +58,19 @@ test("README's quick start runs: one turn stored, then a streamed one", async ()
   assert.match(out, /echo: more \(model received 3 messages\)$/, "the stream printed the second reply");
 });
 
-test("README's quick start continues a stored history with an unanswered tool call", async (t) => {
+test("README's quick start continues a stored history with an unanswered tool call", async () => {
   const stored = [
     { role: "user", content: "add 2 and 3" },
     { role: "assistant", content: "", tool_calls: [{ id: "c1", name: "add", arguments: "{}" }] },
   ];
   // The snippet's second turn passes no policy: it relies on the healed
-  // copy (seed.repaired) of the first. A build whose results do not carry
-  // it yet cannot run this part of the README.
+  // copy (seed.repaired) of the first.
   const { loadRuntime } = await import(pathToFileURL(path.join(DIST, "glue.js")).href);
   const rt = await loadRuntime();
   const probe = await rt.run({ sessionId: "probe", input: "x", history: stored, policy: { repair: true } });
   rt.close();
   assert.equal(probe.seed.repairs?.length, 1, "the probe's history is repaired");
-  if (!probe.seed.repaired) {
-    t.skip("this build's results carry no seed.repaired (the healed copy) yet");
-    return;
-  }
+  assert.equal(probe.seed.repaired?.length, 3, "the result carries the healed copy");
   const out = await runSnippet("repair", stored);
   assert.ok(out.startsWith("cold echo: hello (model received 4 messages)\n"), out);
   assert.match(out, /echo: more \(model received 6 messages\)$/, "the second turn sees the repaired history and the first turn");
