@@ -25,6 +25,7 @@ const (
 //	tool.started      ToolCall
 //	tool.finished     ToolCall, Message (the tool result), Err if it failed
 //	run.completed     Result
+//	run.awaiting_approval Result (Status StatusAwaitingApproval)
 //	run.failed        Err
 //	run.cancelled     Err (CodeCancelled)
 type Event struct {
@@ -75,7 +76,9 @@ type SeedReport struct {
 type Result struct {
 	RunID     string
 	SessionID string
-	// Status is always "completed": failed runs return an *Error instead.
+	// Status is "completed", or StatusAwaitingApproval for a run that
+	// stopped before tool calls that need approval: failed runs return
+	// an *Error instead.
 	Status string
 	// Reply is the final assistant message.
 	Reply Message
@@ -88,6 +91,10 @@ type Result struct {
 	MessageCount int
 	// ModelCalls describes each model call of the run, in order.
 	ModelCalls []ModelCall
+	// PendingApprovals are the calls awaiting approval when Status is
+	// StatusAwaitingApproval (Reply is then the assistant message that
+	// made them).
+	PendingApprovals []PendingApproval
 }
 
 // ModelCall describes one model call: how many messages the model was

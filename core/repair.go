@@ -60,6 +60,11 @@ type Problem struct {
 type HistoryCheck struct {
 	OK       bool
 	Problems []Problem
+	// Awaiting are the tool calls pending at the end of the history:
+	// not a problem, they seed with approvals that answer them (see
+	// docs/adr/0019-tool-approvals.md); without approvals they are
+	// refused or repaired as a missing tool result.
+	Awaiting []AwaitingCall
 }
 
 // CheckHistory returns the problems of history under limits (zero fields
@@ -74,6 +79,15 @@ type HistoryCheck struct {
 //     Policy.Repair; one with a problem whose Repair is "" does not.
 func CheckHistory(history []SeedMessage, limits Limits) HistoryCheck {
 	limits = limits.withDefaults()
+	if ext, calls, size := answerPending(history); calls != nil {
+		return checkAwaiting(history, ext, calls, size, limits)
+	}
+	return checkAll(history, limits)
+}
+
+// checkAll is CheckHistory for a history whose calls pending at the end
+// count as answered, or that has none.
+func checkAll(history []SeedMessage, limits Limits) HistoryCheck {
 	if _, err := validateHistory(history, limits); err == nil {
 		return HistoryCheck{OK: true}
 	} else if err.Code != CodeInvalidHistory {
