@@ -44,6 +44,10 @@ type AwaitingCall struct {
 	Name       string
 }
 
+// DeniedContent is the content of the tool result of a call denied with
+// reason (which may be empty): DeniedToolResult, then "." or ": reason".
+func DeniedContent(reason string) string { return deniedText(reason) }
+
 // deniedText is the content of a denied call's result.
 func deniedText(reason string) string {
 	if reason == "" {
@@ -335,32 +339,17 @@ func (t *turn) pause() {
 	t.complete()
 }
 
-// checkAwaiting is CheckHistory for a history with calls pending at its
-// end: ext is history with them answered, and the check of ext is the
-// history's, with the calls listed as awaiting approval.
-func checkAwaiting(history, ext []SeedMessage, calls []ToolCall, size int64, limits Limits) HistoryCheck {
-	if len(history) <= limits.MaxSeedMessages {
-		limits.MaxSeedMessages += len(calls)
+// awaiting lists the calls pending at the end of history, as
+// CheckHistory reports them.
+func awaiting(history []SeedMessage) []AwaitingCall {
+	at, calls := pendingSeed(history)
+	if calls == nil {
+		return nil
 	}
-	limits.MaxSeedBytes += size
-	c := checkAll(ext, limits)
-	// A problem of an added result (its call's message was dropped as a
-	// duplicate) is not the host's.
-	hosts := HostIndex(history, len(history)-1) + 1
-	kept := c.Problems[:0]
-	for _, p := range c.Problems {
-		if p.Index < hosts {
-			kept = append(kept, p)
-		}
-	}
-	c.Problems = kept
-	if len(kept) == 0 {
-		c.Problems, c.OK = nil, true
-	}
-	at, _ := pendingSeed(history)
 	at = HostIndex(history, at)
-	for _, call := range calls {
-		c.Awaiting = append(c.Awaiting, AwaitingCall{Index: at, ToolCallID: call.ID, Name: call.Name})
+	out := make([]AwaitingCall, len(calls))
+	for k, c := range calls {
+		out[k] = AwaitingCall{Index: at, ToolCallID: c.ID, Name: c.Name}
 	}
-	return c
+	return out
 }

@@ -11,23 +11,6 @@ import (
 	"github.com/agentrt/agentrt/mock"
 )
 
-// withoutApprovals is the check of a history as a seed without approvals
-// meets it: the calls awaiting approval at its end are missing tool
-// results, listed after the other problems unless checking stopped at
-// one that no repair fixes.
-func withoutApprovals(c core.HistoryCheck) core.HistoryCheck {
-	if len(c.Awaiting) == 0 || len(c.Problems) > 0 && c.Problems[len(c.Problems)-1].Repair == "" {
-		return c
-	}
-	for _, a := range c.Awaiting {
-		c.Problems = append(c.Problems, core.Problem{Code: core.CodeInvalidHistory, Index: a.Index,
-			Message: `tool call "` + a.ToolCallID + `" has no tool result before the next user or assistant message`,
-			Repair:  core.RepairMissingToolResult})
-	}
-	c.OK, c.Awaiting = false, nil
-	return c
-}
-
 // approvalWorld is a runtime whose model asks, for each user message,
 // for a "pay" call (which needs approval when its arguments say so) and a
 // "look" call (which never does), and answers tool results with their
@@ -169,7 +152,8 @@ func TestApproval_ColdStart(t *testing.T) {
 	cold := w.runtime(t)
 	mustRefuse(t, cold, core.RunRequest{SessionID: "s", Input: "next", History: stored, WithHistory: true}, core.CodeInvalidHistory)
 	check := core.CheckHistory(stored, core.Limits{})
-	if !check.OK || len(check.Problems) != 0 || !reflect.DeepEqual(check.Awaiting, []core.AwaitingCall{{Index: 1, ToolCallID: "pay-q", Name: "pay"}}) {
+	if check.OK || len(check.Problems) != 1 || check.Problems[0].Repair != core.RepairMissingToolResult ||
+		!reflect.DeepEqual(check.Awaiting, []core.AwaitingCall{{Index: 1, ToolCallID: "pay-q", Name: "pay"}}) {
 		t.Fatalf("check %+v", check)
 	}
 

@@ -60,10 +60,10 @@ type Problem struct {
 type HistoryCheck struct {
 	OK       bool
 	Problems []Problem
-	// Awaiting are the tool calls pending at the end of the history:
-	// not a problem, they seed with approvals that answer them (see
-	// docs/adr/0019-tool-approvals.md); without approvals they are
-	// refused or repaired as a missing tool result.
+	// Awaiting are the tool calls pending at the end of the history,
+	// which a run with approvals answers (see
+	// docs/adr/0019-tool-approvals.md). A seed without approvals meets
+	// them as missing tool results: Problems lists them so.
 	Awaiting []AwaitingCall
 }
 
@@ -79,14 +79,12 @@ type HistoryCheck struct {
 //     Policy.Repair; one with a problem whose Repair is "" does not.
 func CheckHistory(history []SeedMessage, limits Limits) HistoryCheck {
 	limits = limits.withDefaults()
-	if ext, calls, size := answerPending(history); calls != nil {
-		return checkAwaiting(history, ext, calls, size, limits)
-	}
-	return checkAll(history, limits)
+	c := checkAll(history, limits)
+	c.Awaiting = awaiting(history)
+	return c
 }
 
-// checkAll is CheckHistory for a history whose calls pending at the end
-// count as answered, or that has none.
+// checkAll is CheckHistory without the calls awaiting approval.
 func checkAll(history []SeedMessage, limits Limits) HistoryCheck {
 	if _, err := validateHistory(history, limits); err == nil {
 		return HistoryCheck{OK: true}

@@ -112,7 +112,7 @@ func TestRuntime_Run_Repair(t *testing.T) {
 
 			// Ensure the history is listed by CheckHistory, each problem
 			// with its repair, the first one as the refusal.
-			check := withoutApprovals(core.CheckHistory(tc.history, core.Limits{}))
+			check := core.CheckHistory(tc.history, core.Limits{})
 			if check.OK || len(check.Problems) != len(tc.repairs) {
 				t.Fatalf("check = %+v, want %d problems", check, len(tc.repairs))
 			}
@@ -209,7 +209,7 @@ func TestRuntime_Run_RepairNeverGuesses(t *testing.T) {
 			if len(rt.ListSessions()) != 0 {
 				t.Fatalf("a refused seed left a session")
 			}
-			check := withoutApprovals(core.CheckHistory(tc.history, core.Limits{}))
+			check := core.CheckHistory(tc.history, core.Limits{})
 			last := check.Problems[len(check.Problems)-1]
 			if check.OK || last.Repair != "" || last.Index != tc.want.Index || last.Message != tc.want.Message {
 				t.Fatalf("check = %+v, want the refusal last, without repair", check)
@@ -258,7 +258,7 @@ func FuzzRepairHistory(f *testing.F) {
 			history = append(history, toolResult("orphan", "x"))
 		}
 		rt := mustRuntime(t, core.Config{Limits: core.Limits{MaxSeedMessages: 64}})
-		check := withoutApprovals(core.CheckHistory(history, core.Limits{MaxSeedMessages: 64}))
+		check := core.CheckHistory(history, core.Limits{MaxSeedMessages: 64})
 		run, err := rt.StartRunWithPolicyAndHistory(bg, "s", "input", core.Policy{Repair: true}, history)
 		if verr := core.ValidateHistory(history, core.Limits{MaxSeedMessages: 64}); verr != nil {
 			// The first problem is what a seed without repair refuses.
