@@ -28,7 +28,7 @@ type approvalCase struct {
 			Approved   bool   `json:"approved"`
 			Reason     string `json:"reason"`
 		} `json:"approvals"`
-		Session  []map[string]any `json:"session"`
+		Session  []map[string]any  `json:"session"`
 		Error    *contract.Refusal `json:"error"`
 		ToolRuns map[string]int    `json:"toolRuns"`
 	} `json:"approval"`
