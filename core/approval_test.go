@@ -208,6 +208,8 @@ func TestApproval_Refusals(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) { mustRefuse(t, w.rt, req, core.CodeInvalidArgument) })
 	}
+	huge := strings.Repeat("x", int(core.DefaultLimits.MaxMessageBytes))
+	mustRefuse(t, w.rt, core.RunRequest{SessionID: "s", Approvals: []core.Approval{{ToolCallID: "pay-q", Reason: huge}}}, core.CodeLimitExceeded)
 	if w.counts() != [2]int32{0, 1} {
 		t.Fatalf("runs %v after refusals", w.counts())
 	}
