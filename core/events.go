@@ -29,6 +29,7 @@ const (
 //	tool.started      ToolCall
 //	tool.finished     ToolCall, Message (the tool result), Err if it failed
 //	run.completed     Result
+//	run.awaiting_approval Result (Status StatusAwaitingApproval)
 //	run.failed        Err
 //	run.cancelled     Err (CodeCancelled)
 //	model.context     Context, Step (only under Policy.MaxContextTokens)
@@ -94,7 +95,9 @@ type SeedReport struct {
 type Result struct {
 	RunID     string
 	SessionID string
-	// Status is always "completed": failed runs return an *Error instead.
+	// Status is "completed", or StatusAwaitingApproval for a run that
+	// stopped before tool calls that need approval: failed runs return
+	// an *Error instead.
 	Status string
 	// Reply is the final assistant message.
 	Reply Message
@@ -110,6 +113,10 @@ type Result struct {
 	// Context is what the last model call was sent under
 	// Policy.MaxContextTokens; nil when the policy sets no token budget.
 	Context *ContextReport
+	// PendingApprovals are the calls awaiting approval when Status is
+	// StatusAwaitingApproval (Reply is then the assistant message that
+	// made them).
+	PendingApprovals []PendingApproval
 }
 
 // ModelCall describes one model call: how many messages the model was

@@ -89,6 +89,11 @@ type Tool struct {
 	// ToolErrorsReport, is handed to the model as the result). Call must
 	// return when ctx is done.
 	Call func(ctx Context, call ToolInvocation) (string, error)
+	// NeedsApproval, if set, says whether a call needs a person's
+	// approval before it runs (nil: never). It is asked once per call,
+	// when the model's reply arrives; an error or a panic fails the run
+	// with CodeToolError. See docs/adr/0019-tool-approvals.md.
+	NeedsApproval func(call ToolInvocation) (bool, error)
 }
 
 // ToolInvocation is one call of a tool.

@@ -60,6 +60,11 @@ type Problem struct {
 type HistoryCheck struct {
 	OK       bool
 	Problems []Problem
+	// Awaiting are the tool calls pending at the end of the history,
+	// which a run with approvals answers (see
+	// docs/adr/0019-tool-approvals.md). A seed without approvals meets
+	// them as missing tool results: Problems lists them so.
+	Awaiting []AwaitingCall
 }
 
 // CheckHistory returns the problems of history under limits (zero fields
@@ -74,6 +79,13 @@ type HistoryCheck struct {
 //     Policy.Repair; one with a problem whose Repair is "" does not.
 func CheckHistory(history []SeedMessage, limits Limits) HistoryCheck {
 	limits = limits.withDefaults()
+	c := checkAll(history, limits)
+	c.Awaiting = awaiting(history)
+	return c
+}
+
+// checkAll is CheckHistory without the calls awaiting approval.
+func checkAll(history []SeedMessage, limits Limits) HistoryCheck {
 	if _, err := validateHistory(history, limits); err == nil {
 		return HistoryCheck{OK: true}
 	} else if err.Code != CodeInvalidHistory {

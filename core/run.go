@@ -234,6 +234,10 @@ func (r *Run) finish(res *Result, err *Error) {
 		// Only a turn whose machine completed ends without an error.
 		t := &r.turn.t
 		r.rt.store.completed(t.sess, r.id, t.mark)
+		if res.Status == StatusAwaitingApproval {
+			r.emit(Event{Type: EventRunAwaitingApproval, Result: res})
+			break
+		}
 		r.emit(Event{Type: EventRunCompleted, Result: res})
 	case err.Code == CodeCancelled:
 		r.rt.store.count(EventRunCancelled)

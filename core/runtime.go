@@ -110,6 +110,10 @@ type RunRequest struct {
 	// Inspect asks for the messages of each model call in
 	// Result.ModelCalls.
 	Inspect bool
+	// Approvals, when set, resume the tool calls the session awaits
+	// approval for, one decision per pending call, instead of appending
+	// an input (Input must be empty). See docs/adr/0019-tool-approvals.md.
+	Approvals []Approval
 }
 
 // StartRun starts a turn on sessionID with the default Policy and no
@@ -213,13 +217,20 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	if int64(len(req.Input)) > rt.limits.MaxMessageBytes {
 		return nil, NewError(CodeLimitExceeded, "input is "+itoa(len(req.Input))+" bytes, more than maxMessageBytes ("+itoa(int(rt.limits.MaxMessageBytes))+")")
 	}
+	if err := checkApprovals(&req, &rt.limits); err != nil {
+		return nil, err
+	}
 	var info historyInfo
 	var seedMsgs []Message
 	var repairs []Repair
 	var healed []SeedMessage
 	var edits []HistoryEdit
 	if req.WithHistory {
-		history, hi, reps, eds, err := seedHistory(req.History, rt.limits, req.Policy.Repair)
+		seedFn := seedHistory
+		if len(req.Approvals) > 0 {
+			seedFn = seedAwaiting
+		}
+		history, hi, reps, eds, err := seedFn(req.History, rt.limits, req.Policy.Repair)
 		if err != nil {
 			return nil, err
 		}

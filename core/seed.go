@@ -12,6 +12,11 @@ func (t *turn) seed() (SeedReport, *Error) {
 	if t.sess != nil {
 		current = t.store.messagesOf(t.sess)
 	}
+	if !req.WithHistory && len(req.Approvals) > 0 {
+		if err := t.prepareResume(current); err != nil {
+			return report, err
+		}
+	}
 	if req.WithHistory {
 		report.Mode = SeedNoop
 		h := r.seedMsgs
@@ -30,6 +35,11 @@ func (t *turn) seed() (SeedReport, *Error) {
 				report.Mode, add = SeedAppended, h[len(current):]
 			default:
 				report.Mode, add, replace = SeedReplaced, h, true
+			}
+		}
+		if len(req.Approvals) > 0 {
+			if err := t.prepareResume(seeded(current, add, replace)); err != nil {
+				return report, err
 			}
 		}
 		if len(add) > 0 {
@@ -140,4 +150,16 @@ func isPrefix(p, s []Message) bool {
 		}
 	}
 	return true
+}
+
+// seeded returns the messages a session holding current holds once add
+// is seeded (replacing them when replace is set, or when it is empty).
+func seeded(current, add []Message, replace bool) []Message {
+	switch {
+	case len(add) == 0:
+		return current
+	case replace || len(current) == 0:
+		return add
+	}
+	return append(current[:len(current):len(current)], add...)
 }

@@ -42,6 +42,9 @@ type turn struct {
 	reply Message // the assistant message whose tool calls run
 	call  int     // index in reply.ToolCalls of the tool call due or out
 	req   *ModelRequest
+	// appr is the approval state of reply's calls; nil when none needs
+	// approval (see approval.go).
+	appr *approvals
 	// closed ends the delta function of the model call out.
 	closed *flag
 	// inputAt is the index of the run's input in the session: the token
@@ -68,6 +71,10 @@ func (t *turn) next() step {
 				continue
 			}
 			t.phase, t.step = phaseModel, 1
+			if t.appr != nil {
+				// A resume runs the approved calls first.
+				t.phase, t.step = phaseTool, 0
+			}
 		case phaseModel:
 			policy := &t.run.req.Policy
 			if t.step > policy.maxSteps() {
@@ -85,8 +92,16 @@ func (t *turn) next() step {
 			return step{phase: phaseModelIn, req: t.req}
 		case phaseTool:
 			if t.call >= len(t.reply.ToolCalls) {
+				if t.appr != nil && t.appr.pending != nil {
+					t.pause()
+					continue
+				}
+				t.appr = nil
 				t.phase = phaseModel
 				t.step++
+				continue
+			}
+			if t.appr != nil && t.approvalStep() {
 				continue
 			}
 			c := t.reply.ToolCalls[t.call]
@@ -134,6 +149,16 @@ func (t *turn) begin() *Error {
 	box.res.ModelCalls = box.calls[:0]
 	t.res = &box.res
 	msgs := t.store.messagesOf(t.sess)
+	if len(req.Approvals) > 0 {
+		// seed checked them and set the resume up; the token window
+		// always sends the message whose calls resume, and what follows.
+		for t.inputAt = len(msgs) - 1; t.inputAt > 0 && msgs[t.inputAt].Role != RoleAssistant; t.inputAt-- {
+		}
+		return nil
+	}
+	if err := t.awaitingError(msgs); err != nil {
+		return err
+	}
 	t.inputAt = len(msgs) - 1
 	if n := len(msgs); !(n > 0 && msgs[n-1].Role == RoleUser && msgs[n-1].Content == req.Input) {
 		if err := t.append(Message{Role: RoleUser, Content: req.Input}); err != nil {
@@ -236,6 +261,12 @@ func (t *turn) answerModel(reply *ModelReply, err error) {
 	if len(msg.ToolCalls) > 0 && t.step == policy.maxSteps() {
 		t.fail(tooManySteps(policy))
 		return
+	}
+	if len(msg.ToolCalls) > 0 {
+		if e := t.askApprovals(&msg); e != nil {
+			t.fail(e)
+			return
+		}
 	}
 	if e := t.append(msg); e != nil {
 		t.fail(e)

@@ -155,8 +155,8 @@ function record(role, content, id, toolCallId, calls) {
 // or more records: text joins the current message; a tool part adds its
 // call to it and queues its result, if it has one; text after tool parts
 // starts a new assistant message. A call without a result (any state but
-// output-available and output-error) is left for the module to refuse or
-// repair, as core/hostmsg does.
+// output-available, output-error and output-denied) is left for the module
+// to refuse or repair, as core/hostmsg does.
 function uiMessage(role, id, parts) {
   if (!Array.isArray(parts)) throw new Refused("parts must be an array");
   const out = [];
@@ -205,6 +205,17 @@ function uiMessage(role, id, parts) {
       } else if (p.state === "output-error") {
         if (!optionalString(p.errorText)) throw new Refused(`${at}.errorText must be a string`);
         content = p.errorText ?? "";
+      } else if (p.state === "output-denied") {
+        // A denied call and its result, as core.DeniedContent words it.
+        let reason = "";
+        if (!nullish(p.approval)) {
+          const a = p.approval;
+          if (typeof a !== "object" || Array.isArray(a)) throw new Refused(`${at}.approval must be an object`);
+          if (typeof a.approved !== "boolean") throw new Refused(`${at}.approval.approved must be a boolean`);
+          if (!optionalString(a.reason)) throw new Refused(`${at}.approval.reason must be a string`);
+          reason = a.reason ?? "";
+        }
+        content = reason === "" ? "Tool call denied." : `Tool call denied: ${reason}`;
       }
       (cur.calls ??= []).push({ id: callId ?? "", name, arguments: args });
       tools++;

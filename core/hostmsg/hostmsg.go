@@ -96,6 +96,9 @@ const (
 	FieldInput           = "input"
 	FieldOutput          = "output"
 	FieldErrorText       = "errorText"
+	FieldApproval        = "approval"
+	FieldApproved        = "approved"
+	FieldReason          = "reason"
 )
 
 // RoleDeveloper is OpenAI's successor of the system role; it is read as
@@ -121,6 +124,16 @@ const (
 const (
 	StateOutputAvailable = "output-available"
 	StateOutputError     = "output-error"
+)
+
+// Tool part states of approvals (docs/adr/0019-tool-approvals.md): a call
+// awaiting approval, a call whose decision the host holds (read as a call
+// without a result, and by Approvals as the decision), and a denied call,
+// read with its core.DeniedContent result.
+const (
+	StateApprovalRequested = "approval-requested"
+	StateApprovalResponded = "approval-responded"
+	StateOutputDenied      = "output-denied"
 )
 
 // EmptyArguments is what absent or null tool-call arguments become.
@@ -398,6 +411,68 @@ func uiMessage[V Value[V]](out []core.SeedMessage, m *core.SeedMessage, parts V)
 	return out, ""
 }
 
+// Approvals reads the decisions a UIMessage history carries: the tool
+// parts in state StateApprovalResponded of its last message, when that is
+// an assistant UIMessage, each with its approval ({id, approved,
+// reason?}) as a core.Approval for the part's toolCallId. Decisions in
+// earlier messages are not pending any more and are not read. A part
+// whose approval is malformed is refused with core.CodeInvalidHistory and
+// the message's index; a history of another shape yields none.
+func Approvals[V Value[V]](history V) ([]core.Approval, error) {
+	if history.Kind() != Array || history.Len() == 0 {
+		return nil, nil
+	}
+	i := history.Len() - 1
+	v := history.Index(i)
+	if v.Kind() != Object || v.Get(FieldRole).Kind() != String || v.Get(FieldRole).Text() != string(core.RoleAssistant) {
+		return nil, nil
+	}
+	parts := v.Get(FieldParts)
+	if parts.Kind() != Array {
+		return nil, nil
+	}
+	var out []core.Approval
+	for k, n := 0, parts.Len(); k < n; k++ {
+		p := parts.Index(k)
+		if p.Kind() != Object || p.Get(FieldState).Kind() != String || p.Get(FieldState).Text() != StateApprovalResponded {
+			continue
+		}
+		at := "parts[" + itoa(k) + "]"
+		id, ok := optString(p.Get(FieldToolCallIDCamel))
+		if !ok || id == "" {
+			return nil, Refusal(i, at+".toolCallId must be a non-empty string")
+		}
+		a, msg := approval(p, at)
+		if msg != "" {
+			return nil, Refusal(i, msg)
+		}
+		a.ToolCallID = id
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// approval reads the approval of tool part p: approved (a boolean) and
+// reason (an optional string). It returns what is wrong, or "".
+func approval[V Value[V]](p V, at string) (core.Approval, string) {
+	var a core.Approval
+	v := p.Get(FieldApproval)
+	if v.Kind() != Object {
+		return a, at + ".approval must be an object"
+	}
+	b := v.Get(FieldApproved)
+	if b.Kind() != Bool {
+		return a, at + ".approval.approved must be a boolean"
+	}
+	text, _ := b.JSON()
+	a.Approved = text == "true"
+	var ok bool
+	if a.Reason, ok = optString(v.Get(FieldReason)); !ok {
+		return a, at + ".approval.reason must be a string"
+	}
+	return a, ""
+}
+
 // toolPart reads a UIMessage tool part: the call it made and the tool
 // message holding its result, and whether it has one (its state is
 // StateOutputAvailable or StateOutputError; any other state, such as
@@ -442,6 +517,14 @@ func toolPart[V Value[V]](p V, t, at string) (core.ToolCall, core.SeedMessage, b
 		if res.Content, ok = optString(p.Get(FieldErrorText)); !ok {
 			return c, res, false, at + ".errorText must be a string"
 		}
+	case StateOutputDenied:
+		var a core.Approval
+		if !nullish(p.Get(FieldApproval).Kind()) {
+			if a, msg = approval(p, at); msg != "" {
+				return c, res, false, msg
+			}
+		}
+		res.Content = core.DeniedContent(a.Reason)
 	default:
 		return c, res, false, ""
 	}
