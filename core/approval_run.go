@@ -1,0 +1,289 @@
+//go:build !js
+
+package core
+
+// The logic of tool approvals (docs/adr/0019-tool-approvals.md), left out
+// of the GOOS=js module until its edges carry needsApproval and approvals
+// (approval_js.go): no JavaScript host can declare or answer an approval
+// yet, so the module would carry code no call reaches.
+
+// pendingCalls returns the index of the assistant message whose calls
+// are pending at the end of msgs, and those calls; -1 when none is.
+func pendingCalls(msgs []Message) (int, []ToolCall) {
+	i := len(msgs) - 1
+	for i >= 0 && msgs[i].Role == RoleTool {
+		i--
+	}
+	if i < 0 || msgs[i].Role != RoleAssistant || len(msgs[i].ToolCalls) == 0 {
+		return -1, nil
+	}
+	var calls []ToolCall
+	for _, c := range msgs[i].ToolCalls {
+		if !answeredIn(msgs[i+1:], c.ID) {
+			calls = append(calls, c)
+		}
+	}
+	if calls == nil {
+		return -1, nil
+	}
+	return i, calls
+}
+
+func answeredIn(results []Message, id string) bool {
+	for k := range results {
+		if results[k].ToolCallID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingSeed returns the index of the assistant message whose calls are
+// pending at the end of a host history (system messages aside), and
+// those calls; -1 when none is.
+func pendingSeed(history []SeedMessage) (int, []ToolCall) {
+	i := len(history) - 1
+	for i >= 0 && (history[i].Role == RoleTool || history[i].Role == RoleSystem) {
+		i--
+	}
+	if i < 0 || history[i].Role != RoleAssistant || len(history[i].ToolCalls) == 0 {
+		return -1, nil
+	}
+	var calls []ToolCall
+	for _, c := range history[i].ToolCalls {
+		answered := false
+		for k := i + 1; k < len(history) && !answered; k++ {
+			answered = history[k].Role == RoleTool && history[k].ToolCallID == c.ID
+		}
+		if !answered {
+			calls = append(calls, c)
+		}
+	}
+	if calls == nil {
+		return -1, nil
+	}
+	return i, calls
+}
+
+// pendingAnswer marks the results answerPending adds; they never reach a
+// session.
+const pendingAnswer = "\x00pending"
+
+// answerPending returns history with a result added for each call
+// pending at its end, the number added and the bytes they count.
+func answerPending(history []SeedMessage) ([]SeedMessage, []ToolCall, int64) {
+	_, calls := pendingSeed(history)
+	if calls == nil {
+		return history, nil, 0
+	}
+	ext := make([]SeedMessage, len(history), len(history)+len(calls))
+	copy(ext, history)
+	var size int64
+	for _, c := range calls {
+		m := SeedMessage{Role: RoleTool, Content: pendingAnswer, ToolCallID: c.ID}
+		size += textSize(m.ID, m.Content, m.ToolCallID, nil)
+		ext = append(ext, m)
+	}
+	return ext, calls, size
+}
+
+// seedAwaiting is seedHistory for a run that carries approvals: the
+// calls pending at the end of the history count as answered, as the
+// approvals will answer them (they are checked when the run gets its
+// session), and the history seeds without them answered.
+func seedAwaiting(history []SeedMessage, limits Limits, repair bool) ([]SeedMessage, historyInfo, []Repair, []HistoryEdit, *Error) {
+	ext, calls, size := answerPending(history)
+	if calls == nil {
+		return seedHistory(history, limits, repair)
+	}
+	n := len(calls)
+	lim := limits
+	if len(history) <= lim.MaxSeedMessages {
+		lim.MaxSeedMessages += n
+	}
+	lim.MaxSeedBytes += size
+	out, info, reps, eds, err := seedHistory(ext, lim, repair)
+	if err != nil {
+		return seedHistory(history, limits, repair)
+	}
+	// Repair keeps the added results (they answer calls still open at
+	// the end) unless it dropped their calls' message: then the history
+	// seeds as it would without approvals.
+	if len(out) < n {
+		return seedHistory(history, limits, repair)
+	}
+	for k := range n {
+		if m := &out[len(out)-n+k]; m.Content != pendingAnswer || m.ToolCallID != calls[k].ID {
+			return seedHistory(history, limits, repair)
+		}
+	}
+	info.bytes -= size
+	return out[: len(out)-n : len(out)-n], info, reps, eds, nil
+}
+
+// checkApprovals checks a run's approvals among themselves, before it
+// is admitted.
+func checkApprovals(req *RunRequest, limits *Limits) *Error {
+	if len(req.Approvals) == 0 {
+		return nil
+	}
+	if req.Input != "" {
+		return NewError(CodeInvalidArgument, "a run with approvals takes no input: it resumes the pending tool calls")
+	}
+	for i := range req.Approvals {
+		a := &req.Approvals[i]
+		if a.ToolCallID == "" {
+			return NewError(CodeInvalidArgument, "approval "+itoa(i)+" has no toolCallId")
+		}
+		for j := range i {
+			if req.Approvals[j].ToolCallID == a.ToolCallID {
+				return NewError(CodeInvalidArgument, "tool call "+quote(a.ToolCallID)+" is answered twice in approvals")
+			}
+		}
+		if int64(len(deniedText(a.Reason))) > limits.MaxMessageBytes {
+			return NewError(CodeLimitExceeded, "the reason of approval "+itoa(i)+" is more than maxMessageBytes")
+		}
+	}
+	return nil
+}
+
+// prepareResume checks the run's approvals against msgs, the session's
+// messages as seeding leaves them: they must answer every pending call,
+// and only those. On success the turn resumes the pending calls' reply.
+func (t *turn) prepareResume(msgs []Message) *Error {
+	list := t.run.req.Approvals
+	at, calls := pendingCalls(msgs)
+	for i := range list {
+		found := false
+		for k := range calls {
+			found = found || calls[k].ID == list[i].ToolCallID
+		}
+		if !found {
+			return NewError(CodeInvalidArgument, "tool call "+quote(list[i].ToolCallID)+" is not awaiting approval in session "+quote(t.run.req.SessionID))
+		}
+	}
+	for k := range calls {
+		found := false
+		for i := range list {
+			found = found || list[i].ToolCallID == calls[k].ID
+		}
+		if !found {
+			return NewError(CodeInvalidArgument, "tool call "+quote(calls[k].ID)+" awaits approval: approvals must answer it too")
+		}
+	}
+	reply := msgs[at]
+	a := &approvals{modes: make([]callMode, len(reply.ToolCalls)), reasons: make([]string, len(reply.ToolCalls))}
+	for k := range reply.ToolCalls {
+		a.modes[k] = callWait
+		for i := range list {
+			if list[i].ToolCallID == reply.ToolCalls[k].ID {
+				a.modes[k], a.reasons[k] = callDeny, list[i].Reason
+				if list[i].Approved {
+					a.modes[k] = callRun
+				}
+			}
+		}
+	}
+	t.reply, t.call, t.appr = reply, 0, a
+	return nil
+}
+
+// awaitingError refuses a run with an input on a session whose calls
+// await approval.
+func (t *turn) awaitingError(msgs []Message) *Error {
+	n := len(msgs)
+	if n == 0 || msgs[n-1].Role == RoleUser || (msgs[n-1].Role == RoleAssistant && len(msgs[n-1].ToolCalls) == 0) {
+		return nil
+	}
+	if _, calls := pendingCalls(msgs); calls != nil {
+		return NewError(CodeInvalidArgument, "session "+quote(t.run.req.SessionID)+" awaits approval of tool call "+quote(calls[0].ID)+": answer it with approvals")
+	}
+	return nil
+}
+
+// askApprovals asks each call of the reply whether it needs approval,
+// and sets the turn's approval state: nil when none does. A predicate
+// that fails or panics fails the run with CodeToolError.
+func (t *turn) askApprovals(reply *Message) *Error {
+	t.appr = nil
+	r := t.run
+	for k := range reply.ToolCalls {
+		c := &reply.ToolCalls[k]
+		tool := r.rt.tools[c.Name]
+		if tool == nil || tool.NeedsApproval == nil || !r.req.Policy.toolAllowed(c.Name) {
+			continue
+		}
+		need, err := askTool(tool, ToolInvocation{RunID: r.id, SessionID: r.req.SessionID, ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		if err != nil {
+			return err
+		}
+		if !need {
+			continue
+		}
+		if t.appr == nil {
+			t.appr = &approvals{modes: make([]callMode, len(reply.ToolCalls))}
+		}
+		t.appr.modes[k] = callWait
+		t.appr.pending = append(t.appr.pending, PendingApproval{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	return nil
+}
+
+// askTool calls a tool's NeedsApproval, turning its error or panic into
+// a CodeToolError.
+func askTool(tool *Tool, inv ToolInvocation) (need bool, e *Error) {
+	defer func() {
+		if p := recover(); p != nil {
+			need, e = false, NewError(CodeToolError, "the approval check of tool "+quote(inv.Name)+" panicked")
+		}
+	}()
+	need, err := tool.NeedsApproval(inv)
+	if err != nil {
+		text := err.Error()
+		if fe := findError(err); fe != nil {
+			text = fe.Message
+		}
+		return false, NewError(CodeToolError, "the approval check of tool "+quote(inv.Name)+" failed: "+text)
+	}
+	return need, nil
+}
+
+// approvalStep handles the call due when the turn has approval state:
+// it reports true when the call is not to run now (left pending, already
+// answered, or answered as denied here).
+func (t *turn) approvalStep() bool {
+	a := t.appr
+	switch a.modes[t.call] {
+	case callWait:
+		t.call++
+		return true
+	case callDeny:
+		t.answerTool(deniedText(a.reasons[t.call]), nil)
+		return true
+	}
+	return false
+}
+
+// pause ends the turn awaiting approval of the pending calls.
+func (t *turn) pause() {
+	t.res.Status = StatusAwaitingApproval
+	t.res.PendingApprovals = t.appr.pending
+	t.res.Reply = t.reply
+	t.appr = nil
+	t.complete()
+}
+
+// awaiting lists the calls pending at the end of history, as
+// CheckHistory reports them.
+func awaiting(history []SeedMessage) []AwaitingCall {
+	at, calls := pendingSeed(history)
+	if calls == nil {
+		return nil
+	}
+	at = HostIndex(history, at)
+	out := make([]AwaitingCall, len(calls))
+	for k, c := range calls {
+		out[k] = AwaitingCall{Index: at, ToolCallID: c.ID, Name: c.Name}
+	}
+	return out
+}
