@@ -230,10 +230,22 @@ func (h *Handler) loadStat() error {
 
 // runProbe is what the handler reads of a run's body.
 type runProbe struct {
+	Input   string          `json:"input"`
 	History json.RawMessage `json:"history"`
 	Policy  *struct {
 		OnBusy string `json:"onBusy"`
 	} `json:"policy"`
+}
+
+// minTurnBytes is the least a turn adds to the stored bytes besides its
+// input: an empty user message and an empty reply, as the API writes
+// them.
+const minTurnBytes = int64(len(`{"role":"user","content":""}`) + len(`{"role":"assistant","content":""}`))
+
+// isObject reports whether body starts as a JSON object.
+func isObject(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
 }
 
 func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
@@ -257,8 +269,9 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	var probe runProbe
-	if json.Unmarshal(body, &probe) != nil {
-		// The API refuses it with its own message, changing nothing.
+	if !isObject(body) || json.Unmarshal(body, &probe) != nil {
+		// The API refuses it with its own message, changing nothing,
+		// whether or not the object holds the session.
 		h.api.ServeHTTP(w, withBody(r, body))
 		return
 	}
@@ -278,15 +291,28 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	withHistory := len(probe.History) > 0 && string(probe.History) != "null"
-	if !withHistory && size >= h.maxStored {
+	live := h.live(id)
+	// stored is true when the turn starts from the stored conversation:
+	// a request without history, or one whose history a session holding
+	// the stored messages would not take (see storedWins). What a
+	// request does to the conversation must not depend on whether the
+	// object held the session in memory.
+	stored := !withHistory
+	var history []byte // the stored messages, when storedWins read them
+	if withHistory && count > 0 {
+		if stored, history, err = h.storedWins(body, live); err != nil {
+			writeError(w, storageError("read", err))
+			return
+		}
+	}
+	if least := size + int64(len(probe.Input)) + minTurnBytes; stored && least > h.maxStored {
 		// No turn fits: refused before the model is called.
-		writeError(w, h.full(size))
+		writeError(w, h.full(least))
 		return
 	}
-	live := h.live(id)
 	injected := false
-	if !withHistory && !live && count > 0 {
-		if body, err = h.seedBody(body, string(probe.History) == "null"); err != nil {
+	if stored && !live && count > 0 {
+		if body, err = h.seedBody(body, history, withHistory || string(probe.History) == "null"); err != nil {
 			writeError(w, storageError("read", err))
 			return
 		}
@@ -333,14 +359,85 @@ func (h *Handler) load() ([]byte, error) {
 	return a, nil
 }
 
-// seedBody adds the stored messages to body (a JSON object without a
-// history, or with a null one) as its history.
-func (h *Handler) seedBody(body []byte, nullHistory bool) ([]byte, error) {
+// storedWins reports whether a session holding the stored messages would
+// keep them when a run with body's history (the body of a request that
+// has one) seeds it: with seed mode "if-empty" it keeps them whatever the
+// history, with "reconcile" when the history is a prefix of them (core's
+// seeding rules). A body the API will refuse (a history it does not
+// take, or a policy it refuses) answers false: it goes to the API as it
+// is, which refuses it whether or not the session is live. In reconcile
+// mode the stored messages read are returned with the answer; on a live
+// session (which holds them) reconcile answers false without reading
+// them: the runtime applies the rule itself.
+func (h *Handler) storedWins(body []byte, live bool) (bool, []byte, error) {
+	rb, derr := httpapi.DecodeRunBody(body)
+	if derr != nil || !rb.WithHistory || rb.Policy.Validate() != nil {
+		return false, nil, nil
+	}
+	if c := h.rt.CheckHistory(rb.History); !c.OK {
+		if !rb.Policy.Repair {
+			return false, nil, nil
+		}
+		for _, p := range c.Problems {
+			if p.Repair == "" {
+				return false, nil, nil
+			}
+		}
+	}
+	if rb.Policy.SeedMode != core.SeedReconcile {
+		return true, nil, nil
+	}
+	if live {
+		return false, nil, nil
+	}
 	history, err := h.load()
 	if err != nil {
-		return nil, err
+		return false, nil, err
 	}
-	if nullHistory {
+	sb, derr := httpapi.DecodeRunBody(append(append([]byte(`{"input":"","history":`), history...), '}'))
+	if derr != nil {
+		return false, nil, errors.New("the stored messages could not be read: " + derr.Message)
+	}
+	return isPrefix(sessionMessages(rb.History), sessionMessages(sb.History)), history, nil
+}
+
+// sessionMessages are the session messages history seeds (its system
+// messages left out, as the runtime does).
+func sessionMessages(history []core.SeedMessage) []core.Message {
+	out := make([]core.Message, 0, len(history))
+	for i := range history {
+		if history[i].Role != core.RoleSystem {
+			out = append(out, history[i].Message())
+		}
+	}
+	return out
+}
+
+// isPrefix reports whether p is a prefix of s, message by message.
+func isPrefix(p, s []core.Message) bool {
+	if len(p) > len(s) {
+		return false
+	}
+	for i := range p {
+		if !p[i].Equal(&s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// seedBody gives body (a JSON object) the stored messages as its history:
+// history when it is not nil, else read from the Store. With replace set
+// the body's own "history" (null or an array) is replaced; without it
+// the body has none.
+func (h *Handler) seedBody(body, history []byte, replace bool) ([]byte, error) {
+	if history == nil {
+		var err error
+		if history, err = h.load(); err != nil {
+			return nil, err
+		}
+	}
+	if replace {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 			return nil, errors.New("the body is not a JSON object")
