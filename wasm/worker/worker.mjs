@@ -353,9 +353,11 @@ function jsonError(status, code, message) {
 
 /**
  * The session id of a /v1/sessions/{id}[/...] path, decoded as the HTTP
- * API decodes it, or null for any other path (or an id that does not
- * decode, which the Worker's own instance refuses).
+ * API decodes it; null for any other path, and undefined for an id that
+ * is not percent-encoded UTF-8 (which decodeURIComponent refuses, such as
+ * %FF or an encoded lone surrogate): no object can be named by it.
  * @param {string} pathname
+ * @returns {string | null | undefined}
  */
 export function sessionIdOf(pathname) {
   if (!pathname.startsWith(SESSIONS_PREFIX)) return null;
@@ -364,7 +366,7 @@ export function sessionIdOf(pathname) {
   try {
     return decodeURIComponent(raw);
   } catch {
-    return null;
+    return undefined;
   }
 }
 
@@ -379,6 +381,12 @@ export function sessionIdOf(pathname) {
 export async function serve(request, env, ctx) {
   if (env && env[SESSIONS_VAR] === "durable") {
     const id = sessionIdOf(new URL(request.url).pathname);
+    if (id === undefined) {
+      // Served by the Worker's own instance, such a conversation would
+      // be kept nowhere and share no lock with its other requests: it is
+      // refused before anything runs.
+      return jsonError(400, "invalid_argument", "the session id in the path is not percent-encoded UTF-8");
+    }
     if (id !== null) {
       const ns = env[SESSION_BINDING];
       if (!ns || typeof ns.idFromName !== "function") {

@@ -10,8 +10,14 @@
 //
 //   - POST /v1/sessions/{id}/runs takes the conversation's lock (one turn
 //     at a time; policy.onBusy "reject" answers 409 while it is held),
-//     gives a request without history the stored messages as its history
-//     when the runtime holds no session (a cold seed), runs the turn, and
+//     treats the stored messages as the session: when the runtime holds
+//     no session, a request that a session holding them would not seed
+//     from its own history (no history, seed mode if-empty, or a
+//     reconcile history that is a prefix of them) gets them as its
+//     history instead (a cold seed), so that what a request does to the
+//     stored conversation does not depend on whether the object was in
+//     memory; refuses before the model call a turn that cannot fit the
+//     stored-bytes limit; runs the turn, and
 //     writes the turn to the Store before the answer leaves: a plain
 //     answer is held until then, a stream holds back its run.completed
 //     event.

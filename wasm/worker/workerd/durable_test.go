@@ -342,8 +342,10 @@ func TestDurable_Limit_History_Delete(t *testing.T) {
 	if got := sessionCount(t, p, "big"); got != 2*n {
 		t.Fatalf("the session holds %d messages, want %d", got, 2*n)
 	}
-	// A host's history is the truth: a short one replaces the stored copy.
-	r = post(t, p, "/v1/sessions/big/runs", turnBody{Input: "short", History: []msg{{"user", "hi", ""}, {"assistant", "hello", ""}}})
+	// A host's history in reconcile mode is the truth: a short one
+	// replaces the stored copy.
+	r = post(t, p, "/v1/sessions/big/runs", turnBody{Input: "short", History: []msg{{"user", "hi", ""}, {"assistant", "hello", ""}},
+		Policy: map[string]any{"seedMode": "reconcile"}})
 	if r.Status != 200 || r.MessageCount != 4 || r.ModelCalls[0].MessageCount != 3 {
 		t.Fatalf("with history: %d %+v %+v", r.Status, r.ModelCalls, r.Error)
 	}
