@@ -527,3 +527,57 @@ func TestHandler_Run_FullRefusedBeforeModel(t *testing.T) {
 		t.Errorf("an input with which a turn fits: %d %s, the model not called", a.Status, a.Body)
 	}
 }
+
+// brokenHistory ends with a tool call that has no result: seeded only
+// with policy.repair, which inserts the interrupted-call marker.
+const brokenHistory = `[{"role":"user","content":"q"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"lookup","arguments":"{}"}]}]`
+
+// Ensure the object stores the healed copy itself: after one turn seeded
+// with policy.repair from a broken history, the stored messages are
+// whole (the marker included, and POST /v1/history/check of them is
+// ok), and a later request without repair on an evicted object seeds
+// from them; on an object with stored turns, in reconcile mode, too.
+func TestHandler_Run_RepairIsStored(t *testing.T) {
+	for _, tc := range []struct{ name, first, body string }{
+		{"empty", "", `{"input":"next","policy":{"repair":true},"history":` + brokenHistory + `}`},
+		{"reconcile", "a", `{"input":"next","policy":{"repair":true,"seedMode":"reconcile"},"history":` + brokenHistory + `}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &memStore{}
+			if tc.first != "" {
+				turn(t, object(t, st, Config{}), tc.first)
+			}
+			// Refused without repair, and nothing changes.
+			plain := strings.Replace(tc.body, `"repair":true`, `"repair":false`, 1)
+			if a := do(t, object(t, st, Config{}), "POST", "/v1/sessions/c1/runs", plain); a.Status != 400 || a.Error.Code != "invalid_history" {
+				t.Fatalf("without repair: %d %s", a.Status, a.Body)
+			}
+			a := do(t, object(t, st, Config{}), "POST", "/v1/sessions/c1/runs", tc.body)
+			if a.Status != 200 || a.MessageCount != 5 || !strings.Contains(a.Body, `"repairs":[{"kind":"missing_tool_result"`) {
+				t.Fatalf("repaired turn: %d %s", a.Status, a.Body)
+			}
+			got := st.contents(t)
+			if len(got) != 5 || got[2] != core.InterruptedToolResult || got[3] != "next" {
+				t.Fatalf("stored %q, want the history, the marker and the turn", got)
+			}
+			h := object(t, st, Config{})
+			g := do(t, h, "GET", "/v1/sessions/c1", "")
+			var s struct{ Messages json.RawMessage }
+			if err := json.Unmarshal([]byte(g.Body), &s); err != nil || g.Status != 200 {
+				t.Fatalf("GET from storage: %d %s", g.Status, g.Body)
+			}
+			if c := do(t, h, "POST", "/v1/history/check", `{"history":`+string(s.Messages)+`}`); c.Status != 200 || !strings.Contains(c.Body, `"ok":true`) {
+				t.Fatalf("check of the stored copy: %d %s", c.Status, c.Body)
+			}
+			a = do(t, object(t, st, Config{}), "POST", "/v1/sessions/c1/runs", `{"input":"later"}`)
+			if a.Status != 200 || a.Seed.Mode != "cold" || a.Seed.Seeded != 5 || a.MessageCount != 7 {
+				t.Fatalf("a later turn without repair: %d %s", a.Status, a.Body)
+			}
+			// And with the stored copy as its history, without repair.
+			a = do(t, object(t, st, Config{}), "POST", "/v1/sessions/c1/runs", `{"input":"again","policy":{"seedMode":"reconcile"},"history":`+string(s.Messages)+`}`)
+			if a.Status != 200 || a.MessageCount != 9 || len(st.contents(t)) != 9 {
+				t.Fatalf("the stored copy as history: %d %s", a.Status, a.Body)
+			}
+		})
+	}
+}

@@ -3,6 +3,8 @@
 package workerd_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -57,6 +59,10 @@ var durableScenarios = []struct {
 			runStep(`{"input":"` + strings.Repeat("x", 400) + `"}`),
 			runStep(`{"input":"short","policy":{"seedMode":"reconcile"},"history":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}`),
 			{"DELETE", "", ""}, {"GET", "", ""}, runStep(`{"input":"again"}`)}},
+	{"repair", "a repaired history, then turns without repair", nil,
+		[]evictStep{runStep(`{"input":"a"}`), runStep(`{"input":"b","history":` + brokenHistory + `,"policy":{"seedMode":"reconcile"}}`),
+			runStep(`{"input":"b","history":` + brokenHistory + `,"policy":{"seedMode":"reconcile","repair":true}}`),
+			runStep(`{"input":"c"}`), {"GET", "", ""}}},
 	{"badBodies", "bodies the API refuses", nil,
 		[]evictStep{runStep(`{"input":"a"}`), runStep(`null`), runStep(`[]`), runStep(`{"input":5}`),
 			runStep(`{"input":"b","history":[{"role":"tool","content":"x"}]}`), runStep(`{"input":"c"}`)}},
@@ -110,6 +116,60 @@ func TestDurable_WarmAndEvicted_Agree(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// brokenHistory ends with a tool call that has no result: seeded only
+// with policy.repair, which inserts the interrupted-call marker.
+const brokenHistory = `[{"role":"user","content":"q"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"lookup","arguments":"{}"}]}]`
+
+// Ensure the object stores the healed copy itself: after a turn seeded
+// with policy.repair from a broken history, the stored copy (read back
+// after a restart of workerd) passes POST /v1/history/check and a turn
+// without repair seeds from it.
+func TestDurable_RepairIsStored(t *testing.T) {
+	o := workerd.Options{Durable: true, StateDir: t.TempDir(), Env: durableEnv(nil)}
+	p := mustStart(t, o)
+	r := post(t, p, "/v1/sessions/healed/runs", `{"input":"next","policy":{"repair":true},"history":`+brokenHistory+`}`)
+	if r.Status != 200 || r.MessageCount != 5 {
+		t.Fatalf("the repaired turn: %d %+v", r.Status, r.Error)
+	}
+	p.Stop()
+	p = mustStart(t, o)
+	stored := hostCopy(t, p, "healed")
+	if len(stored) != 5 || stored[2].Role != "tool" || !strings.HasPrefix(stored[2].Content, "Tool call interrupted") {
+		t.Fatalf("stored %+v, want the history, the marker and the turn", stored)
+	}
+	var check struct {
+		OK       bool  `json:"ok"`
+		Problems []any `json:"problems"`
+	}
+	// The stored copy as it is (msg leaves tool_calls out).
+	res, err := client.Get(p.URL + "/v1/sessions/healed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Messages json.RawMessage `json:"messages"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&raw)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := []byte(`{"history":` + string(raw.Messages) + `}`)
+	res, err = client.Post(p.URL+"/v1/history/check", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(res.Body).Decode(&check)
+	res.Body.Close()
+	if err != nil || res.StatusCode != 200 || !check.OK {
+		t.Fatalf("check of the stored copy: %d %+v %v", res.StatusCode, check, err)
+	}
+	r = post(t, p, "/v1/sessions/healed/runs", `{"input":"later"}`)
+	if r.Status != 200 || r.Seed.Mode != "cold" || r.Seed.Seeded != 5 || r.MessageCount != 7 {
+		t.Fatalf("a later turn without repair: %d seed %+v count %d %+v", r.Status, r.Seed, r.MessageCount, r.Error)
 	}
 }
 
