@@ -32,6 +32,7 @@ package durable
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -92,6 +93,10 @@ type Config struct {
 	// TestRoutes adds GET /v1/sessions/{id}/_test/storage, which answers
 	// the Store's figures (see Stats). Never in a deployment.
 	TestRoutes bool
+	// MaxRunEvents and MaxRunEventBytes bound each continued run's event
+	// log; 0 means DefaultMaxRunEvents and DefaultMaxRunEventBytes.
+	MaxRunEvents     int
+	MaxRunEventBytes int64
 }
 
 // APIBodyLimit is the body limit to give the wrapped API: what a client
@@ -120,6 +125,9 @@ type Stats struct {
 	BytesWritten int64 `json:"bytesWritten"`
 	// Loads counts the times the stored messages were read whole.
 	Loads int64 `json:"loads"`
+	// Runs are the figures of the continued runs' event logs: how many
+	// are kept, and the most events and bytes one holds.
+	Runs runStats `json:"runLogs"`
 }
 
 // Handler is the object's http.Handler. Create it with New.
@@ -136,11 +144,18 @@ type Handler struct {
 	// DELETE.
 	turn chan struct{}
 
+	maxRunEvents int
+	maxRunBytes  int64
+
 	mu     sync.Mutex
 	loaded bool // count and size below are read from the Store
 	count  int
 	size   int64
 	stats  Stats
+	// runs are the continued runs' logs by run id; runOrder their ids,
+	// oldest first.
+	runs     map[string]*runLog
+	runOrder []string
 }
 
 // New returns the handler for cfg. It panics if cfg.API, cfg.Runtime or
@@ -150,7 +165,14 @@ func New(cfg Config) *Handler {
 		panic("durable: Config.API, Runtime and Store must be set")
 	}
 	h := &Handler{api: cfg.API, rt: cfg.Runtime, store: cfg.Store, maxBody: cfg.MaxBodyBytes, maxStored: cfg.MaxStoredBytes,
-		before: cfg.BeforeWrite, test: cfg.TestRoutes, turn: make(chan struct{}, 1)}
+		before: cfg.BeforeWrite, test: cfg.TestRoutes, turn: make(chan struct{}, 1),
+		maxRunEvents: cfg.MaxRunEvents, maxRunBytes: cfg.MaxRunEventBytes, runs: map[string]*runLog{}}
+	if h.maxRunEvents <= 0 {
+		h.maxRunEvents = DefaultMaxRunEvents
+	}
+	if h.maxRunBytes <= 0 {
+		h.maxRunBytes = DefaultMaxRunEventBytes
+	}
 	if h.maxBody <= 0 {
 		h.maxBody = httpapi.DefaultMaxBodyBytes
 	}
@@ -179,8 +201,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = h.loadStat()
 		s := h.stats
 		s.Messages, s.Bytes = h.count, h.size
+		s.Runs = h.runFigures()
 		h.mu.Unlock()
 		writeJSON(w, http.StatusOK, s)
+	case strings.HasPrefix(tail, "runs/") && h.runRoute(w, r, tail[len("runs/"):]):
 	default:
 		h.api.ServeHTTP(w, r)
 	}
@@ -238,8 +262,10 @@ func (h *Handler) loadStat() error {
 type runProbe struct {
 	Input   string          `json:"input"`
 	History json.RawMessage `json:"history"`
+	RunID   json.RawMessage `json:"runId"`
 	Policy  *struct {
-		OnBusy string `json:"onBusy"`
+		OnBusy       string          `json:"onBusy"`
+		OnDisconnect json.RawMessage `json:"onDisconnect"`
 	} `json:"policy"`
 }
 
@@ -280,6 +306,14 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		// whether or not the object holds the session.
 		h.api.ServeHTTP(w, withBody(r, body))
 		return
+	}
+	cont, runID := false, ""
+	if probe.Policy != nil && len(probe.Policy.OnDisconnect) > 0 && string(probe.Policy.OnDisconnect) != "null" {
+		var cerr *core.Error
+		if cont, runID, body, cerr = continuedBody(body, probe.Policy.OnDisconnect, probe.RunID, wantsStream(r)); cerr != nil {
+			writeError(w, cerr)
+			return
+		}
 	}
 	reject := probe.Policy != nil && probe.Policy.OnBusy == string(core.BusyReject)
 	if ok, cerr := h.lock(r, reject); !ok {
@@ -326,8 +360,16 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	t := &turnState{h: h, r: r, id: id, count: count, injected: injected}
 	if wantsStream(r) {
-		sw := &heldStream{w: w}
-		h.api.ServeHTTP(sw, withBody(r, body))
+		sw := &eventStream{w: w}
+		req := withBody(r, body)
+		if cont {
+			// The run does not see its client leave (ADR 0020).
+			sw.log = h.startLog(runID)
+			req = req.WithContext(context.WithoutCancel(r.Context()))
+			w.Header().Set(ContinuesHeader, "1")
+			w.Header().Set(RunIDHeader, runID)
+		}
+		h.api.ServeHTTP(sw, req)
 		sw.finish(t)
 		return
 	}
@@ -678,7 +720,11 @@ func wantsStream(r *http.Request) bool {
 // for the code.
 func writeError(w http.ResponseWriter, e *core.Error) {
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message}})
-	writeRaw(w, httpapi.StatusOf(e.Code), append(b, '\n'))
+	status := httpapi.StatusOf(e.Code)
+	if e.Code == CodeRunLost {
+		status = http.StatusNotFound
+	}
+	writeRaw(w, status, append(b, '\n'))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -733,70 +779,110 @@ func (c *recorder) copyTo(w http.ResponseWriter) {
 // completedEvent starts the event that ends a completed run's stream.
 var completedEvent = []byte("event: " + string(core.EventRunCompleted) + "\n")
 
-// heldStream passes a stream through and holds back its run.completed
-// event (the API writes whole events), which finish sends once the turn
-// is written, or replaces with run.failed.
-type heldStream struct {
-	w    http.ResponseWriter
-	held []byte
+// eventStream passes a run's stream through event by event (the API
+// writes whole events), giving each an "id: <seq>" line from 1 and, for
+// a continued run, keeping it in the run's log. It holds back the
+// run.completed event, which finish sends once the turn is written, or
+// replaces with run.failed.
+type eventStream struct {
+	w       http.ResponseWriter
+	log     *runLog // nil unless the run continues without its client
+	seq     int64
+	partial []byte
+	held    []byte
+	err     error // the client's write error, for a run that stops with it
 }
 
-func (s *heldStream) Header() http.Header { return s.w.Header() }
+func (s *eventStream) Header() http.Header { return s.w.Header() }
 
-func (s *heldStream) WriteHeader(status int) { s.w.WriteHeader(status) }
+func (s *eventStream) WriteHeader(status int) { s.w.WriteHeader(status) }
 
-func (s *heldStream) Write(p []byte) (int, error) {
-	if s.held != nil {
-		s.held = append(s.held, p...)
-		return len(p), nil
-	}
-	i := bytes.Index(p, completedEvent)
-	if i < 0 {
-		return s.w.Write(p)
-	}
-	if i > 0 {
-		if _, err := s.w.Write(p[:i]); err != nil {
-			return 0, err
+func (s *eventStream) Write(p []byte) (int, error) {
+	s.partial = append(s.partial, p...)
+	for {
+		i := bytes.Index(s.partial, []byte("\n\n"))
+		if i < 0 {
+			break
 		}
+		ev := append([]byte(nil), s.partial[:i+2]...)
+		s.partial = append(s.partial[:0], s.partial[i+2:]...)
+		if s.held == nil && bytes.HasPrefix(ev, completedEvent) {
+			s.held = ev
+			continue
+		}
+		s.emit(ev)
 	}
-	s.held = append([]byte(nil), p[i:]...)
+	if s.log == nil && s.err != nil {
+		// The client left: the API cancels the run.
+		return 0, s.err
+	}
 	return len(p), nil
 }
 
+// emit numbers ev, keeps it in the log and sends it to the client. A
+// continued run goes on when the client is gone.
+func (s *eventStream) emit(ev []byte) {
+	s.seq++
+	if s.log != nil {
+		s.log.add(s.seq, ev)
+	}
+	if s.err == nil {
+		_, s.err = s.w.Write(append([]byte("id: "+strconv.FormatInt(s.seq, 10)+"\n"), ev...))
+	}
+}
+
 // Flush passes flushes through.
-func (s *heldStream) Flush() {
-	if f, ok := s.w.(http.Flusher); ok {
+func (s *eventStream) Flush() {
+	if f, ok := s.w.(http.Flusher); ok && s.err == nil {
 		f.Flush()
 	}
 }
 
 // finish writes the held event's turn, then sends the event or a
-// run.failed event with the error.
-func (s *heldStream) finish(t *turnState) {
-	if s.held == nil {
-		return
+// run.failed event with the error, and ends the run's log.
+func (s *eventStream) finish(t *turnState) {
+	if s.held != nil {
+		var ev struct {
+			RunID  string          `json:"runId"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(eventData(s.held), &ev) == nil && len(ev.Result) > 0 {
+			if cerr := t.commit(ev.Result); cerr != nil {
+				s.held = failedEvent(ev.RunID, t.id, cerr)
+			}
+		} else {
+			t.h.rt.DeleteSession(t.id)
+			s.held = failedEvent(ev.RunID, t.id, core.NewError(core.CodeInternal, "the run's result could not be read; the turn was not kept"))
+		}
+		s.emit(s.held)
 	}
-	var ev struct {
-		RunID  string          `json:"runId"`
-		Result json.RawMessage `json:"result"`
+	s.Flush()
+	if s.log != nil {
+		s.log.end()
+		if s.seq == 0 {
+			// Refused before it started: there is no run to resume.
+			t.h.mu.Lock()
+			t.h.dropRun(s.log.id)
+			t.h.mu.Unlock()
+		}
 	}
-	data := s.held[len(completedEvent):]
-	data, _ = bytes.CutPrefix(data, []byte("data: "))
+}
+
+// eventData returns the JSON of an event's data line.
+func eventData(ev []byte) []byte {
+	_, data, ok := bytes.Cut(ev, []byte("\ndata: "))
+	if !ok {
+		data, _ = bytes.CutPrefix(ev, []byte("data: "))
+	}
 	if i := bytes.IndexByte(data, '\n'); i >= 0 {
 		data = data[:i]
 	}
-	cerr := core.NewError(core.CodeInternal, "the run's result could not be read; the turn was not kept")
-	if json.Unmarshal(data, &ev) == nil && len(ev.Result) > 0 {
-		cerr = t.commit(ev.Result)
-	} else {
-		t.h.rt.DeleteSession(t.id)
-	}
-	if cerr == nil {
-		_, _ = s.w.Write(s.held)
-	} else {
-		b, _ := json.Marshal(map[string]any{"type": core.EventRunFailed, "runId": ev.RunID, "sessionId": t.id,
-			"error": map[string]any{"code": cerr.Code, "message": cerr.Message}})
-		_, _ = s.w.Write([]byte("event: " + string(core.EventRunFailed) + "\ndata: " + string(b) + "\n\n"))
-	}
-	s.Flush()
+	return data
+}
+
+// failedEvent is the run.failed event of a run whose turn was not kept.
+func failedEvent(runID, sessionID string, cerr *core.Error) []byte {
+	b, _ := json.Marshal(map[string]any{"type": core.EventRunFailed, "runId": runID, "sessionId": sessionID,
+		"error": map[string]any{"code": cerr.Code, "message": cerr.Message}})
+	return []byte("event: " + string(core.EventRunFailed) + "\ndata: " + string(b) + "\n\n")
 }
