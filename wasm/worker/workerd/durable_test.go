@@ -302,9 +302,14 @@ func TestDurable_OneTurnAtATime_Faults_ClientLeaves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		line, err := bufio.NewReader(res.Body).ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, "event: run.started") {
+		// Every event of a durable stream carries its id (ADR 0020).
+		br := bufio.NewReader(res.Body)
+		line, err := br.ReadString('\n')
+		if err != nil || line != "id: 1\n" {
 			t.Fatalf("first line %q %v", line, err)
+		}
+		if line, err = br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "event: run.started") {
+			t.Fatalf("second line %q %v", line, err)
 		}
 		waitFor(t, "the upstream call", func() bool { return up.inFlight.Load() > 0 })
 		cancel()
