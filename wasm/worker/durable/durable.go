@@ -21,6 +21,11 @@
 //     writes the turn to the Store before the answer leaves: a plain
 //     answer is held until then, a stream holds back its run.completed
 //     event.
+//   - A streamed run with policy.onDisconnect "continue" goes on when its
+//     client leaves; GET /v1/sessions/{id}/runs/{runId}/events resumes
+//     its events, GET .../runs/{runId} answers its status and DELETE
+//     stops it (runs.go, docs/adr/0020-resumable-runs.md). Every event of
+//     a streamed run carries "id: <seq>".
 //   - DELETE /v1/sessions/{id} empties the Store once the API accepted it.
 //   - GET /v1/sessions/{id} answers from the Store when the runtime holds
 //     no session.
