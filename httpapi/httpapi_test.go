@@ -184,6 +184,8 @@ func TestHandler_Errors_StatusAndCode(t *testing.T) {
 		{"ErrMethodSession", "PUT", "/v1/sessions/a", `{}`, nil, 405, "method_not_allowed", -1},
 		{"ErrMethodHealthz", "POST", "/healthz", `{}`, nil, 405, "method_not_allowed", -1},
 		{"ErrPolicyRepairWrongType", "POST", "/v1/sessions/a/runs", `{"input":"x","policy":{"repair":"yes"}}`, nil, 400, "invalid_argument", -1},
+		{"ErrOnDisconnectContinue", "POST", "/v1/sessions/a/runs", `{"input":"x","policy":{"onDisconnect":"continue"}}`, []string{"Accept", "text/event-stream"}, 400, "invalid_argument", -1},
+		{"ErrOnDisconnectUnknown", "POST", "/v1/sessions/a/runs", `{"input":"x","policy":{"onDisconnect":"later"}}`, nil, 400, "invalid_argument", -1},
 		{"ErrDuplicateMessage", "POST", "/v1/sessions/a/runs", `{"input":"x","history":[{"id":"u","role":"user","content":"a"},{"id":"u","role":"user","content":"a"}]}`, nil, 400, "invalid_history", 1},
 		{"ErrRepairDoesNotGuess", "POST", "/v1/sessions/a/runs", `{"input":"x","policy":{"repair":true},"history":[{"role":"tool","content":"r","tool_call_id":"zz"},{"role":"bot","content":"b"}]}`, nil, 400, "invalid_history", 1},
 		{"ErrCheckNotAnObject", "POST", "/v1/history/check", `[1]`, nil, 400, "invalid_argument", -1},

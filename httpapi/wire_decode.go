@@ -45,6 +45,7 @@ type rawPolicy struct {
 	ToolErrors         json.RawMessage `json:"toolErrors"`
 	TimeoutMs          json.RawMessage `json:"timeoutMs"`
 	Repair             json.RawMessage `json:"repair"`
+	OnDisconnect       json.RawMessage `json:"onDisconnect"`
 }
 
 func invalidArg(msg string) *core.Error { return core.NewError(core.CodeInvalidArgument, msg) }
@@ -203,6 +204,18 @@ func decodePolicy(r json.RawMessage) (core.Policy, *core.Error) {
 		case "false":
 		default:
 			return p, invalidArg("policy.repair must be a boolean")
+		}
+	}
+	// policy.onDisconnect "continue" is the durable deployment's, which
+	// takes it out of the body before the API reads it
+	// (docs/adr/0020-resumable-runs.md); "cancel" is what the API does.
+	if !isNull(raw.OnDisconnect) {
+		switch s, _ := decodeString(raw.OnDisconnect); s {
+		case "cancel":
+		case "continue":
+			return p, invalidArg(`policy.onDisconnect "continue" needs the durable deployment, where the conversation is stored`)
+		default:
+			return p, invalidArg(`policy.onDisconnect must be "cancel" or "continue"`)
 		}
 	}
 	if !isNull(raw.AllowedTools) {

@@ -10,7 +10,9 @@ import (
 // The test-only fault switch. With AGENTRT_TEST_FAULTS set to "1" the
 // worker also answers POST /_test/fault/{oom,panic,exit} by ending its Go
 // instance that way, so that tests can check that the worker notices a
-// dead instance, answers with a typed error and starts a fresh one. Never
+// dead instance, answers with a typed error and starts a fresh one; in
+// the durable deployment POST /v1/sessions/{id}/_test/fault/{kind} ends
+// the instance of that conversation's object, as an eviction would. Never
 // set it in a deployment: whoever holds the token could stop the
 // instance at will.
 const (
@@ -26,6 +28,10 @@ const (
 func withFaults(h http.Handler, token string, die func(kind string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		kind, ok := strings.CutPrefix(r.URL.Path, faultPrefix)
+		if rest, found := strings.CutPrefix(r.URL.Path, "/v1/sessions/"); !ok && found {
+			_, tail, _ := strings.Cut(rest, "/")
+			kind, ok = strings.CutPrefix("/"+tail, faultPrefix)
+		}
 		if !ok || r.Method != http.MethodPost || (kind != faultOOM && kind != faultPanic && kind != faultExit) {
 			h.ServeHTTP(w, r)
 			return

@@ -20,6 +20,9 @@ func TestWithFaults(t *testing.T) {
 		{"ErrWrongToken", "POST", "/_test/fault/oom", "Bearer tk2", ""},
 		{"ErrMethod", "GET", "/_test/fault/oom", "Bearer tk", ""},
 		{"ErrKind", "POST", "/_test/fault/other", "Bearer tk", ""},
+		{"OK/session", "POST", "/v1/sessions/c1/_test/fault/exit", "Bearer tk", "exit"},
+		{"ErrSessionTail", "POST", "/v1/sessions/c1/runs/_test/fault/exit", "Bearer tk", ""},
+		{"ErrSessionToken", "POST", "/v1/sessions/c1/_test/fault/exit", "", ""},
 		{"ErrPath", "POST", "/v1/sessions/a/runs", "Bearer tk", ""},
 	}
 	for _, tc := range tests {

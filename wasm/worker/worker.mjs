@@ -56,6 +56,11 @@ const PULL_EVERY = 8;
 const HEARTBEAT_MS = 500;
 const HEARTBEAT = new TextEncoder().encode(": keepalive\n\n");
 
+// The header by which Go marks the head of a continued run's stream
+// (durable.ContinuesHeader), lower-cased; removed before the client sees
+// the head.
+const CONTINUES_HEADER = "agentrt-run-continues";
+
 const JSON_TYPE = "application/json; charset=utf-8";
 const DIED_MESSAGE = "the worker's Go instance stopped (out of memory or another fatal error) while answering; "
   + "the next request starts a fresh instance, whose sessions are seeded from the history each request sends "
@@ -293,8 +298,30 @@ export async function handle(inst, request, onDone = () => {}) {
     onDone();
     return new Response(nullBody(first.status, request) ? null : first.body, { status: first.status, headers: first.headers });
   }
-  // "head": a streamed body (Server-Sent Events) follows.
+  // "head": a streamed body (Server-Sent Events) follows. A continued run
+  // (policy.onDisconnect "continue", durable deployment) does not end
+  // when its client leaves: the client's abort is ignored, and its
+  // messages are pulled to the end (docs/adr/0020-resumable-runs.md).
+  // The header stays for serve, which keeps the object's answer read.
+  const headers = first.headers;
+  const continues = headers.some(([k]) => k.toLowerCase() === CONTINUES_HEADER);
+  if (continues) {
+    unlisten();
+    x.signal = undefined;
+  }
   let pending = null; // the step a heartbeat interrupted
+  // drain pulls a continued run's messages to its end once its client
+  // has left, making the fetches it asks for.
+  const drain = async () => {
+    try {
+      let m = pending !== null ? await pending : await step(inst, x);
+      pending = null;
+      while (m.type === "body") m = await step(inst, x);
+    } catch {
+      abort(inst, x);
+    }
+    onDone();
+  };
   const stream = new ReadableStream({
     async pull(controller) {
       let m;
@@ -328,9 +355,12 @@ export async function handle(inst, request, onDone = () => {}) {
       if (m.type === "body") controller.enqueue(m.body);
       else { unlisten(); controller.close(); onDone(); }
     },
-    cancel() { abort(inst, x); unlisten(); onDone(); },
+    cancel() {
+      if (continues) return void drain();
+      abort(inst, x); unlisten(); onDone();
+    },
   });
-  return new Response(stream, { status: first.status, headers: first.headers });
+  return new Response(stream, { status: first.status, headers });
 }
 
 function nullBody(status, request) {
@@ -353,9 +383,11 @@ function jsonError(status, code, message) {
 
 /**
  * The session id of a /v1/sessions/{id}[/...] path, decoded as the HTTP
- * API decodes it, or null for any other path (or an id that does not
- * decode, which the Worker's own instance refuses).
+ * API decodes it; null for any other path, and undefined for an id that
+ * is not percent-encoded UTF-8 (which decodeURIComponent refuses, such as
+ * %FF or an encoded lone surrogate): no object can be named by it.
  * @param {string} pathname
+ * @returns {string | null | undefined}
  */
 export function sessionIdOf(pathname) {
   if (!pathname.startsWith(SESSIONS_PREFIX)) return null;
@@ -364,7 +396,7 @@ export function sessionIdOf(pathname) {
   try {
     return decodeURIComponent(raw);
   } catch {
-    return null;
+    return undefined;
   }
 }
 
@@ -379,13 +411,20 @@ export function sessionIdOf(pathname) {
 export async function serve(request, env, ctx) {
   if (env && env[SESSIONS_VAR] === "durable") {
     const id = sessionIdOf(new URL(request.url).pathname);
+    if (id === undefined) {
+      // Served by the Worker's own instance, such a conversation would
+      // be kept nowhere and share no lock with its other requests: it is
+      // refused before anything runs.
+      return jsonError(400, "invalid_argument", "the session id in the path is not percent-encoded UTF-8");
+    }
     if (id !== null) {
       const ns = env[SESSION_BINDING];
       if (!ns || typeof ns.idFromName !== "function") {
         return jsonError(500, "internal", `the worker is misconfigured: ${SESSIONS_VAR} is "durable" but the Durable Object binding ${SESSION_BINDING} is missing`);
       }
       try {
-        return await ns.get(ns.idFromName(id)).fetch(request);
+        const res = await ns.get(ns.idFromName(id)).fetch(request);
+        return continued(res, ctx);
       } catch (e) {
         // The object could not be reached, or failed (reset or
         // overloaded): a plain-text 500 from workerd would break the API.
@@ -395,6 +434,31 @@ export async function serve(request, env, ctx) {
     }
   }
   return answer(() => instanceFor(env), request, ctx);
+}
+
+/**
+ * The answer of a Durable Object for the client: a continued run's
+ * stream (marked by CONTINUES_HEADER, which is removed here) is also
+ * read to its end after the client leaves, so that workerd does not
+ * cancel the object's request, and with it the run, when the client
+ * goes (docs/adr/0020-resumable-runs.md).
+ * @param {Response} res
+ * @param {{waitUntil?: (p: Promise<unknown>) => void}} [ctx]
+ */
+function continued(res, ctx) {
+  if (!res.headers.has(CONTINUES_HEADER) || res.body === null) return res;
+  const headers = new Headers(res.headers);
+  headers.delete(CONTINUES_HEADER);
+  const [client, kept] = res.body.tee();
+  const drained = (async () => {
+    const reader = kept.getReader();
+    for (;;) {
+      const { done } = await reader.read();
+      if (done) return;
+    }
+  })().catch(() => {});
+  if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(drained);
+  return new Response(client, { status: res.status, headers });
 }
 
 /**

@@ -10,11 +10,22 @@
 //
 //   - POST /v1/sessions/{id}/runs takes the conversation's lock (one turn
 //     at a time; policy.onBusy "reject" answers 409 while it is held),
-//     gives a request without history the stored messages as its history
-//     when the runtime holds no session (a cold seed), runs the turn, and
+//     treats the stored messages as the session: when the runtime holds
+//     no session, a request that a session holding them would not seed
+//     from its own history (no history, seed mode if-empty, or a
+//     reconcile history that is a prefix of them) gets them as its
+//     history instead (a cold seed), so that what a request does to the
+//     stored conversation does not depend on whether the object was in
+//     memory; refuses before the model call a turn that cannot fit the
+//     stored-bytes limit; runs the turn, and
 //     writes the turn to the Store before the answer leaves: a plain
 //     answer is held until then, a stream holds back its run.completed
 //     event.
+//   - A streamed run with policy.onDisconnect "continue" goes on when its
+//     client leaves; GET /v1/sessions/{id}/runs/{runId}/events resumes
+//     its events, GET .../runs/{runId} answers its status and DELETE
+//     stops it (runs.go, docs/adr/0020-resumable-runs.md). Every event of
+//     a streamed run carries "id: <seq>".
 //   - DELETE /v1/sessions/{id} empties the Store once the API accepted it.
 //   - GET /v1/sessions/{id} answers from the Store when the runtime holds
 //     no session.
@@ -26,6 +37,7 @@ package durable
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -86,6 +98,10 @@ type Config struct {
 	// TestRoutes adds GET /v1/sessions/{id}/_test/storage, which answers
 	// the Store's figures (see Stats). Never in a deployment.
 	TestRoutes bool
+	// MaxRunEvents and MaxRunEventBytes bound each continued run's event
+	// log; 0 means DefaultMaxRunEvents and DefaultMaxRunEventBytes.
+	MaxRunEvents     int
+	MaxRunEventBytes int64
 }
 
 // APIBodyLimit is the body limit to give the wrapped API: what a client
@@ -114,6 +130,9 @@ type Stats struct {
 	BytesWritten int64 `json:"bytesWritten"`
 	// Loads counts the times the stored messages were read whole.
 	Loads int64 `json:"loads"`
+	// Runs are the figures of the continued runs' event logs: how many
+	// are kept, and the most events and bytes one holds.
+	Runs runStats `json:"runLogs"`
 }
 
 // Handler is the object's http.Handler. Create it with New.
@@ -130,11 +149,18 @@ type Handler struct {
 	// DELETE.
 	turn chan struct{}
 
+	maxRunEvents int
+	maxRunBytes  int64
+
 	mu     sync.Mutex
 	loaded bool // count and size below are read from the Store
 	count  int
 	size   int64
 	stats  Stats
+	// runs are the continued runs' logs by run id; runOrder their ids,
+	// oldest first.
+	runs     map[string]*runLog
+	runOrder []string
 }
 
 // New returns the handler for cfg. It panics if cfg.API, cfg.Runtime or
@@ -144,7 +170,14 @@ func New(cfg Config) *Handler {
 		panic("durable: Config.API, Runtime and Store must be set")
 	}
 	h := &Handler{api: cfg.API, rt: cfg.Runtime, store: cfg.Store, maxBody: cfg.MaxBodyBytes, maxStored: cfg.MaxStoredBytes,
-		before: cfg.BeforeWrite, test: cfg.TestRoutes, turn: make(chan struct{}, 1)}
+		before: cfg.BeforeWrite, test: cfg.TestRoutes, turn: make(chan struct{}, 1),
+		maxRunEvents: cfg.MaxRunEvents, maxRunBytes: cfg.MaxRunEventBytes, runs: map[string]*runLog{}}
+	if h.maxRunEvents <= 0 {
+		h.maxRunEvents = DefaultMaxRunEvents
+	}
+	if h.maxRunBytes <= 0 {
+		h.maxRunBytes = DefaultMaxRunEventBytes
+	}
 	if h.maxBody <= 0 {
 		h.maxBody = httpapi.DefaultMaxBodyBytes
 	}
@@ -173,8 +206,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = h.loadStat()
 		s := h.stats
 		s.Messages, s.Bytes = h.count, h.size
+		s.Runs = h.runFigures()
 		h.mu.Unlock()
 		writeJSON(w, http.StatusOK, s)
+	case strings.HasPrefix(tail, "runs/") && h.runRoute(w, r, tail[len("runs/"):]):
 	default:
 		h.api.ServeHTTP(w, r)
 	}
@@ -230,10 +265,24 @@ func (h *Handler) loadStat() error {
 
 // runProbe is what the handler reads of a run's body.
 type runProbe struct {
+	Input   string          `json:"input"`
 	History json.RawMessage `json:"history"`
+	RunID   json.RawMessage `json:"runId"`
 	Policy  *struct {
-		OnBusy string `json:"onBusy"`
+		OnBusy       string          `json:"onBusy"`
+		OnDisconnect json.RawMessage `json:"onDisconnect"`
 	} `json:"policy"`
+}
+
+// minTurnBytes is the least a turn adds to the stored bytes besides its
+// input: an empty user message and an empty reply, as the API writes
+// them.
+const minTurnBytes = int64(len(`{"role":"user","content":""}`) + len(`{"role":"assistant","content":""}`))
+
+// isObject reports whether body starts as a JSON object.
+func isObject(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
 }
 
 func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
@@ -257,10 +306,19 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	var probe runProbe
-	if json.Unmarshal(body, &probe) != nil {
-		// The API refuses it with its own message, changing nothing.
+	if !isObject(body) || json.Unmarshal(body, &probe) != nil {
+		// The API refuses it with its own message, changing nothing,
+		// whether or not the object holds the session.
 		h.api.ServeHTTP(w, withBody(r, body))
 		return
+	}
+	cont, runID := false, ""
+	if probe.Policy != nil && len(probe.Policy.OnDisconnect) > 0 && string(probe.Policy.OnDisconnect) != "null" {
+		var cerr *core.Error
+		if cont, runID, body, cerr = continuedBody(body, probe.Policy.OnDisconnect, probe.RunID, wantsStream(r)); cerr != nil {
+			writeError(w, cerr)
+			return
+		}
 	}
 	reject := probe.Policy != nil && probe.Policy.OnBusy == string(core.BusyReject)
 	if ok, cerr := h.lock(r, reject); !ok {
@@ -278,15 +336,28 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	withHistory := len(probe.History) > 0 && string(probe.History) != "null"
-	if !withHistory && size >= h.maxStored {
+	live := h.live(id)
+	// stored is true when the turn starts from the stored conversation:
+	// a request without history, or one whose history a session holding
+	// the stored messages would not take (see storedWins). What a
+	// request does to the conversation must not depend on whether the
+	// object held the session in memory.
+	stored := !withHistory
+	var history []byte // the stored messages, when storedWins read them
+	if withHistory && count > 0 {
+		if stored, history, err = h.storedWins(body, live); err != nil {
+			writeError(w, storageError("read", err))
+			return
+		}
+	}
+	if least := size + int64(len(probe.Input)) + minTurnBytes; stored && least > h.maxStored {
 		// No turn fits: refused before the model is called.
-		writeError(w, h.full(size))
+		writeError(w, h.full(least))
 		return
 	}
-	live := h.live(id)
 	injected := false
-	if !withHistory && !live && count > 0 {
-		if body, err = h.seedBody(body, string(probe.History) == "null"); err != nil {
+	if stored && !live && count > 0 {
+		if body, err = h.seedBody(body, history, withHistory || string(probe.History) == "null"); err != nil {
 			writeError(w, storageError("read", err))
 			return
 		}
@@ -294,8 +365,16 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	t := &turnState{h: h, r: r, id: id, count: count, injected: injected}
 	if wantsStream(r) {
-		sw := &heldStream{w: w}
-		h.api.ServeHTTP(sw, withBody(r, body))
+		sw := &eventStream{w: w}
+		req := withBody(r, body)
+		if cont {
+			// The run does not see its client leave (ADR 0020).
+			sw.log = h.startLog(runID)
+			req = req.WithContext(context.WithoutCancel(r.Context()))
+			w.Header().Set(ContinuesHeader, "1")
+			w.Header().Set(RunIDHeader, runID)
+		}
+		h.api.ServeHTTP(sw, req)
 		sw.finish(t)
 		return
 	}
@@ -333,14 +412,85 @@ func (h *Handler) load() ([]byte, error) {
 	return a, nil
 }
 
-// seedBody adds the stored messages to body (a JSON object without a
-// history, or with a null one) as its history.
-func (h *Handler) seedBody(body []byte, nullHistory bool) ([]byte, error) {
+// storedWins reports whether a session holding the stored messages would
+// keep them when a run with body's history (the body of a request that
+// has one) seeds it: with seed mode "if-empty" it keeps them whatever the
+// history, with "reconcile" when the history is a prefix of them (core's
+// seeding rules). A body the API will refuse (a history it does not
+// take, or a policy it refuses) answers false: it goes to the API as it
+// is, which refuses it whether or not the session is live. In reconcile
+// mode the stored messages read are returned with the answer; on a live
+// session (which holds them) reconcile answers false without reading
+// them: the runtime applies the rule itself.
+func (h *Handler) storedWins(body []byte, live bool) (bool, []byte, error) {
+	rb, derr := httpapi.DecodeRunBody(body)
+	if derr != nil || !rb.WithHistory || rb.Policy.Validate() != nil {
+		return false, nil, nil
+	}
+	if c := h.rt.CheckHistory(rb.History); !c.OK {
+		if !rb.Policy.Repair {
+			return false, nil, nil
+		}
+		for _, p := range c.Problems {
+			if p.Repair == "" {
+				return false, nil, nil
+			}
+		}
+	}
+	if rb.Policy.SeedMode != core.SeedReconcile {
+		return true, nil, nil
+	}
+	if live {
+		return false, nil, nil
+	}
 	history, err := h.load()
 	if err != nil {
-		return nil, err
+		return false, nil, err
 	}
-	if nullHistory {
+	sb, derr := httpapi.DecodeRunBody(append(append([]byte(`{"input":"","history":`), history...), '}'))
+	if derr != nil {
+		return false, nil, errors.New("the stored messages could not be read: " + derr.Message)
+	}
+	return isPrefix(sessionMessages(rb.History), sessionMessages(sb.History)), history, nil
+}
+
+// sessionMessages are the session messages history seeds (its system
+// messages left out, as the runtime does).
+func sessionMessages(history []core.SeedMessage) []core.Message {
+	out := make([]core.Message, 0, len(history))
+	for i := range history {
+		if history[i].Role != core.RoleSystem {
+			out = append(out, history[i].Message())
+		}
+	}
+	return out
+}
+
+// isPrefix reports whether p is a prefix of s, message by message.
+func isPrefix(p, s []core.Message) bool {
+	if len(p) > len(s) {
+		return false
+	}
+	for i := range p {
+		if !p[i].Equal(&s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// seedBody gives body (a JSON object) the stored messages as its history:
+// history when it is not nil, else read from the Store. With replace set
+// the body's own "history" (null or an array) is replaced; without it
+// the body has none.
+func (h *Handler) seedBody(body, history []byte, replace bool) ([]byte, error) {
+	if history == nil {
+		var err error
+		if history, err = h.load(); err != nil {
+			return nil, err
+		}
+	}
+	if replace {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 			return nil, errors.New("the body is not a JSON object")
@@ -575,7 +725,11 @@ func wantsStream(r *http.Request) bool {
 // for the code.
 func writeError(w http.ResponseWriter, e *core.Error) {
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message}})
-	writeRaw(w, httpapi.StatusOf(e.Code), append(b, '\n'))
+	status := httpapi.StatusOf(e.Code)
+	if e.Code == CodeRunLost {
+		status = http.StatusNotFound
+	}
+	writeRaw(w, status, append(b, '\n'))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -630,70 +784,110 @@ func (c *recorder) copyTo(w http.ResponseWriter) {
 // completedEvent starts the event that ends a completed run's stream.
 var completedEvent = []byte("event: " + string(core.EventRunCompleted) + "\n")
 
-// heldStream passes a stream through and holds back its run.completed
-// event (the API writes whole events), which finish sends once the turn
-// is written, or replaces with run.failed.
-type heldStream struct {
-	w    http.ResponseWriter
-	held []byte
+// eventStream passes a run's stream through event by event (the API
+// writes whole events), giving each an "id: <seq>" line from 1 and, for
+// a continued run, keeping it in the run's log. It holds back the
+// run.completed event, which finish sends once the turn is written, or
+// replaces with run.failed.
+type eventStream struct {
+	w       http.ResponseWriter
+	log     *runLog // nil unless the run continues without its client
+	seq     int64
+	partial []byte
+	held    []byte
+	err     error // the client's write error, for a run that stops with it
 }
 
-func (s *heldStream) Header() http.Header { return s.w.Header() }
+func (s *eventStream) Header() http.Header { return s.w.Header() }
 
-func (s *heldStream) WriteHeader(status int) { s.w.WriteHeader(status) }
+func (s *eventStream) WriteHeader(status int) { s.w.WriteHeader(status) }
 
-func (s *heldStream) Write(p []byte) (int, error) {
-	if s.held != nil {
-		s.held = append(s.held, p...)
-		return len(p), nil
-	}
-	i := bytes.Index(p, completedEvent)
-	if i < 0 {
-		return s.w.Write(p)
-	}
-	if i > 0 {
-		if _, err := s.w.Write(p[:i]); err != nil {
-			return 0, err
+func (s *eventStream) Write(p []byte) (int, error) {
+	s.partial = append(s.partial, p...)
+	for {
+		i := bytes.Index(s.partial, []byte("\n\n"))
+		if i < 0 {
+			break
 		}
+		ev := append([]byte(nil), s.partial[:i+2]...)
+		s.partial = append(s.partial[:0], s.partial[i+2:]...)
+		if s.held == nil && bytes.HasPrefix(ev, completedEvent) {
+			s.held = ev
+			continue
+		}
+		s.emit(ev)
 	}
-	s.held = append([]byte(nil), p[i:]...)
+	if s.log == nil && s.err != nil {
+		// The client left: the API cancels the run.
+		return 0, s.err
+	}
 	return len(p), nil
 }
 
+// emit numbers ev, keeps it in the log and sends it to the client. A
+// continued run goes on when the client is gone.
+func (s *eventStream) emit(ev []byte) {
+	s.seq++
+	if s.log != nil {
+		s.log.add(s.seq, ev)
+	}
+	if s.err == nil {
+		_, s.err = s.w.Write(append([]byte("id: "+strconv.FormatInt(s.seq, 10)+"\n"), ev...))
+	}
+}
+
 // Flush passes flushes through.
-func (s *heldStream) Flush() {
-	if f, ok := s.w.(http.Flusher); ok {
+func (s *eventStream) Flush() {
+	if f, ok := s.w.(http.Flusher); ok && s.err == nil {
 		f.Flush()
 	}
 }
 
 // finish writes the held event's turn, then sends the event or a
-// run.failed event with the error.
-func (s *heldStream) finish(t *turnState) {
-	if s.held == nil {
-		return
+// run.failed event with the error, and ends the run's log.
+func (s *eventStream) finish(t *turnState) {
+	if s.held != nil {
+		var ev struct {
+			RunID  string          `json:"runId"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(eventData(s.held), &ev) == nil && len(ev.Result) > 0 {
+			if cerr := t.commit(ev.Result); cerr != nil {
+				s.held = failedEvent(ev.RunID, t.id, cerr)
+			}
+		} else {
+			t.h.rt.DeleteSession(t.id)
+			s.held = failedEvent(ev.RunID, t.id, core.NewError(core.CodeInternal, "the run's result could not be read; the turn was not kept"))
+		}
+		s.emit(s.held)
 	}
-	var ev struct {
-		RunID  string          `json:"runId"`
-		Result json.RawMessage `json:"result"`
+	s.Flush()
+	if s.log != nil {
+		s.log.end()
+		if s.seq == 0 {
+			// Refused before it started: there is no run to resume.
+			t.h.mu.Lock()
+			t.h.dropRun(s.log.id)
+			t.h.mu.Unlock()
+		}
 	}
-	data := s.held[len(completedEvent):]
-	data, _ = bytes.CutPrefix(data, []byte("data: "))
+}
+
+// eventData returns the JSON of an event's data line.
+func eventData(ev []byte) []byte {
+	_, data, ok := bytes.Cut(ev, []byte("\ndata: "))
+	if !ok {
+		data, _ = bytes.CutPrefix(ev, []byte("data: "))
+	}
 	if i := bytes.IndexByte(data, '\n'); i >= 0 {
 		data = data[:i]
 	}
-	cerr := core.NewError(core.CodeInternal, "the run's result could not be read; the turn was not kept")
-	if json.Unmarshal(data, &ev) == nil && len(ev.Result) > 0 {
-		cerr = t.commit(ev.Result)
-	} else {
-		t.h.rt.DeleteSession(t.id)
-	}
-	if cerr == nil {
-		_, _ = s.w.Write(s.held)
-	} else {
-		b, _ := json.Marshal(map[string]any{"type": core.EventRunFailed, "runId": ev.RunID, "sessionId": t.id,
-			"error": map[string]any{"code": cerr.Code, "message": cerr.Message}})
-		_, _ = s.w.Write([]byte("event: " + string(core.EventRunFailed) + "\ndata: " + string(b) + "\n\n"))
-	}
-	s.Flush()
+	return data
+}
+
+// failedEvent is the run.failed event of a run whose turn was not kept.
+func failedEvent(runID, sessionID string, cerr *core.Error) []byte {
+	b, _ := json.Marshal(map[string]any{"type": core.EventRunFailed, "runId": runID, "sessionId": sessionID,
+		"error": map[string]any{"code": cerr.Code, "message": cerr.Message}})
+	return []byte("event: " + string(core.EventRunFailed) + "\ndata: " + string(b) + "\n\n")
 }

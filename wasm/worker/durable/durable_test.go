@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
@@ -198,11 +200,18 @@ func TestHandler_Run_HistoryReconciles(t *testing.T) {
 	if last := st.writes[len(st.writes)-1]; last != st.writes[0] {
 		t.Errorf("the reconciled turn wrote %d bytes, one turn is %d", last, st.writes[0])
 	}
-	// A host whose history diverged replaces the stored tail.
+	// A history that diverged is not taken in if-empty mode, as a warm
+	// session would not take it: the turn follows the stored copy.
 	h3 := object(t, st, Config{})
-	a = do(t, h3, "POST", "/v1/sessions/c1/runs", `{"input":"z","history":[{"role":"user","content":"other"},{"role":"assistant","content":"thing"}]}`)
-	if a.Status != 200 || a.MessageCount != 4 {
-		t.Fatalf("diverged: %s", a.Body)
+	a = do(t, h3, "POST", "/v1/sessions/c1/runs", `{"input":"y","history":[{"role":"user","content":"other"},{"role":"assistant","content":"thing"}]}`)
+	if a.Status != 200 || a.MessageCount != 8 {
+		t.Fatalf("diverged, if-empty: %s", a.Body)
+	}
+	// In reconcile mode it replaces the stored tail.
+	h3 = object(t, st, Config{})
+	a = do(t, h3, "POST", "/v1/sessions/c1/runs", `{"input":"z","policy":{"seedMode":"reconcile"},"history":[{"role":"user","content":"other"},{"role":"assistant","content":"thing"}]}`)
+	if a.Status != 200 || a.MessageCount != 4 || a.Seed.Mode != "cold" {
+		t.Fatalf("diverged, reconcile: %s", a.Body)
 	}
 	if got := st.contents(t); len(got) != 4 || got[0] != "other" || got[2] != "z" {
 		t.Fatalf("stored %q, want the host's history and the turn", got)
@@ -356,6 +365,218 @@ func TestHandler_Run_SeedBodies(t *testing.T) {
 			a := do(t, object(t, st, Config{}), "POST", "/v1/sessions/c1/runs", tc.body)
 			if a.Status != 200 || a.Seed.Mode != "cold" || a.Seed.Seeded != 2 || a.MessageCount != 4 {
 				t.Fatalf("got %d %s, want a cold seed of 2", a.Status, a.Body)
+			}
+		})
+	}
+}
+
+// durableScenarios are request sequences on one conversation (bodies of
+// POST /v1/sessions/c1/runs), each run on a warm object and on one
+// evicted between every pair of requests.
+var durableScenarios = []struct {
+	name, desc string
+	bodies     []string
+}{
+	{"turns", "turns without history", []string{`{"input":"a"}`, `{"input":"b"}`, `{"input":"c"}`}},
+	{"emptyHistory", "three turns, then an empty history",
+		[]string{`{"input":"a"}`, `{"input":"b"}`, `{"input":"c"}`, `{"input":"d","history":[]}`, `{"input":"e"}`}},
+	{"prefixHistory", "three turns, then a prefix of them as history",
+		[]string{`{"input":"a"}`, `{"input":"b"}`, `{"input":"c"}`,
+			`{"input":"d","history":[{"role":"user","content":"a"},{"role":"assistant","content":"echo: a (model received 1 messages)"}]}`}},
+	{"reconcileEmpty", "reconcile with an empty history",
+		[]string{`{"input":"a"}`, `{"input":"b"}`, `{"input":"c","history":[],"policy":{"seedMode":"reconcile"}}`}},
+	{"reconcilePrefix", "reconcile with a prefix history",
+		[]string{`{"input":"a"}`, `{"input":"b"}`,
+			`{"input":"c","policy":{"seedMode":"reconcile"},"history":[{"role":"user","content":"a"},{"role":"assistant","content":"echo: a (model received 1 messages)"}]}`}},
+	{"reconcileLonger", "reconcile with the stored turns and one more",
+		[]string{`{"input":"a"}`,
+			`{"input":"c","policy":{"seedMode":"reconcile"},"history":[{"role":"user","content":"a"},{"role":"assistant","content":"echo: a (model received 1 messages)"},{"role":"user","content":"b"},{"role":"assistant","content":"host"}]}`}},
+	{"reconcileDiverged", "reconcile with another history",
+		[]string{`{"input":"a"}`, `{"input":"b"}`,
+			`{"input":"c","policy":{"seedMode":"reconcile"},"history":[{"role":"user","content":"x"},{"role":"assistant","content":"y"}]}`, `{"input":"d"}`}},
+	{"ifEmptyDiverged", "if-empty with another history",
+		[]string{`{"input":"a"}`, `{"input":"b","history":[{"role":"user","content":"x"},{"role":"assistant","content":"y"}]}`, `{"input":"c"}`}},
+	{"systemHistory", "a history of a system message only",
+		[]string{`{"input":"a"}`, `{"input":"b","policy":{"seedMode":"reconcile"},"history":[{"role":"system","content":"s"}]}`}},
+	{"badBodies", "bodies the API refuses",
+		[]string{`{"input":"a"}`, `null`, `[]`, `"x"`, `{"input":5}`, `{"input":"b","history":[{"role":"tool","content":"x"}]}`,
+			`{"input":"b","history":[],"policy":{"seedMode":"sometimes"}}`, `{"input":"c"}`}},
+}
+
+// step is what one request did: its answer and the stored copy after it.
+type step struct {
+	Status       int
+	Code         string
+	Reply        string
+	MessageCount int
+	Stored       []string
+}
+
+// Ensure what a request does to the stored conversation does not depend
+// on whether the object held the session: every scenario run on a warm
+// object and on an object evicted (a fresh runtime over the same
+// storage) before every request answers the same and stores the same.
+func TestHandler_WarmAndEvicted_Agree(t *testing.T) {
+	run := func(t *testing.T, bodies []string, evict bool) []step {
+		st := &memStore{}
+		h := object(t, st, Config{})
+		out := make([]step, len(bodies))
+		for i, b := range bodies {
+			if evict {
+				h = object(t, st, Config{})
+			}
+			a := do(t, h, "POST", "/v1/sessions/c1/runs", b)
+			out[i] = step{a.Status, a.Error.Code, a.Reply.Content, a.MessageCount, st.contents(t)}
+		}
+		return out
+	}
+	for _, sc := range durableScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			warm, evicted := run(t, sc.bodies, false), run(t, sc.bodies, true)
+			for i := range warm {
+				if fmt.Sprint(warm[i]) != fmt.Sprint(evicted[i]) {
+					t.Errorf("%s, request %d %s:\nwarm    %+v\nevicted %+v", sc.desc, i, sc.bodies[i], warm[i], evicted[i])
+				}
+			}
+		})
+	}
+	// The finding's case, spelled out: three stored turns and an empty
+	// history keep all of them.
+	st := &memStore{}
+	h := object(t, st, Config{})
+	for _, in := range []string{"a", "b", "c"} {
+		turn(t, h, in)
+	}
+	a := do(t, object(t, st, Config{}), "POST", "/v1/sessions/c1/runs", `{"input":"d","history":[]}`)
+	if a.Status != 200 || a.MessageCount != 8 || len(st.contents(t)) != 8 {
+		t.Fatalf("an empty history on an evicted object: %s, %d stored, want 8", a.Body, len(st.contents(t)))
+	}
+}
+
+// Ensure a null body answers 400 on an evicted object holding stored
+// turns, as on a warm one, and changes nothing.
+func TestHandler_Run_NullBody(t *testing.T) {
+	st := &memStore{}
+	turn(t, object(t, st, Config{}), "a")
+	for _, body := range []string{`null`, ` null `, `[]`, `"x"`, `1`} {
+		a := do(t, object(t, st, Config{}), "POST", "/v1/sessions/c1/runs", body)
+		if a.Status != 400 || a.Error.Code != "invalid_argument" || len(st.contents(t)) != 2 {
+			t.Errorf("%s: %d %s, %d stored, want 400 invalid_argument and 2", body, a.Status, a.Body, len(st.contents(t)))
+		}
+	}
+}
+
+// countingModel is the echo model counting its calls.
+type countingModel struct{ calls atomic.Int64 }
+
+func (m *countingModel) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+	m.calls.Add(1)
+	return core.Echo{}.Complete(ctx, req)
+}
+
+// Ensure a conversation that no turn fits in any more is refused
+// limit_exceeded before the model is called, on every retry, warm and
+// evicted, with or without a history it would not take.
+func TestHandler_Run_FullRefusedBeforeModel(t *testing.T) {
+	st := &memStore{}
+	m := &countingModel{}
+	mk := func() *Handler {
+		rt, err := core.New(core.Config{Model: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(rt.Close)
+		cfg := Config{MaxStoredBytes: 300}
+		cfg.API = httpapi.New(httpapi.Config{Runtime: rt, Token: "tok", MaxBodyBytes: APIBodyLimit(0, cfg.MaxStoredBytes)})
+		cfg.Runtime, cfg.Store = rt, st
+		return New(cfg)
+	}
+	h := mk()
+	in := strings.Repeat("x", 40)
+	var a answer
+	for i := 0; i < 20; i++ {
+		if a = turn(t, h, in); a.Status != 200 {
+			break
+		}
+	}
+	if a.Status != 413 {
+		t.Fatalf("filling: %d %s", a.Status, a.Body)
+	}
+	_, size, _ := st.Stat()
+	calls := m.calls.Load()
+	// The least input with which no turn fits.
+	in = strings.Repeat("x", int(300-size-minTurnBytes+1))
+	bodies := []string{`{"input":"` + in + `"}`, `{"input":"` + in + `","history":[]}`, `{"input":"` + in + `","history":[{"role":"user","content":"o"}],"policy":{"onBusy":"queue"}}`}
+	for i := 0; i < 3; i++ {
+		for _, b := range bodies {
+			for _, hh := range []*Handler{h, mk()} {
+				if a = do(t, hh, "POST", "/v1/sessions/c1/runs", b); a.Status != 413 || a.Error.Code != "limit_exceeded" {
+					t.Fatalf("retry %s: %d %s, want 413 limit_exceeded", b, a.Status, a.Body)
+				}
+			}
+		}
+	}
+	if got := m.calls.Load(); got != calls {
+		t.Errorf("the model was called %d times on the full conversation, want 0", got-calls)
+	}
+	if _, after, _ := st.Stat(); after != size {
+		t.Errorf("stored %d bytes after the refusals, %d before", after, size)
+	}
+	// One byte less, and a turn could fit: the model is asked.
+	if a = turn(t, h, in[1:]); m.calls.Load() != calls+1 {
+		t.Errorf("an input with which a turn fits: %d %s, the model not called", a.Status, a.Body)
+	}
+}
+
+// brokenHistory ends with a tool call that has no result: seeded only
+// with policy.repair, which inserts the interrupted-call marker.
+const brokenHistory = `[{"role":"user","content":"q"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"lookup","arguments":"{}"}]}]`
+
+// Ensure the object stores the healed copy itself: after one turn seeded
+// with policy.repair from a broken history, the stored messages are
+// whole (the marker included, and POST /v1/history/check of them is
+// ok), and a later request without repair on an evicted object seeds
+// from them; on an object with stored turns, in reconcile mode, too.
+func TestHandler_Run_RepairIsStored(t *testing.T) {
+	for _, tc := range []struct{ name, first, body string }{
+		{"empty", "", `{"input":"next","policy":{"repair":true},"history":` + brokenHistory + `}`},
+		{"reconcile", "a", `{"input":"next","policy":{"repair":true,"seedMode":"reconcile"},"history":` + brokenHistory + `}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &memStore{}
+			if tc.first != "" {
+				turn(t, object(t, st, Config{}), tc.first)
+			}
+			// Refused without repair, and nothing changes.
+			plain := strings.Replace(tc.body, `"repair":true`, `"repair":false`, 1)
+			if a := do(t, object(t, st, Config{}), "POST", "/v1/sessions/c1/runs", plain); a.Status != 400 || a.Error.Code != "invalid_history" {
+				t.Fatalf("without repair: %d %s", a.Status, a.Body)
+			}
+			a := do(t, object(t, st, Config{}), "POST", "/v1/sessions/c1/runs", tc.body)
+			if a.Status != 200 || a.MessageCount != 5 || !strings.Contains(a.Body, `"repairs":[{"kind":"missing_tool_result"`) {
+				t.Fatalf("repaired turn: %d %s", a.Status, a.Body)
+			}
+			got := st.contents(t)
+			if len(got) != 5 || got[2] != core.InterruptedToolResult || got[3] != "next" {
+				t.Fatalf("stored %q, want the history, the marker and the turn", got)
+			}
+			h := object(t, st, Config{})
+			g := do(t, h, "GET", "/v1/sessions/c1", "")
+			var s struct{ Messages json.RawMessage }
+			if err := json.Unmarshal([]byte(g.Body), &s); err != nil || g.Status != 200 {
+				t.Fatalf("GET from storage: %d %s", g.Status, g.Body)
+			}
+			if c := do(t, h, "POST", "/v1/history/check", `{"history":`+string(s.Messages)+`}`); c.Status != 200 || !strings.Contains(c.Body, `"ok":true`) {
+				t.Fatalf("check of the stored copy: %d %s", c.Status, c.Body)
+			}
+			a = do(t, object(t, st, Config{}), "POST", "/v1/sessions/c1/runs", `{"input":"later"}`)
+			if a.Status != 200 || a.Seed.Mode != "cold" || a.Seed.Seeded != 5 || a.MessageCount != 7 {
+				t.Fatalf("a later turn without repair: %d %s", a.Status, a.Body)
+			}
+			// And with the stored copy as its history, without repair.
+			a = do(t, object(t, st, Config{}), "POST", "/v1/sessions/c1/runs", `{"input":"again","policy":{"seedMode":"reconcile"},"history":`+string(s.Messages)+`}`)
+			if a.Status != 200 || a.MessageCount != 9 || len(st.contents(t)) != 9 {
+				t.Fatalf("the stored copy as history: %d %s", a.Status, a.Body)
 			}
 		})
 	}

@@ -302,9 +302,14 @@ func TestDurable_OneTurnAtATime_Faults_ClientLeaves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		line, err := bufio.NewReader(res.Body).ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, "event: run.started") {
+		// Every event of a durable stream carries its id (ADR 0020).
+		br := bufio.NewReader(res.Body)
+		line, err := br.ReadString('\n')
+		if err != nil || line != "id: 1\n" {
 			t.Fatalf("first line %q %v", line, err)
+		}
+		if line, err = br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "event: run.started") {
+			t.Fatalf("second line %q %v", line, err)
 		}
 		waitFor(t, "the upstream call", func() bool { return up.inFlight.Load() > 0 })
 		cancel()
@@ -342,8 +347,10 @@ func TestDurable_Limit_History_Delete(t *testing.T) {
 	if got := sessionCount(t, p, "big"); got != 2*n {
 		t.Fatalf("the session holds %d messages, want %d", got, 2*n)
 	}
-	// A host's history is the truth: a short one replaces the stored copy.
-	r = post(t, p, "/v1/sessions/big/runs", turnBody{Input: "short", History: []msg{{"user", "hi", ""}, {"assistant", "hello", ""}}})
+	// A host's history in reconcile mode is the truth: a short one
+	// replaces the stored copy.
+	r = post(t, p, "/v1/sessions/big/runs", turnBody{Input: "short", History: []msg{{"user", "hi", ""}, {"assistant", "hello", ""}},
+		Policy: map[string]any{"seedMode": "reconcile"}})
 	if r.Status != 200 || r.MessageCount != 4 || r.ModelCalls[0].MessageCount != 3 {
 		t.Fatalf("with history: %d %+v %+v", r.Status, r.ModelCalls, r.Error)
 	}

@@ -1,0 +1,365 @@
+package durable
+
+// This file holds resumable runs: a streamed run started with
+// policy.onDisconnect "continue" goes on when its client leaves, its
+// events are kept in the object, and a client picks them up again with
+// GET /v1/sessions/{id}/runs/{runId}/events (docs/adr/0020-resumable-runs.md).
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/agentrt/agentrt/core"
+)
+
+// The bounds of a continued run's event log: when either is passed the
+// oldest events are dropped, and a replay that starts before the oldest
+// kept begins with a run.gap event. Config.MaxRunEvents and
+// Config.MaxRunEventBytes override them.
+const (
+	DefaultMaxRunEvents     = 1024
+	DefaultMaxRunEventBytes = 1 << 20
+)
+
+// keptRuns is how many finished runs' logs an object keeps besides the
+// running one.
+const keptRuns = 8
+
+// CodeRunLost is the error code of a run the object does not know: it
+// was never started here, or it was lost with the object's Go instance
+// (an eviction or a restart), or its log was dropped for newer runs.
+const CodeRunLost core.Code = "run_lost"
+
+// EventRunGap is the type of the event a replay begins with when the
+// events it should replay first were dropped from the log: {type, runId,
+// from, to}, the seqs lost.
+const EventRunGap = "run.gap"
+
+// ContinuesHeader marks the head of a continued run's stream: the
+// Worker's entry then keeps driving the request after its client left
+// (and removes the header). RunIDHeader carries the run's id.
+const (
+	ContinuesHeader = "Agentrt-Run-Continues"
+	RunIDHeader     = "Agentrt-Run-Id"
+)
+
+// The statuses of a run, as GET /v1/sessions/{id}/runs/{runId} answers.
+const (
+	runRunning   = "running"
+	runCompleted = "completed"
+	runFailed    = "failed"
+	runCancelled = "cancelled"
+)
+
+// runLog is a continued run's events and status.
+type runLog struct {
+	id        string
+	maxEvents int
+	maxBytes  int64
+
+	mu     sync.Mutex
+	events [][]byte // whole events without their id line, oldest first
+	first  int64    // the seq of events[0]
+	last   int64    // the seq of the last event added
+	bytes  int64
+	done   bool
+	status string
+	final  json.RawMessage // the data of the last event
+	wake   chan struct{}   // closed and replaced on every change
+}
+
+// add keeps ev as event seq, dropping the oldest over the bounds.
+func (l *runLog) add(seq int64, ev []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.events) == 0 {
+		l.first = seq
+	}
+	l.events = append(l.events, ev)
+	l.bytes += int64(len(ev))
+	l.last = seq
+	for len(l.events) > 1 && (len(l.events) > l.maxEvents || l.bytes > l.maxBytes) {
+		l.bytes -= int64(len(l.events[0]))
+		l.events[0] = nil
+		l.events = l.events[1:]
+		l.first++
+	}
+	switch {
+	case hasEvent(ev, core.EventRunCompleted):
+		l.status = runCompleted
+	case hasEvent(ev, core.EventRunFailed):
+		l.status = runFailed
+	case hasEvent(ev, core.EventRunCancelled):
+		l.status = runCancelled
+	}
+	if l.status != runRunning {
+		l.final = append(json.RawMessage(nil), eventData(ev)...)
+	}
+	close(l.wake)
+	l.wake = make(chan struct{})
+}
+
+// end marks the run finished (a run that ended with no final event
+// failed).
+func (l *runLog) end() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.status == runRunning {
+		l.status = runFailed
+	}
+	l.done = true
+	close(l.wake)
+	l.wake = make(chan struct{})
+}
+
+func hasEvent(ev []byte, typ core.EventType) bool {
+	return strings.HasPrefix(string(ev), "event: "+string(typ)+"\n")
+}
+
+// newRunID returns a run id no earlier instance of the object gave out:
+// the runtime's generated ids restart with each instance.
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "r-" + hex.EncodeToString(b[:])
+}
+
+// continuedBody checks policy.onDisconnect (onDisconnect, not null) and
+// removes it from body, which the API does not know it in. For
+// "continue" it also gives the body a run id when it has none, and
+// returns it.
+func continuedBody(body []byte, onDisconnect, rawRunID json.RawMessage, stream bool) (bool, string, []byte, *core.Error) {
+	var mode string
+	if json.Unmarshal(onDisconnect, &mode) != nil || (mode != "cancel" && mode != "continue") {
+		return false, "", nil, core.NewError(core.CodeInvalidArgument, `policy.onDisconnect must be "cancel" or "continue"`)
+	}
+	cont := mode == "continue"
+	if cont && !stream {
+		return false, "", nil, core.NewError(core.CodeInvalidArgument, `policy.onDisconnect "continue" needs a streamed run (Accept: text/event-stream)`)
+	}
+	var fields map[string]json.RawMessage
+	var policy map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil || json.Unmarshal(fields["policy"], &policy) != nil {
+		return false, "", nil, core.NewError(core.CodeInvalidArgument, "the body must be a JSON object")
+	}
+	delete(policy, "onDisconnect")
+	fields["policy"], _ = json.Marshal(policy)
+	runID := ""
+	if cont {
+		if len(rawRunID) == 0 || string(rawRunID) == "null" {
+			runID = newRunID()
+			fields["runId"], _ = json.Marshal(runID)
+		} else if json.Unmarshal(rawRunID, &runID) != nil || runID == "" {
+			return false, "", nil, core.NewError(core.CodeInvalidArgument, "runId must be a non-empty string")
+		}
+	}
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return false, "", nil, core.NewError(core.CodeInvalidArgument, "the body could not be read")
+	}
+	return cont, runID, out, nil
+}
+
+// startLog registers a continued run's log, dropping the oldest
+// finished logs over keptRuns.
+func (h *Handler) startLog(id string) *runLog {
+	l := &runLog{id: id, maxEvents: h.maxRunEvents, maxBytes: h.maxRunBytes, status: runRunning, wake: make(chan struct{})}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if old := h.runs[id]; old != nil {
+		h.dropRun(id)
+	}
+	h.runs[id] = l
+	h.runOrder = append(h.runOrder, id)
+	for n := len(h.runOrder); n > keptRuns+1; n-- {
+		h.dropRun(h.runOrder[0])
+	}
+	return l
+}
+
+// dropRun forgets run id. Call with mu held.
+func (h *Handler) dropRun(id string) {
+	delete(h.runs, id)
+	for i, r := range h.runOrder {
+		if r == id {
+			h.runOrder = append(h.runOrder[:i], h.runOrder[i+1:]...)
+			break
+		}
+	}
+}
+
+// runOf returns the log of run id, or nil.
+func (h *Handler) runOf(id string) *runLog {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.runs[id]
+}
+
+// runRoute serves /v1/sessions/{id}/runs/{runId}[/events]; rest is the
+// path after "runs/". It reports false for a route it does not serve.
+func (h *Handler) runRoute(w http.ResponseWriter, r *http.Request, rest string) bool {
+	rawID, sub, _ := strings.Cut(rest, "/")
+	runID, err := url.PathUnescape(rawID)
+	if err != nil || runID == "" {
+		return false
+	}
+	switch {
+	case sub == "events" && r.Method == http.MethodGet:
+		h.events(w, r, runID)
+	case sub == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		h.runStatus(w, runID, false, r)
+	case sub == "" && r.Method == http.MethodDelete:
+		h.runStatus(w, runID, true, r)
+	default:
+		return false
+	}
+	return true
+}
+
+func runLost(runID string) *core.Error {
+	return core.NewError(CodeRunLost, "run "+strconv.Quote(runID)+" is not known to the conversation: it was lost with an eviction or a restart "+
+		"(nothing of it was stored), or it ended long ago; read the conversation to see whether its turn was stored")
+}
+
+// runStatus answers {runId, status, result?, error?}; with cancel set it
+// first cancels the run if it is running and waits for its end.
+func (h *Handler) runStatus(w http.ResponseWriter, runID string, cancel bool, r *http.Request) {
+	l := h.runOf(runID)
+	if l == nil {
+		writeError(w, runLost(runID))
+		return
+	}
+	if cancel {
+		h.rt.CancelRun(runID)
+		for {
+			l.mu.Lock()
+			done, wake := l.done, l.wake
+			l.mu.Unlock()
+			if done {
+				break
+			}
+			select {
+			case <-wake:
+			case <-r.Context().Done():
+				writeError(w, core.NewError(core.CodeCancelled, "the client went away"))
+				return
+			}
+		}
+	}
+	l.mu.Lock()
+	out := map[string]any{"runId": runID, "status": l.status, "lastEventId": l.last}
+	var final struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if l.final != nil && json.Unmarshal(l.final, &final) == nil {
+		if len(final.Result) > 0 {
+			out["result"] = final.Result
+		}
+		if len(final.Error) > 0 {
+			out["error"] = final.Error
+		}
+	}
+	l.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// events replays a run's events after Last-Event-ID (or ?after=N), then
+// follows it until its end or the client leaves.
+func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
+	after := int64(0)
+	v := r.Header.Get("Last-Event-ID")
+	if q := r.URL.Query().Get("after"); v == "" {
+		v = q
+	}
+	if v != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, core.NewError(core.CodeInvalidArgument, "Last-Event-ID (or after) must be a non-negative integer"))
+			return
+		}
+		after = n
+	}
+	l := h.runOf(runID)
+	if l == nil {
+		writeError(w, runLost(runID))
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	ctx := r.Context()
+	var buf []byte
+	for {
+		l.mu.Lock()
+		buf = buf[:0]
+		if after+1 < l.first && len(l.events) > 0 {
+			gap, _ := json.Marshal(map[string]any{"type": EventRunGap, "runId": runID, "from": after + 1, "to": l.first - 1})
+			buf = appendEvent(buf, l.first-1, []byte("event: "+EventRunGap+"\ndata: "+string(gap)+"\n\n"))
+			after = l.first - 1
+		}
+		for i, ev := range l.events {
+			if seq := l.first + int64(i); seq > after {
+				buf = appendEvent(buf, seq, ev)
+				after = seq
+			}
+		}
+		done, wake := l.done && after >= l.last, l.wake
+		l.mu.Unlock()
+		if len(buf) > 0 {
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if done {
+			return
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func appendEvent(buf []byte, seq int64, ev []byte) []byte {
+	buf = append(buf, "id: "...)
+	buf = strconv.AppendInt(buf, seq, 10)
+	buf = append(buf, '\n')
+	return append(buf, ev...)
+}
+
+// runStats are the figures of the run logs, for the test route.
+type runStats struct {
+	Runs      int   `json:"runs"`
+	MaxEvents int   `json:"maxEvents"`
+	MaxBytes  int64 `json:"maxBytes"`
+}
+
+// runFigures returns the number of logs kept and the most events and
+// bytes any holds. Call with mu held.
+func (h *Handler) runFigures() runStats {
+	s := runStats{Runs: len(h.runs)}
+	for _, l := range h.runs {
+		l.mu.Lock()
+		s.MaxEvents = max(s.MaxEvents, len(l.events))
+		s.MaxBytes = max(s.MaxBytes, l.bytes)
+		l.mu.Unlock()
+	}
+	return s
+}
