@@ -6,6 +6,7 @@ import {
 } from "./errors.js";
 import { wellFormed } from "./request.js";
 import { GLUE_RUN_PREFIX, readRequest, readOptions } from "./args.js";
+import { loadRemote } from "./remote.js";
 import { compileModule, loadGo, progressReporter, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
 
 /**
@@ -493,6 +494,16 @@ class Runtime {
  * @returns {Promise<Runtime>}
  */
 export async function loadRuntime(options = {}) {
+  // Worker mode (docs/adr/0021-worker-mode.md): this same function runs
+  // in a dedicated Web Worker, and the page gets a RemoteRuntime.
+  if (isObject(options) && options.worker !== undefined && options.worker !== false) {
+    try {
+      checkConfig(options);
+    } catch (e) {
+      throw toError(e, "invalid_argument");
+    }
+    return loadRemote(options);
+  }
   let wasm, wasmExec, systemPrompt, model, tools, limits, execURL, nearURL, report;
   try {
     checkConfig(options);
