@@ -5,8 +5,7 @@
 // other side). The host's models and tools stay on the page: the runtime
 // here is configured with stand-ins that ask the page by message.
 
-import { loadRuntime } from "./glue.js";
-import { AgentrtError } from "./errors.js";
+import { loadRuntime, AgentrtError } from "./glue.js";
 
 const scope = globalThis;
 
@@ -22,7 +21,7 @@ let nextCall = 0;
 
 // wireError is an error as it crosses to the page: its code, message,
 // index and name (rebuilt there as an AgentrtError).
-export function wireError(e) {
+function wireError(e) {
   const out = { code: "internal", message: "agentrt: (an error that cannot be shown)" };
   try {
     if (e !== null && typeof e === "object" && typeof e.code === "string") out.code = e.code;
@@ -147,7 +146,10 @@ async function request(id, method, args) {
   }
 }
 
-scope.addEventListener("message", async (e) => {
+// Imported anywhere else (a bundler's scan, a test importing every file),
+// it does nothing.
+if (typeof scope.postMessage === "function" && typeof scope.addEventListener === "function" &&
+  typeof scope.document === "undefined") scope.addEventListener("message", async (e) => {
   const m = e.data;
   if (m === null || typeof m !== "object") return;
   switch (m.op) {

@@ -7,7 +7,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime, packHistory, AgentrtError } from "../glue.js";
-import { compiledModule, wasmExecURL } from "./env.mjs";
+import { compiledModule, wasmExecURL, dist } from "./env.mjs";
 import { runtimes, deferred, rejectsWith } from "./helpers.mjs";
 
 const hasWorker = typeof globalThis.Worker === "function";
@@ -240,6 +240,19 @@ if (hasWorker) {
       });
       assert.equal((await rt.run({ sessionId: "twice", input: "x" })).reply.content, "first");
       assert.equal((await rt.run({ sessionId: "twice", input: "y" })).messageCount, 4);
+    });
+
+    test("the built package's bundled glue starts the worker.js beside it", async () => {
+      const built = await import(new URL("glue.js", dist).href);
+      const rt = await built.loadRuntime({ worker: true, model: (req) => `built ${req.messages.length}` });
+      try {
+        const r = await rt.run({ sessionId: "b", input: "x", history });
+        assert.equal(r.reply.content, "built 3");
+        assert.equal(r.seed.seeded, 2);
+        await rejectsWith(assert, rt.run({ sessionId: 2, input: "x" }), "invalid_argument");
+      } finally {
+        rt.close();
+      }
     });
 
     test("a worker entry that cannot load is load_failed", async () => {
