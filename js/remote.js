@@ -420,6 +420,7 @@ export async function loadRemote(options) {
       wasmExec: wasmExec === undefined ? undefined : toURL(wasmExec, "options.wasmExec").href,
       systemPrompt, limits: limits === undefined ? undefined : structuredClone(limits),
       model: model === undefined ? undefined : model === "echo" ? "echo" : "function",
+      progress: options.onProgress !== undefined,
       tools: options.tools ? options.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) : undefined,
     };
   } catch (e) {
@@ -433,6 +434,10 @@ export async function loadRemote(options) {
   }
   const info = await new Promise((resolve, reject) => {
     const onMessage = (e) => {
+      if (isObject(e.data) && e.data.op === "progress" && options.onProgress) {
+        try { options.onProgress(e.data.p); } catch { /* progress is advisory */ }
+        return;
+      }
       if (!isObject(e.data) || e.data.op !== "loaded") return;
       cleanup();
       if (e.data.ok) resolve(e.data.value);

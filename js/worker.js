@@ -91,6 +91,7 @@ async function load(options) {
   if (options.model === "echo") config.model = "echo";
   else if (options.model === "function") config.model = modelStandIn;
   if (options.tools) config.tools = options.tools.map((t) => ({ ...t, call: toolStandIn(t.name) }));
+  if (options.progress) config.onProgress = (p) => post({ op: "progress", p });
   for (const k of Object.keys(config)) if (config[k] === undefined) delete config[k];
   rt = await loadRuntime(config);
   return { version: rt.version, globalName: rt.globalName };

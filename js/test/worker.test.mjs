@@ -255,6 +255,13 @@ if (hasWorker) {
       }
     });
 
+    test("onProgress is called on this side, last with done", async () => {
+      const phases = [];
+      const rt = await load({ worker: true, onProgress: (p) => phases.push(p.phase) });
+      assert.equal(phases.at(-1), "done");
+      assert.equal((await rt.run({ sessionId: "p", input: "x" })).status, "completed");
+    });
+
     test("a worker entry that cannot load is load_failed", async () => {
       await rejectsWith(assert, loadRuntime({ wasm: await compiledModule(), wasmExec: wasmExecURL, worker: new URL("./no-such-worker.js", import.meta.url) }), "load_failed");
     });
