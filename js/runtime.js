@@ -496,14 +496,14 @@ class Runtime {
 export async function loadRuntime(options = {}) {
   // Worker mode (docs/adr/0021-worker-mode.md): this same function runs
   // in a dedicated Web Worker, and the page gets a RemoteRuntime.
-  if (isObject(options) && options.worker !== undefined && options.worker !== false) {
-    try {
-      checkConfig(options);
-    } catch (e) {
-      throw toError(e, "invalid_argument");
-    }
-    return loadRemote(options);
+  let worker;
+  try {
+    worker = isObject(options) ? options.worker : undefined;
+    if (worker !== undefined && worker !== false) checkConfig(options);
+  } catch (e) {
+    throw toError(e, "invalid_argument");
   }
+  if (worker !== undefined && worker !== false) return loadRemote(options);
   let wasm, wasmExec, systemPrompt, model, tools, limits, execURL, nearURL, report;
   try {
     checkConfig(options);
