@@ -393,6 +393,14 @@ class RemoteRuntime {
   }
 }
 
+// webWorkers reports whether the host is a browser realm with Web Workers.
+// Deno and Bun have a Worker class too, but they run no page to keep
+// responsive: like Node and workerd, they are refused (ADR 0021).
+function webWorkers() {
+  const g = globalThis;
+  return typeof g.Worker === "function" && !g.Deno && !g.Bun && !(g.process && g.process.versions && g.process.versions.node);
+}
+
 /**
  * Checks the worker option and starts the runtime in a Web Worker. Where
  * the host has no Worker, the option is refused with invalid_argument.
@@ -404,7 +412,7 @@ export async function loadRemote(options) {
   let entry, config, tools;
   try {
     const w = options.worker;
-    if (typeof globalThis.Worker !== "function") {
+    if (!webWorkers()) {
       throw argError("options.worker", "needs a Web Worker, and this host has none (Node, Deno, Bun and workerd run the module in the caller's thread: omit the option)");
     }
     if (w === true) entry = packagedWorker();

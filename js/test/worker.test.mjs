@@ -10,7 +10,10 @@ import { loadRuntime, packHistory, AgentrtError } from "../glue.js";
 import { compiledModule, wasmExecURL, dist } from "./env.mjs";
 import { runtimes, deferred, rejectsWith } from "./helpers.mjs";
 
-const hasWorker = typeof globalThis.Worker === "function";
+// Web Workers of a browser realm: Deno and Bun have a Worker class, but
+// worker mode refuses them like Node (docs/adr/0021-worker-mode.md).
+const hasWorker = typeof globalThis.Worker === "function" && !globalThis.Deno && !globalThis.Bun &&
+  !globalThis.process?.versions?.node;
 const modes = hasWorker ? ["main", "worker"] : ["main"];
 const { load } = runtimes();
 
