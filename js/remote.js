@@ -181,8 +181,19 @@ class RemoteRuntime {
       if (this.#dead || this.#closed) return;
       try {
         this.#w.postMessage({ op: "answer", cid, ...msg });
+        return;
       } catch (e) {
-        this.#w.postMessage({ op: "answer", cid, ok: false, message: "the answer cannot be sent to the worker: " + describe(e) });
+        if (!msg.ok) {
+          this.#w.postMessage({ op: "answer", cid, ok: false, message: "the answer cannot be sent to the worker: " + describe(e) });
+          return;
+        }
+        // A value that cannot be cloned (a function among its fields):
+        // its JSON is what the glue reads of it on the main thread too.
+        try {
+          this.#w.postMessage({ op: "answer", cid, ok: true, value: JSON.parse(JSON.stringify(msg.value)) });
+        } catch (e2) {
+          this.#w.postMessage({ op: "answer", cid, ok: false, message: "the answer cannot be sent to the worker: " + describe(e) });
+        }
       }
     };
     this.#calls.set(cid, { abort: (why) => ctl.abort(why) });

@@ -4,7 +4,7 @@
 // the same glue runs in a dedicated worker and the model and tools stay
 // functions here. Where there is no Worker (Node, Bun, Deno), the option
 // must be refused with invalid_argument.
-import { describe, test } from "node:test";
+import { describe, test, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime, packHistory, AgentrtError } from "../glue.js";
 import { compiledModule, wasmExecURL, dist } from "./env.mjs";
@@ -15,7 +15,19 @@ import { runtimes, deferred, rejectsWith } from "./helpers.mjs";
 const hasWorker = typeof globalThis.Worker === "function" && !globalThis.Deno && !globalThis.Bun &&
   !globalThis.process?.versions?.node;
 const modes = hasWorker ? ["main", "worker"] : ["main"];
-const { load } = runtimes();
+const { load: loadTracked } = runtimes();
+// Each test's runtimes are closed when it ends: a page holds only so many
+// Go instances' memories at once (Chromium refuses more), and the glue's
+// other suites run in the same page.
+const opened = [];
+afterEach(() => {
+  for (const rt of opened.splice(0)) rt.close();
+});
+const load = async (config) => {
+  const rt = await loadTracked(config);
+  opened.push(rt);
+  return rt;
+};
 
 const history = [
   { role: "user", content: "hello" },
@@ -263,6 +275,18 @@ if (hasWorker) {
       const rt = await load({ worker: true, onProgress: (p) => phases.push(p.phase) });
       assert.equal(phases.at(-1), "done");
       assert.equal((await rt.run({ sessionId: "p", input: "x" })).status, "completed");
+    });
+
+    test("answers with functions among their fields cross as their JSON", async () => {
+      const rt = await load({
+        worker: true,
+        model: (req) => req.step === 1
+          ? { toolCalls: [{ id: "t1", name: "odd", arguments: "{}" }], extra() {} }
+          : { content: "saw " + req.messages.at(-1).content, extra() {} },
+        tools: [{ name: "odd", call: () => ({ n: 1, f() {} }) }],
+      });
+      const r = await rt.run({ sessionId: "odd", input: "x" });
+      assert.equal(r.reply.content, 'saw {"n":1}');
     });
 
     test("a worker entry that cannot load is load_failed", async () => {
