@@ -8,14 +8,13 @@ import { describe, test, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime, packHistory, AgentrtError } from "../glue.js";
 import { compiledModule, wasmExecURL, dist } from "./env.mjs";
-import { runtimes, deferred, rejectsWith } from "./helpers.mjs";
+import { deferred, rejectsWith } from "./helpers.mjs";
 
 // Web Workers of a browser realm: Deno and Bun have a Worker class, but
 // worker mode refuses them like Node (docs/adr/0021-worker-mode.md).
 const hasWorker = typeof globalThis.Worker === "function" && !globalThis.Deno && !globalThis.Bun &&
   !globalThis.process?.versions?.node;
 const modes = hasWorker ? ["main", "worker"] : ["main"];
-const { load: loadTracked } = runtimes();
 // Each test's runtimes are closed when it ends: a page holds only so many
 // Go instances' memories at once (Chromium refuses more), and the glue's
 // other suites run in the same page.
@@ -23,8 +22,8 @@ const opened = [];
 afterEach(() => {
   for (const rt of opened.splice(0)) rt.close();
 });
-const load = async (config) => {
-  const rt = await loadTracked(config);
+const load = async (config = {}) => {
+  const rt = await loadRuntime({ wasm: await compiledModule(), wasmExec: wasmExecURL, ...config });
   opened.push(rt);
   return rt;
 };
