@@ -338,6 +338,18 @@ export interface LoadOptions {
   model?: Model | undefined;
   tools?: Tool[] | undefined;
   limits?: Limits | undefined;
+  /**
+   * Worker mode (docs/adr/0021-worker-mode.md): `true` runs the glue and
+   * the module in a dedicated Web Worker started from the worker.js
+   * shipped beside glue.js; a URL or string names a worker entry served
+   * elsewhere. The model and tools stay functions in the caller's thread.
+   * `wasm` must then be a URL, a string or a WebAssembly.Module. Where
+   * there is no Web Worker (Node, Deno, Bun, workerd) it is refused with
+   * "invalid_argument". `false` or omitted: the caller's thread.
+   * @example
+   * const rt = await loadRuntime({ worker: true, model: openAIModel(options) });
+   */
+  worker?: boolean | string | URL | undefined;
 }
 
 /** How far loading the module went: see LoadOptions.onProgress. */
@@ -498,7 +510,33 @@ export interface Runtime {
  * const rt = await loadRuntime({ systemPrompt: "Be brief." }); // the packaged agentrt.wasm
  * const rt2 = await loadRuntime({ wasm: "/assets/agentrt.wasm" }); // or one you serve
  */
+export declare function loadRuntime(options: LoadOptions & { worker: true | string | URL }): Promise<WorkerRuntime>;
 export declare function loadRuntime(options?: LoadOptions): Promise<Runtime>;
+
+/**
+ * A runtime in worker mode (loadRuntime with `worker`): the Runtime's
+ * members, forwarded to a dedicated Web Worker. The calls a Runtime answers
+ * at once answer with a Promise here; errors are the same AgentrtErrors
+ * (rejections instead of throws, except stream's bad arguments). If the
+ * worker stops (`worker.terminate()`, an uncaught error), the calls in
+ * flight and every later call reject with code "internal".
+ */
+export interface WorkerRuntime extends Omit<Runtime, "cancelRun" | "session" | "deleteSession" | "listSessions" | "stats" | "checkHistory"> {
+  /** The dedicated Web Worker the runtime runs in. */
+  readonly worker: Worker;
+  /** Cancels the active run with runId; resolves with whether this call did. */
+  cancelRun(runId: string): Promise<boolean>;
+  /** A snapshot of the session, or null when there is none. */
+  session(id: string): Promise<Session | null>;
+  /** Removes the session; resolves with whether there was one. */
+  deleteSession(id: string): Promise<boolean>;
+  /** The ids of all sessions, sorted. */
+  listSessions(): Promise<string[]>;
+  /** The runtime's counters. */
+  stats(): Promise<Stats>;
+  /** The problems of a history (see Runtime.checkHistory). */
+  checkHistory(history: History): Promise<HistoryCheck>;
+}
 
 /**
  * Compiles the module once, so that many runtimes load without compiling again.

@@ -288,6 +288,10 @@ export function checkConfig(options) {
   if (onProgress !== undefined && typeof onProgress !== "function") {
     throw argError("options.onProgress", "must be a function");
   }
+  const w = options.worker;
+  if (w !== undefined && typeof w !== "boolean" && typeof w !== "string" && !(w instanceof URL)) {
+    throw argError("options.worker", "must be true, false, a URL or a string");
+  }
   if (wasm === null) throw argError("options.wasm", "must be a URL, bytes, a Response or a WebAssembly.Module, or omitted");
   if (wasmExec !== undefined && typeof wasmExec !== "string" && !(wasmExec instanceof URL)) {
     throw argError("options.wasmExec", "must be a URL or a string");

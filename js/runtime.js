@@ -7,6 +7,7 @@ import {
 import { wellFormed } from "./request.js";
 import { withRepaired } from "./heal.js";
 import { GLUE_RUN_PREFIX, readRequest, readOptions } from "./args.js";
+import { loadRemote } from "./remote.js";
 import { compileModule, loadGo, progressReporter, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
 
 /**
@@ -497,6 +498,16 @@ class Runtime {
  * @returns {Promise<Runtime>}
  */
 export async function loadRuntime(options = {}) {
+  // Worker mode (docs/adr/0021-worker-mode.md): this same function runs
+  // in a dedicated Web Worker, and the page gets a RemoteRuntime.
+  let worker;
+  try {
+    worker = isObject(options) ? options.worker : undefined;
+    if (worker !== undefined && worker !== false) checkConfig(options);
+  } catch (e) {
+    throw toError(e, "invalid_argument");
+  }
+  if (worker !== undefined && worker !== false) return loadRemote(options);
   let wasm, wasmExec, systemPrompt, model, tools, limits, execURL, nearURL, report;
   try {
     checkConfig(options);

@@ -140,6 +140,20 @@ func TestBundleGlue_Repository(t *testing.T) {
 	if !strings.Contains(string(glue), `new URL("./agentrt.wasm", import.meta.url)`) {
 		t.Error("the bundle lost new URL(\"./agentrt.wasm\", import.meta.url)")
 	}
+	// Worker mode's entry is found next to the bundle the same way, and
+	// imports the glue only through the bundle.
+	if !strings.Contains(string(glue), `new URL("./worker.js", import.meta.url)`) {
+		t.Error("the bundle lost new URL(\"./worker.js\", import.meta.url)")
+	}
+	worker, err := os.ReadFile(filepath.Join(dir, "worker.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range relativeImport.FindAllStringSubmatch(string(worker), -1) {
+		if m[1] != "./glue.js" {
+			t.Errorf("worker.js imports %s", m[1])
+		}
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed")

@@ -15,7 +15,9 @@ import { compiledModule, wasmExecURL } from "./env.mjs";
 export function runtimes() {
   const opened = [];
   after(() => {
-    for (const rt of opened) rt.close();
+    // Dropped as closed, so that their instances' memory can be collected
+    // before the next suite file of the same page loads its own.
+    for (const rt of opened.splice(0)) rt.close();
   });
   const track = (rt) => {
     opened.push(rt);

@@ -190,3 +190,19 @@ export async function loop(rt: Runtime): Promise<Message[]> {
   await rt.run({ sessionId: "s", input: "x", history: [{ role: "user", content: 5 }] });
   return stored;
 }
+
+export async function workerMode(): Promise<void> {
+  const rt = await loadRuntime({ worker: true, model: (req) => `seen ${req.messages.length}` });
+  const r: Result = await rt.run({ sessionId: "w", input: "hi" });
+  const s: Session | null = await rt.session("w");
+  const ids: string[] = await rt.listSessions();
+  const cancelled: boolean = await rt.cancelRun(r.runId);
+  const w: Worker = rt.worker;
+  // @ts-expect-error worker mode answers with a Promise
+  const sync: Session | null = rt.session("w");
+  const main: Runtime = await loadRuntime({ worker: false });
+  void loadRuntime({ worker: new URL("https://example.com/agentrt/worker.js") });
+  // @ts-expect-error worker is a boolean, a string or a URL
+  void loadRuntime({ worker: 1 });
+  console.log(s, ids, cancelled, w, sync, main.session("w"));
+}

@@ -1,7 +1,7 @@
 // The glue's suites (js/test/*.test.mjs) in a real page of Chromium, Firefox
 // and WebKit, each browser launched once:
 //
-//   node js/test/browser/run.mjs [--browsers chromium,firefox,webkit]
+//   node js/test/browser/run.mjs [--browsers chromium,firefox,webkit] [--files worker.test.mjs,...]
 //
 // The page (index.html) maps node:test, node:assert/strict,
 // node:fs/promises and ../env.mjs to small browser stand-ins with an import
@@ -74,6 +74,7 @@ async function main() {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--browsers") args.browsers = String(argv[++i]).split(",").filter(Boolean);
+    else if (argv[i] === "--files") args.files = String(argv[++i]).split(",").filter(Boolean);
     else throw new Error(`unknown argument ${argv[i]}`);
   }
   const results = new Results();
@@ -84,7 +85,10 @@ async function main() {
     const have = exportedNames(await readFile(path.join(HERE, "env.js"), "utf8"));
     const lacking = want.filter((n) => !have.includes(n));
     if (lacking.length) throw new Error(`js/test/browser/env.js lacks exports of js/test/env.mjs: ${lacking.join(", ")}`);
-    const { run, excluded } = await suites();
+    const all = await suites();
+    const run = args.files ? all.run.filter((f) => args.files.includes(f)) : all.run;
+    const excluded = args.files ? [] : all.excluded;
+    if (args.files) for (const f of args.files) if (!all.run.includes(f)) throw new Error(`${f} is not a suite the page runs`);
     for (const [f, needs] of excluded) console.log(`exclude ${f}: needs ${needs.join(", ")} (Node only)`);
     if (!run.length) throw new Error("no suite to run");
     server = await serve();

@@ -1,0 +1,301 @@
+// Worker mode (docs/adr/0021-worker-mode.md): one table of Runtime
+// behaviour run on the main thread and, where the host has Web Workers
+// (the browser pages of js/test/browser/run.mjs), in worker mode, where
+// the same glue runs in a dedicated worker and the model and tools stay
+// functions here. Where there is no Worker (Node, Bun, Deno), the option
+// must be refused with invalid_argument.
+import { describe, test, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { loadRuntime, packHistory, AgentrtError } from "../glue.js";
+import { compiledModule, wasmExecURL, dist } from "./env.mjs";
+import { deferred, rejectsWith } from "./helpers.mjs";
+
+// Web Workers of a browser realm: Deno and Bun have a Worker class, but
+// worker mode refuses them like Node (docs/adr/0021-worker-mode.md).
+const hasWorker = typeof globalThis.Worker === "function" && !globalThis.Deno && !globalThis.Bun &&
+  !globalThis.process?.versions?.node;
+const modes = hasWorker ? ["main", "worker"] : ["main"];
+// Each test's runtimes are closed when it ends: a page holds only so many
+// Go instances' memories at once (Chromium refuses more), and the glue's
+// other suites run in the same page.
+const opened = [];
+afterEach(() => {
+  for (const rt of opened.splice(0)) rt.close();
+});
+const load = async (config = {}) => {
+  const rt = await loadRuntime({ wasm: await compiledModule(), wasmExec: wasmExecURL, ...config });
+  opened.push(rt);
+  return rt;
+};
+
+const history = [
+  { role: "user", content: "hello" },
+  { role: "assistant", content: "hi" },
+];
+
+// waitAbort is a model or tool that answers only by rejecting when signal aborts.
+function waitAbort(signal, started) {
+  if (started) started.resolve();
+  return new Promise((_, reject) => {
+    if (!signal) return;
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+}
+
+if (!hasWorker) {
+  describe("worker mode where there is no Worker", () => {
+    for (const worker of [true, "worker.js", new URL("https://example.com/worker.js")]) {
+      test(`worker: ${String(worker)} is refused with invalid_argument`, async () => {
+        const err = await rejectsWith(assert, loadRuntime({ wasm: await compiledModule(), wasmExec: wasmExecURL, worker }), "invalid_argument");
+        assert.ok(err instanceof AgentrtError);
+        assert.match(err.message, /options\.worker/);
+      });
+    }
+  });
+}
+
+describe("worker option", () => {
+  for (const worker of [1, null, {}, () => {}]) {
+    test(`worker: ${String(worker)} is refused with invalid_argument`, async () => {
+      const err = await rejectsWith(assert, loadRuntime({ wasm: await compiledModule(), wasmExec: wasmExecURL, worker }), "invalid_argument");
+      assert.match(err.message, /options\.worker/);
+    });
+  }
+
+  test("worker: false runs on the main thread", async () => {
+    const rt = await load({ worker: false });
+    assert.equal((await rt.run({ sessionId: "s", input: "x" })).status, "completed");
+    assert.equal(typeof globalThis[rt.globalName], "object");
+  });
+});
+
+for (const mode of modes) {
+  const open = (config = {}) => load(mode === "worker" ? { worker: true, ...config } : config);
+
+  describe(`the Runtime table (${mode})`, () => {
+    test("a turn, and the session it leaves", async () => {
+      const rt = await open({ systemPrompt: "Be brief." });
+      assert.equal(typeof rt.version, "string");
+      const r = await rt.run({ sessionId: "s", input: "hello" });
+      assert.equal(r.status, "completed");
+      assert.equal(r.sessionId, "s");
+      assert.match(r.reply.content, /hello/);
+      assert.equal(r.messageCount, 2);
+      assert.ok(Object.isFrozen(r.reply), "the reply is frozen");
+      assert.equal((await rt.session("s")).messageCount, 2);
+      assert.deepEqual(await rt.listSessions(), ["s"]);
+      const r2 = await rt.startRun("s", "again");
+      assert.equal(r2.messageCount, 4);
+      assert.equal(await rt.deleteSession("s"), true);
+      assert.equal(await rt.session("s"), null);
+      assert.equal(typeof (await rt.stats()), "object");
+    });
+
+    test("seeds from a history array and from packed bytes, once", async () => {
+      const rt = await open();
+      const a = await rt.run({ sessionId: "a", input: "x", history });
+      assert.equal(a.seed.mode, "cold");
+      assert.equal(a.seed.seeded, 2);
+      assert.equal(a.messageCount, 4);
+      const packed = packHistory(history);
+      const copy = packed.slice();
+      const b = await rt.startRunWithHistory("b", "x", packed);
+      assert.equal(b.seed.seeded, 2);
+      assert.deepEqual(packed, copy, "the host's packed bytes are left as they were");
+      const again = await rt.startRunWithPolicyAndHistory("b", "y", {}, packed);
+      assert.notEqual(again.seed.mode, "cold");
+      assert.equal(again.messageCount, 6);
+      const check = await rt.checkHistory(packed);
+      assert.equal(check.ok, true);
+    });
+
+    test("events reach onEvent on this side, in order", async () => {
+      const rt = await open();
+      const seen = [];
+      const r = await rt.run({ sessionId: "e", input: "x", history, onEvent: (ev) => seen.push(ev) });
+      assert.equal(seen[0].type, "run.started");
+      assert.ok(seen.some((ev) => ev.type === "session.seeded"));
+      assert.equal(seen.at(-1).type, "run.completed");
+      assert.deepEqual(seen.map((ev) => ev.seq), seen.map((_, i) => i + 1));
+      assert.ok(seen.every((ev) => ev.runId === r.runId));
+    });
+
+    test("stream yields the events and ends with run.completed", async () => {
+      const rt = await open({ model: (req) => { req.delta("par"); req.delta("tial"); return "done"; } });
+      const types = [];
+      let last;
+      for await (const ev of rt.stream({ sessionId: "st", input: "x" })) {
+        types.push(ev.type);
+        last = ev;
+      }
+      assert.equal(types[0], "run.started");
+      assert.equal(types.filter((t) => t === "model.delta").length, 2);
+      assert.equal(last.type, "run.completed");
+      assert.equal(last.result.reply.content, "done");
+      assert.equal((await rt.session("st")).messageCount, 2);
+    });
+
+    test("leaving a stream before run.completed takes the turn back", async () => {
+      const rt = await open();
+      for await (const ev of rt.stream({ sessionId: "early", input: "x" })) {
+        assert.equal(ev.type, "run.started");
+        break;
+      }
+      const s = await rt.session("early");
+      assert.ok(s === null || s.messageCount === 0, JSON.stringify(s));
+    });
+
+    test("an AbortSignal cancels a run whose model waits, and the model's signal aborts", async () => {
+      const started = deferred();
+      let modelSignal;
+      const rt = await open({ model: (req) => { modelSignal = req.signal; return waitAbort(req.signal, started); } });
+      const ctl = new AbortController();
+      const p = rt.run({ sessionId: "c", input: "x", signal: ctl.signal });
+      await started.promise;
+      ctl.abort();
+      const err = await rejectsWith(assert, p, "cancelled");
+      assert.equal(err.name, "AbortError");
+      await until(() => modelSignal.aborted);
+      assert.equal(await rt.session("c"), null);
+      const already = new AbortController();
+      already.abort();
+      await rejectsWith(assert, rt.run({ sessionId: "c", input: "x", signal: already.signal }), "cancelled");
+    });
+
+    test("cancelRun cancels a hanging tool's run", async () => {
+      const started = deferred();
+      const rt = await open({
+        model: (req) => req.step === 1 ? { toolCalls: [{ id: "t1", name: "hang", arguments: "{}" }] } : "after",
+        tools: [{ name: "hang", call: () => waitAbort(undefined, started) }],
+      });
+      const p = rt.run({ sessionId: "h", input: "x", runId: "r-hang" });
+      await started.promise;
+      assert.equal(await rt.cancelRun("r-hang"), true);
+      await rejectsWith(assert, p, "cancelled");
+      assert.equal(await rt.cancelRun("r-hang"), false);
+      assert.equal(await rt.session("h"), null, "the cancelled turn is not kept");
+    });
+
+    test("policy.timeoutMs ends a run whose model never answers", async () => {
+      const rt = await open({ model: (req) => waitAbort(req.signal) });
+      await rejectsWith(assert, rt.run({ sessionId: "t", input: "x", policy: { timeoutMs: 20 } }), "timeout");
+    });
+
+    test("errors keep their codes and index", async () => {
+      const rt = await open();
+      await rejectsWith(assert, rt.run({ sessionId: 1, input: "x" }), "invalid_argument");
+      await rejectsWith(assert, rt.run({ sessionId: "", input: "x" }), "invalid_argument");
+      await rejectsWith(assert, rt.run({ sessionId: "s", input: "x", policy: { seedMode: "sometimes" } }), "invalid_argument");
+      const bad = [{ role: "user", content: "a" }, { role: "wizard", content: "b" }];
+      const err = await rejectsWith(assert, rt.run({ sessionId: "s", input: "x", history: bad }), "invalid_history", 1);
+      assert.ok(err instanceof AgentrtError);
+      assert.deepEqual(await rt.listSessions(), []);
+    });
+
+    test("a throwing model fails the run with model_error and the runtime keeps serving", async () => {
+      let fail = true;
+      const rt = await open({ model: () => { if (fail) throw new Error("boom"); return { content: "fine" }; } });
+      const err = await rejectsWith(assert, rt.run({ sessionId: "m", input: "x" }), "model_error");
+      assert.match(err.message, /boom/);
+      fail = false;
+      assert.equal((await rt.run({ sessionId: "m", input: "x" })).reply.content, "fine");
+    });
+
+    test("a throwing tool fails the run with tool_error and its text", async () => {
+      const rt = await open({
+        model: (req) => req.step === 1 ? { toolCalls: [{ id: "t1", name: "bad", arguments: "{}" }] } : "after",
+        tools: [{ name: "bad", call: () => { throw new Error("tool broke"); } }],
+      });
+      const err = await rejectsWith(assert, rt.run({ sessionId: "tb", input: "x" }), "tool_error");
+      assert.match(err.message, /tool broke/);
+      assert.equal(await rt.session("tb"), null);
+    });
+
+    test("close rejects later calls with invalid_argument", async () => {
+      const rt = await open();
+      await rt.run({ sessionId: "x", input: "x" });
+      rt.close();
+      rt.close();
+      assert.equal(rt.closed, true);
+      await rejectsWith(assert, rt.run({ sessionId: "x", input: "x" }), "invalid_argument");
+      assert.throws(() => rt.stream({ sessionId: "x", input: "x" }), (e) => e.code === "invalid_argument");
+    });
+  });
+}
+
+if (hasWorker) {
+  describe("worker mode only", () => {
+    test("close rejects a run in flight as closed and aborts its model", async () => {
+      const started = deferred();
+      let modelSignal;
+      const rt = await load({ worker: true, model: (req) => { modelSignal = req.signal; return waitAbort(req.signal, started); } });
+      const p = rt.run({ sessionId: "c", input: "x" });
+      await started.promise;
+      rt.close();
+      await rejectsWith(assert, p, "invalid_argument");
+      assert.equal(modelSignal.aborted, true);
+    });
+
+    test("a terminated worker fails the calls in flight and later ones with internal", async () => {
+      const started = deferred();
+      const rt = await load({ worker: true, model: (req) => waitAbort(req.signal, started) });
+      const p = rt.run({ sessionId: "d", input: "x" });
+      await started.promise;
+      rt.worker.terminate();
+      await rejectsWith(assert, p, "internal");
+      await rejectsWith(assert, rt.run({ sessionId: "d", input: "x" }), "internal");
+      await rejectsWith(assert, rt.listSessions(), "internal");
+    });
+
+    test("a model that answers twice is taken at its first answer", async () => {
+      const rt = await load({
+        worker: true,
+        model: () => ({ then(resolve) { resolve({ content: "first" }); resolve({ content: "second" }); } }),
+      });
+      assert.equal((await rt.run({ sessionId: "twice", input: "x" })).reply.content, "first");
+      assert.equal((await rt.run({ sessionId: "twice", input: "y" })).messageCount, 4);
+    });
+
+    test("the built package's bundled glue starts the worker.js beside it", async () => {
+      const built = await import(new URL("glue.js", dist).href);
+      const rt = await built.loadRuntime({ worker: true, model: (req) => `built ${req.messages.length}` });
+      try {
+        const r = await rt.run({ sessionId: "b", input: "x", history });
+        assert.equal(r.reply.content, "built 3");
+        assert.equal(r.seed.seeded, 2);
+        await rejectsWith(assert, rt.run({ sessionId: 2, input: "x" }), "invalid_argument");
+      } finally {
+        rt.close();
+      }
+    });
+
+    test("onProgress is called on this side, last with done", async () => {
+      const phases = [];
+      const rt = await load({ worker: true, onProgress: (p) => phases.push(p.phase) });
+      assert.equal(phases.at(-1), "done");
+      assert.equal((await rt.run({ sessionId: "p", input: "x" })).status, "completed");
+    });
+
+    test("answers with functions among their fields cross as their JSON", async () => {
+      const rt = await load({
+        worker: true,
+        model: (req) => req.step === 1
+          ? { toolCalls: [{ id: "t1", name: "odd", arguments: "{}" }], extra() {} }
+          : { content: "saw " + req.messages.at(-1).content, extra() {} },
+        tools: [{ name: "odd", call: () => ({ n: 1, f() {} }) }],
+      });
+      const r = await rt.run({ sessionId: "odd", input: "x" });
+      assert.equal(r.reply.content, 'saw {"n":1}');
+    });
+
+    test("a worker entry that cannot load is load_failed", async () => {
+      await rejectsWith(assert, loadRuntime({ wasm: await compiledModule(), wasmExec: wasmExecURL, worker: new URL("./no-such-worker.js", import.meta.url) }), "load_failed");
+    });
+  });
+}
+
+// until waits for f() to hold, a few event-loop turns at most.
+async function until(f) {
+  for (let i = 0; i < 100 && !f(); i++) await new Promise((r) => setTimeout(r, 0));
+  assert.ok(f());
+}
