@@ -191,7 +191,10 @@ const indexCalls = 16
 
 // callIndex returns the place of the call with id among calls, or -1.
 // ids, when not nil, maps the ids of calls to their place, and is read
-// instead of calls.
+// instead of calls. It is not inlined (neither are Role.Valid and
+// inTurn): the module is smaller with one copy of each.
+//
+//go:noinline
 func callIndex(calls []ToolCall, ids map[string]int, id string) int {
 	if ids != nil {
 		if k, ok := ids[id]; ok {

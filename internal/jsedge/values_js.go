@@ -90,7 +90,10 @@ var internedNames = [...]string{
 const statusCompleted = "completed"
 
 // str returns s as a value for Value.Set: its interned JavaScript string
-// when there is one, s itself otherwise.
+// when there is one, s itself otherwise. It is not inlined, to keep
+// the map lookup in one place.
+//
+//go:noinline
 func str(s string) any {
 	if v, ok := jsRefs().interned[s]; ok {
 		return v
@@ -147,6 +150,7 @@ var ErrNotJS error
 //
 // Optional fields are left out (undefined), never set to null or "".
 
+//go:noinline
 func newObject() js.Value { return jsutil.Object.New() }
 
 // Message returns m as a JavaScript object in the session shape.
