@@ -55,6 +55,8 @@ type Message struct {
 // Size is the number of bytes a message counts against the byte limits:
 // the lengths of its text fields (id, content, tool_call_id and each tool
 // call's id, name and arguments).
+//
+//go:noinline
 func (m *Message) Size() int64 {
 	return textSize(m.ID, m.Content, m.ToolCallID, m.ToolCalls)
 }

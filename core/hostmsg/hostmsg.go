@@ -558,6 +558,7 @@ func toolCalls[V Value[V]](calls V) ([]core.ToolCall, string) {
 	return out, ""
 }
 
+//go:noinline
 func modelError(msg string) error { return core.NewError(core.CodeModelError, msg) }
 
 // quote returns s in double quotes, cut to at most 64 bytes of UTF-8 at
