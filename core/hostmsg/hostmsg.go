@@ -565,6 +565,8 @@ func modelError(msg string) error { return core.NewError(core.CodeModelError, ms
 // a character boundary (and "..." appended) so that an error message
 // never carries a huge string from the host. js/history.js cuts the same
 // way.
+//
+//go:noinline
 func quote(s string) string {
 	const max = 64
 	if len(s) > max {
