@@ -29,6 +29,7 @@ func Background() Context { return background{} }
 
 type valuer interface{ Value(any) any }
 
+//go:noinline
 func parentValue(parent Context, key any) any {
 	if v, ok := parent.(valuer); ok {
 		return v.Value(key)

@@ -43,16 +43,18 @@ func (Echo) Complete(ctx Context, req *ModelRequest) (*ModelReply, error) {
 			i--
 		}
 		var parts string
-		for k, m := range req.Messages[i:] {
+		for k := i; k < n; k++ {
+			m := &req.Messages[k]
 			name := m.ToolCallID
 			if i > 0 {
-				for _, c := range req.Messages[i-1].ToolCalls {
-					if c.ID == m.ToolCallID {
-						name = c.Name
+				calls := req.Messages[i-1].ToolCalls
+				for c := range calls {
+					if calls[c].ID == m.ToolCallID {
+						name = calls[c].Name
 					}
 				}
 			}
-			if k > 0 {
+			if k > i {
 				parts += "; "
 			}
 			parts += "tool " + name + " returned: " + m.Content

@@ -13,6 +13,8 @@ const (
 )
 
 // Valid reports whether r is one of the four roles.
+//
+//go:noinline
 func (r Role) Valid() bool {
 	switch r {
 	case RoleUser, RoleAssistant, RoleTool, RoleSystem:
@@ -53,10 +55,13 @@ type Message struct {
 // Size is the number of bytes a message counts against the byte limits:
 // the lengths of its text fields (id, content, tool_call_id and each tool
 // call's id, name and arguments).
+//
+//go:noinline
 func (m *Message) Size() int64 {
 	return textSize(m.ID, m.Content, m.ToolCallID, m.ToolCalls)
 }
 
+//go:noinline
 func textSize(id, content, toolCallID string, calls []ToolCall) int64 {
 	n := len(id) + len(content) + len(toolCallID)
 	for i := range calls {
@@ -124,6 +129,8 @@ type SeedMessage struct {
 // host message that history[i] comes from: i less the messages up to it
 // that continue an earlier host message. An i outside history is
 // returned as it is.
+//
+//go:noinline
 func HostIndex(history []SeedMessage, i int) int {
 	if i < 0 || i >= len(history) {
 		return i

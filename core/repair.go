@@ -380,6 +380,8 @@ func startsHostMessage(history []SeedMessage, i int) bool {
 }
 
 // inTurn reports whether r is a role an assistant UIMessage splits into.
+//
+//go:noinline
 func inTurn(r Role) bool { return r == RoleAssistant || r == RoleTool }
 
 // The refusal messages of the kinds repair fixes, shared with checkHistory

@@ -207,6 +207,8 @@ func (r *Run) startTimeout() {
 }
 
 // stopError is the error of a run whose context is done.
+//
+//go:noinline
 func (r *Run) stopError() *Error {
 	if e := r.ctx.stopCause(); e != nil {
 		return e

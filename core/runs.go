@@ -19,6 +19,8 @@ func (a *activeRuns) len() int {
 
 // get returns the active run with id, or nil. An empty map answers
 // without hashing id.
+//
+//go:noinline
 func (a *activeRuns) get(id string) *Run {
 	if a.one != nil && a.one.id == id {
 		return a.one

@@ -24,7 +24,10 @@ const oneThread = true
 // until it is free.
 type mutex struct{ held bool }
 
-// Lock locks m.
+// Lock locks m. It is not inlined: inlined, its call to wait would be
+// repeated at each of the fifty places that lock.
+//
+//go:noinline
 func (m *mutex) Lock() {
 	if m.held {
 		m.wait()

@@ -64,17 +64,6 @@ func checkHistory(history []SeedMessage, limits Limits, rep *repaired) (historyI
 	var answered []bool
 	var ids map[string]int
 	left := 0
-	unanswered := func() *Error {
-		if left == 0 {
-			return nil
-		}
-		for i, done := range answered {
-			if !done {
-				return NewIndexError(CodeInvalidHistory, open, missingText(calls[i].ID))
-			}
-		}
-		return nil
-	}
 	var hostIDs idTable // the host ids met, from the first one on
 	defer hostIDs.release()
 	for i := range history {
@@ -118,11 +107,11 @@ func checkHistory(history []SeedMessage, limits Limits, rep *repaired) (historyI
 		case RoleUser:
 			// The block stays open, fully answered: a later result for one
 			// of its calls is then "answered twice".
-			if err := unanswered(); err != nil {
+			if err := unanswered(open, calls, answered, left); err != nil {
 				return info, err
 			}
 		case RoleAssistant:
-			if err := unanswered(); err != nil {
+			if err := unanswered(open, calls, answered, left); err != nil {
 				return info, err
 			}
 			open, calls, answered, left, ids = i, m.ToolCalls, answered[:0], len(m.ToolCalls), nil
@@ -163,10 +152,26 @@ func checkHistory(history []SeedMessage, limits Limits, rep *repaired) (historyI
 			left--
 		}
 	}
-	if err := unanswered(); err != nil {
+	if err := unanswered(open, calls, answered, left); err != nil {
 		return info, err
 	}
 	return info, nil
+}
+
+// unanswered returns the error for the first call of the open block (at
+// open) that has no result, or nil when left, the number of those, is 0.
+//
+//go:noinline
+func unanswered(open int, calls []ToolCall, answered []bool, left int) *Error {
+	if left == 0 {
+		return nil
+	}
+	for i, done := range answered {
+		if !done {
+			return NewIndexError(CodeInvalidHistory, open, missingText(calls[i].ID))
+		}
+	}
+	return nil
 }
 
 // String returns the role's name.
@@ -191,7 +196,10 @@ const indexCalls = 16
 
 // callIndex returns the place of the call with id among calls, or -1.
 // ids, when not nil, maps the ids of calls to their place, and is read
-// instead of calls.
+// instead of calls. It is not inlined (neither are Role.Valid and
+// inTurn): the module is smaller with one copy of each.
+//
+//go:noinline
 func callIndex(calls []ToolCall, ids map[string]int, id string) int {
 	if ids != nil {
 		if k, ok := ids[id]; ok {

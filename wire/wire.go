@@ -222,6 +222,7 @@ type reader struct {
 	valid bool
 }
 
+//go:noinline
 func newReader(b []byte, k Kind) *reader {
 	r := &reader{s: string(b), index: core.NoIndex, code: core.CodeInvalidArgument, prefix: "wire: "}
 	r.header(k)

@@ -641,12 +641,15 @@ func toolCalls[V Value[V]](calls V) ([]core.ToolCall, string) {
 	return out, ""
 }
 
+//go:noinline
 func modelError(msg string) error { return core.NewError(core.CodeModelError, msg) }
 
 // quote returns s in double quotes, cut to at most 64 bytes of UTF-8 at
 // a character boundary (and "..." appended) so that an error message
 // never carries a huge string from the host. js/history.js cuts the same
 // way.
+//
+//go:noinline
 func quote(s string) string {
 	const max = 64
 	if len(s) > max {

@@ -74,6 +74,7 @@ type msgKey struct {
 	idLen      int
 }
 
+//go:noinline
 func keyOf(m *core.Message) msgKey {
 	k := msgKey{
 		content: unsafe.StringData(m.Content), contentLen: len(m.Content),
@@ -293,6 +294,8 @@ func (sc *sessionCache) get(m *core.Message, k msgKey) *cached {
 }
 
 // frozenMessage is Message(m), frozen with its tool calls.
+//
+//go:noinline
 func frozenMessage(m *core.Message) js.Value { return message(m, true) }
 
 // freeze calls Object.freeze(v).

@@ -96,6 +96,7 @@ const (
 	stateOutputErr  = "output-error"
 )
 
+//go:noinline
 func isObject(v js.Value) bool { return v.Type() == js.TypeObject }
 
 // markerObject returns marker e as a tool message in calling's key style.

@@ -89,8 +89,17 @@ var internedNames = [...]string{
 // statusCompleted is the status of a completed run's Result.
 const statusCompleted = "completed"
 
+// setString sets o[name] to s: one call at each field instead of a
+// conversion to any and a call.
+//
+//go:noinline
+func setString(o js.Value, name, s string) { o.Set(name, s) }
+
 // str returns s as a value for Value.Set: its interned JavaScript string
-// when there is one, s itself otherwise.
+// when there is one, s itself otherwise. It is not inlined, to keep
+// the map lookup in one place.
+//
+//go:noinline
 func str(s string) any {
 	if v, ok := jsRefs().interned[s]; ok {
 		return v
@@ -147,6 +156,7 @@ var ErrNotJS error
 //
 // Optional fields are left out (undefined), never set to null or "".
 
+//go:noinline
 func newObject() js.Value { return jsutil.Object.New() }
 
 // Message returns m as a JavaScript object in the session shape.
@@ -156,9 +166,9 @@ func Message(m *core.Message) js.Value { return message(m, false) }
 func message(m *core.Message, frozen bool) js.Value {
 	o := newObject()
 	o.Set(FieldRole, str(string(m.Role)))
-	o.Set(FieldContent, m.Content)
+	setString(o, FieldContent, m.Content)
 	if m.ToolCallID != "" {
-		o.Set(FieldToolCallID, m.ToolCallID)
+		setString(o, FieldToolCallID, m.ToolCallID)
 	}
 	if len(m.ToolCalls) > 0 {
 		calls := make([]any, len(m.ToolCalls))
@@ -176,7 +186,7 @@ func message(m *core.Message, frozen bool) js.Value {
 		o.Set(FieldToolCalls, a)
 	}
 	if m.ID != "" {
-		o.Set(FieldID, m.ID)
+		setString(o, FieldID, m.ID)
 	}
 	if frozen {
 		freeze(o)
@@ -196,9 +206,9 @@ func Messages(msgs []core.Message) js.Value {
 // ToolCall returns c as { id, name, arguments }.
 func ToolCall(c *core.ToolCall) js.Value {
 	o := newObject()
-	o.Set(FieldID, c.ID)
-	o.Set(FieldName, c.Name)
-	o.Set(FieldArguments, c.Arguments)
+	setString(o, FieldID, c.ID)
+	setString(o, FieldName, c.Name)
+	setString(o, FieldArguments, c.Arguments)
 	return o
 }
 
@@ -227,8 +237,8 @@ func (c *Cache) Result(r *core.Result) js.Value {
 		return js.Null()
 	}
 	o := newObject()
-	o.Set(FieldRunID, r.RunID)
-	o.Set(FieldSessionID, r.SessionID)
+	setString(o, FieldRunID, r.RunID)
+	setString(o, FieldSessionID, r.SessionID)
 	o.Set(FieldStatus, str(r.Status))
 	o.Set(FieldReply, c.Message(r.SessionID, &r.Reply))
 	o.Set(FieldAppended, c.Add(r.SessionID, r.Appended))
@@ -268,15 +278,15 @@ func Event(ev *core.Event) js.Value { return (*Cache)(nil).Event(ev) }
 // the session's cache, frozen (see Cache.Result).
 func (c *Cache) Event(ev *core.Event) js.Value {
 	o := newObject()
-	o.Set(FieldType, string(ev.Type))
-	o.Set(FieldRunID, ev.RunID)
-	o.Set(FieldSessionID, ev.SessionID)
+	setString(o, FieldType, string(ev.Type))
+	setString(o, FieldRunID, ev.RunID)
+	setString(o, FieldSessionID, ev.SessionID)
 	o.Set(FieldSeq, ev.Seq)
 	if ev.Seed != nil {
 		o.Set(FieldSeed, Seed(ev.Seed))
 	}
 	if ev.Type == core.EventModelDelta {
-		o.Set(FieldDelta, ev.Delta)
+		setString(o, FieldDelta, ev.Delta)
 		o.Set(FieldStep, ev.Step)
 	}
 	if ev.ToolCall != nil {
@@ -304,7 +314,7 @@ func Error(err error) js.Value {
 	}
 	e := core.AsError(err)
 	o := jsutil.Error.New(e.Message)
-	o.Set(FieldCode, string(e.Code))
+	setString(o, FieldCode, string(e.Code))
 	if e.Index >= 0 {
 		o.Set(FieldIndex, e.Index)
 	}
@@ -319,7 +329,7 @@ func Session(s *core.Session) js.Value { return (*Cache)(nil).Session(s) }
 // session's cache holds taken from it (see Cache.Lookup).
 func (c *Cache) Session(s *core.Session) js.Value {
 	o := newObject()
-	o.Set(FieldID, s.ID)
+	setString(o, FieldID, s.ID)
 	o.Set(FieldMessageCount, len(s.Messages))
 	o.Set(FieldMessages, c.Lookup(s.ID, s.Messages))
 	return o

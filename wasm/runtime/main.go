@@ -107,28 +107,29 @@ var (
 func newRuntime(st *runtimeState) js.Value {
 	rt := st.rt
 	o := jsutil.Object.New()
-	start := func(l layout) js.Func {
-		return jsutil.FuncOr(js.Null(), func(_ js.Value, args []js.Value) any {
+	null := js.Null()
+	start := func(name string, l layout) {
+		setMethod(o, name, null, func(_ js.Value, args []js.Value) any {
 			return startRun(st, l, args)
 		})
 	}
-	o.Set(jsedge.MethodStartRun, start(layoutRun))
-	o.Set(jsedge.MethodStartRunWithPolicy, start(layoutRunWithPolicy))
-	o.Set(jsedge.MethodStartRunWithHistory, start(layoutRunWithHistory))
-	o.Set(jsedge.MethodStartRunWithPolicyAndHistory, start(layoutRunWithPolicyHistory))
-	o.Set(jsedge.MethodCancelRun, jsutil.FuncOr(false, func(_ js.Value, args []js.Value) any {
+	start(jsedge.MethodStartRun, layoutRun)
+	start(jsedge.MethodStartRunWithPolicy, layoutRunWithPolicy)
+	start(jsedge.MethodStartRunWithHistory, layoutRunWithHistory)
+	start(jsedge.MethodStartRunWithPolicyAndHistory, layoutRunWithPolicyHistory)
+	setMethod(o, jsedge.MethodCancelRun, false, func(_ js.Value, args []js.Value) any {
 		id := jsutil.Arg(args, 0)
 		return id.Type() == js.TypeString && rt.CancelRun(id.String())
-	}))
-	o.Set(jsedge.MethodRevertRun, jsutil.FuncOr(false, func(_ js.Value, args []js.Value) any {
+	})
+	setMethod(o, jsedge.MethodRevertRun, false, func(_ js.Value, args []js.Value) any {
 		sid, id := jsutil.Arg(args, 0), jsutil.Arg(args, 1)
 		if sid.Type() != js.TypeString || id.Type() != js.TypeString {
 			return false
 		}
 		st.cache.Forget(sid.String())
 		return rt.RevertRun(sid.String(), id.String())
-	}))
-	o.Set(jsedge.MethodGetSession, jsutil.FuncOr(js.Null(), func(_ js.Value, args []js.Value) any {
+	})
+	setMethod(o, jsedge.MethodGetSession, null, func(_ js.Value, args []js.Value) any {
 		id := jsutil.Arg(args, 0)
 		if id.Type() != js.TypeString {
 			return js.Null()
@@ -138,26 +139,26 @@ func newRuntime(st *runtimeState) js.Value {
 			return js.Null()
 		}
 		return st.cache.Session(&s)
-	}))
-	o.Set(jsedge.MethodDeleteSession, jsutil.FuncOr(false, func(_ js.Value, args []js.Value) any {
+	})
+	setMethod(o, jsedge.MethodDeleteSession, false, func(_ js.Value, args []js.Value) any {
 		id := jsutil.Arg(args, 0)
 		if id.Type() != js.TypeString {
 			return false
 		}
 		st.cache.Forget(id.String())
 		return rt.DeleteSession(id.String())
-	}))
-	o.Set(jsedge.MethodListSessions, jsutil.FuncOr(js.Null(), func(js.Value, []js.Value) any {
+	})
+	setMethod(o, jsedge.MethodListSessions, null, func(js.Value, []js.Value) any {
 		return jsedge.Strings(rt.ListSessions())
-	}))
-	o.Set(jsedge.MethodStats, jsutil.FuncOr(js.Null(), stats(rt)))
+	})
+	setMethod(o, jsedge.MethodStats, null, stats(rt))
 	o.Set(jsedge.MethodCheckHistory, jsedge.CheckHistory(rt))
-	o.Set(jsedge.MethodClose, jsutil.FuncOr(nil, func(js.Value, []js.Value) any {
+	setMethod(o, jsedge.MethodClose, nil, func(js.Value, []js.Value) any {
 		unregisterFast(st.fast)
 		rt.Close()
 		st.cache.Reset()
 		return nil
-	}))
+	})
 	return o
 }
 
@@ -178,6 +179,15 @@ func stats(rt *core.Runtime) func(js.Value, []js.Value) any {
 		v.Set(jsedge.FieldHeapAlloc, float64(ms.HeapAlloc))
 		return v
 	}
+}
+
+// setMethod sets o[name] to a function calling fn that returns onPanic
+// if fn panics (see jsutil.FuncOr): one call at each method instead of
+// three.
+//
+//go:noinline
+func setMethod(o js.Value, name string, onPanic any, fn func(js.Value, []js.Value) any) {
+	o.Set(name, jsutil.FuncOr(onPanic, fn))
 }
 
 // startRun converts the arguments at once (so that later changes to the
