@@ -4,7 +4,7 @@
 // from which model requests are sliced.
 
 import { readReply } from "./history.js";
-import { packHistory as pack, PackMemo, PackScratch, mirrorInto, seedRefusal } from "./pack.js";
+import { packHistory as pack, PackMemo, PackScratch, mirrorInto, seedRefusal, packedCount } from "./pack.js";
 import {
   ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
   readLimits,
@@ -143,6 +143,28 @@ export class FastPath {
   }
 
   /**
+   * Refuses a host's Array history that packs to more than
+   * maxSeedMessages messages as the module's checkHistory (core) does:
+   * its first problem (with repair, the first repair does not fix), at
+   * the host message's index, in core's order of checks. The module
+   * would refuse the packed count first, at the index of a packed
+   * message (a message with tool results packs as several). Returns when
+   * core finds nothing to refuse: the module decides.
+   */
+  #countRefusal(history, policy) {
+    let v;
+    try {
+      v = this.#core.checkHistory(history);
+    } catch {
+      return;
+    }
+    if (!isObject(v) || !Array.isArray(v.problems)) return;
+    const repair = policy !== undefined && policy.repair === true;
+    const p = v.problems.find((x) => !repair || x.repair === null);
+    if (p !== undefined) throw new AgentrtError(p.code, p.message, { index: p.index });
+  }
+
+  /**
    * The model-reply frame of a reply read by readReply; one over
    * maxMessageBytes is refused unsent (the run fails limit_exceeded).
    */
@@ -177,6 +199,7 @@ export class FastPath {
         this.#memoSession = sessionId;
       }
       this.checkSeed(packed);
+      if (Array.isArray(history) && packedCount(packed) > this.limits.maxSeedMessages) this.#countRefusal(history, policy);
     }
     const frame = writeBegin(this.w.reset(), {
       sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,

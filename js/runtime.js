@@ -5,7 +5,7 @@ import {
   AgentrtError, argError, toError, isObject, closedError, lostError, abortError, reportCallbackError,
 } from "./errors.js";
 import { wellFormed } from "./request.js";
-import { GLUE_RUN_PREFIX, readRequest, readOptions } from "./args.js";
+import { GLUE_RUN_PREFIX, readRequest, readOptions, isDetached } from "./args.js";
 import { compileModule, loadGo, progressReporter, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
 
 /**
@@ -438,6 +438,10 @@ class Runtime {
   checkHistory(history) {
     if (!Array.isArray(history) && !(history instanceof Uint8Array)) {
       throw argError("history", "must be an Array of messages or a packed Uint8Array");
+    }
+    // As run refuses it (args.js): its bytes cannot be read.
+    if (history instanceof Uint8Array && isDetached(history.buffer)) {
+      throw argError("history", "is a Uint8Array whose buffer is detached (transferred)");
     }
     const v = this.#call((core) => core.checkHistory(history));
     if (v instanceof Error) throw toError(v);
