@@ -109,4 +109,23 @@ describe("checkHistory and run agree on edges", () => {
     assert.throws(() => rt.checkHistory(bytes), (e) => e.code === "invalid_argument" && /detached/.test(e.message));
     await assert.rejects(rt.run({ sessionId: "s", input: "x", history: bytes }), (e) => e.code === "invalid_argument");
   });
+
+  // docs/contract.md: a problem no host message carries has index -1
+  // (core.NoIndex, as POST /v1/history/check answers); an error of the
+  // same kind has no index.
+  test("a problem of no host message has index -1, and the run's error no index", async () => {
+    const rt = await load();
+    const bytes = new Uint8Array([0x41, 0x52, 0x48, 9, 0]); // an unknown version
+    const check = rt.checkHistory(bytes);
+    assert.equal(check.ok, false);
+    assert.deepEqual(check.problems.map((p) => [p.code, p.index, p.repair]), [["invalid_history", -1, null]]);
+    let err;
+    try {
+      await rt.run({ sessionId: "s", input: "x", history: bytes });
+    } catch (e) {
+      err = e;
+    }
+    assert.equal(err?.code, "invalid_history");
+    assert.equal("index" in err, false);
+  });
 });
