@@ -6,6 +6,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { runtimes } from "./helpers.mjs";
+import { AgentrtError, toModuleHistory, packHistory } from "../glue.js";
+import { toModuleHistory as readHistory } from "../history.js";
 
 const { load } = runtimes();
 
@@ -128,4 +130,13 @@ describe("checkHistory and run agree on edges", () => {
     assert.equal(err?.code, "invalid_history");
     assert.equal("index" in err, false);
   });
+});
+
+// Every error the history functions throw is an AgentrtError with a code,
+// the glue's exported ones and history.js's own (which pack.js uses).
+test("history readers throw AgentrtErrors with codes", () => {
+  for (const f of [toModuleHistory, packHistory, readHistory]) {
+    assert.throws(() => f(42), (e) => e instanceof AgentrtError && e.code === "invalid_argument", f.name);
+    assert.throws(() => f([{ role: "user", content: "a" }, 42]), (e) => e instanceof AgentrtError && e.code === "invalid_history" && e.index === 1, f.name);
+  }
 });
