@@ -47,7 +47,10 @@ function isSignal(v) {
  * messages and the tools with `stream: true`, hands every text delta to
  * `request.delta` as it arrives (Server-Sent Events), and returns
  * `{ content, toolCalls }`. A server that answers plain JSON instead of a
- * stream is read too.
+ * stream is read too. A stream is whole once it sends `data: [DONE]` or
+ * a choice's `finish_reason`: one that ends before either (a dropped
+ * connection) fails the call with model_error, as the Go model does,
+ * rather than stand as a shorter reply.
  *
  * The key is sent as `Authorization: Bearer` and never appears in an
  * error message (raw, JSON-escaped or URL-encoded).
