@@ -42,7 +42,7 @@ function checkHistory(history, name) {
 
 // isDetached reports whether an ArrayBuffer was detached (transferred):
 // reading its bytes would throw.
-function isDetached(buf) {
+export function isDetached(buf) {
   if (typeof buf.detached === "boolean") return buf.detached;
   if (typeof SharedArrayBuffer !== "undefined" && buf instanceof SharedArrayBuffer) return false;
   try {

@@ -4,7 +4,7 @@
 // from which model requests are sliced.
 
 import { readReply } from "./history.js";
-import { packHistory as pack, PackMemo, PackScratch, mirrorInto, seedRefusal } from "./pack.js";
+import { packHistory as pack, PackMemo, PackScratch, mirrorInto, seedRefusal, packedCount } from "./pack.js";
 import {
   ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
   readLimits,
@@ -108,14 +108,14 @@ export class FastPath {
    */
   dropped(d) {
     if (d === true) {
+      // The turns in flight keep their own mirrors (turn.mirror): the
+      // module evicts only idle sessions, and a turn's next model action
+      // counts on the mirror it was sent.
       this.mirrors.clear();
       for (const [id, k] of this.busy) if (k === 0) this.busy.delete(id);
       return;
     }
-    for (const id of d) {
-      this.mirrors.delete(id);
-      if (this.busy.get(id) === 0) this.busy.delete(id);
-    }
+    for (const id of d) this.forget(id);
   }
 
   /**
@@ -140,6 +140,28 @@ export class FastPath {
     if (packed.length <= this.limits.maxSeedBytes) return;
     const r = seedRefusal(packed, this.limits);
     if (r !== null) throw new AgentrtError("limit_exceeded", r.message, { index: r.index });
+  }
+
+  /**
+   * Refuses a host's Array history that packs to more than
+   * maxSeedMessages messages as the module's checkHistory (core) does:
+   * its first problem (with repair, the first repair does not fix), at
+   * the host message's index, in core's order of checks. The module
+   * would refuse the packed count first, at the index of a packed
+   * message (a message with tool results packs as several). Returns when
+   * core finds nothing to refuse: the module decides.
+   */
+  #countRefusal(history, policy) {
+    let v;
+    try {
+      v = this.#core.checkHistory(history);
+    } catch {
+      return;
+    }
+    if (!isObject(v) || !Array.isArray(v.problems)) return;
+    const repair = policy !== undefined && policy.repair === true;
+    const p = v.problems.find((x) => !repair || x.repair === null);
+    if (p !== undefined) throw new AgentrtError(p.code, p.message, { index: p.index });
   }
 
   /**
@@ -177,6 +199,7 @@ export class FastPath {
         this.#memoSession = sessionId;
       }
       this.checkSeed(packed);
+      if (Array.isArray(history) && packedCount(packed) > this.limits.maxSeedMessages) this.#countRefusal(history, policy);
     }
     const frame = writeBegin(this.w.reset(), {
       sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,
@@ -192,6 +215,13 @@ export class FastPath {
       timeoutMs: policy ? policy.timeoutMs ?? 0 : 0, timer: undefined, expired: false,
       allowed: policy && Array.isArray(policy.allowedTools) ? policy.allowedTools : undefined,
       wake: null, interrupted: false, closed: false, request: undefined, gen: 0, open: true,
+      // mirror is the mirror the module counts on for this turn: the one
+      // begin described, then the one each model action extended. It is
+      // the session's mirror in this.mirrors until the session is
+      // forgotten (detached): a turn on a removed or reverted session
+      // goes on with its own, and leaves the map to the session's next
+      // turns.
+      mirror, detached: false,
     };
     this.#active.set(runId, turn);
     this.busy.set(sessionId, (this.busy.get(sessionId) ?? 0) + 1);
@@ -222,10 +252,17 @@ export class FastPath {
     return ok;
   }
 
-  /** Drops the mirror of the session with id (it is being deleted). */
+  /**
+   * Drops the mirror of the session with id (it is being deleted or
+   * reverted, or the module dropped it). A turn in flight on it keeps its
+   * own mirror, which the module still counts on, but no longer shares
+   * it: the next turn on id starts from no mirror.
+   */
   forget(id) {
     this.mirrors.delete(id);
-    if (this.busy.get(id) === 0) this.busy.delete(id);
+    const k = this.busy.get(id);
+    if (k === 0) this.busy.delete(id);
+    else if (k !== undefined) for (const turn of this.#active.values()) if (turn.sessionId === id) turn.detached = true;
   }
 
   /** Drops every mirror and stops waiting turns (the runtime closed). */
@@ -403,7 +440,7 @@ export class FastPath {
   // lags the session by the last reply, and a quick turn, which needs the
   // whole session, could not use it.
   #keepReply(turn, res) {
-    const m = this.mirrors.get(turn.sessionId);
+    const m = turn.mirror;
     if (m !== undefined && m.gen === turn.gen && m.msgs.length === res.messageCount - 1) m.msgs.push(res.reply);
   }
 
@@ -413,6 +450,8 @@ export class FastPath {
   // whole session, as it would for the old mirror; a quick turn would
   // call its model on the old one first.
   #dropMirror(turn) {
+    turn.mirror = undefined;
+    if (turn.detached) return;
     const m = this.mirrors.get(turn.sessionId);
     if (m !== undefined && turn.gen !== 0 && m.gen === turn.gen) this.mirrors.delete(turn.sessionId);
   }
@@ -471,33 +510,43 @@ export class FastPath {
     for (const wake of q) wake();
   }
 
-  // messages applies a model action's window to the session's mirror and
-  // returns the messages [start, end) as a new array.
+  // messages applies a model action's window to the turn's mirror and
+  // returns the messages [start, end) as a new array. The module counts
+  // the mirror per turn, from the one begin described (turn.mirror), so
+  // the turn's own mirror is the one extended, whatever became of the
+  // session's entry in this.mirrors meanwhile (forget, dropped, close);
+  // it is shared there again unless the turn is detached.
   messages(turn, a) {
     if (a.generation === 0) {
       // The module sent the window alone: no mirror of this session.
-      this.mirrors.delete(turn.sessionId);
+      turn.mirror = undefined;
+      if (!turn.detached) this.mirrors.delete(turn.sessionId);
       turn.historyMirror = undefined;
       return a.tail.slice();
     }
-    let m = this.mirrors.get(turn.sessionId);
+    let m = turn.mirror;
     if (a.adopt && turn.historyMirror !== undefined) m = { gen: a.generation, msgs: turn.historyMirror };
     turn.historyMirror = undefined;
     if (m === undefined || m.gen !== a.generation || m.msgs.length < a.from) {
-      if (a.from !== 0) {
+      // A mirror of the same generation is the same messages: the
+      // session's, when it holds what the module counts on, serves too.
+      const shared = turn.detached ? undefined : this.mirrors.get(turn.sessionId);
+      if (shared !== undefined && shared.gen === a.generation && shared.msgs.length >= a.from) m = shared;
+      else if (a.from !== 0) {
         // The module counted on a mirror this glue does not hold: use the
         // window if the tail covers it, and start the mirror again.
-        this.mirrors.delete(turn.sessionId);
+        turn.mirror = undefined;
+        if (!turn.detached) this.mirrors.delete(turn.sessionId);
         if (a.from <= a.start) return a.tail.slice(a.start - a.from);
         throw new AgentrtError("internal", "agentrt: the session mirror is out of step with the module");
-      }
-      m = { gen: a.generation, msgs: [] };
+      } else m = { gen: a.generation, msgs: [] };
     }
     const msgs = m.msgs;
     if (msgs.length !== a.from) msgs.length = a.from;
     for (const x of a.tail) msgs.push(x);
     m.gen = turn.gen = a.generation;
-    this.mirrors.set(turn.sessionId, m);
+    turn.mirror = m;
+    if (!turn.detached) this.mirrors.set(turn.sessionId, m);
     return msgs.slice(a.start, a.end);
   }
 

@@ -10,6 +10,8 @@
 // Imported by glue.js, driver.js, quick.js and pack.js, which reads every
 // message through readAt.
 
+import { argError, historyError } from "./errors.js";
+
 /** What absent or null tool-call arguments become. */
 export const EMPTY_ARGUMENTS = "{}";
 
@@ -23,20 +25,19 @@ export function skippedPart(t) {
   return SKIPPED.has(t) || (t.length > 5 && t.startsWith("data-"));
 }
 
-/** The error a history refusal becomes when the caller names none. */
+/**
+ * The error a history refusal becomes when the caller names none: an
+ * AgentrtError invalid_history at the host message's index.
+ */
 export function defaultFail(index, message) {
-  const e = new Error(message);
-  e.code = "invalid_history";
-  e.index = index;
-  return e;
+  return historyError(index, message);
 }
 
-/** A TypeError with code invalid_argument: name what. */
-export function argError(name, what) {
-  const err = new TypeError(`agentrt: ${name} ${what}`);
-  err.code = "invalid_argument";
-  return err;
-}
+/**
+ * A TypeError with code invalid_argument: name what (an AgentrtError to
+ * instanceof, as every argument error of the glue).
+ */
+export { argError };
 
 /** Reports whether v is an object (arrays included), not null. */
 export function isObject(v) {

@@ -47,7 +47,10 @@ function isSignal(v) {
  * messages and the tools with `stream: true`, hands every text delta to
  * `request.delta` as it arrives (Server-Sent Events), and returns
  * `{ content, toolCalls }`. A server that answers plain JSON instead of a
- * stream is read too.
+ * stream is read too. A stream is whole once it sends `data: [DONE]` or
+ * a choice's `finish_reason`: one that ends before either (a dropped
+ * connection) fails the call with model_error, as the Go model does,
+ * rather than stand as a shorter reply.
  *
  * The key is sent as `Authorization: Bearer` and never appears in an
  * error message (raw, JSON-escaped or URL-encoded).
@@ -419,6 +422,9 @@ async function readChatResponse(res, onDelta, redact, limit) {
   let content = "";
   const calls = []; // by index
   let done = false;
+  // finished is set once a choice carried a finish_reason: with [DONE],
+  // the only ends of a whole answer (as the Go model reads them).
+  let finished = false;
   const onData = (data) => {
     if (data.trim() === "[DONE]") {
       done = true;
@@ -431,6 +437,9 @@ async function readChatResponse(res, onDelta, redact, limit) {
       throw modelError("the event stream sent data that is not JSON: " + redact(data));
     }
     if (chunk && chunk.error) throw modelError("the endpoint sent an error: " + redact(chunk.error.message || JSON.stringify(chunk.error)));
+    if (chunk && Array.isArray(chunk.choices)) {
+      for (const c of chunk.choices) if (c && typeof c.finish_reason === "string" && c.finish_reason !== "") finished = true;
+    }
     const delta = chunk && chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
     if (!delta) return;
     if (typeof delta.content === "string" && delta.content !== "") {
@@ -474,6 +483,9 @@ async function readChatResponse(res, onDelta, redact, limit) {
         buf += decoder.decode();
         for (const l of buf.split(/\r\n|\r|\n/)) if (!done) line(l);
         if (!done) line("");
+        // A stream cut short (a dropped connection, a server that died)
+        // would read as a complete, shorter reply.
+        if (!done && !finished) throw modelError("the event stream ended before [DONE] or a finish_reason: the answer was cut");
         break;
       }
       // Of a piece that crosses the bound only the bytes within it are

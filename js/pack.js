@@ -398,6 +398,24 @@ function packRecord(p, r, continues) {
 const TEXT_FLAGS = [FLAG_CONTENT, FLAG_ID, FLAG_TOOL_CALL_ID];
 
 /**
+ * The message count of a packed history (its session messages: a host
+ * message whose tool results follow it counts as several), or -1 when
+ * the header cannot be read.
+ */
+export function packedCount(b) {
+  if (b.length < 5 || b[0] !== PACK_MAGIC[0] || b[1] !== PACK_MAGIC[1] || b[2] !== PACK_MAGIC[2] || b[3] !== PACK_VERSION) return -1;
+  let v = 0;
+  let scale = 1;
+  for (let pos = 4, k = 0; k < 10 && pos < b.length; k++) {
+    const c = b[pos++];
+    v += (c & 0x7f) * scale;
+    if (c < 0x80) return v;
+    scale *= 0x80;
+  }
+  return -1;
+}
+
+/**
  * Measures a packed history as the module measures a seed (core counts a
  * message's id, content, tool_call_id and its calls' ids, names and
  * arguments, in bytes of UTF-8) and returns the first size refusal the

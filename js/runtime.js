@@ -6,7 +6,7 @@ import {
 } from "./errors.js";
 import { wellFormed } from "./request.js";
 import { withRepaired } from "./heal.js";
-import { GLUE_RUN_PREFIX, readRequest, readOptions } from "./args.js";
+import { GLUE_RUN_PREFIX, readRequest, readOptions, isDetached } from "./args.js";
 import { loadRemote } from "./remote.js";
 import { compileModule, loadGo, progressReporter, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
 
@@ -443,6 +443,10 @@ class Runtime {
   checkHistory(history) {
     if (!Array.isArray(history) && !(history instanceof Uint8Array)) {
       throw argError("history", "must be an Array of messages or a packed Uint8Array");
+    }
+    // As run refuses it (args.js): its bytes cannot be read.
+    if (history instanceof Uint8Array && isDetached(history.buffer)) {
+      throw argError("history", "is a Uint8Array whose buffer is detached (transferred)");
     }
     const v = this.#call((core) => core.checkHistory(history));
     if (v instanceof Error) throw toError(v);

@@ -1,6 +1,7 @@
 package openai_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -119,7 +120,7 @@ func TestModel_Complete_EventsOfManyLines(t *testing.T) {
 		{"multi-line", ": keep-alive\r\n\r\nevent: message\r\ndata: {\"choices\":[{\"index\":0,\r\ndata: \"delta\":{\"content\":\"a\"}}]}\r\n\r\n" +
 			"id: 2\ndata:{\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n\ndata: [DONE]\n\n", "ab"},
 		{"done-without-blank-line", "data: {\"choices\":[{\"delta\":{\"content\":\"c\"}}]}\n\ndata: [DONE]", "c"},
-		{"no-done", "data: {\"choices\":[{\"delta\":{\"content\":\"d\"}}]}\n", "d"},
+		{"finished-without-done", "data: {\"choices\":[{\"delta\":{\"content\":\"d\"},\"finish_reason\":\"stop\"}]}\n", "d"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, m := mustServer(t, func(w http.ResponseWriter, _ map[string]any) {
@@ -141,5 +142,50 @@ func TestModel_Complete_EventsOfManyLines(t *testing.T) {
 	m.Stream = true
 	if reply, err := m.Complete(t.Context(), &core.ModelRequest{}); err != nil || reply.Content != "e" {
 		t.Fatalf("split chunk: got %+v, %v", reply, err)
+	}
+}
+
+// Ensure a stream that ends without [DONE] and without a finish_reason
+// (a cut connection) fails the call model_error instead of standing as
+// a shorter reply, and that either end marker makes the answer whole.
+func TestModel_Complete_StreamCutShort(t *testing.T) {
+	chunk := func(content, finish string) string {
+		f := "null"
+		if finish != "" {
+			f = `"` + finish + `"`
+		}
+		return `data: {"choices":[{"index":0,"delta":{"content":"` + content + `"},"finish_reason":` + f + "}]}\n\n"
+	}
+	for _, tc := range []struct {
+		name, stream, want string
+		cut                bool
+	}{
+		{"cut-mid-stream", chunk("The answer is", ""), "", true},
+		{"cut-mid-event", chunk("The answer", "") + `data: {"choices":[{"delta":{"con`, "", true},
+		{"cut-tool-call", `data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"f","arguments":"{\"a\""}}]}}]}` + "\n\n", "", true},
+		{"empty", "", "", true},
+		{"finish-reason-no-done", chunk("whole", "") + chunk("", "stop"), "whole", false},
+		{"tool-calls-finish-no-done", chunk("x", "tool_calls"), "x", false},
+		{"done", chunk("whole", "") + "data: [DONE]\n\n", "whole", false},
+		{"finish-and-done", chunk("whole", "stop") + "data: [DONE]\n\n", "whole", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, m := mustServer(t, func(w http.ResponseWriter, _ map[string]any) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, tc.stream)
+			})
+			m.Stream = true
+			reply, err := m.Complete(t.Context(), &core.ModelRequest{})
+			if tc.cut {
+				var ce *core.Error
+				if !errors.As(err, &ce) || ce.Code != core.CodeModelError || reply != nil {
+					t.Fatalf("got %+v, %v; want model_error", reply, err)
+				}
+				return
+			}
+			if err != nil || reply.Content != tc.want {
+				t.Fatalf("got %+v, %v; want content %q", reply, err, tc.want)
+			}
+		})
 	}
 }

@@ -135,6 +135,9 @@ type chatResponse struct {
 	Choices []struct {
 		Message chatMessage `json:"message"`
 		Delta   chatMessage `json:"delta"`
+		// FinishReason is set on a stream's last chunk of the choice
+		// ("stop", "tool_calls", ...): the answer is whole.
+		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	// Error is set when the server reports a failure inside a 2xx answer
 	// or in the middle of a stream.
@@ -289,6 +292,10 @@ func (m *Model) Complete(ctx core.Context, req *core.ModelRequest) (*core.ModelR
 // readStream reads "data: {...}" lines until "data: [DONE]" or the end,
 // reporting text deltas and assembling tool calls by their index.
 //
+// A stream that ends without [DONE] and without a choice's finish_reason
+// was cut (a dropped connection, a server that died): it fails
+// model_error rather than standing as a complete, shorter reply.
+//
 // Every whole line within the bound is read: an answer whose [DONE] is
 // within it stands, whatever follows (it is not the answer, and is not
 // read); any other answer that goes past the bound fails whole.
@@ -349,9 +356,16 @@ func (m *Model) readStream(ctx context.Context, r *boundedReader, limit int64, d
 	}
 	if pending {
 		// The stream ended without the blank line after its last event.
-		if _, err := st.event(data); err != nil {
+		done, err := st.event(data)
+		if err != nil {
 			return nil, err
 		}
+		if done {
+			return st.reply(), nil
+		}
+	}
+	if !st.finished {
+		return nil, modelError("the model's stream ended before [DONE] or a finish_reason: the answer was cut")
 	}
 	return st.reply(), nil
 }
@@ -362,6 +376,8 @@ type streamState struct {
 	delta   func(string)
 	content strings.Builder
 	calls   []streamCall
+	// finished is set once a choice carried a finish_reason.
+	finished bool
 }
 
 // event reads one event's data: done at [DONE], an error for data that
@@ -376,6 +392,11 @@ func (st *streamState) event(data []byte) (done bool, err error) {
 	}
 	if e := cr.errorText(); e != "" {
 		return false, modelError("the model's stream sent an error: " + st.m.clean(e))
+	}
+	for i := range cr.Choices {
+		if r := cr.Choices[i].FinishReason; r != nil && *r != "" {
+			st.finished = true
+		}
 	}
 	if len(cr.Choices) == 0 {
 		return false, nil

@@ -466,6 +466,56 @@ describe("openAIModel", () => {
     }
   });
 
+  // Ensure a stream that ends without [DONE] and without a finish_reason
+  // (a cut connection) fails the call model_error instead of standing as
+  // a shorter reply, that either end marker makes the answer whole (as
+  // openai/agree_test.go checks for the Go model), and that a run through
+  // the runtime stores nothing of a cut answer.
+  test("a stream cut before [DONE] or a finish_reason fails model_error", async () => {
+    const call = async (answer) => {
+      reset();
+      fake.answers.push(answer);
+      return openAIModel({ baseURL: fake.url, model: "m", apiKey: KEY })(request().req);
+    };
+    const raw = (text, destroy) => (req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      if (destroy) {
+        res.write(text);
+        res.flushHeaders();
+        setImmediate(() => res.socket.destroy());
+      } else res.end(text);
+    };
+    const ev = (d, finish) => `data: ${JSON.stringify(chunk(d, finish))}\n\n`;
+    for (const [name, answer] of Object.entries({
+      "ends after a chunk": [chunk({ content: "The answer is" })],
+      "ends inside a tool call": [chunk({ tool_calls: [{ index: 0, id: "c1", function: { name: "t", arguments: "{\"a\"" } }] })],
+      "ends at once": [],
+      "connection destroyed": raw(ev({ content: "The answer is" }), true),
+      "ends inside an event": raw(ev({ content: "The answer" }) + "data: {\"choices\":[{\"delta\":{\"con", false),
+    })) {
+      const err = await rejectsWith(assert, call(answer), "model_error");
+      assert.ok(err instanceof AgentrtError, name);
+    }
+    assert.deepEqual(await call([chunk({ content: "whole" }), chunk({}, "stop")]), { content: "whole", toolCalls: [] });
+    assert.deepEqual(await call([chunk({ content: "x" }, "tool_calls")]), { content: "x", toolCalls: [] });
+    assert.deepEqual(await call([chunk({ content: "whole" }), "[DONE]"]), { content: "whole", toolCalls: [] });
+
+    reset();
+    const rt = await loadRuntime({
+      wasm: await compiledModule(), wasmExec: wasmExecURL,
+      model: openAIModel({ baseURL: fake.url, model: "m", apiKey: KEY }),
+    });
+    try {
+      fake.answers.push([chunk({ content: "first" }), "[DONE]"]);
+      assert.equal((await rt.run({ sessionId: "s", input: "one" })).reply.content, "first");
+      fake.answers.push([chunk({ content: "cut sh" })]);
+      await rejectsWith(assert, rt.run({ sessionId: "s", input: "two" }), "model_error");
+      assert.deepEqual(rt.session("s").messages.map((m) => m.content), ["one", "first"]);
+    } finally {
+      rt.close();
+    }
+  });
+
   test("toOpenAIMessages converts tool calls and tool results to OpenAI's shape", () => {
     const out = toOpenAIMessages({
       system: "",
