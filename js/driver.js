@@ -484,9 +484,12 @@ export class FastPath {
 
   // settle waits for p, a host's answer adopted (adopt: it never
   // rejects), or until the turn is interrupted: p's { ok, value } or
-  // { ok: false, reason }, or null when interrupted.
+  // { ok: false, reason }, or null when interrupted. A turn interrupted
+  // before the wait (a cancel between a tool and the next model step)
+  // does not wait: nothing would wake it.
   settle(turn, p) {
     return new Promise((resolve) => {
+      if (turn.interrupted) return resolve(null);
       turn.wake = () => resolve(null);
       p.then(resolve);
     }).finally(() => { turn.wake = null; });
