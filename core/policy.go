@@ -64,7 +64,26 @@ type Policy struct {
 	Repair bool
 }
 
-// Validate reports the first invalid field as a CodeInvalidArgument error.
+// Bounds of policy and limit fields, the same at every edge (the glue,
+// the syscall/js API, the wire, WASI, HTTP): Policy.Validate and
+// Limits.Validate refuse what is over them, so an edge that reads a
+// number only checks that it is a non-negative integer it can carry.
+const (
+	// MaxTimeoutMs is the longest Policy.TimeoutMs, 365 days: a longer
+	// timeout is refused rather than overflowing a time.Duration.
+	MaxTimeoutMs = 365 * 24 * 3600 * 1000
+	// MaxCount bounds the fields that count steps, messages or sessions
+	// (the largest int32, so that a count is an int on every platform).
+	MaxCount = 1<<31 - 1
+	// MaxBytes bounds the fields that count bytes: the largest integer a
+	// JavaScript number holds exactly (Number.MAX_SAFE_INTEGER).
+	MaxBytes = 1<<53 - 1
+)
+
+// Validate reports the first invalid field as a CodeInvalidArgument
+// error: an unknown mode, a negative number, or a number over its bound
+// (MaxCount, MaxBytes, MaxTimeoutMs). Every edge calls it, through
+// Runtime.Run, before a run changes anything.
 func (p *Policy) Validate() error {
 	switch p.SeedMode {
 	case "", SeedIfEmpty, SeedReconcile:
@@ -81,17 +100,28 @@ func (p *Policy) Validate() error {
 	default:
 		return NewError(CodeInvalidArgument, "policy.toolErrors must be \"fail\" or \"report\"")
 	}
-	if p.MaxSteps < 0 {
-		return NewError(CodeInvalidArgument, "policy.maxSteps must not be negative")
+	if err := checkBound("policy.maxSteps", int64(p.MaxSteps), MaxCount); err != nil {
+		return err
 	}
-	if p.MaxContextMessages < 0 {
-		return NewError(CodeInvalidArgument, "policy.maxContextMessages must not be negative")
+	if err := checkBound("policy.maxContextMessages", int64(p.MaxContextMessages), MaxCount); err != nil {
+		return err
 	}
-	if p.MaxContextBytes < 0 {
-		return NewError(CodeInvalidArgument, "policy.maxContextBytes must not be negative")
+	if err := checkBound("policy.maxContextBytes", p.MaxContextBytes, MaxBytes); err != nil {
+		return err
 	}
-	if p.TimeoutMs < 0 {
-		return NewError(CodeInvalidArgument, "policy.timeoutMs must not be negative")
+	if err := checkBound("policy.timeoutMs", p.TimeoutMs, MaxTimeoutMs); err != nil {
+		return err
+	}
+	return nil
+}
+
+// checkBound refuses a negative v, or one over max, naming the field.
+func checkBound(name string, v, max int64) *Error {
+	if v < 0 {
+		return NewError(CodeInvalidArgument, name+" must not be negative")
+	}
+	if v > max {
+		return NewError(CodeInvalidArgument, name+" is too large (at most "+itoa(int(max))+")")
 	}
 	return nil
 }
@@ -191,11 +221,38 @@ func (l Limits) withDefaults() Limits {
 	return d
 }
 
-// Validate refuses negative limits with CodeInvalidArgument.
+// Validate refuses negative limits, and limits over their bound
+// (MaxCount for counts, MaxBytes for bytes), with CodeInvalidArgument.
+// Every edge calls it, through New, before a runtime exists.
 func (l *Limits) Validate() error {
 	if l.MaxSessions < 0 || l.MaxMessagesPerSession < 0 || l.MaxSessionBytes < 0 ||
 		l.MaxSeedMessages < 0 || l.MaxSeedBytes < 0 || l.MaxMessageBytes < 0 || l.MaxTotalBytes < 0 {
 		return NewError(CodeInvalidArgument, "limits must not be negative")
+	}
+	for _, f := range [...]struct {
+		name string
+		v    int64
+	}{
+		{"maxSessions", int64(l.MaxSessions)},
+		{"maxMessagesPerSession", int64(l.MaxMessagesPerSession)},
+		{"maxSeedMessages", int64(l.MaxSeedMessages)},
+	} {
+		if err := checkBound("limits."+f.name, f.v, MaxCount); err != nil {
+			return err
+		}
+	}
+	for _, f := range [...]struct {
+		name string
+		v    int64
+	}{
+		{"maxSessionBytes", l.MaxSessionBytes},
+		{"maxSeedBytes", l.MaxSeedBytes},
+		{"maxMessageBytes", l.MaxMessageBytes},
+		{"maxTotalBytes", l.MaxTotalBytes},
+	} {
+		if err := checkBound("limits."+f.name, f.v, MaxBytes); err != nil {
+			return err
+		}
 	}
 	return nil
 }

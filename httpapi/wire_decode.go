@@ -178,21 +178,23 @@ func decodePolicy(r json.RawMessage) (core.Policy, *core.Error) {
 		return p, err
 	}
 	p.ToolErrors = core.ToolErrorMode(s)
-	const maxInt32 = 1<<31 - 1
-	if n, err = num(raw.MaxSteps, "maxSteps", maxInt32); err != nil {
+	// Each number is read as a non-negative integer a JavaScript number
+	// holds exactly, as the JS edges read it; its bounds (a timeout of at
+	// most a year, ...) are core's: core.Policy.Validate answers for
+	// every edge.
+	if n, err = num(raw.MaxSteps, "maxSteps", core.MaxBytes); err != nil {
 		return p, err
 	}
 	p.MaxSteps = int(n)
-	if n, err = num(raw.MaxContextMessages, "maxContextMessages", maxInt32); err != nil {
+	if n, err = num(raw.MaxContextMessages, "maxContextMessages", core.MaxBytes); err != nil {
 		return p, err
 	}
 	p.MaxContextMessages = int(n)
-	if n, err = num(raw.MaxContextBytes, "maxContextBytes", 1<<53); err != nil {
+	if n, err = num(raw.MaxContextBytes, "maxContextBytes", core.MaxBytes); err != nil {
 		return p, err
 	}
 	p.MaxContextBytes = n
-	// A timeout longer than a year is refused rather than overflowing.
-	if n, err = num(raw.TimeoutMs, "timeoutMs", 365*24*3600*1000); err != nil {
+	if n, err = num(raw.TimeoutMs, "timeoutMs", core.MaxBytes); err != nil {
 		return p, err
 	}
 	p.TimeoutMs = n

@@ -44,17 +44,20 @@ export class ModelRequest {
   }
 }
 
-const MAX_TIMEOUT_MS = 365 * 24 * 3600 * 1000;
-
 function policyError(msg) {
   return new AgentrtError("invalid_argument", msg);
 }
 
 // checkPolicy checks the JavaScript types of a policy as the module's
-// syscall/js path does, and returns a copy (or undefined for none): each
-// field is read once, so a getter can neither answer the frame another
-// value than the one checked nor run while the frame is being written
-// (a getter that runs a turn would write that turn's frame over it).
+// syscall/js path does, and returns a copy (or undefined for none). The
+// types must be checked here, before the begin frame is written, as the
+// frame carries only integers and strings; the values (modes, bounds
+// such as a timeout of at most a year) are checked once, by core in the
+// module, and js/test/edges.test.mjs holds this copy to Go's answers on
+// testdata/edges/policy.json. Each field is read once, so a getter can
+// neither answer the frame another value than the one checked nor run
+// while the frame is being written (a getter that runs a turn would
+// write that turn's frame over it).
 export function checkPolicy(p) {
   if (p === undefined || p === null) return undefined;
   if (!isObject(p)) throw policyError("policy must be an object");
@@ -74,7 +77,6 @@ export function checkPolicy(p) {
     if (v === undefined || v === null) continue;
     if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw policyError(`policy.${f} must be a non-negative integer`);
   }
-  if ((c.timeoutMs ?? 0) > MAX_TIMEOUT_MS) throw policyError("policy.timeoutMs is too large");
   const tools = c.allowedTools;
   if (tools !== undefined && tools !== null) {
     if (!Array.isArray(tools)) throw policyError("policy.allowedTools must be an Array of strings");

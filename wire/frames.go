@@ -138,10 +138,12 @@ func (r *reader) policy(p *core.Policy) {
 	p.SeedMode = core.SeedMode(r.str("policy"))
 	p.OnBusy = core.BusyMode(r.str("policy"))
 	p.ToolErrors = core.ToolErrorMode(r.str("policy"))
-	p.MaxSteps = int(r.sint("policy", maxInt32))
-	p.MaxContextMessages = int(r.sint("policy", maxInt32))
-	p.MaxContextBytes = r.sint("policy", 1<<53)
-	p.TimeoutMs = r.sint("policy", 1<<53)
+	// Any integer a host can carry (core.MaxBytes either way) is passed
+	// on: core.Policy.Validate owns the bounds and their one error text.
+	p.MaxSteps = int(r.sint("policy", core.MaxBytes))
+	p.MaxContextMessages = int(r.sint("policy", core.MaxBytes))
+	p.MaxContextBytes = r.sint("policy", core.MaxBytes)
+	p.TimeoutMs = r.sint("policy", core.MaxBytes)
 	n := r.count("policy", 1)
 	if r.err != nil || n == 0 {
 		return

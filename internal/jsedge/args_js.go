@@ -115,10 +115,8 @@ func Policy(v js.Value) (p core.Policy, err error) {
 	if n, err = optInt(v, what, FieldTimeoutMs); err != nil {
 		return p, err
 	}
-	// A timeout longer than a year is refused rather than overflowing.
-	if n > 365*24*3600*1000 {
-		return p, argError("policy.timeoutMs is too large")
-	}
+	// The bounds (a timeout of at most a year, ...) are core's:
+	// core.Policy.Validate answers for every edge.
 	p.TimeoutMs = n
 	switch r := get(v, FieldRepair); r.Type() {
 	case js.TypeUndefined, js.TypeNull:
