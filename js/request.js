@@ -44,6 +44,10 @@ export class ModelRequest {
   }
 }
 
+// The fields of a policy (core.Policy's, as the module names them).
+const POLICY_FIELDS = new Set(["seedMode", "onBusy", "toolErrors", "maxSteps", "maxContextMessages",
+  "maxContextBytes", "timeoutMs", "allowedTools", "repair"]);
+
 function policyError(msg) {
   return new AgentrtError("invalid_argument", msg);
 }
@@ -62,6 +66,11 @@ export function checkPolicy(p) {
   if (p === undefined || p === null) return undefined;
   if (!isObject(p)) throw policyError("policy must be an object");
   if (Array.isArray(p)) throw policyError("policy must be an object, not an Array");
+  // Another own key is refused, as the module and httpapi refuse it: a
+  // misspelt field (timeoutMS) must be an error, not a default.
+  for (const k of Object.keys(p)) {
+    if (!POLICY_FIELDS.has(k)) throw policyError(`unknown policy field "${k}"`);
+  }
   const c = {
     seedMode: p.seedMode, onBusy: p.onBusy, toolErrors: p.toolErrors,
     maxSteps: p.maxSteps, maxContextMessages: p.maxContextMessages, maxContextBytes: p.maxContextBytes,

@@ -6,6 +6,7 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
 // maxSafeInteger is Number.MAX_SAFE_INTEGER: larger numbers are refused.
@@ -34,6 +35,36 @@ func object(v js.Value, what string) (present bool, err error) {
 		return true, nil
 	}
 	return false, argError(what + " must be an object")
+}
+
+// Policy and limits fields: an object with another own key is refused,
+// so that a misspelt field (timeoutMS) is an error, not a default. The
+// glue (js/request.js) and httpapi refuse the same keys.
+var (
+	policyFields = [...]string{FieldSeedMode, FieldOnBusy, FieldToolErrors, FieldMaxSteps,
+		FieldMaxContextMessages, FieldMaxContextBytes, FieldTimeoutMs, FieldAllowedTools, FieldRepair}
+	limitsFields = [...]string{FieldMaxSessions, FieldMaxMessagesPerSession, FieldMaxSessionBytes,
+		FieldMaxSeedMessages, FieldMaxSeedBytes, FieldMaxMessageBytes, FieldMaxTotalBytes}
+)
+
+// knownKeys refuses an own enumerable key of o (Object.keys) that is not
+// one of names, naming it.
+func knownKeys(o js.Value, what string, names []string) error {
+	keys := jsutil.Object.Call(MethodKeys, o)
+	for i, n := 0, length(keys); i < n; i++ {
+		k := get(keys, i).String()
+		known := false
+		for _, name := range names {
+			if k == name {
+				known = true
+				break
+			}
+		}
+		if !known {
+			return argError("unknown " + what + " field \"" + k + "\"")
+		}
+	}
+	return nil
 }
 
 // optInt reads o[name]: absent (null or undefined) is 0; otherwise a
@@ -79,12 +110,16 @@ func optStr(o js.Value, what, name string) (string, error) {
 //	| allowedTools       | Array of strings (null: all tools)| AllowedTools       |
 //	| repair             | boolean                           | Repair             |
 //
-// Absent fields (null or undefined) keep their defaults. Anything else is
-// refused with invalid_argument naming the field.
+// Absent fields (null or undefined) keep their defaults. Anything else,
+// and any other own key, is refused with invalid_argument naming the
+// field; the bounds of the values are core.Policy.Validate's.
 func Policy(v js.Value) (p core.Policy, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	const what = "policy"
 	if ok, err := object(v, what); !ok {
+		return p, err
+	}
+	if err := knownKeys(v, what, policyFields[:]); err != nil {
 		return p, err
 	}
 	var s string
@@ -146,12 +181,16 @@ func Policy(v js.Value) (p core.Policy, err error) {
 // maxMessagesPerSession, maxSessionBytes, maxSeedMessages, maxSeedBytes,
 // maxMessageBytes, maxTotalBytes: non-negative integers; absent or 0 means
 // the default).
-// null or undefined is the zero Limits. Anything else is refused with
-// invalid_argument naming the field.
+// null or undefined is the zero Limits. Anything else, and any other own
+// key, is refused with invalid_argument naming the field; the bounds of
+// the values are core.Limits.Validate's.
 func Limits(v js.Value) (l core.Limits, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	const what = "limits"
 	if ok, err := object(v, what); !ok {
+		return l, err
+	}
+	if err := knownKeys(v, what, limitsFields[:]); err != nil {
 		return l, err
 	}
 	fields := [...]struct {
