@@ -14,6 +14,9 @@ import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, replyOver, to
 import { Tools } from "./tools.js";
 import { QuickTurns } from "./quick.js";
 
+// The longest delay setTimeout keeps: engines fire a longer one at once.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * FastPath runs turns through the module's wasmexport functions: one
  * export call per model or tool answer, frames in linear memory, and a
@@ -433,13 +436,20 @@ export class FastPath {
     return this.action(this.#out(this.ex.agentrt_next(this.#n, turn.handle, turn.expired ? 1 : 0)));
   }
 
-  // #arm starts the policy's timeout once the turn holds its session.
+  // #arm starts the policy's timeout once the turn holds its session. A
+  // timeout over setTimeout's longest delay (about 24.8 days; core allows
+  // a year), which would fire at once, is waited in steps.
   #arm(turn) {
     if (turn.timeoutMs > 0 && turn.timer === undefined) {
-      turn.timer = setTimeout(() => {
-        turn.expired = true;
-        this.#interrupt(turn);
-      }, turn.timeoutMs);
+      const wait = (left) => {
+        const step = Math.min(left, MAX_TIMER_MS);
+        turn.timer = setTimeout(() => {
+          if (left > step) return wait(left - step);
+          turn.expired = true;
+          this.#interrupt(turn);
+        }, step);
+      };
+      wait(turn.timeoutMs);
     }
   }
 
