@@ -69,9 +69,11 @@ type Policy struct {
 // Limits.Validate refuse what is over them, so an edge that reads a
 // number only checks that it is a non-negative integer it can carry.
 const (
-	// MaxTimeoutMs is the longest Policy.TimeoutMs, 365 days: a longer
-	// timeout is refused rather than overflowing a time.Duration.
-	MaxTimeoutMs = 365 * 24 * 3600 * 1000
+	// MaxTimeoutMs is the longest Policy.TimeoutMs, 2^31 - 1 ms (about
+	// 24.8 days): the longest delay setTimeout keeps in every JavaScript
+	// host (a longer one fires at once), and far from overflowing a
+	// time.Duration.
+	MaxTimeoutMs = 1<<31 - 1
 	// MaxCount bounds the fields that count steps, messages or sessions
 	// (the largest int32, so that a count is an int on every platform).
 	MaxCount = 1<<31 - 1
@@ -229,30 +231,9 @@ func (l *Limits) Validate() error {
 		l.MaxSeedMessages < 0 || l.MaxSeedBytes < 0 || l.MaxMessageBytes < 0 || l.MaxTotalBytes < 0 {
 		return NewError(CodeInvalidArgument, "limits must not be negative")
 	}
-	for _, f := range [...]struct {
-		name string
-		v    int64
-	}{
-		{"maxSessions", int64(l.MaxSessions)},
-		{"maxMessagesPerSession", int64(l.MaxMessagesPerSession)},
-		{"maxSeedMessages", int64(l.MaxSeedMessages)},
-	} {
-		if err := checkBound("limits."+f.name, f.v, MaxCount); err != nil {
-			return err
-		}
-	}
-	for _, f := range [...]struct {
-		name string
-		v    int64
-	}{
-		{"maxSessionBytes", l.MaxSessionBytes},
-		{"maxSeedBytes", l.MaxSeedBytes},
-		{"maxMessageBytes", l.MaxMessageBytes},
-		{"maxTotalBytes", l.MaxTotalBytes},
-	} {
-		if err := checkBound("limits."+f.name, f.v, MaxBytes); err != nil {
-			return err
-		}
+	if l.MaxSessions > MaxCount || l.MaxMessagesPerSession > MaxCount || l.MaxSeedMessages > MaxCount ||
+		l.MaxSessionBytes > MaxBytes || l.MaxSeedBytes > MaxBytes || l.MaxMessageBytes > MaxBytes || l.MaxTotalBytes > MaxBytes {
+		return NewError(CodeInvalidArgument, "limits are too large: counts at most 2147483647, bytes at most 9007199254740991")
 	}
 	return nil
 }

@@ -18,7 +18,8 @@ func TestPolicyValidateBounds(t *testing.T) {
 	}{
 		{"zero", core.Policy{}, ""},
 		{"timeout at the bound", core.Policy{TimeoutMs: core.MaxTimeoutMs}, ""},
-		{"timeout a year and a millisecond", core.Policy{TimeoutMs: core.MaxTimeoutMs + 1}, "policy.timeoutMs is too large"},
+		{"timeout a millisecond over", core.Policy{TimeoutMs: core.MaxTimeoutMs + 1}, "policy.timeoutMs is too large"},
+		{"timeout of a year", core.Policy{TimeoutMs: 365 * 24 * 3600 * 1000}, "policy.timeoutMs is too large"},
 		{"timeout that overflows a Duration", core.Policy{TimeoutMs: 1 << 53}, "policy.timeoutMs is too large"},
 		{"negative timeout", core.Policy{TimeoutMs: -1}, "policy.timeoutMs must not be negative"},
 		{"maxSteps at the bound", core.Policy{MaxSteps: core.MaxCount}, ""},

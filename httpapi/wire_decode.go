@@ -261,8 +261,8 @@ func decodePolicy(r json.RawMessage) (core.Policy, *core.Error) {
 	}
 	p.ToolErrors = core.ToolErrorMode(s)
 	// Each number is read as a non-negative integer a JavaScript number
-	// holds exactly, as the JS edges read it; its bounds (a timeout of at
-	// most a year, ...) are core's: core.Policy.Validate answers for
+	// holds exactly, as the JS edges read it; its bounds (core.MaxTimeoutMs,
+	// ...) are core's: core.Policy.Validate answers for
 	// every edge.
 	if n, err = num(raw.MaxSteps, "maxSteps", core.MaxBytes); err != nil {
 		return p, err

@@ -14,9 +14,6 @@ import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, replyOver, to
 import { Tools } from "./tools.js";
 import { QuickTurns } from "./quick.js";
 
-// The longest delay setTimeout keeps: engines fire a longer one at once.
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /**
  * FastPath runs turns through the module's wasmexport functions: one
  * export call per model or tool answer, frames in linear memory, and a
@@ -436,20 +433,13 @@ export class FastPath {
     return this.action(this.#out(this.ex.agentrt_next(this.#n, turn.handle, turn.expired ? 1 : 0)));
   }
 
-  // #arm starts the policy's timeout once the turn holds its session. A
-  // timeout over setTimeout's longest delay (about 24.8 days; core allows
-  // a year), which would fire at once, is waited in steps.
+  // #arm starts the policy's timeout once the turn holds its session.
   #arm(turn) {
     if (turn.timeoutMs > 0 && turn.timer === undefined) {
-      const wait = (left) => {
-        const step = Math.min(left, MAX_TIMER_MS);
-        turn.timer = setTimeout(() => {
-          if (left > step) return wait(left - step);
-          turn.expired = true;
-          this.#interrupt(turn);
-        }, step);
-      };
-      wait(turn.timeoutMs);
+      turn.timer = setTimeout(() => {
+        turn.expired = true;
+        this.#interrupt(turn);
+      }, turn.timeoutMs);
     }
   }
 

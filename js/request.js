@@ -56,7 +56,7 @@ function policyError(msg) {
 // syscall/js path does, and returns a copy (or undefined for none). The
 // types must be checked here, before the begin frame is written, as the
 // frame carries only integers and strings; the values (modes, bounds
-// such as a timeout of at most a year) are checked once, by core in the
+// such as core.MaxTimeoutMs) are checked once, by core in the
 // module, and js/test/edges.test.mjs holds this copy to Go's answers on
 // testdata/edges/policy.json. Each field is read once, so a getter can
 // neither answer the frame another value than the one checked nor run

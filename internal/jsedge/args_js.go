@@ -150,7 +150,7 @@ func Policy(v js.Value) (p core.Policy, err error) {
 	if n, err = optInt(v, what, FieldTimeoutMs); err != nil {
 		return p, err
 	}
-	// The bounds (a timeout of at most a year, ...) are core's:
+	// The bounds (timeoutMs at most core.MaxTimeoutMs, ...) are core's:
 	// core.Policy.Validate answers for every edge.
 	p.TimeoutMs = n
 	switch r := get(v, FieldRepair); r.Type() {
