@@ -102,28 +102,31 @@ func (p *Policy) Validate() error {
 	default:
 		return NewError(CodeInvalidArgument, "policy.toolErrors must be \"fail\" or \"report\"")
 	}
-	if err := checkBound("policy.maxSteps", int64(p.MaxSteps), MaxCount); err != nil {
-		return err
+	if p.MaxSteps < 0 {
+		return NewError(CodeInvalidArgument, "policy.maxSteps must not be negative")
 	}
-	if err := checkBound("policy.maxContextMessages", int64(p.MaxContextMessages), MaxCount); err != nil {
-		return err
+	if p.MaxContextMessages < 0 {
+		return NewError(CodeInvalidArgument, "policy.maxContextMessages must not be negative")
 	}
-	if err := checkBound("policy.maxContextBytes", p.MaxContextBytes, MaxBytes); err != nil {
-		return err
+	if p.MaxContextBytes < 0 {
+		return NewError(CodeInvalidArgument, "policy.maxContextBytes must not be negative")
 	}
-	if err := checkBound("policy.timeoutMs", p.TimeoutMs, MaxTimeoutMs); err != nil {
-		return err
+	if p.TimeoutMs < 0 {
+		return NewError(CodeInvalidArgument, "policy.timeoutMs must not be negative")
 	}
-	return nil
-}
-
-// checkBound refuses a negative v, or one over max, naming the field.
-func checkBound(name string, v, max int64) *Error {
-	if v < 0 {
-		return NewError(CodeInvalidArgument, name+" must not be negative")
+	// The bounds' texts are constants: building them costs the module
+	// more than it has to spare (wasm/runtime/size_test.go).
+	if p.MaxSteps > MaxCount {
+		return NewError(CodeInvalidArgument, "policy.maxSteps is too large (at most 2147483647)")
 	}
-	if v > max {
-		return NewError(CodeInvalidArgument, name+" is too large (at most "+itoa(int(max))+")")
+	if p.MaxContextMessages > MaxCount {
+		return NewError(CodeInvalidArgument, "policy.maxContextMessages is too large (at most 2147483647)")
+	}
+	if p.MaxContextBytes > MaxBytes {
+		return NewError(CodeInvalidArgument, "policy.maxContextBytes is too large (at most 9007199254740991)")
+	}
+	if p.TimeoutMs > MaxTimeoutMs {
+		return NewError(CodeInvalidArgument, "policy.timeoutMs is too large (at most 2147483647)")
 	}
 	return nil
 }
