@@ -8,7 +8,7 @@ import (
 )
 
 // The edge table (testdata/edges/) through the in-process Go route: each
-// policy and limits object that Go's types can hold gives the code every
+// policy, limits and config object that Go's types can hold gives the code every
 // other edge gives; the others (wrong types, fractions, unknown fields)
 // the compiler refuses, and there is nothing to run.
 func TestEdges_InProcess(t *testing.T) {
@@ -44,6 +44,24 @@ func TestEdges_InProcess(t *testing.T) {
 			defer rt.Close()
 			if _, err := rt.Execute(bg, core.RunRequest{SessionID: "s", Input: "hi"}); err != nil {
 				t.Fatal(err)
+			}
+		})
+	}
+	for _, c := range contract.MustLoadEdges(t, "config") {
+		system, specs, ok := c.GoConfig()
+		if !ok {
+			continue
+		}
+		ran++
+		t.Run(c.Name, func(t *testing.T) {
+			cfg := core.Config{SystemPrompt: system}
+			for _, s := range specs {
+				cfg.Tools = append(cfg.Tools, core.Tool{ToolSpec: s, Call: func(core.Context, core.ToolInvocation) (string, error) { return "ok", nil }})
+			}
+			rt, err := core.New(cfg)
+			c.Check(t, err)
+			if err == nil {
+				rt.Close()
 			}
 		})
 	}

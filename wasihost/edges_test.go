@@ -8,8 +8,8 @@ import (
 	"github.com/agentrt/agentrt/internal/contract"
 )
 
-// The edge table (testdata/edges/) through the WASI module: each policy
-// and limits object that Go's types can hold (wasihost's API takes Go
+// The edge table (testdata/edges/) through the WASI module: each policy,
+// limits and config object that Go's types can hold (wasihost's API takes Go
 // values; the compiler refuses the others) gives the code every other
 // edge gives, with the module's echo model and with a Go model.
 func TestEdges_WASI(t *testing.T) {
@@ -37,6 +37,23 @@ func TestEdges_WASI(t *testing.T) {
 			}
 			if ran == 0 {
 				t.Fatal("no policy case holds in Go's types")
+			}
+		})
+	}
+	for _, c := range contract.MustLoadEdges(t, "config") {
+		system, specs, ok := c.GoConfig()
+		if !ok {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			cfg := Config{SystemPrompt: system}
+			for _, s := range specs {
+				cfg.Tools = append(cfg.Tools, core.Tool{ToolSpec: s, Call: func(core.Context, core.ToolInvocation) (string, error) { return "ok", nil }})
+			}
+			rt, err := in.NewRuntime(cfg)
+			c.Check(t, err)
+			if err == nil {
+				rt.Close()
 			}
 		})
 	}

@@ -2,7 +2,9 @@ package wazero_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/agentrt/agentrt/internal/contract"
@@ -11,7 +13,8 @@ import (
 
 // The edge table (testdata/edges/) through the module's syscall/js API:
 // each policy, parsed by JSON.parse in the instance, is passed to
-// startRunWithPolicy, and each limits object to createRuntime; the code
+// startRunWithPolicy, and each limits object and config (its tools given
+// a call function) to createRuntime; the code
 // is the one every other edge gives, and the instance keeps serving.
 func TestEdges_SyscallJS(t *testing.T) {
 	in := mustInstance(t, nil)
@@ -54,6 +57,39 @@ func TestEdges_SyscallJS(t *testing.T) {
 			if in.Get(v, "startRun") != jshost.Undefined {
 				c.CheckCode(t, "", "")
 				mustServe(t, in, v, "limits")
+				return
+			}
+			e, _ := in.Export(v).(map[string]any)
+			code, _ := e["code"].(string)
+			msg, _ := e["message"].(string)
+			c.CheckCode(t, code, msg)
+		})
+	}
+	fn := jshost.Func(func(jshost.Value, []jshost.Value) (any, error) { return "ok", nil })
+	for _, c := range contract.MustLoadEdges(t, "config") {
+		t.Run(c.Name, func(t *testing.T) {
+			cfg := parse(t, c.Config)
+			// JSON has no functions: each tool that is an object gets a call.
+			var plain map[string]any
+			if err := json.Unmarshal(c.Config, &plain); err != nil {
+				t.Fatal(err)
+			}
+			if tools, ok := plain["tools"].([]any); ok {
+				for i, tool := range tools {
+					if _, ok := tool.(map[string]any); ok {
+						if err := in.Set(in.Get(cfg, "tools", strconv.Itoa(i)), "call", fn); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			v, err := in.Call(ctx, in.Global("agentrt"), "createRuntime", cfg)
+			if err != nil {
+				t.Fatalf("createRuntime threw %v; want it to return an Error or a Runtime", err)
+			}
+			if in.Get(v, "startRun") != jshost.Undefined {
+				c.CheckCode(t, "", "")
+				mustServe(t, in, v, "config")
 				return
 			}
 			e, _ := in.Export(v).(map[string]any)

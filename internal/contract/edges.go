@@ -23,6 +23,10 @@ type EdgeCase struct {
 	Policy json.RawMessage
 	// Limits is the limits of a runtime ("limits" cases), or nil.
 	Limits json.RawMessage
+	// Config is a runtime's config ("config" cases), or nil: its
+	// systemPrompt and tools. A runner gives each tool that is an object
+	// a call function (JSON has none).
+	Config json.RawMessage
 	// Code is the error code the edge must answer with; "" when the
 	// policy or the limits are valid and the run or the runtime must
 	// work.
@@ -33,6 +37,7 @@ type rawEdgeCase struct {
 	Name   string          `json:"name"`
 	Policy json.RawMessage `json:"policy"`
 	Limits json.RawMessage `json:"limits"`
+	Config json.RawMessage `json:"config"`
 	Code   *string         `json:"code"`
 }
 
@@ -44,7 +49,7 @@ func EdgesDir() string {
 }
 
 // MustLoadEdges reads the cases of testdata/edges/<kind>.json, kind
-// "policy" or "limits", failing t when it cannot.
+// "policy", "limits" or "config", failing t when it cannot.
 func MustLoadEdges(t testing.TB, kind string) []EdgeCase {
 	t.Helper()
 	f := filepath.Join(EdgesDir(), kind+".json")
@@ -58,7 +63,7 @@ func MustLoadEdges(t testing.TB, kind string) []EdgeCase {
 	}
 	out := make([]EdgeCase, len(raw))
 	for i, r := range raw {
-		c := EdgeCase{Name: kind + "/" + r.Name, Policy: r.Policy, Limits: r.Limits}
+		c := EdgeCase{Name: kind + "/" + r.Name, Policy: r.Policy, Limits: r.Limits, Config: r.Config}
 		if r.Code != nil {
 			c.Code = *r.Code
 		}
@@ -157,6 +162,31 @@ func (c EdgeCase) GoLimits() (l core.Limits, ok bool) {
 	l.MaxMessageBytes = deref(g.MaxMessageBytes)
 	l.MaxTotalBytes = deref(g.MaxTotalBytes)
 	return l, true
+}
+
+// goConfig mirrors what a config case holds, with the JSON names of the
+// other edges.
+type goConfig struct {
+	SystemPrompt *string `json:"systemPrompt"`
+	Tools        *[]struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	} `json:"tools"`
+}
+
+// GoConfig returns the case's system prompt and tool specs, for an edge
+// whose API takes Go values; ok as for GoPolicy.
+func (c EdgeCase) GoConfig() (system string, tools []core.ToolSpec, ok bool) {
+	var g goConfig
+	if !strictDecode(c.Config, &g) {
+		return "", nil, false
+	}
+	if g.Tools != nil {
+		for _, t := range *g.Tools {
+			tools = append(tools, core.ToolSpec{Name: t.Name, Description: t.Description})
+		}
+	}
+	return deref(g.SystemPrompt), tools, true
 }
 
 // strictDecode decodes the JSON object r into v, refusing what a Go

@@ -23,6 +23,7 @@ let seq = 0;
 // syscall/js API object (globalThis.agentrt under another name).
 async function rawAPI(module) {
   const name = `agentrt_edges_${++seq}`;
+  if (typeof globalThis.Go !== "function") await import(wasmExecURL.href);
   const go = new globalThis.Go();
   go.env = { AGENTRT_GLOBAL: name };
   const instance = await WebAssembly.instantiate(module, go.importObject);
@@ -104,5 +105,36 @@ test("a timeout at its bound waits, in the glue and through the syscall/js API",
   } finally {
     glue.close();
     raw.close();
+  }
+});
+
+test("every config case gives the table's code in the glue and through the syscall/js API", async () => {
+  const module = await compiledModule();
+  const api = await rawAPI(module);
+  // JSON has no functions: each tool that is an object gets a call.
+  const withCalls = (config) => {
+    const c = { ...config };
+    if (Array.isArray(c.tools)) c.tools = c.tools.map((t) => (t !== null && typeof t === "object" ? { ...t, call: () => "ok" } : t));
+    return c;
+  };
+  for (const c of await table("config")) {
+    const want = c.code ?? null;
+    let got = null;
+    try {
+      const rt = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, ...withCalls(c.config) });
+      assert.equal((await rt.run({ sessionId: "s", input: "hi" })).status, "completed");
+      rt.close();
+    } catch (e) {
+      if (!e || typeof e.code !== "string") throw e;
+      got = e.code;
+    }
+    assert.equal(got, want, `${c.name} (glue)`);
+    const rt = api.createRuntime(withCalls(c.config));
+    if (rt instanceof Error) {
+      assert.equal(rt.code, want, `${c.name} (syscall/js)`);
+    } else {
+      assert.equal(want, null, `${c.name} (syscall/js): a runtime, want ${want}`);
+      rt.close();
+    }
   }
 });
