@@ -82,7 +82,7 @@ func knownKeys(r []byte, what string, names []string) *core.Error {
 	if what != "" {
 		prefix = "unknown " + what + " field "
 	}
-	var seen [16]bool
+	seen := make([]bool, len(names))
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
