@@ -87,48 +87,36 @@ const (
 // (MaxCount, MaxBytes, MaxTimeoutMs). Every edge calls it, through
 // Runtime.Run, before a run changes anything.
 func (p *Policy) Validate() error {
-	switch p.SeedMode {
-	case "", SeedIfEmpty, SeedReconcile:
+	// One error made at one place: a NewError per check cost the module
+	// more gzip bytes than it has to spare (wasm/runtime/size_test.go).
+	var msg string
+	switch {
+	case p.SeedMode != "" && p.SeedMode != SeedIfEmpty && p.SeedMode != SeedReconcile:
+		msg = "policy.seedMode must be \"if-empty\" or \"reconcile\""
+	case p.OnBusy != "" && p.OnBusy != BusyQueue && p.OnBusy != BusyReject:
+		msg = "policy.onBusy must be \"queue\" or \"reject\""
+	case p.ToolErrors != "" && p.ToolErrors != ToolErrorsFail && p.ToolErrors != ToolErrorsReport:
+		msg = "policy.toolErrors must be \"fail\" or \"report\""
+	case p.MaxSteps < 0:
+		msg = "policy.maxSteps must not be negative"
+	case p.MaxContextMessages < 0:
+		msg = "policy.maxContextMessages must not be negative"
+	case p.MaxContextBytes < 0:
+		msg = "policy.maxContextBytes must not be negative"
+	case p.TimeoutMs < 0:
+		msg = "policy.timeoutMs must not be negative"
+	case p.MaxSteps > MaxCount:
+		msg = "policy.maxSteps is too large (at most 2147483647)"
+	case p.MaxContextMessages > MaxCount:
+		msg = "policy.maxContextMessages is too large (at most 2147483647)"
+	case p.MaxContextBytes > MaxBytes:
+		msg = "policy.maxContextBytes is too large (at most 9007199254740991)"
+	case p.TimeoutMs > MaxTimeoutMs:
+		msg = "policy.timeoutMs is too large (at most 2147483647)"
 	default:
-		return NewError(CodeInvalidArgument, "policy.seedMode must be \"if-empty\" or \"reconcile\"")
+		return nil
 	}
-	switch p.OnBusy {
-	case "", BusyQueue, BusyReject:
-	default:
-		return NewError(CodeInvalidArgument, "policy.onBusy must be \"queue\" or \"reject\"")
-	}
-	switch p.ToolErrors {
-	case "", ToolErrorsFail, ToolErrorsReport:
-	default:
-		return NewError(CodeInvalidArgument, "policy.toolErrors must be \"fail\" or \"report\"")
-	}
-	if p.MaxSteps < 0 {
-		return NewError(CodeInvalidArgument, "policy.maxSteps must not be negative")
-	}
-	if p.MaxContextMessages < 0 {
-		return NewError(CodeInvalidArgument, "policy.maxContextMessages must not be negative")
-	}
-	if p.MaxContextBytes < 0 {
-		return NewError(CodeInvalidArgument, "policy.maxContextBytes must not be negative")
-	}
-	if p.TimeoutMs < 0 {
-		return NewError(CodeInvalidArgument, "policy.timeoutMs must not be negative")
-	}
-	// The bounds' texts are constants: building them costs the module
-	// more than it has to spare (wasm/runtime/size_test.go).
-	if p.MaxSteps > MaxCount {
-		return NewError(CodeInvalidArgument, "policy.maxSteps is too large (at most 2147483647)")
-	}
-	if p.MaxContextMessages > MaxCount {
-		return NewError(CodeInvalidArgument, "policy.maxContextMessages is too large (at most 2147483647)")
-	}
-	if p.MaxContextBytes > MaxBytes {
-		return NewError(CodeInvalidArgument, "policy.maxContextBytes is too large (at most 9007199254740991)")
-	}
-	if p.TimeoutMs > MaxTimeoutMs {
-		return NewError(CodeInvalidArgument, "policy.timeoutMs is too large (at most 2147483647)")
-	}
-	return nil
+	return NewError(CodeInvalidArgument, msg)
 }
 
 func (p *Policy) maxSteps() int {

@@ -23,8 +23,22 @@ func String(v js.Value, what string) (string, error) {
 	return v.String(), nil
 }
 
+// Policy and limits fields: an object with another own key is refused,
+// so that a misspelt field (timeoutMS) is an error, not a default. The
+// glue (js/request.js) and httpapi refuse the same keys.
+var (
+	policyFields = []string{FieldSeedMode, FieldOnBusy, FieldToolErrors, FieldMaxSteps,
+		FieldMaxContextMessages, FieldMaxContextBytes, FieldTimeoutMs, FieldAllowedTools, FieldRepair}
+	limitsFields = []string{FieldMaxSessions, FieldMaxMessagesPerSession, FieldMaxSessionBytes,
+		FieldMaxSeedMessages, FieldMaxSeedBytes, FieldMaxMessageBytes, FieldMaxTotalBytes}
+)
+
 // object checks that v is a plain object, or null/undefined (ok, absent).
-func object(v js.Value, what string) (present bool, err error) {
+// With known names, it also refuses an own enumerable key of v
+// (Object.keys) that is not one of them, naming it. The walk is here,
+// not in a function of its own, because a function more costs the
+// module more than its code (wasm/runtime/size_test.go).
+func object(v js.Value, what string, known []string) (present bool, err error) {
 	switch v.Type() {
 	case js.TypeUndefined, js.TypeNull:
 		return false, nil
@@ -32,39 +46,23 @@ func object(v js.Value, what string) (present bool, err error) {
 		if isArray(v) {
 			return false, argError(what + " must be an object, not an Array")
 		}
+		if known == nil {
+			return true, nil
+		}
+		keys := jsutil.Object.Call(MethodKeys, v)
+	next:
+		for i, n := 0, length(keys); i < n; i++ {
+			k := keys.Index(i).String()
+			for _, name := range known {
+				if k == name {
+					continue next
+				}
+			}
+			return false, argError("unknown " + what + " field \"" + k + "\"")
+		}
 		return true, nil
 	}
 	return false, argError(what + " must be an object")
-}
-
-// Policy and limits fields: an object with another own key is refused,
-// so that a misspelt field (timeoutMS) is an error, not a default. The
-// glue (js/request.js) and httpapi refuse the same keys.
-var (
-	policyFields = [...]string{FieldSeedMode, FieldOnBusy, FieldToolErrors, FieldMaxSteps,
-		FieldMaxContextMessages, FieldMaxContextBytes, FieldTimeoutMs, FieldAllowedTools, FieldRepair}
-	limitsFields = [...]string{FieldMaxSessions, FieldMaxMessagesPerSession, FieldMaxSessionBytes,
-		FieldMaxSeedMessages, FieldMaxSeedBytes, FieldMaxMessageBytes, FieldMaxTotalBytes}
-)
-
-// knownKeys refuses an own enumerable key of o (Object.keys) that is not
-// one of names, naming it.
-func knownKeys(o js.Value, what string, names []string) error {
-	keys := jsutil.Object.Call(MethodKeys, o)
-	for i, n := 0, length(keys); i < n; i++ {
-		k := get(keys, i).String()
-		known := false
-		for _, name := range names {
-			if k == name {
-				known = true
-				break
-			}
-		}
-		if !known {
-			return argError("unknown " + what + " field \"" + k + "\"")
-		}
-	}
-	return nil
 }
 
 // optInt reads o[name]: absent (null or undefined) is 0; otherwise a
@@ -116,10 +114,7 @@ func optStr(o js.Value, what, name string) (string, error) {
 func Policy(v js.Value) (p core.Policy, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	const what = "policy"
-	if ok, err := object(v, what); !ok {
-		return p, err
-	}
-	if err := knownKeys(v, what, policyFields[:]); err != nil {
+	if ok, err := object(v, what, policyFields); !ok {
 		return p, err
 	}
 	var s string
@@ -187,10 +182,7 @@ func Policy(v js.Value) (p core.Policy, err error) {
 func Limits(v js.Value) (l core.Limits, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	const what = "limits"
-	if ok, err := object(v, what); !ok {
-		return l, err
-	}
-	if err := knownKeys(v, what, limitsFields[:]); err != nil {
+	if ok, err := object(v, what, limitsFields); !ok {
 		return l, err
 	}
 	fields := [...]struct {
@@ -245,7 +237,7 @@ func Options(v js.Value) (o RunOptions, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	o.OnEvent = js.Undefined()
 	const what = "options"
-	if ok, err := object(v, what); !ok {
+	if ok, err := object(v, what, nil); !ok {
 		return o, err
 	}
 	switch id := get(v, FieldRunID); id.Type() {
@@ -306,7 +298,7 @@ func Config(v js.Value) (cfg core.Config, model js.Value, tools []js.Value, err 
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	cfg.AfterFunc = AfterFunc
 	const what = "config"
-	if ok, err := object(v, what); !ok {
+	if ok, err := object(v, what, nil); !ok {
 		return cfg, js.Undefined(), nil, err
 	}
 	if cfg.SystemPrompt, err = optStr(v, what, FieldSystemPrompt); err != nil {
