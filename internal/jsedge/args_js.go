@@ -27,9 +27,9 @@ func String(v js.Value, what string) (string, error) {
 // so that a misspelt field (timeoutMS) is an error, not a default. The
 // glue (js/request.js) and httpapi refuse the same keys.
 var (
-	policyFields = []string{FieldSeedMode, FieldOnBusy, FieldToolErrors, FieldMaxSteps,
+	policyFields = [...]string{FieldSeedMode, FieldOnBusy, FieldToolErrors, FieldMaxSteps,
 		FieldMaxContextMessages, FieldMaxContextBytes, FieldTimeoutMs, FieldAllowedTools, FieldRepair}
-	limitsFields = []string{FieldMaxSessions, FieldMaxMessagesPerSession, FieldMaxSessionBytes,
+	limitsFields = [...]string{FieldMaxSessions, FieldMaxMessagesPerSession, FieldMaxSessionBytes,
 		FieldMaxSeedMessages, FieldMaxSeedBytes, FieldMaxMessageBytes, FieldMaxTotalBytes}
 )
 
@@ -114,7 +114,7 @@ func optStr(o js.Value, what, name string) (string, error) {
 func Policy(v js.Value) (p core.Policy, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	const what = "policy"
-	if ok, err := object(v, what, policyFields); !ok {
+	if ok, err := object(v, what, policyFields[:]); !ok {
 		return p, err
 	}
 	var s string
@@ -182,7 +182,7 @@ func Policy(v js.Value) (p core.Policy, err error) {
 func Limits(v js.Value) (l core.Limits, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	const what = "limits"
-	if ok, err := object(v, what, limitsFields); !ok {
+	if ok, err := object(v, what, limitsFields[:]); !ok {
 		return l, err
 	}
 	fields := [...]struct {
