@@ -25,7 +25,9 @@ func String(v js.Value, what string) (string, error) {
 
 // Policy and limits fields: an object with another own key is refused,
 // so that a misspelt field (timeoutMS) is an error, not a default. The
-// glue (js/request.js) and httpapi refuse the same keys.
+// glue (js/request.js) and httpapi refuse the same keys. Policy and
+// Limits also read the fields by walking these tables, so their order
+// is the one those functions assign them in.
 var (
 	policyFields = [...]string{FieldSeedMode, FieldOnBusy, FieldToolErrors, FieldMaxSteps,
 		FieldMaxContextMessages, FieldMaxContextBytes, FieldTimeoutMs, FieldAllowedTools, FieldRepair}
@@ -117,37 +119,23 @@ func Policy(v js.Value) (p core.Policy, err error) {
 	if ok, err := object(v, what, policyFields[:]); !ok {
 		return p, err
 	}
-	var s string
-	if s, err = optStr(v, what, FieldSeedMode); err != nil {
-		return p, err
+	// policyFields: three strings, four integers, then the others. The
+	// bounds of the integers (timeoutMs at most core.MaxTimeoutMs, ...)
+	// are core's: core.Policy.Validate answers for every edge.
+	var s [3]string
+	for i := range s {
+		if s[i], err = optStr(v, what, policyFields[i]); err != nil {
+			return p, err
+		}
 	}
-	p.SeedMode = core.SeedMode(s)
-	if s, err = optStr(v, what, FieldOnBusy); err != nil {
-		return p, err
+	var n [4]int64
+	for i := range n {
+		if n[i], err = optInt(v, what, policyFields[len(s)+i]); err != nil {
+			return p, err
+		}
 	}
-	p.OnBusy = core.BusyMode(s)
-	if s, err = optStr(v, what, FieldToolErrors); err != nil {
-		return p, err
-	}
-	p.ToolErrors = core.ToolErrorMode(s)
-	var n int64
-	if n, err = optInt(v, what, FieldMaxSteps); err != nil {
-		return p, err
-	}
-	p.MaxSteps = int(n)
-	if n, err = optInt(v, what, FieldMaxContextMessages); err != nil {
-		return p, err
-	}
-	p.MaxContextMessages = int(n)
-	if p.MaxContextBytes, err = optInt(v, what, FieldMaxContextBytes); err != nil {
-		return p, err
-	}
-	if n, err = optInt(v, what, FieldTimeoutMs); err != nil {
-		return p, err
-	}
-	// The bounds (timeoutMs at most core.MaxTimeoutMs, ...) are core's:
-	// core.Policy.Validate answers for every edge.
-	p.TimeoutMs = n
+	p = core.Policy{SeedMode: core.SeedMode(s[0]), OnBusy: core.BusyMode(s[1]), ToolErrors: core.ToolErrorMode(s[2]),
+		MaxSteps: int(n[0]), MaxContextMessages: int(n[1]), MaxContextBytes: n[2], TimeoutMs: n[3]}
 	switch r := get(v, FieldRepair); r.Type() {
 	case js.TypeUndefined, js.TypeNull:
 	case js.TypeBoolean:
@@ -185,38 +173,14 @@ func Limits(v js.Value) (l core.Limits, err error) {
 	if ok, err := object(v, what, limitsFields[:]); !ok {
 		return l, err
 	}
-	fields := [...]struct {
-		name string
-		dst  *int64
-	}{
-		{FieldMaxSessionBytes, &l.MaxSessionBytes},
-		{FieldMaxSeedBytes, &l.MaxSeedBytes},
-		{FieldMaxMessageBytes, &l.MaxMessageBytes},
-		{FieldMaxTotalBytes, &l.MaxTotalBytes},
-	}
-	ints := [...]struct {
-		name string
-		dst  *int
-	}{
-		{FieldMaxSessions, &l.MaxSessions},
-		{FieldMaxMessagesPerSession, &l.MaxMessagesPerSession},
-		{FieldMaxSeedMessages, &l.MaxSeedMessages},
-	}
-	for _, f := range ints {
-		n, err := optInt(v, what, f.name)
-		if err != nil {
+	var n [len(limitsFields)]int64
+	for i, name := range limitsFields {
+		if n[i], err = optInt(v, what, name); err != nil {
 			return l, err
 		}
-		*f.dst = int(n)
 	}
-	for _, f := range fields {
-		n, err := optInt(v, what, f.name)
-		if err != nil {
-			return l, err
-		}
-		*f.dst = n
-	}
-	return l, nil
+	return core.Limits{MaxSessions: int(n[0]), MaxMessagesPerSession: int(n[1]), MaxSessionBytes: n[2],
+		MaxSeedMessages: int(n[3]), MaxSeedBytes: n[4], MaxMessageBytes: n[5], MaxTotalBytes: n[6]}, nil
 }
 
 // RunOptions are the options of one run call.
