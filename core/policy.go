@@ -99,18 +99,18 @@ func (p *Policy) Validate() error {
 		msg = "policy.toolErrors must be \"fail\" or \"report\""
 	case p.MaxSteps < 0:
 		msg = "policy.maxSteps must not be negative"
-	case p.MaxContextMessages < 0:
-		msg = "policy.maxContextMessages must not be negative"
-	case p.MaxContextBytes < 0:
-		msg = "policy.maxContextBytes must not be negative"
-	case p.TimeoutMs < 0:
-		msg = "policy.timeoutMs must not be negative"
 	case p.MaxSteps > MaxCount:
 		msg = "policy.maxSteps is too large (at most 2147483647)"
+	case p.MaxContextMessages < 0:
+		msg = "policy.maxContextMessages must not be negative"
 	case p.MaxContextMessages > MaxCount:
 		msg = "policy.maxContextMessages is too large (at most 2147483647)"
+	case p.MaxContextBytes < 0:
+		msg = "policy.maxContextBytes must not be negative"
 	case p.MaxContextBytes > MaxBytes:
 		msg = "policy.maxContextBytes is too large (at most 9007199254740991)"
+	case p.TimeoutMs < 0:
+		msg = "policy.timeoutMs must not be negative"
 	case p.TimeoutMs > MaxTimeoutMs:
 		msg = "policy.timeoutMs is too large (at most 2147483647)"
 	default:
@@ -218,12 +218,14 @@ func (l Limits) withDefaults() Limits {
 // (MaxCount for counts, MaxBytes for bytes), with CodeInvalidArgument.
 // Every edge calls it, through New, before a runtime exists.
 func (l *Limits) Validate() error {
-	if l.MaxSessions < 0 || l.MaxMessagesPerSession < 0 || l.MaxSessionBytes < 0 ||
-		l.MaxSeedMessages < 0 || l.MaxSeedBytes < 0 || l.MaxMessageBytes < 0 || l.MaxTotalBytes < 0 {
+	// MaxCount and MaxBytes are 2^n - 1: a bitwise or of the fields is
+	// negative when one is, and over the bound when one is.
+	counts := int64(l.MaxSessions | l.MaxMessagesPerSession | l.MaxSeedMessages)
+	bytes := l.MaxSessionBytes | l.MaxSeedBytes | l.MaxMessageBytes | l.MaxTotalBytes
+	if counts < 0 || bytes < 0 {
 		return NewError(CodeInvalidArgument, "limits must not be negative")
 	}
-	if l.MaxSessions > MaxCount || l.MaxMessagesPerSession > MaxCount || l.MaxSeedMessages > MaxCount ||
-		l.MaxSessionBytes > MaxBytes || l.MaxSeedBytes > MaxBytes || l.MaxMessageBytes > MaxBytes || l.MaxTotalBytes > MaxBytes {
+	if counts > MaxCount || bytes > MaxBytes {
 		return NewError(CodeInvalidArgument, "limits are too large: counts at most 2147483647, bytes at most 9007199254740991")
 	}
 	return nil

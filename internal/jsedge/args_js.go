@@ -174,8 +174,8 @@ func Limits(v js.Value) (l core.Limits, err error) {
 		return l, err
 	}
 	var n [len(limitsFields)]int64
-	for i, name := range limitsFields {
-		if n[i], err = optInt(v, what, name); err != nil {
+	for i := range n {
+		if n[i], err = optInt(v, what, limitsFields[i]); err != nil {
 			return l, err
 		}
 	}
