@@ -116,9 +116,12 @@ func appendPolicy(dst []byte, p *core.Policy) []byte {
 // on wasm).
 const maxInt32 = 1<<31 - 1
 
-func (r *reader) sint(what string, limit int64) int64 {
+// sint reads a zigzag integer that a JavaScript number holds exactly
+// (core.MaxBytes either way): any such integer is passed on, for
+// core.Policy.Validate to bound with its one error text.
+func (r *reader) sint(what string) int64 {
 	v := unzigzag(r.uvarint())
-	if v > limit || v < -limit {
+	if v > core.MaxBytes || v < -core.MaxBytes {
 		r.fail(what + " is out of range")
 		return 0
 	}
@@ -138,12 +141,10 @@ func (r *reader) policy(p *core.Policy) {
 	p.SeedMode = core.SeedMode(r.str("policy"))
 	p.OnBusy = core.BusyMode(r.str("policy"))
 	p.ToolErrors = core.ToolErrorMode(r.str("policy"))
-	// Any integer a host can carry (core.MaxBytes either way) is passed
-	// on: core.Policy.Validate owns the bounds and their one error text.
-	p.MaxSteps = int(r.sint("policy", core.MaxBytes))
-	p.MaxContextMessages = int(r.sint("policy", core.MaxBytes))
-	p.MaxContextBytes = r.sint("policy", core.MaxBytes)
-	p.TimeoutMs = r.sint("policy", core.MaxBytes)
+	p.MaxSteps = int(r.sint("policy"))
+	p.MaxContextMessages = int(r.sint("policy"))
+	p.MaxContextBytes = r.sint("policy")
+	p.TimeoutMs = r.sint("policy")
 	n := r.count("policy", 1)
 	if r.err != nil || n == 0 {
 		return
