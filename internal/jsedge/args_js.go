@@ -54,7 +54,7 @@ func object(v js.Value, what string, known []string) (present bool, err error) {
 		keys := jsutil.Object.Call(MethodKeys, v)
 	next:
 		for i, n := 0, length(keys); i < n; i++ {
-			k := keys.Index(i).String()
+			k := get(keys, i).String()
 			for _, name := range known {
 				if k == name {
 					continue next
