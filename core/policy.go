@@ -82,42 +82,65 @@ type Policy struct {
 	ContextChunkTokens int64
 }
 
-// Validate reports the first invalid field as a CodeInvalidArgument error.
+// Bounds of policy and limit fields, the same at every edge (the glue,
+// the syscall/js API, the wire, WASI, HTTP): Policy.Validate and
+// Limits.Validate refuse what is over them, so an edge that reads a
+// number only checks that it is a non-negative integer it can carry.
+const (
+	// MaxTimeoutMs is the longest Policy.TimeoutMs, 2^31 - 1 ms (about
+	// 24.8 days): the longest delay setTimeout keeps in every JavaScript
+	// host (a longer one fires at once), and far from overflowing a
+	// time.Duration.
+	MaxTimeoutMs = 1<<31 - 1
+	// MaxCount bounds the fields that count steps, messages or sessions
+	// (the largest int32, so that a count is an int on every platform).
+	MaxCount = 1<<31 - 1
+	// MaxBytes bounds the fields that count bytes: the largest integer a
+	// JavaScript number holds exactly (Number.MAX_SAFE_INTEGER).
+	MaxBytes = 1<<53 - 1
+)
+
+// Validate reports the first invalid field as a CodeInvalidArgument
+// error: an unknown mode, a negative number, or a number over its bound
+// (MaxCount, MaxBytes, MaxTimeoutMs). Every edge calls it, through
+// Runtime.Run, before a run changes anything.
 func (p *Policy) Validate() error {
-	switch p.SeedMode {
-	case "", SeedIfEmpty, SeedReconcile:
+	// One error made at one place: a NewError per check cost the module
+	// more gzip bytes than it has to spare (wasm/runtime/size_test.go).
+	var msg string
+	switch {
+	case p.SeedMode != "" && p.SeedMode != SeedIfEmpty && p.SeedMode != SeedReconcile:
+		msg = "policy.seedMode must be \"if-empty\" or \"reconcile\""
+	case p.OnBusy != "" && p.OnBusy != BusyQueue && p.OnBusy != BusyReject:
+		msg = "policy.onBusy must be \"queue\" or \"reject\""
+	case p.ToolErrors != "" && p.ToolErrors != ToolErrorsFail && p.ToolErrors != ToolErrorsReport:
+		msg = "policy.toolErrors must be \"fail\" or \"report\""
+	case p.MaxSteps < 0:
+		msg = "policy.maxSteps must not be negative"
+	case p.MaxSteps > MaxCount:
+		msg = "policy.maxSteps is too large (at most 2147483647)"
+	case p.MaxContextMessages < 0:
+		msg = "policy.maxContextMessages must not be negative"
+	case p.MaxContextMessages > MaxCount:
+		msg = "policy.maxContextMessages is too large (at most 2147483647)"
+	case p.MaxContextBytes < 0:
+		msg = "policy.maxContextBytes must not be negative"
+	case p.MaxContextBytes > MaxBytes:
+		msg = "policy.maxContextBytes is too large (at most 9007199254740991)"
+	case p.TimeoutMs < 0:
+		msg = "policy.timeoutMs must not be negative"
+	case p.TimeoutMs > MaxTimeoutMs:
+		msg = "policy.timeoutMs is too large (at most 2147483647)"
+	case p.MaxContextTokens < 0:
+		msg = "policy.maxContextTokens must not be negative"
+	case p.MaxContextTokens > MaxBytes:
+		msg = "policy.maxContextTokens is too large (at most 9007199254740991)"
+	case p.ContextChunkTokens < 0 || (p.MaxContextTokens > 0 && p.ContextChunkTokens > p.MaxContextTokens):
+		msg = "policy.contextChunkTokens must be from 0 to policy.maxContextTokens"
 	default:
-		return NewError(CodeInvalidArgument, "policy.seedMode must be \"if-empty\" or \"reconcile\"")
+		return nil
 	}
-	switch p.OnBusy {
-	case "", BusyQueue, BusyReject:
-	default:
-		return NewError(CodeInvalidArgument, "policy.onBusy must be \"queue\" or \"reject\"")
-	}
-	switch p.ToolErrors {
-	case "", ToolErrorsFail, ToolErrorsReport:
-	default:
-		return NewError(CodeInvalidArgument, "policy.toolErrors must be \"fail\" or \"report\"")
-	}
-	if p.MaxSteps < 0 {
-		return NewError(CodeInvalidArgument, "policy.maxSteps must not be negative")
-	}
-	if p.MaxContextMessages < 0 {
-		return NewError(CodeInvalidArgument, "policy.maxContextMessages must not be negative")
-	}
-	if p.MaxContextBytes < 0 {
-		return NewError(CodeInvalidArgument, "policy.maxContextBytes must not be negative")
-	}
-	if p.TimeoutMs < 0 {
-		return NewError(CodeInvalidArgument, "policy.timeoutMs must not be negative")
-	}
-	if p.MaxContextTokens < 0 {
-		return NewError(CodeInvalidArgument, "policy.maxContextTokens must not be negative")
-	}
-	if p.ContextChunkTokens < 0 || (p.MaxContextTokens > 0 && p.ContextChunkTokens > p.MaxContextTokens) {
-		return NewError(CodeInvalidArgument, "policy.contextChunkTokens must be from 0 to policy.maxContextTokens")
-	}
-	return nil
+	return NewError(CodeInvalidArgument, msg)
 }
 
 func (p *Policy) maxSteps() int {
@@ -215,11 +238,19 @@ func (l Limits) withDefaults() Limits {
 	return d
 }
 
-// Validate refuses negative limits with CodeInvalidArgument.
+// Validate refuses negative limits, and limits over their bound
+// (MaxCount for counts, MaxBytes for bytes), with CodeInvalidArgument.
+// Every edge calls it, through New, before a runtime exists.
 func (l *Limits) Validate() error {
-	if l.MaxSessions < 0 || l.MaxMessagesPerSession < 0 || l.MaxSessionBytes < 0 ||
-		l.MaxSeedMessages < 0 || l.MaxSeedBytes < 0 || l.MaxMessageBytes < 0 || l.MaxTotalBytes < 0 {
+	// MaxCount and MaxBytes are 2^n - 1: a bitwise or of the fields is
+	// negative when one is, and over the bound when one is.
+	counts := int64(l.MaxSessions | l.MaxMessagesPerSession | l.MaxSeedMessages)
+	bytes := l.MaxSessionBytes | l.MaxSeedBytes | l.MaxMessageBytes | l.MaxTotalBytes
+	if counts < 0 || bytes < 0 {
 		return NewError(CodeInvalidArgument, "limits must not be negative")
+	}
+	if counts > MaxCount || bytes > MaxBytes {
+		return NewError(CodeInvalidArgument, "limits are too large: counts at most 2147483647, bytes at most 9007199254740991")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
@@ -50,6 +51,79 @@ type rawPolicy struct {
 
 func invalidArg(msg string) *core.Error { return core.NewError(core.CodeInvalidArgument, msg) }
 
+// The keys of each object the API reads. encoding/json matches keys
+// case-insensitively and lets the last of a repeated key win, so that
+// {"HISTORY": [...]} would be read as a history and {"history": [...],
+// "HISTORY": null} would drop it; knownKeys refuses both first, as the
+// JavaScript edges read only the exact names.
+var (
+	runKeys    = []string{"input", "history", "policy", "runId", "inspect"}
+	policyKeys = []string{"seedMode", "onBusy", "maxSteps", "maxContextMessages", "maxContextBytes",
+		"allowedTools", "toolErrors", "timeoutMs", "repair"}
+	checkKeys = []string{"history"}
+)
+
+// knownKeys refuses a JSON object r (already known to open with '{')
+// that is not valid JSON, has a key that is not exactly one of names
+// (what names the object in the error: "" for the body), or has a key
+// twice.
+func knownKeys(r []byte, what string, names []string) *core.Error {
+	dec := json.NewDecoder(bytes.NewReader(r))
+	dec.UseNumber()
+	invalid := func() *core.Error {
+		if what == "" {
+			return invalidArg("the body is not valid JSON")
+		}
+		return invalidArg(what + " must be an object")
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return invalid()
+	}
+	prefix := "unknown field "
+	if what != "" {
+		prefix = "unknown " + what + " field "
+	}
+	seen := make([]bool, len(names))
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return invalid()
+		}
+		k, _ := t.(string)
+		i := 0
+		for i < len(names) && names[i] != k {
+			i++
+		}
+		if i == len(names) {
+			return invalidArg(prefix + quote(k))
+		}
+		if seen[i] {
+			if what == "" {
+				return invalidArg("duplicate field " + quote(k))
+			}
+			return invalidArg("duplicate " + what + " field " + quote(k))
+		}
+		seen[i] = true
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return invalid()
+		}
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return invalid()
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return invalid()
+	}
+	return nil
+}
+
+// quote returns k as a JSON string, for an error message.
+func quote(k string) string {
+	b, _ := json.Marshal(k)
+	return string(b)
+}
+
 // isNull reports whether a raw field is absent or JSON null.
 func isNull(r json.RawMessage) bool {
 	return len(r) == 0 || string(r) == "null"
@@ -79,7 +153,9 @@ func decodeInt(r json.RawMessage, max int64) (int64, bool) {
 }
 
 // DecodeRunBody decodes and type-checks a run request body. A body that
-// is not a JSON object, or a field of the wrong type, is refused with
+// is not a JSON object, a key that is not exactly one of the body's or
+// the policy's fields (case matters) or that is repeated, or a field of
+// the wrong type, is refused with
 // CodeInvalidArgument; a history entry of the wrong shape with
 // CodeInvalidHistory and its index (read by hostmsg, in every shape of
 // docs/contract.md). The values themselves (roles, linkage, limits,
@@ -94,6 +170,9 @@ func decodeRunBody(body []byte, maxMessages int) (*RunBody, *core.Error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
 		return nil, invalidArg("the body must be a JSON object")
+	}
+	if err := knownKeys(body, "", runKeys); err != nil {
+		return nil, err
 	}
 	var raw rawRun
 	if err := json.Unmarshal(body, &raw); err != nil {
@@ -140,6 +219,9 @@ func decodePolicy(r json.RawMessage) (core.Policy, *core.Error) {
 	if r[0] != '{' {
 		return p, invalidArg("policy must be an object")
 	}
+	if err := knownKeys(r, "policy", policyKeys); err != nil {
+		return p, err
+	}
 	var raw rawPolicy
 	if json.Unmarshal(r, &raw) != nil {
 		return p, invalidArg("policy must be an object")
@@ -179,21 +261,23 @@ func decodePolicy(r json.RawMessage) (core.Policy, *core.Error) {
 		return p, err
 	}
 	p.ToolErrors = core.ToolErrorMode(s)
-	const maxInt32 = 1<<31 - 1
-	if n, err = num(raw.MaxSteps, "maxSteps", maxInt32); err != nil {
+	// Each number is read as a non-negative integer a JavaScript number
+	// holds exactly, as the JS edges read it; its bounds (core.MaxTimeoutMs,
+	// ...) are core's: core.Policy.Validate answers for
+	// every edge.
+	if n, err = num(raw.MaxSteps, "maxSteps", core.MaxBytes); err != nil {
 		return p, err
 	}
 	p.MaxSteps = int(n)
-	if n, err = num(raw.MaxContextMessages, "maxContextMessages", maxInt32); err != nil {
+	if n, err = num(raw.MaxContextMessages, "maxContextMessages", core.MaxBytes); err != nil {
 		return p, err
 	}
 	p.MaxContextMessages = int(n)
-	if n, err = num(raw.MaxContextBytes, "maxContextBytes", 1<<53); err != nil {
+	if n, err = num(raw.MaxContextBytes, "maxContextBytes", core.MaxBytes); err != nil {
 		return p, err
 	}
 	p.MaxContextBytes = n
-	// A timeout longer than a year is refused rather than overflowing.
-	if n, err = num(raw.TimeoutMs, "timeoutMs", 365*24*3600*1000); err != nil {
+	if n, err = num(raw.TimeoutMs, "timeoutMs", core.MaxBytes); err != nil {
 		return p, err
 	}
 	p.TimeoutMs = n
@@ -240,6 +324,9 @@ func checkHistory(rt *core.Runtime, body []byte) (core.HistoryCheck, *core.Error
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
 		return core.HistoryCheck{}, invalidArg("the body must be a JSON object")
+	}
+	if err := knownKeys(body, "", checkKeys); err != nil {
+		return core.HistoryCheck{}, err
 	}
 	var raw struct {
 		History json.RawMessage `json:"history"`

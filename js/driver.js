@@ -174,9 +174,15 @@ export class FastPath {
     return writeModelReply(this.w.reset(), handle, reply);
   }
 
-  /** Begins a turn; throws (a refusal) or returns the turn to drive. */
-  begin(sessionId, input, policy, history, withHistory, runId, inspect, onEvent) {
-    policy = checkPolicy(policy);
+  /**
+   * Begins a turn; throws (a refusal) or returns the turn to drive. `t`
+   * is { sessionId, input, runId, policy?, history?, withHistory?,
+   * inspect?, onEvent? }: one object, so that a field added later is a
+   * name, not a ninth position.
+   */
+  begin(t) {
+    const { sessionId, input, history, withHistory, runId, inspect, onEvent } = t;
+    const policy = checkPolicy(t.policy);
     this.checkInput(input);
     const mirror = this.mirrors.get(sessionId);
     let packed;

@@ -296,7 +296,9 @@ export function checkConfig(options) {
   if (wasmExec !== undefined && typeof wasmExec !== "string" && !(wasmExec instanceof URL)) {
     throw argError("options.wasmExec", "must be a URL or a string");
   }
-  if (systemPrompt !== undefined && typeof systemPrompt !== "string") {
+  // null is no prompt, and no limits, as in the module (jsedge.Config):
+  // testdata/edges/ holds both to one answer.
+  if (systemPrompt !== undefined && systemPrompt !== null && typeof systemPrompt !== "string") {
     throw argError("options.systemPrompt", "must be a string");
   }
   if (model !== undefined && model !== "echo" && typeof model !== "function") {
@@ -310,7 +312,7 @@ export function checkConfig(options) {
       if (typeof t.call !== "function") throw argError(`options.tools[${i}].call`, "must be a function");
     });
   }
-  if (limits !== undefined && (!isObject(limits) || Array.isArray(limits))) {
+  if (limits !== undefined && limits !== null && (!isObject(limits) || Array.isArray(limits))) {
     throw argError("options.limits", "must be an object");
   }
 }

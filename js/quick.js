@@ -162,7 +162,7 @@ export class QuickTurns {
     const fp = this.#fp;
     let turn;
     try {
-      turn = fp.begin(q.sessionId, q.input, undefined, undefined, false, q.runId, false, undefined);
+      turn = fp.begin({ sessionId: q.sessionId, input: q.input, runId: q.runId });
     } catch (e) {
       q.error = e;
       ModelRequest.stop(q.req, e);

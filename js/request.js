@@ -44,21 +44,33 @@ export class ModelRequest {
   }
 }
 
-const MAX_TIMEOUT_MS = 365 * 24 * 3600 * 1000;
+// The fields of a policy (core.Policy's, as the module names them).
+const POLICY_FIELDS = new Set(["seedMode", "onBusy", "toolErrors", "maxSteps", "maxContextMessages",
+  "maxContextBytes", "timeoutMs", "allowedTools", "repair"]);
 
 function policyError(msg) {
   return new AgentrtError("invalid_argument", msg);
 }
 
 // checkPolicy checks the JavaScript types of a policy as the module's
-// syscall/js path does, and returns a copy (or undefined for none): each
-// field is read once, so a getter can neither answer the frame another
-// value than the one checked nor run while the frame is being written
-// (a getter that runs a turn would write that turn's frame over it).
+// syscall/js path does, and returns a copy (or undefined for none). The
+// types must be checked here, before the begin frame is written, as the
+// frame carries only integers and strings; the values (modes, bounds
+// such as core.MaxTimeoutMs) are checked once, by core in the
+// module, and js/test/edges.test.mjs holds this copy to Go's answers on
+// testdata/edges/policy.json. Each field is read once, so a getter can
+// neither answer the frame another value than the one checked nor run
+// while the frame is being written (a getter that runs a turn would
+// write that turn's frame over it).
 export function checkPolicy(p) {
   if (p === undefined || p === null) return undefined;
   if (!isObject(p)) throw policyError("policy must be an object");
   if (Array.isArray(p)) throw policyError("policy must be an object, not an Array");
+  // Another own key is refused, as the module and httpapi refuse it: a
+  // misspelt field (timeoutMS) must be an error, not a default.
+  for (const k of Object.keys(p)) {
+    if (!POLICY_FIELDS.has(k)) throw policyError(`unknown policy field "${k}"`);
+  }
   const c = {
     seedMode: p.seedMode, onBusy: p.onBusy, toolErrors: p.toolErrors,
     maxSteps: p.maxSteps, maxContextMessages: p.maxContextMessages, maxContextBytes: p.maxContextBytes,
@@ -74,7 +86,6 @@ export function checkPolicy(p) {
     if (v === undefined || v === null) continue;
     if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw policyError(`policy.${f} must be a non-negative integer`);
   }
-  if ((c.timeoutMs ?? 0) > MAX_TIMEOUT_MS) throw policyError("policy.timeoutMs is too large");
   const tools = c.allowedTools;
   if (tools !== undefined && tools !== null) {
     if (!Array.isArray(tools)) throw policyError("policy.allowedTools must be an Array of strings");

@@ -135,7 +135,7 @@ class Runtime {
     } else {
       let turn;
       try {
-        turn = fast.begin(sessionId, input, policy, history, withHistory, runId, inspect, listener);
+        turn = fast.begin({ sessionId, input, policy, history, withHistory, runId, inspect, onEvent: listener });
       } catch (e) {
         if (inst.go.exited) {
           this.#lost(inst, e);

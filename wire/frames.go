@@ -128,9 +128,12 @@ func appendPolicy(dst []byte, p *core.Policy) []byte {
 // on wasm).
 const maxInt32 = 1<<31 - 1
 
-func (r *reader) sint(what string, limit int64) int64 {
+// sint reads a zigzag integer that a JavaScript number holds exactly
+// (core.MaxBytes either way): any such integer is passed on, for
+// core.Policy.Validate to bound with its one error text.
+func (r *reader) sint(what string) int64 {
 	v := unzigzag(r.uvarint())
-	if v > limit || v < -limit {
+	if v > core.MaxBytes || v < -core.MaxBytes {
 		r.fail(what + " is out of range")
 		return 0
 	}
@@ -150,10 +153,10 @@ func (r *reader) policy(p *core.Policy) {
 	p.SeedMode = core.SeedMode(r.str("policy"))
 	p.OnBusy = core.BusyMode(r.str("policy"))
 	p.ToolErrors = core.ToolErrorMode(r.str("policy"))
-	p.MaxSteps = int(r.sint("policy", maxInt32))
-	p.MaxContextMessages = int(r.sint("policy", maxInt32))
-	p.MaxContextBytes = r.sint("policy", 1<<53)
-	p.TimeoutMs = r.sint("policy", 1<<53)
+	p.MaxSteps = int(r.sint("policy"))
+	p.MaxContextMessages = int(r.sint("policy"))
+	p.MaxContextBytes = r.sint("policy")
+	p.TimeoutMs = r.sint("policy")
 	n := r.count("policy", 1)
 	if r.err != nil || n == 0 {
 		return
@@ -227,8 +230,8 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 	r.policy(&out.Policy)
 	out.Policy.Repair = flags&beginRepair != 0
 	if flags&beginTokens != 0 {
-		out.Policy.MaxContextTokens = r.sint("policy", 1<<53)
-		out.Policy.ContextChunkTokens = r.sint("policy", 1<<53)
+		out.Policy.MaxContextTokens = r.sint("policy")
+		out.Policy.ContextChunkTokens = r.sint("policy")
 	}
 	out.MirrorGen = r.uvarint()
 	out.MirrorLen = r.int("mirror length", maxInt32)

@@ -6,6 +6,7 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
 // maxSafeInteger is Number.MAX_SAFE_INTEGER: larger numbers are refused.
@@ -22,14 +23,44 @@ func String(v js.Value, what string) (string, error) {
 	return v.String(), nil
 }
 
+// Policy and limits fields: an object with another own key is refused,
+// so that a misspelt field (timeoutMS) is an error, not a default. The
+// glue (js/request.js) and httpapi refuse the same keys. Policy and
+// Limits also read the fields by walking these tables, so their order
+// is the one those functions assign them in.
+var (
+	policyFields = [...]string{FieldSeedMode, FieldOnBusy, FieldToolErrors, FieldMaxSteps,
+		FieldMaxContextMessages, FieldMaxContextBytes, FieldTimeoutMs, FieldAllowedTools, FieldRepair}
+	limitsFields = [...]string{FieldMaxSessions, FieldMaxMessagesPerSession, FieldMaxSessionBytes,
+		FieldMaxSeedMessages, FieldMaxSeedBytes, FieldMaxMessageBytes, FieldMaxTotalBytes}
+)
+
 // object checks that v is a plain object, or null/undefined (ok, absent).
-func object(v js.Value, what string) (present bool, err error) {
+// With known names, it also refuses an own enumerable key of v
+// (Object.keys) that is not one of them, naming it. The walk is here,
+// not in a function of its own, because a function more costs the
+// module more than its code (wasm/runtime/size_test.go).
+func object(v js.Value, what string, known []string) (present bool, err error) {
 	switch v.Type() {
 	case js.TypeUndefined, js.TypeNull:
 		return false, nil
 	case js.TypeObject:
 		if isArray(v) {
 			return false, argError(what + " must be an object, not an Array")
+		}
+		if known == nil {
+			return true, nil
+		}
+		keys := jsutil.Object.Call(MethodKeys, v)
+	next:
+		for i, n := 0, length(keys); i < n; i++ {
+			k := get(keys, i).String()
+			for _, name := range known {
+				if k == name {
+					continue next
+				}
+			}
+			return false, argError("unknown " + what + " field \"" + k + "\"")
 		}
 		return true, nil
 	}
@@ -79,47 +110,32 @@ func optStr(o js.Value, what, name string) (string, error) {
 //	| allowedTools       | Array of strings (null: all tools)| AllowedTools       |
 //	| repair             | boolean                           | Repair             |
 //
-// Absent fields (null or undefined) keep their defaults. Anything else is
-// refused with invalid_argument naming the field.
+// Absent fields (null or undefined) keep their defaults. Anything else,
+// and any other own key, is refused with invalid_argument naming the
+// field; the bounds of the values are core.Policy.Validate's.
 func Policy(v js.Value) (p core.Policy, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	const what = "policy"
-	if ok, err := object(v, what); !ok {
+	if ok, err := object(v, what, policyFields[:]); !ok {
 		return p, err
 	}
-	var s string
-	if s, err = optStr(v, what, FieldSeedMode); err != nil {
-		return p, err
+	// policyFields: three strings, four integers, then the others. The
+	// bounds of the integers (timeoutMs at most core.MaxTimeoutMs, ...)
+	// are core's: core.Policy.Validate answers for every edge.
+	var s [3]string
+	for i := range s {
+		if s[i], err = optStr(v, what, policyFields[i]); err != nil {
+			return p, err
+		}
 	}
-	p.SeedMode = core.SeedMode(s)
-	if s, err = optStr(v, what, FieldOnBusy); err != nil {
-		return p, err
+	var n [4]int64
+	for i := range n {
+		if n[i], err = optInt(v, what, policyFields[len(s)+i]); err != nil {
+			return p, err
+		}
 	}
-	p.OnBusy = core.BusyMode(s)
-	if s, err = optStr(v, what, FieldToolErrors); err != nil {
-		return p, err
-	}
-	p.ToolErrors = core.ToolErrorMode(s)
-	var n int64
-	if n, err = optInt(v, what, FieldMaxSteps); err != nil {
-		return p, err
-	}
-	p.MaxSteps = int(n)
-	if n, err = optInt(v, what, FieldMaxContextMessages); err != nil {
-		return p, err
-	}
-	p.MaxContextMessages = int(n)
-	if p.MaxContextBytes, err = optInt(v, what, FieldMaxContextBytes); err != nil {
-		return p, err
-	}
-	if n, err = optInt(v, what, FieldTimeoutMs); err != nil {
-		return p, err
-	}
-	// A timeout longer than a year is refused rather than overflowing.
-	if n > 365*24*3600*1000 {
-		return p, argError("policy.timeoutMs is too large")
-	}
-	p.TimeoutMs = n
+	p = core.Policy{SeedMode: core.SeedMode(s[0]), OnBusy: core.BusyMode(s[1]), ToolErrors: core.ToolErrorMode(s[2]),
+		MaxSteps: int(n[0]), MaxContextMessages: int(n[1]), MaxContextBytes: n[2], TimeoutMs: n[3]}
 	switch r := get(v, FieldRepair); r.Type() {
 	case js.TypeUndefined, js.TypeNull:
 	case js.TypeBoolean:
@@ -148,46 +164,23 @@ func Policy(v js.Value) (p core.Policy, err error) {
 // maxMessagesPerSession, maxSessionBytes, maxSeedMessages, maxSeedBytes,
 // maxMessageBytes, maxTotalBytes: non-negative integers; absent or 0 means
 // the default).
-// null or undefined is the zero Limits. Anything else is refused with
-// invalid_argument naming the field.
+// null or undefined is the zero Limits. Anything else, and any other own
+// key, is refused with invalid_argument naming the field; the bounds of
+// the values are core.Limits.Validate's.
 func Limits(v js.Value) (l core.Limits, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	const what = "limits"
-	if ok, err := object(v, what); !ok {
+	if ok, err := object(v, what, limitsFields[:]); !ok {
 		return l, err
 	}
-	fields := [...]struct {
-		name string
-		dst  *int64
-	}{
-		{FieldMaxSessionBytes, &l.MaxSessionBytes},
-		{FieldMaxSeedBytes, &l.MaxSeedBytes},
-		{FieldMaxMessageBytes, &l.MaxMessageBytes},
-		{FieldMaxTotalBytes, &l.MaxTotalBytes},
-	}
-	ints := [...]struct {
-		name string
-		dst  *int
-	}{
-		{FieldMaxSessions, &l.MaxSessions},
-		{FieldMaxMessagesPerSession, &l.MaxMessagesPerSession},
-		{FieldMaxSeedMessages, &l.MaxSeedMessages},
-	}
-	for _, f := range ints {
-		n, err := optInt(v, what, f.name)
-		if err != nil {
+	var n [len(limitsFields)]int64
+	for i := range n {
+		if n[i], err = optInt(v, what, limitsFields[i]); err != nil {
 			return l, err
 		}
-		*f.dst = int(n)
 	}
-	for _, f := range fields {
-		n, err := optInt(v, what, f.name)
-		if err != nil {
-			return l, err
-		}
-		*f.dst = n
-	}
-	return l, nil
+	return core.Limits{MaxSessions: int(n[0]), MaxMessagesPerSession: int(n[1]), MaxSessionBytes: n[2],
+		MaxSeedMessages: int(n[3]), MaxSeedBytes: n[4], MaxMessageBytes: n[5], MaxTotalBytes: n[6]}, nil
 }
 
 // RunOptions are the options of one run call.
@@ -208,7 +201,7 @@ func Options(v js.Value) (o RunOptions, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	o.OnEvent = js.Undefined()
 	const what = "options"
-	if ok, err := object(v, what); !ok {
+	if ok, err := object(v, what, nil); !ok {
 		return o, err
 	}
 	switch id := get(v, FieldRunID); id.Type() {
@@ -269,7 +262,7 @@ func Config(v js.Value) (cfg core.Config, model js.Value, tools []js.Value, err 
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	cfg.AfterFunc = AfterFunc
 	const what = "config"
-	if ok, err := object(v, what); !ok {
+	if ok, err := object(v, what, nil); !ok {
 		return cfg, js.Undefined(), nil, err
 	}
 	if cfg.SystemPrompt, err = optStr(v, what, FieldSystemPrompt); err != nil {

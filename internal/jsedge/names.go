@@ -58,6 +58,7 @@ const (
 	MethodThen      = "then"      // Promise.prototype.then
 	MethodGet       = "get"       // Reflect.get
 	MethodFreeze    = "freeze"    // Object.freeze
+	MethodKeys      = "keys"      // Object.keys
 	MethodOf        = "of"        // Array.of
 	MethodPush      = "push"      // Array.prototype.push
 	MethodBind      = "bind"      // Function.prototype.bind

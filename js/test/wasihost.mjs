@@ -148,7 +148,7 @@ export class Runtime {
       return fast.quick.run(sessionId, input, id);
     }
     const onEvent = events === undefined ? undefined : (e) => events.push(e);
-    const turn = fast.begin(sessionId, input, policy, history, history !== undefined, id, false, onEvent);
+    const turn = fast.begin({ sessionId, input, policy, history, withHistory: history !== undefined, runId: id, onEvent });
     return fast.drive(turn);
   }
 

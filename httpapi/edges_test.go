@@ -1,0 +1,30 @@
+package httpapi_test
+
+import (
+	"testing"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/internal/contract"
+)
+
+// The edge table (testdata/edges/policy.json) over HTTP: each policy is
+// sent as a run's, and the answer carries the code every other edge
+// gives (200 for a valid policy, with the run completed).
+func TestEdges_Policy(t *testing.T) {
+	h := httpapi.New(httpapi.Config{Runtime: mustRuntime(t, core.Config{})})
+	for _, c := range contract.MustLoadEdges(t, "policy") {
+		t.Run(c.Name, func(t *testing.T) {
+			r := do(t, h, "POST", "/v1/sessions/edges/runs", `{"input":"hi","policy":`+string(c.Policy)+`}`)
+			if r.status == 200 {
+				if res := decode[result](t, r.body); res.Status != "completed" {
+					t.Fatalf("status 200, run %s", res.Status)
+				}
+				c.CheckCode(t, "", "")
+				return
+			}
+			e := decode[errorBody](t, r.body)
+			c.CheckCode(t, e.Error.Code, e.Error.Message)
+		})
+	}
+}

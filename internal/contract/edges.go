@@ -1,0 +1,223 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/agentrt/agentrt/core"
+)
+
+// EdgeCase is one case of the edge table in testdata/edges/: a policy or
+// a limits object, as JSON, and the error code every edge answers it
+// with (the glue on both of its turn paths, the syscall/js API, WASI
+// through wasihost, HTTP). Each edge's runner reads the same files; see
+// testdata/edges/README.md.
+type EdgeCase struct {
+	// Name is "file/name", unique in the table.
+	Name string
+	// Policy is the policy of a run ("policy" cases), or nil.
+	Policy json.RawMessage
+	// Limits is the limits of a runtime ("limits" cases), or nil.
+	Limits json.RawMessage
+	// Config is a runtime's config ("config" cases), or nil: its
+	// systemPrompt and tools. A runner gives each tool that is an object
+	// a call function (JSON has none).
+	Config json.RawMessage
+	// Code is the error code the edge must answer with; "" when the
+	// policy or the limits are valid and the run or the runtime must
+	// work.
+	Code string
+}
+
+type rawEdgeCase struct {
+	Name   string          `json:"name"`
+	Policy json.RawMessage `json:"policy"`
+	Limits json.RawMessage `json:"limits"`
+	Config json.RawMessage `json:"config"`
+	Code   *string         `json:"code"`
+}
+
+// EdgesDir returns the table's directory, testdata/edges/ at the
+// repository's root.
+func EdgesDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "edges")
+}
+
+// MustLoadEdges reads the cases of testdata/edges/<kind>.json, kind
+// "policy", "limits" or "config", failing t when it cannot.
+func MustLoadEdges(t testing.TB, kind string) []EdgeCase {
+	t.Helper()
+	f := filepath.Join(EdgesDir(), kind+".json")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []rawEdgeCase
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatalf("parsing %s: %v", f, err)
+	}
+	out := make([]EdgeCase, len(raw))
+	for i, r := range raw {
+		c := EdgeCase{Name: kind + "/" + r.Name, Policy: r.Policy, Limits: r.Limits, Config: r.Config}
+		if r.Code != nil {
+			c.Code = *r.Code
+		}
+		out[i] = c
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s holds no case", f)
+	}
+	return out
+}
+
+// Check fails t unless err carries the case's code (nil for a case
+// without one).
+func (c EdgeCase) Check(t testing.TB, err error) {
+	t.Helper()
+	if c.Code == "" {
+		if err != nil {
+			t.Fatalf("%s: got %v, want no error", c.Name, err)
+		}
+		return
+	}
+	e := core.AsError(err)
+	if e == nil || string(e.Code) != c.Code {
+		t.Fatalf("%s: got %v, want code %s", c.Name, err, c.Code)
+	}
+}
+
+// CheckCode is Check for an edge that reports a code as text ("" for
+// none) and msg for people.
+func (c EdgeCase) CheckCode(t testing.TB, code, msg string) {
+	t.Helper()
+	if code != c.Code {
+		t.Fatalf("%s: got code %q (%s), want %q", c.Name, code, msg, c.Code)
+	}
+}
+
+// goPolicy mirrors core.Policy with the JSON names of the other edges.
+type goPolicy struct {
+	SeedMode           *string   `json:"seedMode"`
+	OnBusy             *string   `json:"onBusy"`
+	ToolErrors         *string   `json:"toolErrors"`
+	MaxSteps           *int      `json:"maxSteps"`
+	MaxContextMessages *int      `json:"maxContextMessages"`
+	MaxContextBytes    *int64    `json:"maxContextBytes"`
+	TimeoutMs          *int64    `json:"timeoutMs"`
+	AllowedTools       *[]string `json:"allowedTools"`
+	Repair             *bool     `json:"repair"`
+}
+
+// GoPolicy returns the case's policy as a core.Policy, for an edge whose
+// API takes Go values (wasihost, core). ok is false when Go's types
+// cannot hold it (a wrong type, a fraction, an unknown field): there the
+// compiler refuses the case, and the edge has nothing to run.
+func (c EdgeCase) GoPolicy() (p core.Policy, ok bool) {
+	var g goPolicy
+	if !strictDecode(c.Policy, &g) {
+		return p, false
+	}
+	p.SeedMode = core.SeedMode(deref(g.SeedMode))
+	p.OnBusy = core.BusyMode(deref(g.OnBusy))
+	p.ToolErrors = core.ToolErrorMode(deref(g.ToolErrors))
+	p.MaxSteps = deref(g.MaxSteps)
+	p.MaxContextMessages = deref(g.MaxContextMessages)
+	p.MaxContextBytes = deref(g.MaxContextBytes)
+	p.TimeoutMs = deref(g.TimeoutMs)
+	if g.AllowedTools != nil {
+		p.AllowedTools = *g.AllowedTools
+	}
+	p.Repair = deref(g.Repair)
+	return p, true
+}
+
+// goLimits mirrors core.Limits with the JSON names of the other edges.
+type goLimits struct {
+	MaxSessions           *int   `json:"maxSessions"`
+	MaxMessagesPerSession *int   `json:"maxMessagesPerSession"`
+	MaxSessionBytes       *int64 `json:"maxSessionBytes"`
+	MaxSeedMessages       *int   `json:"maxSeedMessages"`
+	MaxSeedBytes          *int64 `json:"maxSeedBytes"`
+	MaxMessageBytes       *int64 `json:"maxMessageBytes"`
+	MaxTotalBytes         *int64 `json:"maxTotalBytes"`
+}
+
+// GoLimits returns the case's limits as a core.Limits; ok as for
+// GoPolicy.
+func (c EdgeCase) GoLimits() (l core.Limits, ok bool) {
+	var g goLimits
+	if !strictDecode(c.Limits, &g) {
+		return l, false
+	}
+	l.MaxSessions = deref(g.MaxSessions)
+	l.MaxMessagesPerSession = deref(g.MaxMessagesPerSession)
+	l.MaxSessionBytes = deref(g.MaxSessionBytes)
+	l.MaxSeedMessages = deref(g.MaxSeedMessages)
+	l.MaxSeedBytes = deref(g.MaxSeedBytes)
+	l.MaxMessageBytes = deref(g.MaxMessageBytes)
+	l.MaxTotalBytes = deref(g.MaxTotalBytes)
+	return l, true
+}
+
+// goConfig mirrors what a config case holds, with the JSON names of the
+// other edges.
+type goConfig struct {
+	SystemPrompt *string `json:"systemPrompt"`
+	Tools        *[]struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	} `json:"tools"`
+}
+
+// GoConfig returns the case's system prompt and tool specs, for an edge
+// whose API takes Go values; ok as for GoPolicy.
+func (c EdgeCase) GoConfig() (system string, tools []core.ToolSpec, ok bool) {
+	var g goConfig
+	if !strictDecode(c.Config, &g) {
+		return "", nil, false
+	}
+	if g.Tools != nil {
+		for _, t := range *g.Tools {
+			tools = append(tools, core.ToolSpec{Name: t.Name, Description: t.Description})
+		}
+	}
+	return deref(g.SystemPrompt), tools, true
+}
+
+// strictDecode decodes the JSON object r into v, refusing what a Go
+// struct field cannot hold, an unknown field and a key whose case
+// differs from the field's.
+func strictDecode(r json.RawMessage, v any) bool {
+	r = bytes.TrimSpace(r)
+	if len(r) == 0 || r[0] != '{' {
+		return false
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(r, &keys) != nil {
+		return false
+	}
+	b, _ := json.Marshal(v)
+	var names map[string]any
+	_ = json.Unmarshal(b, &names)
+	for k := range keys {
+		if _, ok := names[k]; !ok {
+			return false
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(r))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v) == nil
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
