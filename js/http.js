@@ -240,6 +240,8 @@ export async function* streamRun(url, options) {
       let progressed = false;
       try {
         for await (const ev of readEvents(res.body)) {
+          // Events already received are not yielded after an abort.
+          if (ctl.signal.aborted) throw abortError(o.signal.reason);
           const seq = ev.id === null ? NaN : Number(ev.id);
           if (!Number.isSafeInteger(seq) || seq <= last) continue; // seen, or not a run's event
           let data;
@@ -260,8 +262,8 @@ export async function* streamRun(url, options) {
           if (finished) return data.type === "run.completed" ? data.result : undefined;
         }
       } catch (e) {
-        if (e instanceof AgentrtError) throw e;
         if (ctl.signal.aborted) throw abortError(o.signal.reason);
+        if (e instanceof AgentrtError) throw e;
         lastFailure = e; // the connection dropped mid-stream
       }
       if (ctl.signal.aborted) throw abortError(o.signal.reason);
