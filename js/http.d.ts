@@ -54,8 +54,30 @@ export declare const DEFAULT_RETRY: Readonly<Required<RetryOptions>>;
  * value is a completed run's Result. A refusal rejects as an AgentrtError
  * with the answer's code (`run_lost`, `invalid_argument`, ...) and
  * `status`; retries past `retry.attempts` reject with "network_error".
+ * Bad options throw at once (TypeError, code "invalid_argument").
  */
 export declare function streamRun(url: string | URL, options: StreamRunOptions): AsyncGenerator<StreamEvent, Result | undefined, undefined>;
+
+/** What resumeRun needs. */
+export interface ResumeRunOptions {
+  sessionId: string;
+  /** The run's id: every event's `runId`. */
+  runId: string;
+  /** The id of the last event already seen; default 0 (every event kept). */
+  after?: number | undefined;
+  headers?: Record<string, string> | undefined;
+  fetch?: typeof fetch | undefined;
+  signal?: AbortSignal | undefined;
+  cancelOnAbort?: boolean | undefined;
+  retry?: RetryOptions | undefined;
+}
+
+/**
+ * Follows a run started earlier (an app closed mid-run and opened again):
+ * its events after `after`, then its live ones, as streamRun after a
+ * drop. Bad options throw at once (TypeError, code "invalid_argument").
+ */
+export declare function resumeRun(url: string | URL, options: ResumeRunOptions): AsyncGenerator<StreamEvent, Result | undefined, undefined>;
 
 /** What runStatus and cancelRun need. */
 export interface RunCallOptions {

@@ -51,7 +51,9 @@ function newRunID() {
   return "r-" + Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
-function readOptions(url, options) {
+// readOptions checks streamRun's options (resume false) or resumeRun's
+// (resume true: runId and after instead of input, history and policy).
+function readOptions(url, options, resume) {
   let base;
   try {
     base = new URL(String(url));
@@ -59,15 +61,20 @@ function readOptions(url, options) {
     throw argError("url", "must be an absolute URL (the API root)");
   }
   if (options === null || typeof options !== "object") throw argError("options", "must be an object");
-  const { sessionId, input, history, policy, runId, headers, fetch: fetchFn, signal, retry, cancelOnAbort } = options;
+  const { sessionId, input, history, policy, runId, after, headers, fetch: fetchFn, signal, retry, cancelOnAbort } = options;
   if (typeof sessionId !== "string" || sessionId === "") throw argError("options.sessionId", "must be a non-empty string");
-  if (typeof input !== "string") throw argError("options.input", "must be a string");
-  if (history !== undefined && !Array.isArray(history)) throw argError("options.history", "must be an array");
-  if (policy !== undefined && (policy === null || typeof policy !== "object" || Array.isArray(policy))) throw argError("options.policy", "must be an object");
-  if (policy !== undefined && policy.onDisconnect !== undefined && policy.onDisconnect !== "continue") {
-    throw argError("options.policy.onDisconnect", 'must be "continue" (or left out): a run that stops with its connection cannot be resumed');
+  if (resume) {
+    if (typeof runId !== "string" || runId === "") throw argError("options.runId", "must be a non-empty string");
+    if (after !== undefined && (!Number.isSafeInteger(after) || after < 0)) throw argError("options.after", "must be a non-negative integer");
+  } else {
+    if (typeof input !== "string") throw argError("options.input", "must be a string");
+    if (history !== undefined && !Array.isArray(history)) throw argError("options.history", "must be an array");
+    if (policy !== undefined && (policy === null || typeof policy !== "object" || Array.isArray(policy))) throw argError("options.policy", "must be an object");
+    if (policy !== undefined && policy.onDisconnect !== undefined && policy.onDisconnect !== "continue") {
+      throw argError("options.policy.onDisconnect", 'must be "continue" (or left out): a run that stops with its connection cannot be resumed');
+    }
+    if (runId !== undefined && (typeof runId !== "string" || runId === "")) throw argError("options.runId", "must be a non-empty string");
   }
-  if (runId !== undefined && (typeof runId !== "string" || runId === "")) throw argError("options.runId", "must be a non-empty string");
   if (headers !== undefined && (headers === null || typeof headers !== "object")) throw argError("options.headers", "must be an object");
   const doFetch = fetchFn === undefined ? globalThis.fetch : fetchFn;
   if (typeof doFetch !== "function") throw argError("options.fetch", "must be a function");
@@ -84,9 +91,11 @@ function readOptions(url, options) {
   }
   const root = base.href.endsWith("/") ? base.href : base.href + "/";
   const runs = new URL(`v1/sessions/${encodeURIComponent(sessionId)}/runs`, root).href;
+  const common = { runs, headers: { ...(headers || {}) }, fetch: doFetch, signal, retry: r, cancelOnAbort: cancelOnAbort === true };
+  if (resume) return { ...common, runId, body: null, after: after || 0 };
   const body = { input, policy: { ...(policy || {}), onDisconnect: "continue" }, runId: runId || newRunID() };
   if (history !== undefined) body.history = history;
-  return { runs, body, headers: { ...(headers || {}) }, fetch: doFetch, signal, retry: r, cancelOnAbort: cancelOnAbort === true };
+  return { ...common, runId: body.runId, body, after: 0 };
 }
 
 // errorOf reads an error answer ({"error": {code, message}}) as an
@@ -179,9 +188,29 @@ async function* readEvents(body) {
  *   headers?, fetch?, signal?, cancelOnAbort?, retry? (see http.d.ts)
  * @returns {AsyncGenerator<object, object | undefined>}
  */
-export async function* streamRun(url, options) {
-  const o = readOptions(url, options);
-  const runId = o.body.runId;
+export function streamRun(url, options) {
+  return follow(readOptions(url, options, false));
+}
+
+/**
+ * Follows a run started earlier (by streamRun, whose events carry its
+ * `runId`): it replays the run's events after `after` (default 0, all
+ * that are kept), then its live ones, as streamRun does after a drop.
+ * For an app that was closed mid-run and opened again.
+ *
+ * @param {string | URL} url the API root
+ * @param {object} options sessionId, runId, after?, headers?, fetch?,
+ *   signal?, cancelOnAbort?, retry? (see http.d.ts)
+ * @returns {AsyncGenerator<object, object | undefined>}
+ */
+export function resumeRun(url, options) {
+  return follow(readOptions(url, options, true));
+}
+
+// follow yields the events of the run o names: it starts it first when
+// o.body is set, and (re)connects to its events after o.after otherwise.
+async function* follow(o) {
+  const runId = o.runId;
   const eventsURL = `${o.runs}/${encodeURIComponent(runId)}/events`;
   const runURL = `${o.runs}/${encodeURIComponent(runId)}`;
   const ctl = new AbortController();
@@ -190,7 +219,7 @@ export async function* streamRun(url, options) {
     if (o.signal.aborted) throw abortError(o.signal.reason);
     o.signal.addEventListener("abort", onAbort);
   }
-  let last = 0; // the id of the last event yielded
+  let last = o.after; // the id of the last event yielded
   let failures = 0; // attempts in a row that yielded nothing
   let lastFailure;
   let finished = false;
@@ -207,7 +236,7 @@ export async function* streamRun(url, options) {
       if (ctl.signal.aborted) throw abortError(o.signal.reason);
       let res;
       try {
-        if (attempt === 0) {
+        if (attempt === 0 && o.body) {
           res = await o.fetch(o.runs, {
             method: "POST",
             headers: { ...o.headers, "Content-Type": "application/json", Accept: "text/event-stream" },

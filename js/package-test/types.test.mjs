@@ -50,7 +50,7 @@ export function main(): PromiseLike<HistoryMessage[]> {
 // The user's program: the README's quick start, typed.
 const MAIN = `import { loadRuntime, AgentrtError, type HistoryMessage } from "agentrt";
 import { openAIModel } from "agentrt/openai";
-import { streamRun, type StreamEvent } from "agentrt/http";
+import { streamRun, resumeRun, type StreamEvent } from "agentrt/http";
 
 // A resumable run on the durable deployment: its deltas' text.
 export async function resume(url: string, signal: AbortSignal): Promise<string> {
@@ -61,6 +61,9 @@ export async function resume(url: string, signal: AbortSignal): Promise<string> 
     if (e.type === "model.delta") text += e.delta;
     if (e.type === "run.completed") text += e.result.reply.content;
   }
+  const again = resumeRun(url, { sessionId: "chat-1", runId: "r-1", after: 3 });
+  const step = await again.next();
+  if (step.done && step.value) text += step.value.messageCount;
   return text;
 }
 

@@ -8,7 +8,7 @@ import { test, before, after, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { AgentrtError } from "../glue.js";
-import { streamRun, runStatus, cancelRun } from "../http.js";
+import { streamRun, resumeRun, runStatus, cancelRun } from "../http.js";
 
 const SESSION = "chat/1";
 
@@ -301,11 +301,37 @@ test("bad arguments are refused invalid_argument and fetch nothing", async () =>
     [fake.url, { sessionId: "s", input: "q", retry: { delayMs: 1.5 } }],
     [fake.url, { sessionId: "s", input: "q", retry: null }],
   ];
+  const refused = (e) => e instanceof TypeError && e.code === "invalid_argument";
   for (const [url, options] of bad) {
-    const err = await rejectsCode(streamRun(url, options).next(), "invalid_argument");
-    assert.ok(err instanceof TypeError, err.message);
+    assert.throws(() => streamRun(url, options), refused, JSON.stringify(options));
+  }
+  for (const options of [{ sessionId: "s" }, { sessionId: "s", runId: "" }, { sessionId: "s", runId: "r", after: -1 }, { sessionId: "s", runId: "r", after: "2" }]) {
+    assert.throws(() => resumeRun(fake.url, options), refused, JSON.stringify(options));
   }
   await rejectsCode(runStatus(fake.url, { sessionId: "s" }), "invalid_argument");
   await rejectsCode(cancelRun(fake.url, null), "invalid_argument");
   assert.equal(fake.requests.length, 0);
+});
+
+test("resumeRun follows a run started earlier, after the event it names", async () => {
+  fake.deltas = 4;
+  for await (const ev of streamRun(fake.url, { sessionId: SESSION, input: "q", runId: "later" })) {
+    if (ev.seq === 3) break; // the app is closed
+  }
+  const events = [];
+  const it = resumeRun(fake.url, { sessionId: SESSION, runId: "later", after: 3, retry: NO_WAIT });
+  let step;
+  while (!(step = await it.next()).done) events.push(step.value);
+  assert.deepEqual(events.map((e) => e.seq), [4, 5, 6, 7]);
+  assert.equal(step.value.reply.content, "done");
+  assert.equal(fake.requests.at(-1).lastEventId, "3");
+  // From the start by default, with a cut on the way.
+  fake.cuts = [];
+  fake.cuts[fake.streams] = 2;
+  const before = fake.requests.length;
+  const all = [];
+  for await (const ev of resumeRun(fake.url, { sessionId: SESSION, runId: "later", retry: NO_WAIT })) all.push(ev.seq);
+  assert.deepEqual(all, [1, 2, 3, 4, 5, 6, 7]);
+  assert.deepEqual(fake.requests.slice(before).map((r) => r.lastEventId), ["0", "2"]);
+  await rejectsCode(resumeRun(fake.url, { sessionId: SESSION, runId: "nope" }).next(), "run_lost");
 });
