@@ -2,8 +2,10 @@
 // durable deployment: a Node http server on 127.0.0.1 that speaks the
 // resumable-run protocol of docs/worker.md ("Resumable runs"): `id: <seq>`
 // on every event, GET .../runs/{runId}/events with Last-Event-ID, GET and
-// DELETE of a run, 404 run_lost for a run it does not know. It cuts its
-// streams where a test asks, as a dropped connection does.
+// DELETE of a run, 404 run_lost for a run it does not know. The tests'
+// fetch (cutting) cuts the streams where a test asks, as a dropped
+// connection does (a cut made by the client is the same on Node, Bun and
+// Deno; a socket closed by the server reaches each differently).
 import { test, before, after, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
@@ -13,8 +15,9 @@ import { streamRun, resumeRun, runStatus, cancelRun } from "../http.js";
 const SESSION = "chat/1";
 
 // The fake. runs maps a run id to {status, events: [{type, data}]} with
-// seq = index + 1; cuts[i] is how many events the i-th streamed answer
-// writes before its socket is destroyed (undefined: all, then the end);
+// seq = index + 1; cuts[i] is how many events of the i-th streamed
+// answer the client receives before its connection fails (undefined:
+// all, then the end);
 // refuse[i], when set, answers the i-th stream request with that status
 // and error code instead; overlap replays one event before Last-Event-ID.
 const fake = { requests: [], runs: new Map(), cuts: [], refuse: [], overlap: false, deltas: 4, streams: 0, url: "", server: null };
@@ -30,26 +33,42 @@ function runEvents(runId, deltas) {
 
 function sse(res, run, runId, after) {
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "agentrt-run-id": runId });
-  const i = fake.streams++;
-  const cut = fake.cuts[i];
-  let n = 0;
+  fake.streams++;
   for (let seq = fake.overlap && after > 0 ? after : after + 1; seq <= run.events.length; seq++) {
-    if (cut !== undefined && n === cut) return drop(res);
     const ev = { ...run.events[seq - 1], runId, sessionId: SESSION, seq };
     // A CRLF-separated event now and then: the reader takes every line ending.
     const nl = seq % 3 === 0 ? "\r\n" : "\n";
     res.write(`id: ${seq}${nl}event: ${ev.type}${nl}data: ${JSON.stringify(ev)}${nl}${nl}`);
-    n++;
   }
-  if (cut !== undefined && n === cut) return drop(res);
   res.end();
 }
 
-// drop ends a stream as a lost connection does: what was written reaches
-// the client, then the socket closes in the middle of the chunked body.
-function drop(res) {
-  res.flushHeaders();
-  res.write("", () => res.socket.destroy());
+// cutting is the tests' fetch: the i-th streamed request's answer (in
+// the order the fake counts them) ends after fake.cuts[i] events with a
+// network error, the rest of the body never received.
+let clientStreams = 0;
+async function cutting(input, init) {
+  const i = init.headers?.Accept === "text/event-stream" ? clientStreams++ : -1;
+  const res = await fetch(input, init);
+  const cut = i >= 0 ? fake.cuts[i] : undefined;
+  if (cut === undefined || !res.ok) return res;
+  const text = await res.text();
+  let end = 0;
+  for (let n = 0; n < cut; n++) {
+    const m = /\r\n\r\n|\n\n/.exec(text.slice(end));
+    if (!m) break;
+    end += m.index + m[0].length;
+  }
+  const bytes = new TextEncoder().encode(text.slice(0, end));
+  const body = new ReadableStream({
+    start(c) {
+      if (bytes.length) c.enqueue(bytes);
+    },
+    pull(c) {
+      c.error(new TypeError("terminated"));
+    },
+  });
+  return new Response(body, { status: res.status, headers: res.headers });
 }
 
 function fail(res, status, code, message) {
@@ -110,13 +129,14 @@ beforeEach(() => {
   fake.overlap = false;
   fake.deltas = 4;
   fake.streams = 0;
+  clientStreams = 0;
 });
 
 const NO_WAIT = { attempts: 3, delayMs: 0 };
 
 // collect runs streamRun to its end: the events and the return value.
 async function collect(options, onEvent) {
-  const it = streamRun(fake.url, { sessionId: SESSION, input: "q", retry: NO_WAIT, ...options });
+  const it = streamRun(fake.url, { sessionId: SESSION, input: "q", retry: NO_WAIT, fetch: cutting, ...options });
   const events = [];
   for (;;) {
     const step = await it.next();
@@ -214,14 +234,14 @@ test("retries are bounded: attempts in a row that receive nothing, then network_
   assert.equal(err.cause.code, "internal");
   // A reconnection that yields events resets the count.
   fake.requests = [];
-  fake.streams = 0;
+  fake.streams = clientStreams = 0;
   fake.cuts = [1, 0, 1, 0, 1];
   fake.refuse = [];
   const { events } = await collect({ retry: { attempts: 2, delayMs: 0 } });
   assertOnce(events, 7);
   // attempts: 0 never reconnects.
   fake.requests = [];
-  fake.streams = 0;
+  fake.streams = clientStreams = 0;
   fake.cuts = [1];
   await rejectsCode(collect({ retry: { attempts: 0 } }), "network_error");
   assert.equal(fake.requests.length, 1);
@@ -242,7 +262,7 @@ test("a network failure on every request is bounded too", async () => {
 test("an abort stops the stream; with cancelOnAbort it stops the run too", async () => {
   for (const cancelOnAbort of [false, true]) {
     fake.requests = [];
-    fake.streams = 0;
+    fake.streams = clientStreams = 0;
     fake.cuts = [2];
     const ctl = new AbortController();
     const runId = `a-${cancelOnAbort}`;
@@ -315,11 +335,11 @@ test("bad arguments are refused invalid_argument and fetch nothing", async () =>
 
 test("resumeRun follows a run started earlier, after the event it names", async () => {
   fake.deltas = 4;
-  for await (const ev of streamRun(fake.url, { sessionId: SESSION, input: "q", runId: "later" })) {
+  for await (const ev of streamRun(fake.url, { sessionId: SESSION, input: "q", runId: "later", fetch: cutting })) {
     if (ev.seq === 3) break; // the app is closed
   }
   const events = [];
-  const it = resumeRun(fake.url, { sessionId: SESSION, runId: "later", after: 3, retry: NO_WAIT });
+  const it = resumeRun(fake.url, { sessionId: SESSION, runId: "later", after: 3, retry: NO_WAIT, fetch: cutting });
   let step;
   while (!(step = await it.next()).done) events.push(step.value);
   assert.deepEqual(events.map((e) => e.seq), [4, 5, 6, 7]);
@@ -327,10 +347,10 @@ test("resumeRun follows a run started earlier, after the event it names", async 
   assert.equal(fake.requests.at(-1).lastEventId, "3");
   // From the start by default, with a cut on the way.
   fake.cuts = [];
-  fake.cuts[fake.streams] = 2;
+  fake.cuts[clientStreams] = 2;
   const before = fake.requests.length;
   const all = [];
-  for await (const ev of resumeRun(fake.url, { sessionId: SESSION, runId: "later", retry: NO_WAIT })) all.push(ev.seq);
+  for await (const ev of resumeRun(fake.url, { sessionId: SESSION, runId: "later", retry: NO_WAIT, fetch: cutting })) all.push(ev.seq);
   assert.deepEqual(all, [1, 2, 3, 4, 5, 6, 7]);
   assert.deepEqual(fake.requests.slice(before).map((r) => r.lastEventId), ["0", "2"]);
   await rejectsCode(resumeRun(fake.url, { sessionId: SESSION, runId: "nope" }).next(), "run_lost");
