@@ -1,4 +1,4 @@
-// Types of agentrt's HTTP client helper (http.js). Hand-written; keep in
+// Types of agentrt's HTTP client (http.js). Hand-written; keep in
 // sync with http.js.
 import type { HistoryMessage, Policy, Result, RunEvent } from "./glue.js";
 

@@ -1,4 +1,4 @@
-// agentrt's HTTP client helper: streamRun starts a resumable run on the
+// agentrt's HTTP client of resumable runs: streamRun starts a resumable run on the
 // durable deployment's HTTP API (docs/worker.md, "Resumable runs") and
 // yields its events, reconnecting with Last-Event-ID when the connection
 // drops, so that each event arrives once.

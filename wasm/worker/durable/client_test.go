@@ -15,7 +15,7 @@ import (
 // streamRunScript runs agentrt/http's streamRun (js/http.js) on Node
 // against the handler at argv url. Its fetch cuts the start's stream
 // after its first events (aborting the request, as a lost connection
-// does), so the helper must resume; with scenario "abort" it cuts
+// does), so that streamRun must resume; with scenario "abort" it cuts
 // nothing and aborts its signal (cancelOnAbort) at the second event. It
 // prints what it saw as JSON.
 const streamRunScript = `
@@ -149,7 +149,7 @@ func TestRuns_StreamRunClient_Resumes(t *testing.T) {
 	reconnected := hk.onEvents == nil
 	hk.mu.Unlock()
 	if !reconnected {
-		t.Fatal("the helper never reconnected: the stream was not cut")
+		t.Fatal("streamRun never reconnected: the stream was not cut")
 	}
 	if got := st.contents(t); len(got) != 2 || got[1] != "done" || len(st.writes) != 1 {
 		t.Fatalf("stored %q in %d writes, want the turn once", got, len(st.writes))
@@ -178,7 +178,7 @@ func TestRuns_StreamRunClient_Lost(t *testing.T) {
 	}
 }
 
-// Ensure an abort with cancelOnAbort stops the run (DELETE): the helper
+// Ensure an abort with cancelOnAbort stops the run (DELETE): streamRun
 // rejects AbortError "cancelled", the run's status is cancelled and its
 // turn rolled back.
 func TestRuns_StreamRunClient_AbortCancels(t *testing.T) {
