@@ -50,6 +50,22 @@ export function main(): PromiseLike<HistoryMessage[]> {
 // The user's program: the README's quick start, typed.
 const MAIN = `import { loadRuntime, AgentrtError, type HistoryMessage } from "agentrt";
 import { openAIModel } from "agentrt/openai";
+import { streamRun, resumeRun, type StreamEvent } from "agentrt/http";
+
+// A resumable run on the durable deployment: its deltas' text.
+export async function resume(url: string, signal: AbortSignal): Promise<string> {
+  let text = "";
+  const events = streamRun(url, { sessionId: "chat-1", input: "hi", signal, cancelOnAbort: true, retry: { attempts: 3 } });
+  for await (const ev of events) {
+    const e: StreamEvent = ev;
+    if (e.type === "model.delta") text += e.delta;
+    if (e.type === "run.completed") text += e.result.reply.content;
+  }
+  const again = resumeRun(url, { sessionId: "chat-1", runId: "r-1", after: 3 });
+  const step = await again.next();
+  if (step.done && step.value) text += step.value.messageCount;
+  return text;
+}
 
 export async function main(apiKey: string | undefined): Promise<HistoryMessage[]> {
   const rt = await loadRuntime({
@@ -78,7 +94,7 @@ before(async () => {
   app = await mkdtemp(path.join(tmpdir(), "agentrt-types-"));
   const pkg = path.join(app, "node_modules", "agentrt");
   await mkdir(pkg, { recursive: true });
-  for (const f of ["package.json", "glue.d.ts", "openai.d.ts"]) {
+  for (const f of ["package.json", "glue.d.ts", "http.d.ts", "openai.d.ts"]) {
     await copyFile(path.join(ROOT, "js", f), path.join(pkg, f));
   }
   await writeFile(path.join(app, "package.json"), JSON.stringify({ name: "agentrt-types-app", private: true, type: "module" }));
