@@ -8,6 +8,16 @@
 // contender and load path alternate in a rotating order.
 //
 //   node bench/firstturn.mjs [--engines node,bun,deno,chromium,firefox,webkit] [--samples N] [--n 1000]
+//   node bench/firstturn.mjs --blocked [--engines chromium,firefox,webkit] [--samples N] [--n 1000]
+//
+// --blocked measures, in the browsers only, what a person feels of the
+// same cold start: the page's main thread's busy time and its long tasks
+// (over 50 ms) from the first import to the first answered turn, for
+// agentrt on the main thread, agentrt in a dedicated Web Worker
+// (loadRuntime({ worker: true }), ADR 0021) and the peer on the main
+// thread, cold (uncached files, a fresh page per sample, rows
+// interleaved). bench/firstturn/blocked.mjs says how a page measures it.
+// It prints medians and asserts nothing about them.
 //
 // Load paths of the module:
 //
@@ -93,9 +103,11 @@ const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === "--engines") opts.engines = String(argv[++i]).split(",").filter(Boolean);
   else if (argv[i] === "--samples") opts.samples = Math.max(1, Number(argv[++i]) | 0);
+  else if (argv[i] === "--blocked") opts.blocked = true;
   else if (argv[i] === "--n") opts.n = Math.max(10, Number(argv[++i]) | 0);
   else throw new Error(`unknown argument ${argv[i]}`);
 }
+if (opts.blocked && !argv.includes("--engines")) opts.engines = ["chromium", "firefox", "webkit"];
 for (const e of opts.engines) if (!ALL.includes(e)) throw new Error(`unknown engine ${e}: want some of ${ALL.join(",")}`);
 
 const PHASES = [
@@ -254,6 +266,63 @@ async function measure(engine, sample, initSample) {
     init = { error: String(e.message || e).split("\n")[0] };
   }
   return { table, init };
+}
+
+// blockedRows measures the main thread during cold starts (--blocked)
+// and prints its table; it returns when done.
+async function blockedRows() {
+  const WHO = [["main", "agentrt, main thread"], ["worker", "agentrt, in a worker"], ["peer", "peer, main thread"]];
+  const server = await serve(dist);
+  const out = [], notes = [];
+  out.push(`the page's main thread from the first import to the first answered turn, seeded from ${opts.n.toLocaleString("en")} messages; cold (uncached files, fresh page each); ${opts.samples} samples per row, rows interleaved; medians (ms)`);
+  out.push("");
+  out.push("| engine | contender | first turn | main thread busy | long tasks (> 50 ms) | longest task |");
+  out.push("| --- | --- | ---: | ---: | ---: | ---: |");
+  try {
+    for (const name of opts.engines) {
+      const engine = BROWSERS.find((e) => e.name === name);
+      if (!engine) { notes.push(`${name}: --blocked measures browsers only: skipped`); continue; }
+      const missing = engine.missing();
+      if (missing) {
+        if (CI) throw new Error(`${name}: ${missing} is missing (CI is set)`);
+        notes.push(`${name}: ${missing} is missing: skipped`);
+        continue;
+      }
+      process.stderr.write(`firstturn --blocked: ${name}...\n`);
+      const launched = await engine.launch(dist);
+      try {
+        const keeper = await launched.browser.newPage();
+        const table = new Map(WHO.map(([who]) => [who, []]));
+        for (let r = 0; r < opts.samples; r++) {
+          for (let k = 0; k < WHO.length; k++) {
+            const who = WHO[(r + k) % WHO.length][0];
+            const u = urls(server.url, "c");
+            table.get(who).push(await runPage(launched.browser, { n: opts.n, who, ...u, page: u.page.replace(/page\.html$/, "blocked.html") }, keeper));
+          }
+        }
+        await keeper.close().catch(() => {});
+        for (const [who, label] of WHO) {
+          const xs = table.get(who);
+          const med = (k) => median(xs.map((x) => x[k]));
+          out.push(`| ${name} | ${label} | ${ms(med("total"))} | ${ms(med("busy"))} | ${med("longTasks")} | ${ms(med("longest"))} |`);
+        }
+      } catch (e) {
+        if (CI) throw e;
+        notes.push(`${name}: failed: ${String(e.message || e).split("\n")[0]}`);
+      } finally {
+        await launched.close();
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  for (const n of notes) out.push("note: " + n);
+  console.log(out.join("\n"));
+}
+
+if (opts.blocked) {
+  await blockedRows();
+  process.exit(0);
 }
 
 const results = {};

@@ -43,11 +43,6 @@ function wireHistory(h, transfer) {
   return copy;
 }
 
-/** The worker entry shipped beside this file; bundlers emit it from the literal. */
-export function packagedWorker() {
-  return new URL("./worker.js", import.meta.url);
-}
-
 /** A Runtime whose glue and module run in a dedicated Web Worker. */
 class RemoteRuntime {
   #w;
@@ -426,7 +421,7 @@ export async function loadRemote(options) {
     if (!webWorkers()) {
       throw argError("options.worker", "needs a Web Worker, and this host has none (Node, Deno, Bun and workerd run the module in the caller's thread: omit the option)");
     }
-    if (w === true) entry = packagedWorker();
+    if (w === true) entry = null; // the packaged entry: see new Worker below
     else if (typeof w === "string" || w instanceof URL) entry = toURL(w, "options.worker");
     else throw argError("options.worker", "must be true, a URL or a string");
     const { wasm, wasmExec, systemPrompt, model, limits } = options;
@@ -447,9 +442,17 @@ export async function loadRemote(options) {
   }
   let w;
   try {
-    w = new Worker(entry, { type: "module", name: "agentrt" });
+    // The packaged entry (worker.js, beside this file) is started from the
+    // literal new Worker(new URL("./worker.js", import.meta.url), ...): the
+    // form Vite and webpack recognise, so they bundle the entry (and the
+    // glue and module it imports) as a worker of its own. A bare
+    // new URL("./worker.js", ...) would be copied as a plain asset whose
+    // import of ./glue.js finds nothing.
+    w = entry === null
+      ? new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "agentrt" })
+      : new Worker(entry, { type: "module", name: "agentrt" });
   } catch (e) {
-    throw new AgentrtError("load_failed", `agentrt: cannot start the worker ${entry.href}: ${describe(e)}`, { cause: e });
+    throw new AgentrtError("load_failed", `agentrt: cannot start the worker ${entry ? entry.href : "worker.js"}: ${describe(e)}`, { cause: e });
   }
   const info = await new Promise((resolve, reject) => {
     const onMessage = (e) => {
@@ -464,7 +467,7 @@ export async function loadRemote(options) {
     };
     const onError = (e) => {
       cleanup();
-      reject(new AgentrtError("load_failed", `agentrt: the worker ${entry.href} failed to start` + (e && e.message ? `: ${e.message}` : "")));
+      reject(new AgentrtError("load_failed", `agentrt: the worker ${entry ? entry.href : "worker.js"} failed to start` + (e && e.message ? `: ${e.message}` : "")));
     };
     const cleanup = () => {
       w.removeEventListener("message", onMessage);

@@ -24,6 +24,12 @@ const OPENAI_URL = new URL("openai.js", DIST).href;
 const WASM_URL = new URL("agentrt.wasm", DIST).href;
 const WASM_EXEC_URL = new URL("wasm_exec.js", DIST).href;
 
+// The runtime runs in a dedicated Web Worker where the browser has one
+// (the glue's worker mode, ADR 0021), so compiling the module, starting Go
+// and seeding never block this page's scrolling and painting. "?worker=0"
+// in the page's URL keeps it on the main thread, to compare the two.
+const IN_WORKER = typeof Worker === "function" && new URLSearchParams(location.search).get("worker") !== "0";
+
 const SYSTEM_PROMPT =
   "You are the assistant of the agentrt demo. Be brief. " +
   "Call the time tool when asked about the date or time.";
@@ -85,7 +91,10 @@ async function startRuntime() {
     }
     const rt = await glue.loadRuntime({
       wasm: WASM_URL,
-      wasmExec: WASM_EXEC_URL,
+      // In a worker the glue imports the wasm_exec.js beside it as a
+      // module: a script URL would be evaluated from its text, which a
+      // strict Content Security Policy (no 'unsafe-eval') refuses.
+      ...(IN_WORKER ? { worker: true } : { wasmExec: WASM_EXEC_URL }),
       systemPrompt: SYSTEM_PROMPT,
       model,
       tools: [timeTool],
@@ -100,7 +109,8 @@ async function startRuntime() {
     state.ready = true;
     runtime.version = rt.version || glue.version || "";
     const modelName = runtime.modelConfig.kind === "openai" ? runtime.modelConfig.model : "echo";
-    setRuntimeStatus("ready", `ready (instance #${gen}, model ${modelName})`);
+    setRuntimeStatus("ready", `ready (instance #${gen}, model ${modelName}${IN_WORKER ? ", in a worker" : ""})`);
+    document.body.dataset.thread = IN_WORKER ? "worker" : "main";
     const waiters = runtime.waiters.splice(0);
     for (const w of waiters) w(rt);
     checkCurrent();
@@ -315,14 +325,28 @@ async function loadCurrent() {
 
 // checkCurrent asks the runtime, once it is loaded, what it thinks of the
 // open conversation's stored history, without running anything, and shows
-// the problems in the inspector.
+// the problems in the inspector. In worker mode checkHistory answers with
+// a Promise; an answer that arrives after the open conversation or the
+// runtime changed is dropped.
+let checks = 0;
 function checkCurrent() {
   state.check = null;
+  const n = ++checks;
   if (runtime.rt && state.current) {
+    const fail = (e) => showError(e, { title: "Cannot check the stored history" });
     try {
-      state.check = runtime.rt.checkHistory(state.stored);
+      const got = runtime.rt.checkHistory(state.stored);
+      if (got && typeof got.then === "function") {
+        got.then((check) => {
+          if (n !== checks) return;
+          state.check = check;
+          renderProblems();
+        }, (e) => { if (n === checks) fail(e); });
+      } else {
+        state.check = got;
+      }
     } catch (e) {
-      showError(e, { title: "Cannot check the stored history" });
+      fail(e);
     }
   }
   renderProblems();

@@ -6,7 +6,10 @@
 // a CDN-style origin (CORS); and, on the three engines, the Vite build as
 // a Capacitor-style app (its own localhost origin, the webview shell's
 // strict Content Security Policy). The app does nothing but
-// `import { loadRuntime } from "agentrt"` and call it without options.
+// `import { loadRuntime } from "agentrt"` and call it without options. A
+// second app calls it with `worker: true` (ADR 0021), built with Vite and
+// webpack and run in Chromium: the bundlers must find the worker entry
+// from the glue alone.
 //
 //   node js/bundlers/run.mjs [--browsers chromium,firefox,webkit] [--only vite,webpack,...]
 //
@@ -64,6 +67,13 @@ main().then(
 );
 `;
 
+// The same app with the runtime in a dedicated Web Worker (ADR 0021): the
+// bundler must find the package's worker entry from the plain import
+// alone, and emit it with the glue and the module it needs.
+const WORKER_MAIN = MAIN
+  .replace("await loadRuntime({ onProgress", "await loadRuntime({ worker: true, onProgress")
+  .replace("go: typeof globalThis.Go }", "go: typeof globalThis.Go, inWorker: typeof rt.stats().then === \"function\" }");
+
 const page = (script, type = "module") => `<!doctype html>
 <html><head><meta charset="utf-8"><title>agentrt app</title></head>
 <body><script type="${type}" src="${script}"></script></body></html>
@@ -71,10 +81,10 @@ const page = (script, type = "module") => `<!doctype html>
 
 // makeApp writes the user's project into dir: package.json, the app, its
 // page, and the package installed from the tarball.
-async function makeApp(dir, tarball, cache) {
+async function makeApp(dir, tarball, cache, main = MAIN) {
   await mkdir(path.join(dir, "src"), { recursive: true });
   await writeFile(path.join(dir, "package.json"), JSON.stringify({ name: "agentrt-bundler-app", private: true, type: "module" }, null, 2));
-  await writeFile(path.join(dir, "src", "main.js"), MAIN);
+  await writeFile(path.join(dir, "src", "main.js"), main);
   await writeFile(path.join(dir, "index.html"), page("./src/main.js"));
   execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--cache", cache, tarball], { cwd: dir, encoding: "utf8" });
 }
@@ -199,9 +209,9 @@ async function report(p) {
   return got;
 }
 
-function appSteps(ctx, name, url) {
+function appSteps(ctx, name, url, worker = false) {
   return [
-    [`${name}: loads with no options and runs a turn`, async () => {
+    [worker ? `${name}: loads in a worker and runs a turn` : `${name}: loads with no options and runs a turn`, async () => {
       // One page per browser, for every app in turn (closing WebKit's
       // last window would end its WebDriver session).
       if (!ctx.shared.page) {
@@ -217,7 +227,9 @@ function appSteps(ctx, name, url) {
       assertEqual(r.seed.mode, "noop", "seed mode of the first turn (empty history)");
       assertEqual(r.stored, 2, "messages stored");
       assertEqual(r.reply, "echo: turn 1 (model received 1 messages)", "reply");
-      assertEqual(r.go, "function", "typeof Go");
+      // In worker mode the module runs in the worker: the page has no Go.
+      assertEqual(r.go, worker ? "undefined" : "function", "typeof Go on the page");
+      if (worker) assertEqual(r.inWorker, true, "stats() answers with a Promise (worker mode)");
       assertEqual(r.phases.at(-1), "done", `last progress phase (${r.phases})`);
       assert(r.phases.includes("download") || r.phases.includes("compile"), `progress phases: ${r.phases}`);
     }],
@@ -236,7 +248,7 @@ function appSteps(ctx, name, url) {
 // ---------------------------------------------------------------------------
 
 async function main() {
-  const args = { browsers: ENGINE_NAMES, only: [...Object.keys(BUNDLERS), "capacitor", "vite-dev", "cdn"] };
+  const args = { browsers: ENGINE_NAMES, only: [...Object.keys(BUNDLERS), "capacitor", "vite-dev", "cdn", "vite-worker", "webpack-worker"] };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--browsers") args.browsers = String(argv[++i]).split(",").filter(Boolean);
@@ -281,6 +293,28 @@ async function main() {
         results.fail(`${name}: build`, e);
       }
     }
+    // The worker-mode app, built with Vite and webpack, in Chromium.
+    const workerApps = ["vite", "webpack"].filter((b) => args.only.includes(`${b}-worker`));
+    if (workerApps.length) {
+      const wapp = path.join(scratch, "app-worker");
+      await makeApp(wapp, tarball, cache, WORKER_MAIN);
+      for (const b of workerApps) {
+        const name = `${b}-worker`;
+        const out = path.join(scratch, "out", name);
+        try {
+          const t0 = performance.now();
+          await BUNDLERS[b](wapp, out);
+          const files = await emitted(out);
+          const ms = Math.round(performance.now() - t0);
+          results.pass(`${name}: built in ${ms} ms: ${files.map((f) => `${f.file} ${f.raw} B (${f.gzip} B gzip)`).join(", ")}`);
+          const s = await serveDir(out);
+          servers.push(s);
+          apps.push({ name, url: s.url, engines: ["chromium"], worker: true });
+        } catch (e) {
+          results.fail(`${name}: build`, e);
+        }
+      }
+    }
     if (args.only.includes("vite-dev")) {
       try {
         const { createServer: viteServer } = await import(require.resolve("vite"));
@@ -310,7 +344,7 @@ async function main() {
       const shared = {};
       for (const a of apps.filter((a) => a.engines.includes(engine.name))) {
         const ctx = { browser, shared, page: null, allowed: () => false };
-        await runSteps(results, engine.name, appSteps(ctx, a.name, a.url), ctx, {
+        await runSteps(results, engine.name, appSteps(ctx, a.name, a.url, a.worker), ctx, {
           problems: () => (ctx.watch ? ctx.watch.take() : []),
           screenshot: path.join(scratch, `${engine.name}-${a.name}-failure.png`),
         });

@@ -252,6 +252,8 @@ function steps(ctx) {
       await waitReady(ctx.page);
       assert(/^#c=/.test(await ctx.page.evaluate(() => location.hash)), "the URL names no conversation");
       assertEqual((await lastTurn(ctx.page)).messages, 0, "message bubbles on a fresh page");
+      // Every browser here has Web Workers: the runtime runs in one.
+      assertEqual(await ctx.page.evaluate(() => document.body.dataset.thread), "worker", "where the runtime runs");
     }],
     ["two turns on a warm session: no seeding", async () => {
       const t1 = await sendTurn(ctx.page, "hello");
