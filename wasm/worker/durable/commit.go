@@ -1,0 +1,135 @@
+package durable
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/agentrt/agentrt/core"
+)
+
+// This file holds what a run request stores: the conversation as the
+// request found it and the messages its turn appends, written once the
+// API's answer says the turn completed.
+
+// turnState is one run request's view of the conversation.
+type turnState struct {
+	h        *Handler
+	r        *http.Request
+	id       string
+	count    int  // stored messages when the turn began
+	injected bool // the run was seeded from the Store
+}
+
+// resultProbe is what the handler reads of a Result.
+type resultProbe struct {
+	Appended []json.RawMessage `json:"appended"`
+	Seed     struct {
+		Mode string `json:"mode"`
+	} `json:"seed"`
+	MessageCount int `json:"messageCount"`
+}
+
+// commit writes the turn whose Result is res, or drops the live session
+// and returns the error the client gets instead of the Result.
+func (t *turnState) commit(res []byte) *core.Error {
+	h := t.h
+	var p resultProbe
+	if err := json.Unmarshal(res, &p); err != nil {
+		h.rt.DeleteSession(t.id)
+		return core.NewError(core.CodeInternal, "the turn's result could not be read; the turn was not kept")
+	}
+	from, msgs := t.count, rawMessages(p.Appended)
+	var cut int64 // the stored bytes the write removes
+	mode := core.SeedOutcome(p.Seed.Mode)
+	// The session was the stored copy when the turn began (a warm session,
+	// or one seeded from the Store): the turn's messages follow it.
+	follows := mode == core.SeedNone || mode == core.SeedNoop || (mode == core.SeedCold && t.injected)
+	if !follows || from+len(msgs) != p.MessageCount {
+		// The host's history changed the session: bring the stored copy in
+		// line from the first message that differs.
+		var err error
+		if from, msgs, cut, err = t.diverged(); err != nil {
+			h.rt.DeleteSession(t.id)
+			return storageError("read", err)
+		}
+	}
+	h.mu.Lock()
+	size := h.size
+	h.mu.Unlock()
+	var add int64
+	for _, m := range msgs {
+		add += int64(len(m))
+	}
+	next := size - cut + add
+	if next > h.maxStored {
+		h.rt.DeleteSession(t.id)
+		return h.full(next)
+	}
+	if h.before != nil {
+		if err := h.before(t.r); err != nil {
+			h.rt.DeleteSession(t.id)
+			return storageError("write", err)
+		}
+	}
+	rows, err := h.store.Write(from, msgs)
+	if err != nil {
+		h.rt.DeleteSession(t.id)
+		// What is stored is unknown now: read it again next time.
+		h.mu.Lock()
+		h.loaded = false
+		h.mu.Unlock()
+		return storageError("write", err)
+	}
+	h.mu.Lock()
+	h.count, h.size = from+len(msgs), next
+	h.stats.Writes++
+	h.stats.Rows += rows
+	h.stats.BytesWritten += add
+	h.mu.Unlock()
+	return nil
+}
+
+// diverged compares the live session with the Store and returns where
+// they part and the session's messages from there on.
+// The third result is the size of the stored messages from there on.
+func (t *turnState) diverged() (int, [][]byte, int64, error) {
+	rec := newRecorder()
+	req, _ := http.NewRequest(http.MethodGet, "/v1/sessions/"+url.PathEscape(t.id), nil)
+	req.Header = t.r.Header.Clone()
+	t.h.api.ServeHTTP(rec, req)
+	var s struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if rec.status != http.StatusOK || json.Unmarshal(rec.body.Bytes(), &s) != nil {
+		return 0, nil, 0, errors.New("the session could not be read")
+	}
+	a, err := t.h.load()
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	var stored []json.RawMessage
+	if err := json.Unmarshal(a, &stored); err != nil {
+		return 0, nil, 0, errors.New("the stored messages could not be read")
+	}
+	msgs := rawMessages(s.Messages)
+	k := 0
+	for k < len(stored) && k < len(msgs) && bytes.Equal(stored[k], msgs[k]) {
+		k++
+	}
+	var cut int64
+	for _, m := range stored[k:] {
+		cut += int64(len(m))
+	}
+	return k, msgs[k:], cut, nil
+}
+
+func rawMessages(ms []json.RawMessage) [][]byte {
+	out := make([][]byte, len(ms))
+	for i, m := range ms {
+		out[i] = m
+	}
+	return out
+}
