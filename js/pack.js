@@ -11,6 +11,8 @@ import { read, readAt, at, lengthOf, defaultFail, argError, isObject } from "./h
 /** Packed history format: magic "ARH" and version 1 (docs/packed-history.md). */
 export const PACK_MAGIC = [0x41, 0x52, 0x48];
 export const PACK_VERSION = 1;
+const ROLE_USER = 0;
+const ROLE_ASSISTANT = 1;
 const ROLE_OTHER = 255;
 const FLAG_CONTENT = 1;
 const FLAG_ID = 2;
@@ -497,4 +499,61 @@ export function seedRefusal(b, limits) {
     }
   }
   return null;
+}
+
+/**
+ * Reports, for a packed history, whether the tool calls of host message
+ * j are followed by a user or an assistant message (which is where core
+ * finds calls unanswered) before host message `at`: the calls of j's
+ * last message that has calls. False for bytes that are not a
+ * well-formed packed history.
+ *
+ * @param {Uint8Array} b
+ * @param {number} j
+ * @param {number} at
+ * @returns {boolean}
+ */
+export function callsClosedBefore(b, j, at) {
+  const n = b.length;
+  let pos = 0;
+  const uvarint = () => {
+    let v = 0;
+    let scale = 1;
+    for (let k = 0; k < 10 && pos < n; k++) {
+      const c = b[pos++];
+      v += (c & 0x7f) * scale;
+      if (c < 0x80) return v;
+      scale *= 0x80;
+    }
+    return -1;
+  };
+  const skip = () => {
+    const len = uvarint();
+    if (len < 0 || len > n - pos) return false;
+    pos += len;
+    return true;
+  };
+  if (n < 5 || b[0] !== PACK_MAGIC[0] || b[1] !== PACK_MAGIC[1] || b[2] !== PACK_MAGIC[2] || b[3] !== PACK_VERSION) return false;
+  pos = 4;
+  const count = uvarint();
+  if (count < 0) return false;
+  let host = -1;
+  let open = false; // j's calls are met, not yet followed
+  for (let i = 0; i < count; i++) {
+    if (pos + 2 > n) return false;
+    const role = b[pos++];
+    const flags = b[pos++];
+    if ((flags & FLAG_CONTINUES) === 0 || i === 0) host++;
+    if (host >= at) return false;
+    if (host === j && role === ROLE_ASSISTANT && (flags & FLAG_TOOL_CALLS)) open = true;
+    else if (open && (role === ROLE_USER || role === ROLE_ASSISTANT)) return true;
+    if (role === ROLE_OTHER && !skip()) return false;
+    for (const f of TEXT_FLAGS) if ((flags & f) && !skip()) return false;
+    if (flags & FLAG_TOOL_CALLS) {
+      const calls = uvarint();
+      if (calls < 0) return false;
+      for (let k = 0; k < calls * 3; k++) if (!skip()) return false;
+    }
+  }
+  return false;
 }

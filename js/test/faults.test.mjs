@@ -334,6 +334,24 @@ describe("sizes", () => {
     await assertFree(rt, "s");
   });
 
+  test("a history over maxSeedBytes with an earlier problem is refused for that problem, as core orders them: memory unchanged", async () => {
+    const { rt, memory } = await loadWatched({ model: () => "ok", limits: { maxSeedBytes: limit } });
+    await rt.run({ sessionId: "s", input: "warm" });
+    const size = memory.buffer.byteLength;
+    // An unanswered call, then 16 MiB in 40 KiB messages: over the limit
+    // at host index 2, after core finds the call unanswered (at index 1).
+    const part = "h".repeat(40 * KiB);
+    const history = [{ role: "assistant", content: "", toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] }];
+    for (let i = 0; i < 400; i++) history.push({ role: i % 2 ? "assistant" : "user", content: part });
+    const err = await within(rejectsWith(assert, rt.run({ sessionId: "t", input: "x", history }), "invalid_history", 0), "plain");
+    assert.equal(err.message, 'tool call "c1" has no tool result before the next user or assistant message');
+    // With repair the call is answered by a marker, and the limit is next.
+    const repaired = await within(rejectsWith(assert, rt.run({ sessionId: "t", input: "x", history, policy: { repair: true } }), "limit_exceeded", 2), "repair");
+    assert.equal(repaired.message, `history exceeds maxSeedBytes (${limit}) at this message`);
+    assert.equal(memory.buffer.byteLength, size, "the module's memory did not grow");
+    assert.equal(rt.session("t"), null);
+  });
+
   test("the refusal of a history over maxSeedBytes is the module's: code, index and message", async () => {
     const { rt } = await loadWatched({ model: () => "ok", limits: { maxSeedBytes: limit, maxMessageBytes: limit / 2 } });
     const part = "u".repeat(20 * KiB);

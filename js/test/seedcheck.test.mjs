@@ -80,6 +80,88 @@ describe("a run refuses a history as checkHistory reports it", () => {
   }
 });
 
+// word returns a string of 0 to 23 letters, so that messages cross small
+// byte limits one way or the other.
+function word(r, c) {
+  return c.repeat(Math.floor(r() * 24));
+}
+
+// sizedMessage returns a message of a generated size in the module's own
+// shape ("module": toolCalls, toolCallId), OpenAI's ("openai": tool_calls
+// of type "function", tool_call_id, content parts) or as a UIMessage
+// ("ui"), sometimes one core refuses or repairs.
+function sizedMessage(r, i, shape) {
+  if (shape === "ui") {
+    const m = uiMessage(r, i);
+    for (const p of m.parts) {
+      if (p.type === "text") p.text = word(r, "x");
+      else p.output = word(r, "o");
+    }
+    return m;
+  }
+  const x = r();
+  const text = word(r, "t");
+  const openai = shape === "openai";
+  if (x < 0.45) {
+    const content = openai && r() < 0.5 ? [{ type: "text", text }] : text;
+    return { role: i % 2 === 0 ? "user" : "assistant", content, id: r() < 0.3 ? word(r, "i") + i : undefined };
+  }
+  if (x < 0.7) {
+    const call = openai ? { id: "k" + i, type: "function", function: { name: "t", arguments: `{"a":"${word(r, "a")}"}` } } : { id: "k" + i, name: "t", arguments: `{"a":"${word(r, "a")}"}` };
+    return openai ? { role: "assistant", content: null, tool_calls: [call] } : { role: "assistant", content: "", toolCalls: [call] };
+  }
+  if (x < 0.9) return openai ? { role: "tool", content: text, tool_call_id: "k" + (i - 1) } : { role: "tool", content: text, toolCallId: "k" + (i - 1) };
+  return { role: "system", content: text };
+}
+
+describe("a run refuses a history over the byte limits as checkHistory reports it", () => {
+  const limitSets = [
+    { maxSeedBytes: 40 },
+    { maxMessageBytes: 16 },
+    { maxSeedBytes: 48, maxMessageBytes: 20 },
+    { maxSeedBytes: 40, maxSeedMessages: 4 },
+    { maxSeedBytes: 60, maxMessageBytes: 18, maxSeedMessages: 5 },
+  ];
+  for (const shape of ["module", "openai", "ui"]) {
+    for (const warm of [false, true]) {
+      test(`generated ${shape} histories, ${warm ? "a warm" : "a fresh"} session`, async () => {
+        const r = rng((shape === "ui" ? 101 : shape === "openai" ? 202 : 303) + (warm ? 7 : 0));
+        const mismatches = [];
+        const seen = new Set();
+        let cases = 0;
+        for (const limits of limitSets) {
+          // The model answers "ok": the reply stays within every limit.
+          const rt = await load({ limits, model: () => "ok" });
+          for (let c = 0; c < 60; c++) {
+            const n = 1 + Math.floor(r() * 7);
+            const history = [];
+            for (let i = 0; i < n; i++) history.push(sizedMessage(r, i, shape));
+            const repair = r() < 0.5;
+            const check = rt.checkHistory(history);
+            const p = check.problems.find((x) => !repair || x.repair === null);
+            const want = p === undefined ? null : { code: p.code, index: p.index, message: p.message };
+            const sessionId = "c" + c;
+            if (warm) await rt.run({ sessionId, input: "hi" });
+            let got = null;
+            try {
+              await rt.run({ sessionId, input: "next", history, policy: { repair } });
+            } catch (e) {
+              got = { code: e.code, index: e.index, message: e.message };
+            }
+            cases++;
+            seen.add(want === null ? "none" : want.code);
+            if (JSON.stringify(got) !== JSON.stringify(want)) mismatches.push({ limits, c, repair, want, got, history });
+          }
+          rt.close();
+        }
+        assert.deepEqual(mismatches.slice(0, 2), [], `${mismatches.length} of ${cases} cases disagree`);
+        // The generated cases reach the limits, and seed too.
+        assert.ok(seen.has("limit_exceeded") && seen.has("none"), [...seen].join(", "));
+      });
+    }
+  }
+});
+
 describe("checkHistory and run agree on edges", () => {
   test("four UIMessages that pack to eight messages are refused at host index 3 by both", async () => {
     const rt = await load({ limits: { maxSeedMessages: 5 } });
