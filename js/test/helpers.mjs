@@ -8,9 +8,12 @@ import { compiledModule, wasmExecURL } from "./env.mjs";
 
 /**
  * runtimes registers an after hook on the calling suite file that closes
- * every runtime it saw, and returns two functions: load(config) opens a
+ * every runtime it saw, and returns three functions: load(config) opens a
  * runtime on the shared compiled module (config overrides wasm and
- * wasmExec), track(rt) adds a runtime opened some other way.
+ * wasmExec), track(rt) adds a runtime opened some other way, and
+ * release(rt) closes one at once and forgets it, so that a file opening a
+ * runtime per test does not keep every instance's memory until its end (a
+ * page of Chromium runs out of wasm memory).
  */
 export function runtimes() {
   const opened = [];
@@ -24,7 +27,12 @@ export function runtimes() {
     return rt;
   };
   const load = async (config = {}) => track(await loadRuntime({ wasm: await compiledModule(), wasmExec: wasmExecURL, ...config }));
-  return { load, track };
+  const release = (rt) => {
+    const i = opened.indexOf(rt);
+    if (i >= 0) opened.splice(i, 1);
+    rt?.close();
+  };
+  return { load, track, release };
 }
 
 /** A promise with its resolve and reject functions. */

@@ -9,7 +9,14 @@ import assert from "node:assert/strict";
 import { AgentrtError } from "../glue.js";
 import { runtimes, deferred } from "./helpers.mjs";
 
-const { load } = runtimes();
+// One runtime per test, each released when the next test loads its own:
+// a page keeping every test's instance runs out of wasm memory.
+const { load: loadKept, release } = runtimes();
+let previous;
+const load = async (config) => {
+  release(previous);
+  return (previous = await loadKept(config));
+};
 
 // toolsSeen counts the tool messages of a model request.
 const toolsSeen = (req) => req.messages.filter((m) => m.role === "tool").length;
@@ -142,7 +149,8 @@ describe("races at a tool call, across models and tools", () => {
   const races = {
     delete: (rt, ctx) => rt.deleteSession(ctx.sessionId),
     cancel: (rt, ctx) => rt.cancelRun(ctx.runId),
-    "cancel later": (rt, ctx) => setTimeout(() => rt.cancelRun(ctx.runId), 0),
+    // The test waits for the later cancel (in later) before it ends.
+    "cancel later": (rt, ctx, others, later) => later.push(new Promise((resolve) => setTimeout(() => resolve(rt.cancelRun(ctx.runId)), 0))),
     "second run": (rt, ctx, others) => others.push(settledOf(rt.run({ sessionId: ctx.sessionId, input: "second", policy }))),
     "delete and run": (rt, ctx, others) => {
       rt.deleteSession(ctx.sessionId);
@@ -157,15 +165,17 @@ describe("races at a tool call, across models and tools", () => {
           let rt;
           let once = true;
           const others = [];
+          const later = [];
           rt = await load({
             model,
             tools: [tool(sync, (ctx) => {
               if (!once) return;
               once = false;
-              race(rt, ctx, others);
+              race(rt, ctx, others, later);
             })],
           });
           const s = await settledOf(rt.run({ sessionId: "s", input: "go", policy }));
+          await Promise.all(later);
           assertTyped(s, "run");
           for (const o of await Promise.all(others)) assertTyped(o, "second run");
           if (raceName === "close") return;

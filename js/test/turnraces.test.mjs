@@ -8,7 +8,14 @@ import assert from "node:assert/strict";
 import { compiledModule } from "./env.mjs";
 import { runtimes, deferred } from "./helpers.mjs";
 
-const { load } = runtimes();
+// One runtime per test, each released when the next test loads its own:
+// a page keeping every test's instance runs out of wasm memory.
+const { load: loadKept, release } = runtimes();
+let previous;
+const load = async (config) => {
+  release(previous);
+  return (previous = await loadKept(config));
+};
 
 before(async () => {
   await compiledModule();
