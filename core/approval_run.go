@@ -1,9 +1,10 @@
-//go:build !js
+//go:build !js || !agentrt_nocontext
 
 package core
 
 // The logic of tool approvals (docs/adr/0019-tool-approvals.md), left out
-// of the GOOS=js module until its edges carry needsApproval and approvals
+// of the module the glue loads (GOOS=js built with the agentrt_nocontext
+// tag) until its edges carry needsApproval and approvals
 // (approval_js.go): no JavaScript host can declare or answer an approval
 // yet, so the module would carry code no call reaches.
 

@@ -1,4 +1,4 @@
-//go:build !js
+//go:build !js || !agentrt_nocontext
 
 package core_test
 
