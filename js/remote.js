@@ -4,7 +4,7 @@
 // each forwarded by message. The host's model and tools are called here,
 // on the page, when the worker asks.
 
-import { AgentrtError, argError, toError, isObject, closedError, describe, reportCallbackError } from "./errors.js";
+import { AgentrtError, argError, toError, isObject, isBytes, closedError, describe, reportCallbackError } from "./errors.js";
 import { readRequest, readOptions } from "./args.js";
 import { toURL } from "./load.js";
 
@@ -39,6 +39,18 @@ function freezeResult(r) {
 function wireHistory(h, transfer) {
   if (!(h instanceof Uint8Array)) return h;
   const copy = h.slice();
+  transfer.push(copy.buffer);
+  return copy;
+}
+
+// wasmBytes makes the module's bytes ready to cross to the worker, which
+// compiles them there: copied once into a buffer of their own and
+// transferred, the host's bytes left as they were. Anything else (a
+// WebAssembly.Module, undefined) crosses as it is.
+function wasmBytes(wasm, transfer) {
+  if (!isBytes(wasm)) return wasm;
+  const src = wasm instanceof ArrayBuffer ? new Uint8Array(wasm) : new Uint8Array(wasm.buffer, wasm.byteOffset, wasm.byteLength);
+  const copy = src.slice();
   transfer.push(copy.buffer);
   return copy;
 }
@@ -416,6 +428,7 @@ function webWorkers() {
  */
 export async function loadRemote(options) {
   let entry, config, tools;
+  const transfer = [];
   try {
     const w = options.worker;
     if (!webWorkers()) {
@@ -425,12 +438,12 @@ export async function loadRemote(options) {
     else if (typeof w === "string" || w instanceof URL) entry = toURL(w, "options.worker");
     else throw argError("options.worker", "must be true, a URL or a string");
     const { wasm, wasmExec, systemPrompt, model, limits } = options;
-    if (wasm !== undefined && !(wasm instanceof WebAssembly.Module) && !(typeof wasm === "string" || wasm instanceof URL)) {
-      throw argError("options.wasm", "must be a URL, a string or a WebAssembly.Module in worker mode");
+    if (wasm !== undefined && !(wasm instanceof WebAssembly.Module) && !(typeof wasm === "string" || wasm instanceof URL) && !isBytes(wasm)) {
+      throw argError("options.wasm", "must be a URL, a string, bytes or a WebAssembly.Module in worker mode");
     }
     tools = new Map((options.tools ?? []).map((t) => [t.name, t]));
     config = {
-      wasm: typeof wasm === "string" ? toURL(wasm, "options.wasm").href : wasm instanceof URL ? wasm.href : wasm,
+      wasm: typeof wasm === "string" ? toURL(wasm, "options.wasm").href : wasm instanceof URL ? wasm.href : wasmBytes(wasm, transfer),
       wasmExec: wasmExec === undefined ? undefined : toURL(wasmExec, "options.wasmExec").href,
       systemPrompt, limits: limits === undefined ? undefined : structuredClone(limits),
       model: model === undefined ? undefined : model === "echo" ? "echo" : "function",
@@ -476,7 +489,7 @@ export async function loadRemote(options) {
     w.addEventListener("message", onMessage);
     w.addEventListener("error", onError);
     for (const k of Object.keys(config)) if (config[k] === undefined) delete config[k];
-    w.postMessage({ op: "load", options: config });
+    w.postMessage({ op: "load", options: config }, transfer);
   }).catch((e) => {
     w.terminate();
     throw e;

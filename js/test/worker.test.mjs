@@ -7,7 +7,8 @@
 import { describe, test, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime, packHistory, AgentrtError } from "../glue.js";
-import { compiledModule, wasmExecURL, dist } from "./env.mjs";
+import { readFile } from "node:fs/promises";
+import { compiledModule, wasmExecURL, wasmURL, dist } from "./env.mjs";
 import { deferred, rejectsWith } from "./helpers.mjs";
 
 // Web Workers of a browser realm: Deno and Bun have a Worker class, but
@@ -286,6 +287,25 @@ if (hasWorker) {
       });
       const r = await rt.run({ sessionId: "odd", input: "x" });
       assert.equal(r.reply.content, 'saw {"n":1}');
+    });
+
+    test("module bytes cross to the worker and compile there; the host's bytes stay", async () => {
+      const bytes = new Uint8Array(await readFile(wasmURL));
+      const n = bytes.byteLength, first = bytes[0];
+      for (const wasm of [bytes, bytes.buffer, new DataView(bytes.buffer)]) {
+        const rt = await loadRuntime({ worker: true, wasm, wasmExec: wasmExecURL, model: (req) => `saw ${req.messages.length}` });
+        opened.push(rt);
+        assert.equal(bytes.byteLength, n, "the host's buffer is not detached");
+        assert.equal(bytes[0], first);
+        const r = await rt.run({ sessionId: "bytes", input: "x", history });
+        assert.equal(r.reply.content, "saw 3");
+        assert.equal(r.seed.seeded, 2);
+      }
+    });
+
+    test("bytes that are not a module are load_failed, from the worker", async () => {
+      const err = await rejectsWith(assert, loadRuntime({ worker: true, wasm: new Uint8Array([0, 1, 2, 3]), wasmExec: wasmExecURL }), "load_failed");
+      assert.match(err.message, /module bytes/);
     });
 
     test("a worker entry that cannot load is load_failed", async () => {
