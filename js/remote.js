@@ -69,6 +69,10 @@ class RemoteRuntime {
   #tools;
   #calls = new Map();
   #releases = new Map();
+  // The messages of each session's last model call, by the worker's ids
+  // (js/worker.js wireMessages): a call carries only the messages the
+  // page has not seen.
+  #held = new Map();
 
   constructor(w, info, model, tools) {
     this.#w = w;
@@ -112,6 +116,7 @@ class RemoteRuntime {
     this.#events.clear();
     for (const c of this.#calls.values()) c.abort(err);
     this.#calls.clear();
+    this.#held.clear();
   }
 
   // #send posts a request and resolves with its answer. A stream's
@@ -215,7 +220,8 @@ class RemoteRuntime {
             if (!answered && !this.#dead && !this.#closed) w.postMessage({ op: "delta", cid, text: String(text) });
           },
         };
-        for (const m of req.messages) freezeMessage(m);
+        req.messages = this.#messages(payload);
+        delete req.dropped;
         v = await this.#model(req);
       } else {
         const tool = this.#tools.get(payload.name);
@@ -225,6 +231,27 @@ class RemoteRuntime {
     } catch (e) {
       reply({ ok: false, message: describe(e) });
     }
+  }
+
+  // #messages rebuilds a model call's messages from what crossed: the
+  // messages held from the session's last call by id, the others frozen
+  // as the main-thread glue hands them. It keeps this call's messages.
+  #messages(payload) {
+    for (const sid of payload.dropped) this.#held.delete(sid);
+    const before = this.#held.get(payload.sessionId);
+    const now = new Map();
+    const out = payload.messages.map((x) => {
+      if (typeof x === "number") {
+        const m = before === undefined ? undefined : before.get(x);
+        if (m === undefined) throw new AgentrtError("internal", "agentrt: the worker's messages are out of step with the page's");
+        now.set(x, m);
+        return m;
+      }
+      now.set(x.id, freezeMessage(x.m));
+      return x.m;
+    });
+    this.#held.set(payload.sessionId, now);
+    return out;
   }
 
   // #turn forwards a turn: the history crosses transferred when packed,
@@ -404,6 +431,7 @@ class RemoteRuntime {
     this.#pending.clear();
     for (const c of this.#calls.values()) c.abort(err);
     this.#calls.clear();
+    this.#held.clear();
     try {
       this.#w.postMessage({ op: "req", id: ++this.#ids, method: "close", args: [] });
     } catch { /* it is going away */ }

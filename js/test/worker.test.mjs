@@ -74,6 +74,31 @@ for (const mode of modes) {
   const open = (config = {}) => load(mode === "worker" ? { worker: true, ...config } : config);
 
   describe(`the Runtime table (${mode})`, () => {
+    test("the model is handed the session's messages turn after turn, the earlier ones the same frozen objects", async () => {
+      const seen = [];
+      const rt = await open({
+        model: (req) => {
+          seen.push(req.messages);
+          const last = req.messages.at(-1);
+          if (last.role === "user" && last.content === "use the tool") return { toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] };
+          return { content: `reply ${seen.length}` };
+        },
+        tools: [{ name: "t", call: () => "tool out" }],
+      });
+      assert.equal((await rt.run({ sessionId: "m", input: "use the tool", history })).reply.content, "reply 2");
+      assert.equal((await rt.run({ sessionId: "m", input: "again" })).reply.content, "reply 3");
+      assert.deepEqual(seen.map((ms) => ms.map((m) => m.role)), [
+        ["user", "assistant", "user"],
+        ["user", "assistant", "user", "assistant", "tool"],
+        ["user", "assistant", "user", "assistant", "tool", "assistant", "user"],
+      ]);
+      assert.equal(seen[2][4].content, "tool out");
+      assert.equal(seen[2][5].content, "reply 2");
+      for (let i = 0; i < 3; i++) assert.equal(seen[1][i], seen[0][i], `message ${i} of the second call`);
+      for (let i = 0; i < 5; i++) assert.equal(seen[2][i], seen[1][i], `message ${i} of the third call`);
+      for (const ms of seen) for (const m of ms) assert.ok(Object.isFrozen(m));
+    });
+
     test("a turn, and the session it leaves", async () => {
       const rt = await open({ systemPrompt: "Be brief." });
       assert.equal(typeof rt.version, "string");
@@ -287,6 +312,18 @@ if (hasWorker) {
       });
       const r = await rt.run({ sessionId: "odd", input: "x" });
       assert.equal(r.reply.content, 'saw {"n":1}');
+    });
+
+    test("more sessions than the page holds messages of: each turn is still handed all its messages", async () => {
+      const seen = new Map();
+      const rt = await load({ worker: true, model: (req) => { seen.set(req.sessionId, req.messages); return `n ${req.messages.length}`; } });
+      const ids = Array.from({ length: 70 }, (_, i) => `s${i}`);
+      for (const id of ids) await rt.run({ sessionId: id, input: "one", history });
+      for (const id of ids) {
+        const r = await rt.run({ sessionId: id, input: "two" });
+        assert.equal(r.reply.content, "n 5", id);
+        assert.deepEqual(seen.get(id).map((m) => m.content), ["hello", "hi", "one", "n 3", "two"]);
+      }
     });
 
     test("module bytes cross to the worker and compile there; the host's bytes stay", async () => {
