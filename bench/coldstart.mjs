@@ -9,7 +9,11 @@
 // code it compiled in an earlier round (V8 would, for identical bytes):
 // every round compiles cold, as after the OS killed the webview.
 //
-//   node bench/coldstart.mjs [--browsers chromium,firefox,webkit] [--rounds N]
+//   node bench/coldstart.mjs [--browsers chromium,firefox,webkit] [--rounds N] [--worker]
+//
+// --worker starts each webview's runtime in the glue's worker mode (ADR
+// 0021): the bytes go to the worker, which compiles them, so the compile
+// column is 0 and instantiate holds the worker's compile and start.
 //
 // Needs a built dist/ ($AGENTRT_DIST; `make build`). For each engine it
 // prints the first round (the browser's first compile) and the median of
@@ -29,11 +33,12 @@ import { ENGINE_NAMES, Results, runEngines } from "../web-demo/test/browsers.mjs
 import { DIST, serve } from "../web-demo/test/server.mjs";
 
 const N = 1000;
-const args = { browsers: ENGINE_NAMES, rounds: 8 };
+const args = { browsers: ENGINE_NAMES, rounds: 8, worker: false };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === "--browsers") args.browsers = String(argv[++i]).split(",").filter(Boolean);
   else if (argv[i] === "--rounds") args.rounds = Math.max(1, Number(argv[++i]) | 0);
+  else if (argv[i] === "--worker") args.worker = true;
   else throw new Error(`unknown argument ${argv[i]}`);
 }
 
@@ -61,18 +66,19 @@ try {
     for (let r = 0; r < args.rounds; r++) {
       const transport = r % 2 ? "base64" : "bytes";
       const conversation = `bench-${r}`;
-      const got = await page.evaluate(async (conv, hist, transport) => {
+      const got = await page.evaluate(async (conv, hist, transport, worker) => {
         window.shell.setHistory(conv, hist);
-        const boot = await window.shell.start({ transport, conversation: conv, salt: true });
+        const boot = await window.shell.start({ transport, conversation: conv, salt: true, worker });
         const cold = await window.shell.send("the first question after a cold start");
         const warm = await window.shell.send("a second question");
         window.shell.kill();
         return { boot, cold, warm };
-      }, conversation, history, transport);
+      }, conversation, history, transport, args.worker);
       if (got.cold.seed.mode !== "cold" || got.cold.seed.seeded !== N) {
         throw new Error(`round ${r}: the first run seeded ${JSON.stringify(got.cold.seed)}, want cold with ${N}`);
       }
       if (got.warm.seed.mode !== "noop") throw new Error(`round ${r}: the second run seeded ${JSON.stringify(got.warm.seed)}`);
+      if (got.boot.thread !== (args.worker ? "worker" : "main")) throw new Error(`round ${r}: the runtime ran in the ${got.boot.thread} thread`);
       rounds.push({
         transport,
         handover: got.boot.bridgeMs + got.boot.decodeMs,
@@ -101,7 +107,7 @@ try {
 }
 
 if (table.size) {
-  console.log(`\ncold start in a webview-like page, ${args.rounds} rounds per engine, history of ${N} messages (ms)`);
+  console.log(`\ncold start in a webview-like page${args.worker ? ", the runtime in a worker (compile counted in instantiate)" : ""}, ${args.rounds} rounds per engine, history of ${N} messages (ms)`);
   console.log("| engine | round | compile | instantiate | first seeded run | total | warm run | seeded / warm |");
   console.log("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const [name, t] of table) {

@@ -8,7 +8,7 @@
 // contender and load path alternate in a rotating order.
 //
 //   node bench/firstturn.mjs [--engines node,bun,deno,chromium,firefox,webkit] [--samples N] [--n 1000]
-//   node bench/firstturn.mjs --blocked [--engines chromium,firefox,webkit] [--samples N] [--n 1000]
+//   node bench/firstturn.mjs --blocked [--engines chromium,firefox,webkit] [--samples N] [--traces N] [--n 1000]
 //
 // --blocked measures, in the browsers only, what a person feels of the
 // same cold start: the page's main thread's busy time and its long tasks
@@ -16,8 +16,13 @@
 // agentrt on the main thread, agentrt in a dedicated Web Worker
 // (loadRuntime({ worker: true }), ADR 0021) and the peer on the main
 // thread, cold (uncached files, a fresh page per sample, rows
-// interleaved). bench/firstturn/blocked.mjs says how a page measures it.
-// It prints medians and asserts nothing about them.
+// interleaved), beside rows that run no agentrt: the floor of starting an
+// empty worker, and the sampler's calibration (workers computing while
+// the page does nothing). bench/firstturn/blocked.mjs says how a page
+// measures it. In Chromium, --traces N more samples per row (default 3)
+// run without the sampler under a DevTools trace, which gives the main
+// thread's own CPU time between the page's marks, step by step. It prints
+// medians and asserts nothing about them.
 //
 // Load paths of the module:
 //
@@ -98,12 +103,13 @@ const RUNTIMES = {
   deno: { bin: path.join(root, "node_modules/.bin/deno"), args: ["run", "-A"] },
 };
 const ALL = ["node", "bun", "deno", "chromium", "firefox", "webkit"];
-const opts = { engines: ALL, samples: Number(process.env.BENCH_FIRSTTURN_SAMPLES || 5), n: 1000 };
+const opts = { engines: ALL, samples: Number(process.env.BENCH_FIRSTTURN_SAMPLES || 5), n: 1000, traces: 3 };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === "--engines") opts.engines = String(argv[++i]).split(",").filter(Boolean);
   else if (argv[i] === "--samples") opts.samples = Math.max(1, Number(argv[++i]) | 0);
   else if (argv[i] === "--blocked") opts.blocked = true;
+  else if (argv[i] === "--traces") opts.traces = Math.max(0, Number(argv[++i]) | 0);
   else if (argv[i] === "--n") opts.n = Math.max(10, Number(argv[++i]) | 0);
   else throw new Error(`unknown argument ${argv[i]}`);
 }
@@ -268,16 +274,83 @@ async function measure(engine, sample, initSample) {
   return { table, init };
 }
 
+// The steps a --blocked page marks (blocked.mjs), in order, and the names
+// of the spans between them in the traced table.
+const MARKS = ["start", "imported", "loaded", "model", "end"];
+const SPANS = [["import", "import"], ["load", "to ready"], ["seed", "turn to the model"], ["answer", "model call to the answer"]];
+
+// runBlocked runs one --blocked sample in a fresh page and returns its
+// figures, awaiting the page's window.done once (no polling on the
+// measured thread). With trace (Chromium), the sampler is off and the
+// figures come from a DevTools trace: traced(buffer).
+async function runBlocked(browser, o, keeper, trace) {
+  if (keeper && browser.session) await keeper.bringToFront();
+  const page = await browser.newPage();
+  try {
+    page.setDefaultTimeout?.(120_000);
+    if (trace) await page.tracing.start({ categories: ["devtools.timeline", "disabled-by-default-devtools.timeline", "blink.user_timing", "toplevel"] });
+    await page.goto(o.page + "#" + encodeURIComponent(JSON.stringify({ ...o, sampler: !trace })));
+    const r = await page.evaluate(() => window.done);
+    const buf = trace ? await page.tracing.stop() : null;
+    if (r.error) throw new Error(r.error);
+    return trace ? { ...r, ...traced(buf) } : r;
+  } finally {
+    await page.close().catch(() => {});
+  }
+}
+
+// traced reads a trace of one blocked page: the main thread's CPU time
+// between the page's marks (the thread clock, tts, of each mark: time the
+// thread ran, not time it waited for a core), and its tasks over 50 ms
+// of wall time between the first and the last mark.
+function traced(buf) {
+  const events = JSON.parse(new TextDecoder().decode(buf)).traceEvents;
+  const marks = {};
+  for (const e of events) if (e.cat === "blink.user_timing" && e.name.startsWith("blocked:")) marks[e.name.slice(8)] = e;
+  const start = marks.start, end = marks.end;
+  if (!start || !end || start.tts === undefined) throw new Error("traced: the trace has no marks with thread times");
+  const cpu = { busyCpu: (end.tts - start.tts) / 1000 };
+  const at = MARKS.filter((m) => marks[m]);
+  // A page that marks no steps (the empty worker's) is one span: to ready.
+  if (at.length === 2) at.splice(1, 0, "imported");
+  marks.imported ??= start;
+  for (const [k] of SPANS) cpu[k] = NaN;
+  for (let i = 0; i + 1 < at.length; i++) {
+    const span = { start: "import", imported: "load", loaded: "seed", model: "answer" }[at[i]];
+    cpu[span] = (marks[at[i + 1]].tts - marks[at[i]].tts) / 1000;
+  }
+  // The outermost slices of the page's main thread (its tasks, whatever
+  // each engine build names them) that overlap the window.
+  const tasks = [];
+  let until = -Infinity;
+  for (const e of events.filter((e) => e.ph === "X" && e.pid === start.pid && e.tid === start.tid).sort((a, b) => a.ts - b.ts)) {
+    if (e.ts < until) continue;
+    until = e.ts + e.dur;
+    if (until > start.ts && e.ts < end.ts) tasks.push(e);
+  }
+  const long = tasks.filter((t) => Math.min(t.ts + t.dur, end.ts) - Math.max(t.ts, start.ts) > 50_000);
+  cpu.longTasksTrace = long.length;
+  cpu.longestCpu = long.length ? Math.max(...long.map((t) => (t.tdur ?? 0) / 1000)) : 0;
+  return cpu;
+}
+
 // blockedRows measures the main thread during cold starts (--blocked)
-// and prints its table; it returns when done.
+// and prints its tables; it returns when done.
 async function blockedRows() {
-  const WHO = [["main", "agentrt, main thread"], ["worker", "agentrt, in a worker"], ["peer", "peer, main thread"]];
+  const WHO = [["main", "agentrt, main thread"], ["worker", "agentrt, in a worker"],
+    ["workerbytes", "agentrt, in a worker, bytes from the page"], ["peer", "peer, main thread"],
+    ["newworker", "floor: new Worker alone"],
+    ["compute1", "calibration: 1 worker computing 300 ms"], ["compute2", "calibration: 2 workers computing 300 ms"]];
   const server = await serve(dist);
-  const out = [], notes = [];
+  const out = [], traces = [], notes = [];
   out.push(`the page's main thread from the first import to the first answered turn, seeded from ${opts.n.toLocaleString("en")} messages; cold (uncached files, fresh page each); ${opts.samples} samples per row, rows interleaved; medians (ms)`);
   out.push("");
-  out.push("| engine | contender | first turn | main thread busy | long tasks (> 50 ms) | longest task |");
-  out.push("| --- | --- | ---: | ---: | ---: | ---: |");
+  out.push("| engine | contender | first turn | main thread busy | long tasks (> 50 ms) | longest task | busy: " + SPANS.map(([, l]) => l).join(" | ") + " |");
+  out.push("| --- | --- | ---: | ---: | ---: | ---: | " + SPANS.map(() => "---:").join(" | ") + " |");
+  traces.push(`Chromium, traced (DevTools trace, no sampler; ${opts.traces} samples per row, rows interleaved): the main thread's CPU time between the page's marks, medians (ms)`);
+  traces.push("");
+  traces.push("| contender | first turn | main thread CPU | " + SPANS.map(([, l]) => l).join(" | ") + " | long tasks (> 50 ms wall) | CPU of the longest |");
+  traces.push("| --- | ---: | ---: | " + SPANS.map(() => "---:").join(" | ") + " | ---: | ---: |");
   try {
     for (const name of opts.engines) {
       const engine = BROWSERS.find((e) => e.name === name);
@@ -292,20 +365,44 @@ async function blockedRows() {
       const launched = await engine.launch(dist);
       try {
         const keeper = await launched.browser.newPage();
+        const sample = (who, trace) => {
+          const u = urls(server.url, "c");
+          return runBlocked(launched.browser, {
+            n: opts.n, who, ...u, page: u.page.replace(/page\.html$/, "blocked.html"),
+            emptyWorker: u.page.replace(/page\.html$/, "empty-worker.mjs"),
+            computeWorker: u.page.replace(/page\.html$/, "compute-worker.mjs"),
+          }, keeper, trace);
+        };
         const table = new Map(WHO.map(([who]) => [who, []]));
         for (let r = 0; r < opts.samples; r++) {
           for (let k = 0; k < WHO.length; k++) {
             const who = WHO[(r + k) % WHO.length][0];
-            const u = urls(server.url, "c");
-            table.get(who).push(await runPage(launched.browser, { n: opts.n, who, ...u, page: u.page.replace(/page\.html$/, "blocked.html") }, keeper));
+            table.get(who).push(await sample(who, false));
           }
         }
-        await keeper.close().catch(() => {});
         for (const [who, label] of WHO) {
           const xs = table.get(who);
           const med = (k) => median(xs.map((x) => x[k]));
-          out.push(`| ${name} | ${label} | ${ms(med("total"))} | ${ms(med("busy"))} | ${med("longTasks")} | ${ms(med("longest"))} |`);
+          const by = { import: "busyImport", load: "busyLoad", seed: "busySeed", answer: "busyAnswer" };
+          out.push(`| ${name} | ${label} | ${ms(med("total"))} | ${ms(med("busy"))} | ${med("longTasks")} | ${ms(med("longest"))} | ` +
+            SPANS.map(([k]) => ms(med(by[k]))).join(" | ") + " |");
         }
+        if (name === "chromium" && opts.traces > 0) {
+          const tr = new Map(WHO.map(([who]) => [who, []]));
+          for (let r = 0; r < opts.traces; r++) {
+            for (let k = 0; k < WHO.length; k++) {
+              const who = WHO[(r + k) % WHO.length][0];
+              tr.get(who).push(await sample(who, true));
+            }
+          }
+          for (const [who, label] of WHO) {
+            const xs = tr.get(who);
+            const med = (k) => median(xs.map((x) => x[k]));
+            traces.push(`| ${label} | ${ms(med("total"))} | ${ms(med("busyCpu"))} | ` + SPANS.map(([k]) => ms(med(k))).join(" | ") +
+              ` | ${med("longTasksTrace")} | ${ms(med("longestCpu"))} |`);
+          }
+        }
+        await keeper.close().catch(() => {});
       } catch (e) {
         if (CI) throw e;
         notes.push(`${name}: failed: ${String(e.message || e).split("\n")[0]}`);
@@ -316,6 +413,7 @@ async function blockedRows() {
   } finally {
     await server.stop();
   }
+  if (opts.engines.includes("chromium") && opts.traces > 0) out.push("", ...traces);
   for (const n of notes) out.push("note: " + n);
   console.log(out.join("\n"));
 }

@@ -343,7 +343,9 @@ export interface LoadOptions {
    * the module in a dedicated Web Worker started from the worker.js
    * shipped beside glue.js; a URL or string names a worker entry served
    * elsewhere. The model and tools stay functions in the caller's thread.
-   * `wasm` must then be a URL, a string or a WebAssembly.Module. Where
+   * `wasm` must then be a URL, a string, bytes (copied once and
+   * transferred: the worker compiles them, the caller's bytes stay) or a
+   * WebAssembly.Module. Where
    * there is no Web Worker (Node, Deno, Bun, workerd) it is refused with
    * "invalid_argument". `false` or omitted: the caller's thread.
    * @example

@@ -4,7 +4,7 @@
 // each forwarded by message. The host's model and tools are called here,
 // on the page, when the worker asks.
 
-import { AgentrtError, argError, toError, isObject, closedError, describe, reportCallbackError } from "./errors.js";
+import { AgentrtError, argError, toError, isObject, isBytes, closedError, describe, reportCallbackError } from "./errors.js";
 import { readRequest, readOptions } from "./args.js";
 import { toURL } from "./load.js";
 
@@ -43,6 +43,18 @@ function wireHistory(h, transfer) {
   return copy;
 }
 
+// wasmBytes makes the module's bytes ready to cross to the worker, which
+// compiles them there: copied once into a buffer of their own and
+// transferred, the host's bytes left as they were. Anything else (a
+// WebAssembly.Module, undefined) crosses as it is.
+function wasmBytes(wasm, transfer) {
+  if (!isBytes(wasm)) return wasm;
+  const src = wasm instanceof ArrayBuffer ? new Uint8Array(wasm) : new Uint8Array(wasm.buffer, wasm.byteOffset, wasm.byteLength);
+  const copy = src.slice();
+  transfer.push(copy.buffer);
+  return copy;
+}
+
 /** A Runtime whose glue and module run in a dedicated Web Worker. */
 class RemoteRuntime {
   #w;
@@ -57,6 +69,10 @@ class RemoteRuntime {
   #tools;
   #calls = new Map();
   #releases = new Map();
+  // The messages of each session's last model call, by the worker's ids
+  // (js/worker.js wireMessages): a call carries only the messages the
+  // page has not seen.
+  #held = new Map();
 
   constructor(w, info, model, tools) {
     this.#w = w;
@@ -100,6 +116,7 @@ class RemoteRuntime {
     this.#events.clear();
     for (const c of this.#calls.values()) c.abort(err);
     this.#calls.clear();
+    this.#held.clear();
   }
 
   // #send posts a request and resolves with its answer. A stream's
@@ -203,7 +220,8 @@ class RemoteRuntime {
             if (!answered && !this.#dead && !this.#closed) w.postMessage({ op: "delta", cid, text: String(text) });
           },
         };
-        for (const m of req.messages) freezeMessage(m);
+        req.messages = this.#messages(payload);
+        delete req.dropped;
         v = await this.#model(req);
       } else {
         const tool = this.#tools.get(payload.name);
@@ -213,6 +231,27 @@ class RemoteRuntime {
     } catch (e) {
       reply({ ok: false, message: describe(e) });
     }
+  }
+
+  // #messages rebuilds a model call's messages from what crossed: the
+  // messages held from the session's last call by id, the others frozen
+  // as the main-thread glue hands them. It keeps this call's messages.
+  #messages(payload) {
+    for (const sid of payload.dropped) this.#held.delete(sid);
+    const before = this.#held.get(payload.sessionId);
+    const now = new Map();
+    const out = payload.messages.map((x) => {
+      if (typeof x === "number") {
+        const m = before === undefined ? undefined : before.get(x);
+        if (m === undefined) throw new AgentrtError("internal", "agentrt: the worker's messages are out of step with the page's");
+        now.set(x, m);
+        return m;
+      }
+      now.set(x.id, freezeMessage(x.m));
+      return x.m;
+    });
+    this.#held.set(payload.sessionId, now);
+    return out;
   }
 
   // #turn forwards a turn: the history crosses transferred when packed,
@@ -392,6 +431,7 @@ class RemoteRuntime {
     this.#pending.clear();
     for (const c of this.#calls.values()) c.abort(err);
     this.#calls.clear();
+    this.#held.clear();
     try {
       this.#w.postMessage({ op: "req", id: ++this.#ids, method: "close", args: [] });
     } catch { /* it is going away */ }
@@ -416,6 +456,7 @@ function webWorkers() {
  */
 export async function loadRemote(options) {
   let entry, config, tools;
+  const transfer = [];
   try {
     const w = options.worker;
     if (!webWorkers()) {
@@ -425,12 +466,12 @@ export async function loadRemote(options) {
     else if (typeof w === "string" || w instanceof URL) entry = toURL(w, "options.worker");
     else throw argError("options.worker", "must be true, a URL or a string");
     const { wasm, wasmExec, systemPrompt, model, limits } = options;
-    if (wasm !== undefined && !(wasm instanceof WebAssembly.Module) && !(typeof wasm === "string" || wasm instanceof URL)) {
-      throw argError("options.wasm", "must be a URL, a string or a WebAssembly.Module in worker mode");
+    if (wasm !== undefined && !(wasm instanceof WebAssembly.Module) && !(typeof wasm === "string" || wasm instanceof URL) && !isBytes(wasm)) {
+      throw argError("options.wasm", "must be a URL, a string, bytes or a WebAssembly.Module in worker mode");
     }
     tools = new Map((options.tools ?? []).map((t) => [t.name, t]));
     config = {
-      wasm: typeof wasm === "string" ? toURL(wasm, "options.wasm").href : wasm instanceof URL ? wasm.href : wasm,
+      wasm: typeof wasm === "string" ? toURL(wasm, "options.wasm").href : wasm instanceof URL ? wasm.href : wasmBytes(wasm, transfer),
       wasmExec: wasmExec === undefined ? undefined : toURL(wasmExec, "options.wasmExec").href,
       systemPrompt, limits: limits === undefined ? undefined : structuredClone(limits),
       model: model === undefined ? undefined : model === "echo" ? "echo" : "function",
@@ -476,7 +517,7 @@ export async function loadRemote(options) {
     w.addEventListener("message", onMessage);
     w.addEventListener("error", onError);
     for (const k of Object.keys(config)) if (config[k] === undefined) delete config[k];
-    w.postMessage({ op: "load", options: config });
+    w.postMessage({ op: "load", options: config }, transfer);
   }).catch((e) => {
     w.terminate();
     throw e;

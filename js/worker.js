@@ -18,6 +18,16 @@ const runs = new Map();
 /** Stream iterators the page pulls from, by request id. */
 const streams = new Map();
 let nextCall = 0;
+/**
+ * The messages the page holds from its model calls, per session: each
+ * message object of the session's last call -> its id. The driver hands
+ * the same frozen message objects turn after turn, so a model call sends
+ * the page only the messages it has not seen, and ids for the others.
+ */
+const held = new Map();
+let nextMessage = 0;
+/** Sessions whose messages the page holds at most; the oldest are dropped. */
+const HELD_SESSIONS = 64;
 
 // wireError is an error as it crosses to the page: its code, message,
 // index and name (rebuilt there as an AgentrtError).
@@ -58,10 +68,37 @@ function ask(kind, payload, signal, onDelta) {
   });
 }
 
+// wireMessages returns a model call's messages as they cross to the page:
+// the id of each message the page holds from the session's last call,
+// { id, m } for each other one. The page keeps the messages of this call
+// only (ids it is not sent again are dropped), and so does this side;
+// the sessions dropped to stay within HELD_SESSIONS are named in dropped.
+function wireMessages(sessionId, messages, dropped) {
+  const before = held.get(sessionId);
+  const now = new Map();
+  const out = new Array(messages.length);
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    let id = before === undefined ? undefined : before.get(m);
+    if (id !== undefined) out[i] = id;
+    else out[i] = { id: id = ++nextMessage, m };
+    now.set(m, id);
+  }
+  held.delete(sessionId);
+  held.set(sessionId, now);
+  while (held.size > HELD_SESSIONS) {
+    const oldest = held.keys().next().value;
+    held.delete(oldest);
+    dropped.push(oldest);
+  }
+  return out;
+}
+
 function modelStandIn(req) {
+  const dropped = [];
   const payload = {
-    runId: req.runId, sessionId: req.sessionId, system: req.system, messages: req.messages,
-    tools: req.tools, step: req.step,
+    runId: req.runId, sessionId: req.sessionId, system: req.system, messages: wireMessages(req.sessionId, req.messages, dropped),
+    dropped, tools: req.tools, step: req.step,
   };
   return ask("model", payload, req.signal, (text) => req.delta(text));
 }

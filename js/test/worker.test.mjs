@@ -7,7 +7,8 @@
 import { describe, test, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime, packHistory, AgentrtError } from "../glue.js";
-import { compiledModule, wasmExecURL, dist } from "./env.mjs";
+import { readFile } from "node:fs/promises";
+import { compiledModule, wasmExecURL, wasmURL, dist } from "./env.mjs";
 import { deferred, rejectsWith } from "./helpers.mjs";
 
 // Web Workers of a browser realm: Deno and Bun have a Worker class, but
@@ -73,6 +74,31 @@ for (const mode of modes) {
   const open = (config = {}) => load(mode === "worker" ? { worker: true, ...config } : config);
 
   describe(`the Runtime table (${mode})`, () => {
+    test("the model is handed the session's messages turn after turn, the earlier ones the same frozen objects", async () => {
+      const seen = [];
+      const rt = await open({
+        model: (req) => {
+          seen.push(req.messages);
+          const last = req.messages.at(-1);
+          if (last.role === "user" && last.content === "use the tool") return { toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] };
+          return { content: `reply ${seen.length}` };
+        },
+        tools: [{ name: "t", call: () => "tool out" }],
+      });
+      assert.equal((await rt.run({ sessionId: "m", input: "use the tool", history })).reply.content, "reply 2");
+      assert.equal((await rt.run({ sessionId: "m", input: "again" })).reply.content, "reply 3");
+      assert.deepEqual(seen.map((ms) => ms.map((m) => m.role)), [
+        ["user", "assistant", "user"],
+        ["user", "assistant", "user", "assistant", "tool"],
+        ["user", "assistant", "user", "assistant", "tool", "assistant", "user"],
+      ]);
+      assert.equal(seen[2][4].content, "tool out");
+      assert.equal(seen[2][5].content, "reply 2");
+      for (let i = 0; i < 3; i++) assert.equal(seen[1][i], seen[0][i], `message ${i} of the second call`);
+      for (let i = 0; i < 5; i++) assert.equal(seen[2][i], seen[1][i], `message ${i} of the third call`);
+      for (const ms of seen) for (const m of ms) assert.ok(Object.isFrozen(m));
+    });
+
     test("a turn, and the session it leaves", async () => {
       const rt = await open({ systemPrompt: "Be brief." });
       assert.equal(typeof rt.version, "string");
@@ -286,6 +312,37 @@ if (hasWorker) {
       });
       const r = await rt.run({ sessionId: "odd", input: "x" });
       assert.equal(r.reply.content, 'saw {"n":1}');
+    });
+
+    test("more sessions than the page holds messages of: each turn is still handed all its messages", async () => {
+      const seen = new Map();
+      const rt = await load({ worker: true, model: (req) => { seen.set(req.sessionId, req.messages); return `n ${req.messages.length}`; } });
+      const ids = Array.from({ length: 70 }, (_, i) => `s${i}`);
+      for (const id of ids) await rt.run({ sessionId: id, input: "one", history });
+      for (const id of ids) {
+        const r = await rt.run({ sessionId: id, input: "two" });
+        assert.equal(r.reply.content, "n 5", id);
+        assert.deepEqual(seen.get(id).map((m) => m.content), ["hello", "hi", "one", "n 3", "two"]);
+      }
+    });
+
+    test("module bytes cross to the worker and compile there; the host's bytes stay", async () => {
+      const bytes = new Uint8Array(await readFile(wasmURL));
+      const n = bytes.byteLength, first = bytes[0];
+      for (const wasm of [bytes, bytes.buffer, new DataView(bytes.buffer)]) {
+        const rt = await loadRuntime({ worker: true, wasm, wasmExec: wasmExecURL, model: (req) => `saw ${req.messages.length}` });
+        opened.push(rt);
+        assert.equal(bytes.byteLength, n, "the host's buffer is not detached");
+        assert.equal(bytes[0], first);
+        const r = await rt.run({ sessionId: "bytes", input: "x", history });
+        assert.equal(r.reply.content, "saw 3");
+        assert.equal(r.seed.seeded, 2);
+      }
+    });
+
+    test("bytes that are not a module are load_failed, from the worker", async () => {
+      const err = await rejectsWith(assert, loadRuntime({ worker: true, wasm: new Uint8Array([0, 1, 2, 3]), wasmExec: wasmExecURL }), "load_failed");
+      assert.match(err.message, /module bytes/);
     });
 
     test("a worker entry that cannot load is load_failed", async () => {

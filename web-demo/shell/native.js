@@ -64,6 +64,7 @@ const handlers = {
   config: async () => ({
     conversation: webview.conversation,
     systemPrompt: "You are the assistant of the agentrt shell stand-in.",
+    worker: webview.worker,
   }),
   // The module's bytes, copied out of the bundle for each webview.
   wasm: async () => {
@@ -90,16 +91,18 @@ const handlers = {
 /**
  * start opens a new webview on conversation. transport is how the module's
  * bytes cross the bridge: "base64" (default) or "bytes". salt appends a
- * custom section of random bytes to the module (see salted). Resolves with
- * the webview's boot timings once its runtime is ready.
+ * custom section of random bytes to the module (see salted). worker runs
+ * the webview's runtime in a Web Worker (the glue's worker mode), the
+ * bytes handed to it. Resolves with the webview's boot timings once its
+ * runtime is ready.
  */
-async function start({ transport = "base64", conversation = "chat-1", salt = false } = {}) {
+async function start({ transport = "base64", conversation = "chat-1", salt = false, worker = false } = {}) {
   if (webview) throw new Error("a webview is running: kill it first");
   await bytesReady;
   const iframe = document.createElement("iframe");
   iframe.title = "webview";
   const n = ++starts;
-  webview = { iframe, transport, conversation, salt, bridge: null };
+  webview = { iframe, transport, conversation, salt, worker: Boolean(worker), bridge: null };
   const wv = webview;
   const ready = new Promise((resolve, reject) => {
     handlers.ready = async (timings) => { if (webview === wv) resolve(timings); };
@@ -117,7 +120,7 @@ async function start({ transport = "base64", conversation = "chat-1", salt = fal
   iframe.src = WEBVIEW_URL.href + "#" + n;
   document.getElementById("frame").appendChild(iframe);
   document.body.dataset.webview = "starting";
-  setStatus(`webview ${n}: starting (${transport})`);
+  setStatus(`webview ${n}: starting (${transport}${worker ? ", worker" : ""})`);
   const timings = await ready;
   document.body.dataset.webview = "ready";
   setStatus(`webview ${n}: ready`);

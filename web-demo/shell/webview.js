@@ -1,6 +1,7 @@
 // The web side of the shell stand-in: what an app's webview runs. It never
 // fetches the module: it asks the native side for the bytes over the bridge,
-// compiles them, and hands the compiled module to the glue. Each turn loads
+// compiles them, and hands the compiled module to the glue; or, when the
+// native side asks for worker mode, hands the bytes to the glue's worker. Each turn loads
 // the conversation's history from the native side, runs it (a cold runtime
 // seeds from it exactly once) and sends the new messages back to be stored.
 //
@@ -56,15 +57,21 @@ async function boot() {
   const t1 = performance.now();
   const bytes = got.transport === "base64" ? fromBase64(got.base64) : new Uint8Array(got.bytes);
   const t2 = performance.now();
-  const module = await WebAssembly.compile(bytes);
+  // In worker mode (the glue's, ADR 0021) the bytes cross to the
+  // runtime's worker, which compiles them: this page's main thread
+  // neither compiles nor starts Go.
+  const module = config.worker ? null : await WebAssembly.compile(bytes);
   const t3 = performance.now();
-  rt = await loadRuntime({ wasm: module, systemPrompt: config.systemPrompt });
+  rt = await loadRuntime(config.worker
+    ? { worker: true, wasm: bytes, systemPrompt: config.systemPrompt }
+    : { wasm: module, systemPrompt: config.systemPrompt });
   const t4 = performance.now();
   const history = (await bridge.call("history.load", { conversation })).messages;
   for (const m of history) if (m.role === "user" || m.role === "assistant") bubble(m.role, m.content);
-  setRuntime("ready", `ready (${rt.version || "agentrt"}), ${history.length} stored messages`);
+  setRuntime("ready", `ready (${rt.version || "agentrt"}${config.worker ? ", in a worker" : ""}), ${history.length} stored messages`);
   return {
     transport: got.transport,
+    thread: rt.worker ? "worker" : "main",
     bytes: bytes.length,
     bridgeMs: t1 - t0,
     decodeMs: t2 - t1,
@@ -108,6 +115,7 @@ const handlers = {
   inspect: async () => ({
     resources: performance.getEntriesByType("resource").map((e) => e.name),
     goGlobal: typeof globalThis.Go,
+    thread: rt && rt.worker ? "worker" : "main",
     runtime: document.body.dataset.runtime,
   }),
   // Tries eval, which the policy forbids; waits for the violation event.

@@ -1,7 +1,8 @@
 // The shell stand-in (web-demo/shell/) in Chromium, Firefox and WebKit: the
 // module loaded the way a mobile shell loads it, under the shell's strict
 // Content Security Policy, with the bytes and the history handed over by the
-// native side.
+// native side; then the same kill and reload with the webview's runtime in
+// the glue's worker mode.
 //
 //   node web-demo/test/shell.mjs [--browsers chromium,firefox,webkit] [--url URL]
 //
@@ -100,6 +101,33 @@ function steps(ctx) {
       assert(reported.length > 0 && reported.every((v) => v.directive === "script-src" && v.blocked === "eval"),
         `violation events for the refused eval: ${JSON.stringify(reported)}`);
       await ctx.page.screenshot({ path: path.join(ARTIFACTS, `${ctx.engine}-shell.png`) });
+    }],
+    ["worker mode: the bytes go to the runtime's worker, and its first turn seeds from the native history once", async () => {
+      ctx.allowed = (problem) => /request failed: \S+\/shell\/\S+ Browsing context already closed/.test(problem);
+      // The violations so far (WebKitGTK reports the probe's refused eval
+      // at the native page): worker mode must add none.
+      ctx.violationsBefore = (await shell(ctx.page, "violations")).length;
+      assertEqual(await shell(ctx.page, "kill"), true, "kill");
+      const t = await shell(ctx.page, "start", { transport: "bytes", worker: true });
+      assertEqual(t.thread, "worker", "the runtime's thread");
+      assertEqual(t.stored, 8, "stored messages the worker-mode webview sees");
+      expectTurn(await shell(ctx.page, "send", "in a worker"), { mode: "cold", seeded: 8, stored: 8, input: "in a worker", received: 9 });
+      expectTurn(await shell(ctx.page, "send", "still there"), { mode: "noop", seeded: 0, stored: 10, input: "still there", received: 11 });
+      const seen = await shell(ctx.page, "inspect");
+      assertEqual(seen.thread, "worker", "inspect: the runtime's thread");
+      assertEqual(seen.resources.filter((u) => /\.wasm(\?|#|$)/.test(u)).length, 0, ".wasm requests by the worker-mode webview");
+    }],
+    ["worker mode: a kill and a reload (base64 this time) start a new worker that seeds cold once", async () => {
+      assertEqual(await shell(ctx.page, "kill"), true, "kill");
+      assertEqual((await shell(ctx.page, "history")).length, 12, "messages stored natively after the kill");
+      const t = await shell(ctx.page, "start", { transport: "base64", worker: true });
+      assertEqual(t.thread, "worker", "the runtime's thread");
+      expectTurn(await shell(ctx.page, "send", "after the reload"), { mode: "cold", seeded: 12, stored: 12, input: "after the reload", received: 13 });
+      expectTurn(await shell(ctx.page, "send", "and on"), { mode: "noop", seeded: 0, stored: 14, input: "and on", received: 15 });
+      const h = await shell(ctx.page, "history");
+      assertEqual(h.length, 16, "messages stored natively");
+      assertEqual(h[12].content, "after the reload", "stored message 12");
+      assertEqual(JSON.stringify((await shell(ctx.page, "violations")).slice(ctx.violationsBefore)), "[]", "policy violations in worker mode");
     }],
   ];
 }
