@@ -35,33 +35,51 @@ func (x *Runtime) Start(req core.RunRequest) (uint64, core.Action, error) {
 // model_error). It returns the turn's next action; for an unknown handle
 // an ActionFailed with code invalid_argument.
 func (x *Runtime) Model(h uint64, reply *core.ModelReply, err error) core.Action {
-	ht := x.turn(h)
-	if ht == nil {
-		return unknownAction(h)
-	}
-	return x.step(ht, ht.turn.FeedModel(reply, err))
+	return x.answer(h, opModel, reply, "", err)
 }
 
 // Tool answers the tool call of turn h, a.Call of its last action: the
 // tool's output, or its error. It returns the turn's next action, as
 // Model does.
 func (x *Runtime) Tool(h uint64, out string, err error) core.Action {
-	ht := x.turn(h)
-	if ht == nil {
-		return unknownAction(h)
-	}
-	return x.step(ht, ht.turn.FeedTool(out, err))
+	return x.answer(h, opTool, nil, out, err)
 }
 
 // Step returns the next action of turn h: after an ActionWait, or once
 // its Context is done while a call is out (the call is abandoned). With
 // expire set it first stops the run with a timeout, as Next does.
 func (x *Runtime) Step(h uint64, expire bool) core.Action {
+	if expire {
+		return x.answer(h, opExpire, nil, "", nil)
+	}
+	return x.answer(h, opNext, nil, "", nil)
+}
+
+// The operations of answer.
+const (
+	opModel = iota
+	opTool
+	opNext
+	opExpire
+)
+
+// answer is the typed calls' one body: Model, Tool and Step name their
+// operation instead of repeating the lookup of the turn.
+func (x *Runtime) answer(h uint64, op int, reply *core.ModelReply, out string, err error) core.Action {
 	ht := x.turn(h)
 	if ht == nil {
-		return unknownAction(h)
+		return core.Action{Kind: core.ActionFailed, Err: core.AsError(unknownTurn(h))}
 	}
-	return x.step(ht, x.next(ht.turn, expire))
+	var a core.Action
+	switch op {
+	case opModel:
+		a = ht.turn.FeedModel(reply, err)
+	case opTool:
+		a = ht.turn.FeedTool(out, err)
+	default:
+		a = x.next(ht.turn, op == opExpire)
+	}
+	return x.step(ht, a)
 }
 
 // Hold blocks until turn h holds its session, or its run is stopped
@@ -91,10 +109,4 @@ func (x *Runtime) Run(h uint64) *core.Run {
 		return ht.turn.Run()
 	}
 	return nil
-}
-
-// unknownAction is the failure of a typed call for handle h, which names
-// no turn that has not ended.
-func unknownAction(h uint64) core.Action {
-	return core.Action{Kind: core.ActionFailed, Err: core.AsError(unknownTurn(h))}
 }
