@@ -9,6 +9,10 @@
 //	out := x.Begin(frame)            // an action or refused frame
 //	out = x.FeedModel(replyFrame)    // the next action frame
 //
+// The same turns have typed calls (Start, Model, Tool, Step, Hold; see
+// typed.go) for a host in Go: the module's syscall/js API is an adapter
+// over them, so the module has one driver of a turn.
+//
 // The package has no syscall/js and starts no goroutine: every call
 // returns once the turn needs its host again, so it runs inside a wasm
 // export. It keeps track of the host's mirror of each turn's session so
