@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/jshost"
+	"github.com/agentrt/agentrt/wire"
 )
 
 // The run methods of a Runtime object are an adapter over the driver the
@@ -230,4 +232,70 @@ func TestAdapter_TwoRunsOneSession(t *testing.T) {
 		t.Errorf("session = %v, want %s", got, want)
 	}
 	mustCleanState(t, in, rt, "s", 4)
+}
+
+// Ensure the run methods and the wire drive their turns with one driver:
+// a wire turn waits while a run method's turn holds the session, takes
+// the handle after it, and sees its messages; and close with a run
+// method's turn still out keeps the runtime's number for it, which the
+// end of that turn drops.
+func TestAdapter_SharedWithWire(t *testing.T) {
+	in := mustInstance(t, nil)
+	ctx := context.Background()
+	called := make(chan func(any), 2)
+	model := jshost.Func(func(jshost.Value, []jshost.Value) (any, error) {
+		p, resolve, _ := in.NewPromise()
+		called <- resolve
+		return p, nil
+	})
+	rt := mustRuntime(t, in, "agentrt", map[string]any{"model": model})
+	n, _ := jshost.Export(jshost.Get(rt, "fastPath").(jshost.Value)).(float64)
+	f := &fastRuntime{t: t, x: in.Exports(), rt: uint64(n)}
+	action := func(out []byte) *wire.Action {
+		t.Helper()
+		a, err := wire.DecodeAction(out)
+		if err != nil {
+			e, _ := wire.DecodeRefused(out)
+			t.Fatalf("not an action: %v (refused: %v)", err, e)
+		}
+		return a
+	}
+
+	first, err := in.Call(ctx, rt, "startRun", "s", "from js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve := <-called
+	a := action(f.call("agentrt_begin", wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "from the wire"})))
+	if a.Kind != wire.ActWait || a.Handle != 2 {
+		t.Fatalf("wire turn: action %d handle %d, want a wait with handle 2 (the run method's turn has 1)", a.Kind, a.Handle)
+	}
+	resolve("js reply")
+	if _, err := in.Await(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.x.Call(ctx, "agentrt_next", f.rt, a.Handle, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, _ := f.x.Call(ctx, "agentrt_out")
+	out, _ := f.x.Read(ctx, uint32(at[0]), uint32(res[0]))
+	if a = action(out); a.Kind != wire.ActModel || a.End != 3 || len(a.Tail) != 3 || a.Tail[1].Content != "js reply" {
+		t.Fatalf("wire turn after the wait: %+v, want a model call on the 3 messages", a)
+	}
+	action(f.call("agentrt_feed", wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Reply: core.ModelReply{Content: "wire reply"}})))
+	mustCleanState(t, in, rt, "s", 4)
+
+	hung, err := in.Call(ctx, rt, "startRun", "t", "left out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-called
+	mustCall(t, in, rt, "close")
+	_, err = in.Await(ctx, hung)
+	wantCode(t, "run out at close", err, "cancelled", "")
+	out = f.call("agentrt_begin", wire.AppendBegin(nil, &wire.Begin{SessionID: "u", Input: "after close"}))
+	if e, err := wire.DecodeRefused(out); err != nil || e.Code != "invalid_argument" || !strings.Contains(e.Message, "no open runtime") {
+		t.Errorf("a wire turn after close and the last turn's end = %v %v, want invalid_argument (no open runtime)", e, err)
+	}
 }
