@@ -9,6 +9,10 @@
 //	out := x.Begin(frame)            // an action or refused frame
 //	out = x.FeedModel(replyFrame)    // the next action frame
 //
+// The same turns have typed calls (Start, Model, Tool, Step, Hold; see
+// typed.go) for a host in Go: the module's syscall/js API is an adapter
+// over them, so the module has one driver of a turn.
+//
 // The package has no syscall/js and starts no goroutine: every call
 // returns once the turn needs its host again, so it runs inside a wasm
 // export. It keeps track of the host's mirror of each turn's session so
@@ -111,11 +115,7 @@ func (x *Runtime) Begin(frame []byte) []byte {
 	if err := wire.DecodeBeginInto(&b, frame, x.rt.Limits().MaxSeedMessages, &x.hist); err != nil {
 		return x.refuse(err)
 	}
-	ht := x.spare
-	if ht == nil {
-		ht = &hostTurn{}
-		ht.emit = ht.onEvent
-	}
+	ht := x.hostTurn()
 	*ht = hostTurn{wantEvents: b.Events, historyMirror: b.HistoryMirror, mirrorGen: b.MirrorGen, mirrorLen: b.MirrorLen,
 		events: ht.events[:0], emit: ht.emit}
 	req := core.RunRequest{
@@ -127,11 +127,32 @@ func (x *Runtime) Begin(frame []byte) []byte {
 		// matters only for a turn with history.
 		req.OnEvent = ht.emit
 	}
+	tn, a, err := x.begin(ht, req)
+	if err != nil {
+		return x.refuse(err)
+	}
+	return x.frame(ht, tn, a)
+}
+
+// hostTurn returns the spare hostTurn, or a new one.
+func (x *Runtime) hostTurn() *hostTurn {
+	ht := x.spare
+	if ht == nil {
+		ht = &hostTurn{}
+		ht.emit = ht.onEvent
+	}
+	return ht
+}
+
+// begin begins req's turn in ht, gives it a slot and a handle, and
+// returns its core turn and first action (see step). A refused run
+// leaves ht spare and changes nothing.
+func (x *Runtime) begin(ht *hostTurn, req core.RunRequest) (*core.Turn, core.Action, error) {
 	tn, err := x.rt.Begin(core.Background(), req)
 	if err != nil {
 		// A refused run emits nothing: ht stays spare.
 		x.spare = ht
-		return x.refuse(err)
+		return nil, core.Action{}, err
 	}
 	x.spare = nil
 	slot := 0
@@ -145,7 +166,7 @@ func (x *Runtime) Begin(frame []byte) []byte {
 	x.live++
 	x.handles++
 	ht.handle, ht.slot, ht.turn = uint64(x.handles), slot, tn
-	return x.frame(ht, tn.Next())
+	return tn, x.step(ht, tn.Next()), nil
 }
 
 // Feed decodes a host frame that answers a turn (a model reply, a tool
@@ -169,6 +190,7 @@ func (x *Runtime) Feed(frame []byte) []byte {
 	if ht == nil {
 		return x.refuse(unknownTurn(a.Handle))
 	}
+	tn := ht.turn
 	var act core.Action
 	var fail error
 	switch {
@@ -180,25 +202,25 @@ func (x *Runtime) Feed(frame []byte) []byte {
 	}
 	switch a.Kind {
 	case wire.KindDelta:
-		ht.turn.Delta(a.Text)
+		tn.Delta(a.Text)
 		act.Kind = actionPending
 	case wire.KindToolResult:
 		switch {
 		case a.Oversize:
-			act = ht.turn.FeedToolOversize()
+			act = tn.FeedToolOversize()
 		case fail != nil:
-			act = ht.turn.FeedTool("", fail)
+			act = tn.FeedTool("", fail)
 		default:
-			act = ht.turn.FeedTool(a.Text, nil)
+			act = tn.FeedTool(a.Text, nil)
 		}
 	default:
 		if fail != nil {
-			act = ht.turn.FeedModel(nil, fail)
+			act = tn.FeedModel(nil, fail)
 		} else {
-			act = ht.turn.FeedModel(&a.Reply, nil)
+			act = tn.FeedModel(&a.Reply, nil)
 		}
 	}
-	return x.frame(ht, act)
+	return x.frame(ht, tn, x.step(ht, act))
 }
 
 // Commit decodes a commit frame, a turn the host has run already on its
@@ -233,10 +255,17 @@ func (x *Runtime) Next(handle uint64, expire bool) []byte {
 	if ht == nil {
 		return x.refuse(unknownTurn(handle))
 	}
+	tn := ht.turn
+	return x.frame(ht, tn, x.step(ht, x.next(tn, expire)))
+}
+
+// next is the action of tn after a wait, a cancel or, with expire, a
+// timeout it is stopped with first.
+func (x *Runtime) next(tn *core.Turn, expire bool) core.Action {
 	if expire {
-		ht.turn.Expire()
+		tn.Expire()
 	}
-	return x.frame(ht, ht.turn.Next())
+	return tn.Next()
 }
 
 // Cancel cancels the active run with runID (of this path or any other)
@@ -285,29 +314,38 @@ func (x *Runtime) turn(handle uint64) *hostTurn {
 }
 
 // forget drops an ended turn; its hostTurn serves the next one (an
-// ended run emits no more events). It returns the core turn, to recycle
-// once its last frame is written.
-func (x *Runtime) forget(ht *hostTurn) *core.Turn {
-	tn := ht.turn
+// ended run emits no more events).
+func (x *Runtime) forget(ht *hostTurn) {
 	x.turns[ht.slot] = nil
 	x.live--
 	ht.turn = nil
 	x.spare = ht
-	return tn
 }
 
-// frame answers the native model's calls, then encodes a: events, and
-// the model window against the host's mirror. An ended turn is
-// forgotten.
-func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
+// step answers the native model's calls of ht's turn, from its action
+// a on, and returns the first action for the host; a turn that has ended
+// is forgotten (its core turn is the caller's, to recycle or not). Every
+// route of a turn through this Runtime, frames and typed calls, takes
+// its actions through step: the bookkeeping of turns is here alone.
+func (x *Runtime) step(ht *hostTurn, a core.Action) core.Action {
 	for a.Kind == core.ActionModel && x.native != nil {
 		reply, err := complete(x.native, a.Request)
 		a = ht.turn.FeedModel(reply, err)
 	}
+	if a.Kind == core.ActionDone || a.Kind == core.ActionFailed {
+		x.forget(ht)
+	}
+	return a
+}
+
+// frame encodes a, the action of ht's core turn tn (see step): events,
+// and the model window against the host's mirror. An ended turn is
+// recycled once its frame is written.
+func (x *Runtime) frame(ht *hostTurn, tn *core.Turn, a core.Action) []byte {
 	wa := wire.Action{Handle: ht.handle, Events: ht.events}
 	x.dropped, wa.DroppedAll = x.rt.TakeDropped(x.dropped)
 	wa.Dropped = x.dropped
-	var ended *core.Turn
+	ended := false
 	switch a.Kind {
 	case actionPending:
 		wa.Kind = wire.ActPending
@@ -319,19 +357,17 @@ func (x *Runtime) frame(ht *hostTurn, a core.Action) []byte {
 	case core.ActionTool:
 		wa.Kind, wa.Call = wire.ActTool, *a.Call
 	case core.ActionDone:
-		wa.Kind, wa.Result = wire.ActDone, a.Result
-		ended = x.forget(ht)
+		wa.Kind, wa.Result, ended = wire.ActDone, a.Result, true
 	case core.ActionFailed:
-		wa.Kind, wa.Err = wire.ActFailed, a.Err
-		ended = x.forget(ht)
+		wa.Kind, wa.Err, ended = wire.ActFailed, a.Err, true
 	}
 	x.out = wire.AppendAction(x.out[:0], &wa)
 	clear(ht.events)
 	ht.events = ht.events[:0]
-	if ended != nil {
+	if ended {
 		// The frame holds all the host learns of the turn: its run may
 		// serve the next one.
-		ended.Recycle()
+		tn.Recycle()
 	}
 	return x.out
 }

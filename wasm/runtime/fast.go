@@ -5,7 +5,6 @@ package main
 import (
 	"syscall/js"
 
-	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/internal/fastpath"
 	"github.com/agentrt/agentrt/internal/wasmexport"
 )
@@ -24,19 +23,19 @@ import (
 // number on the fast path. Keep in sync with js/glue.js.
 const fieldFastPath = "fastPath"
 
-// registerFast gives rt a number on the fast path, sets it on o and
-// returns it. native answers model calls in the module (the echo model);
-// nil hands them to the host, as for a runtime whose model is a
-// JavaScript function.
-func registerFast(o js.Value, rt *core.Runtime, native core.Model) int32 {
-	n := wasmexport.Register(fastpath.New(rt, native))
+// registerFast gives x, the driver of a runtime's turns on both its
+// routes (the wire and the Runtime object's run methods), a number on
+// the fast path, sets it on o and returns it.
+func registerFast(o js.Value, x *fastpath.Runtime) int32 {
+	n := wasmexport.Register(x)
 	o.Set(fieldFastPath, n)
 	return n
 }
 
 // unregisterFast drops the runtime with number n (it was closed), unless
 // turns are still to be driven to their end (cancelled): a host that
-// closes a runtime with active runs leaves its entry in place.
+// closes a runtime with active runs leaves its entry in place, which the
+// end of the last turn of a run method drops.
 func unregisterFast(n int32) {
 	if x := wasmexport.Lookup(n); x != nil && x.Turns() == 0 {
 		wasmexport.Unregister(n)

@@ -18,6 +18,7 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/fastpath"
 	"github.com/agentrt/agentrt/internal/jsedge"
 	"github.com/agentrt/agentrt/internal/jsutil"
 )
@@ -42,11 +43,12 @@ func createRuntime(_ js.Value, args []js.Value) any {
 	if err != nil {
 		return jsedge.Error(err)
 	}
-	d := &driver{cache: jsedge.NewCache(), model: model}
+	d := &adapter{cache: jsedge.NewCache(), model: model}
+	var native core.Model
 	if model.Type() == js.TypeFunction {
 		d.system = js.ValueOf(cfg.SystemPrompt)
 	} else {
-		d.native = core.Echo{}
+		native = core.Echo{}
 	}
 	if len(tools) > 0 {
 		d.tools = make(map[string]js.Value, len(tools))
@@ -59,22 +61,25 @@ func createRuntime(_ js.Value, args []js.Value) any {
 	if err != nil {
 		return jsedge.Error(err)
 	}
-	d.rt = rt
+	d.x = fastpath.New(rt, native)
 	st := &runtimeState{rt: rt, cache: d.cache, drive: d}
 	o := newRuntime(st)
-	st.fast = registerFast(o, rt, d.native)
+	st.fast = registerFast(o, d.x)
 	return o
 }
 
 // runtimeState is what the methods of one Runtime object share: the core
 // runtime, the cache of the JavaScript message objects its sessions were
-// sent to the model as (see jsedge.Cache), the driver of its run
+// sent to the model as (see jsedge.Cache), the adapter of its run
 // methods' turns, and its number on the fast path.
 type runtimeState struct {
 	rt    *core.Runtime
 	cache *jsedge.Cache
-	drive *driver
+	drive *adapter
 	fast  int32
+	// closed: close was called; the number on the fast path goes once
+	// no turn is left.
+	closed bool
 }
 
 // prune drops the cached messages of sessions the store no longer holds
@@ -154,6 +159,7 @@ func newRuntime(st *runtimeState) js.Value {
 	setMethod(o, jsedge.MethodStats, null, stats(rt))
 	o.Set(jsedge.MethodCheckHistory, jsedge.CheckHistory(rt))
 	setMethod(o, jsedge.MethodClose, nil, func(js.Value, []js.Value) any {
+		st.closed = true
 		unregisterFast(st.fast)
 		rt.Close()
 		st.cache.Reset()
@@ -207,6 +213,9 @@ func startRun(st *runtimeState, l layout, args []js.Value) js.Value {
 		// The turn runs in Async's goroutine: no goroutine of its own.
 		res, err := st.drive.run(req)
 		st.prune()
+		if st.closed {
+			unregisterFast(st.fast)
+		}
 		if err != nil {
 			return js.Undefined(), err
 		}

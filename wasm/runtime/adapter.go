@@ -6,23 +6,26 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/fastpath"
 	"github.com/agentrt/agentrt/internal/jsedge"
 )
 
-// driver drives the turns of one Runtime object's run methods through
-// core.Turn, the sans-I/O turn the wire's exports drive too (package
-// fastpath): core keeps the rules, package jsedge converts the values,
-// and the driver makes the calls. Each turn runs in the goroutine of the
-// Promise its run method returned (jsedge.Async), which may block: while
-// its session is busy (Turn.Hold) and while a Promise of the model or a
-// tool is pending (jsedge.Await, which yields to the event loop).
-type driver struct {
-	rt    *core.Runtime
+// adapter answers the model and tool calls of the turns a Runtime
+// object's run methods start. It drives no turn of its own: each turn is
+// begun, fed and stepped through the typed calls of the runtime's
+// fastpath.Runtime, the driver the wire's exports call too, so handles,
+// holds, cancels, timeouts and the count of live turns are kept in one
+// place. Package jsedge converts the values. Each turn runs in the
+// goroutine of the Promise its run method returned (jsedge.Async), which
+// may block: while its session is busy (fastpath.Runtime.Hold) and while
+// a Promise of the model or a tool is pending (jsedge.Await, which
+// yields to the event loop).
+type adapter struct {
+	x     *fastpath.Runtime
 	cache *jsedge.Cache
-	// native answers model calls in the module (the echo model); nil
-	// means model, a JavaScript function, does.
-	native core.Model
-	model  js.Value
+	// model is the JavaScript model function; when it is not a function,
+	// x answers model calls in the module (the echo model).
+	model js.Value
 	// system is the runtime's system prompt as a JavaScript string, made
 	// once.
 	system js.Value
@@ -31,7 +34,7 @@ type driver struct {
 }
 
 // hostTool is the Call of the core.Tools of a runtime whose tools are
-// JavaScript objects: the driver calls them, core never does.
+// JavaScript objects: the adapter calls them, core never does.
 func hostTool(core.Context, core.ToolInvocation) (string, error) {
 	return "", core.NewError(core.CodeToolError, "tools run in the driver")
 }
@@ -41,33 +44,32 @@ func hostTool(core.Context, core.ToolInvocation) (string, error) {
 // tools do, the turn ends in core: a throw or a rejection is fed as the
 // call's failure, and a run stopped while a call is out (cancelled, timed
 // out) abandons the call.
-func (d *driver) run(req core.RunRequest) (*core.Result, error) {
-	tn, err := d.rt.Begin(core.Background(), req)
+func (d *adapter) run(req core.RunRequest) (*core.Result, error) {
+	x := d.x
+	h, a, err := x.Start(req)
 	if err != nil {
 		return nil, err
 	}
-	ctx := tn.Context()
-	tn.Hold()
-	a := tn.Next()
+	ctx, r := x.Context(h), x.Run(h)
 	for {
 		switch a.Kind {
 		case core.ActionModel:
 			reply, err := d.complete(ctx, a.Request)
 			if ctx.Err() != nil {
-				a = tn.Next() // stopped while the call was out
+				a = x.Step(h, false) // stopped while the call was out
 				continue
 			}
-			a = tn.FeedModel(reply, err)
+			a = x.Model(h, reply, err)
 		case core.ActionTool:
-			out, err := d.call(ctx, tn.Run(), a.Call)
+			out, err := d.call(ctx, r, a.Call)
 			if ctx.Err() != nil {
-				a = tn.Next()
+				a = x.Step(h, false)
 				continue
 			}
-			a = tn.FeedTool(out, err)
+			a = x.Tool(h, out, err)
 		case core.ActionWait:
-			tn.Hold()
-			a = tn.Next()
+			x.Hold(h)
+			a = x.Step(h, false)
 		case core.ActionDone:
 			return a.Result, nil
 		default:
@@ -76,17 +78,14 @@ func (d *driver) run(req core.RunRequest) (*core.Result, error) {
 	}
 }
 
-// complete makes one model call: the native model's, or the JavaScript
-// function's, whose answer may be a thenable.
-func (d *driver) complete(ctx core.Context, req *core.ModelRequest) (reply *core.ModelReply, err error) {
+// complete makes one model call of the JavaScript function, whose answer
+// may be a thenable.
+func (d *adapter) complete(ctx core.Context, req *core.ModelRequest) (reply *core.ModelReply, err error) {
 	defer func() {
 		if recover() != nil {
 			reply, err = nil, core.NewError(core.CodeModelError, "the model panicked")
 		}
 	}()
-	if d.native != nil {
-		return d.native.Complete(ctx, req)
-	}
 	r, end := jsedge.Request(req, d.system, d.cache)
 	defer end()
 	v, err := jsedge.Invoke(d.model, r)
@@ -102,10 +101,10 @@ func (d *driver) complete(ctx core.Context, req *core.ModelRequest) (reply *core
 	return jsedge.Reply(v)
 }
 
-// call makes one tool call of run r: the JavaScript tool's call method,
-// whose answer may be a thenable. Core refused the calls of tools it does
-// not know or the policy does not allow.
-func (d *driver) call(ctx core.Context, r *core.Run, c *core.ToolCall) (out string, err error) {
+// call makes one tool call of run r: the JavaScript
+// tool's call method, whose answer may be a thenable. Core refused the
+// calls of tools it does not know or the policy does not allow.
+func (d *adapter) call(ctx core.Context, r *core.Run, c *core.ToolCall) (out string, err error) {
 	defer func() {
 		if recover() != nil {
 			out, err = "", core.NewError(core.CodeToolError, "the tool panicked")
