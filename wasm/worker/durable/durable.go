@@ -26,7 +26,9 @@
 //     its events, GET .../runs/{runId} answers its status and DELETE
 //     stops it (runs.go, docs/adr/0020-resumable-runs.md). Every event of
 //     a streamed run carries "id: <seq>".
-//   - DELETE /v1/sessions/{id} empties the Store once the API accepted it.
+//   - DELETE /v1/sessions/{id} empties the Store once the API accepted it,
+//     and forgets the logs of the conversation's runs (they answer
+//     run_lost from then on).
 //   - GET /v1/sessions/{id} answers from the Store when the runtime holds
 //     no session.
 //
@@ -532,6 +534,7 @@ func (h *Handler) remove(w http.ResponseWriter, r *http.Request, id string) {
 		}
 		h.mu.Lock()
 		h.loaded, h.count, h.size = true, 0, 0
+		h.dropFinished()
 		h.mu.Unlock()
 	}
 	rec.copyTo(w)
