@@ -186,6 +186,7 @@ func New(cfg Config) *Handler {
 	if h.maxStored <= 0 {
 		h.maxStored = DefaultMaxStoredBytes
 	}
+	cfg.API.OnCommit(h.commitHook)
 	return h
 }
 
@@ -366,29 +367,23 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		injected = true
 	}
 	t := &turnState{h: h, r: r, id: id, count: count, injected: injected}
-	if wantsStream(r) {
-		sw := &eventStream{w: w}
-		req := withBody(r, body)
-		if cont {
-			// The run does not see its client leave (ADR 0020).
-			sw.log = h.startLog(runID)
-			req = req.WithContext(context.WithoutCancel(r.Context()))
-			w.Header().Set(ContinuesHeader, "1")
-			w.Header().Set(RunIDHeader, runID)
-		}
-		h.api.ServeHTTP(sw, req)
-		sw.finish(t)
+	req := withBody(r, body)
+	ctx := r.Context()
+	if !wantsStream(r) {
+		// The API's commit hook stores the turn before it answers.
+		h.api.ServeHTTP(w, req.WithContext(context.WithValue(ctx, turnKey{}, t)))
 		return
 	}
-	rec := newRecorder()
-	h.api.ServeHTTP(rec, withBody(r, body))
-	if rec.status == http.StatusOK {
-		if cerr := t.commit(rec.body.Bytes()); cerr != nil {
-			writeError(w, cerr)
-			return
-		}
+	sw := &eventStream{w: w}
+	if cont {
+		// The run does not see its client leave (ADR 0020).
+		sw.log = h.startLog(runID)
+		ctx = context.WithoutCancel(ctx)
+		w.Header().Set(ContinuesHeader, "1")
+		w.Header().Set(RunIDHeader, runID)
 	}
-	rec.copyTo(w)
+	h.api.ServeHTTP(sw, req.WithContext(context.WithValue(ctx, turnKey{}, t)))
+	sw.finish(h)
 }
 
 // live reports whether the runtime holds the session id, without
@@ -562,14 +557,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, storageError("read", err))
 		return
 	}
-	var b bytes.Buffer
-	idJSON, _ := json.Marshal(id)
-	b.WriteString(`{"id":`)
-	b.Write(idJSON)
-	b.WriteString(`,"messageCount":` + strconv.Itoa(count) + `,"messages":`)
-	b.Write(msgs)
-	b.WriteString("}\n")
-	writeRaw(w, http.StatusOK, b.Bytes())
+	httpapi.WriteSession(w, id, count, msgs)
 }
 
 func (h *Handler) tooLarge() *core.Error {
