@@ -290,3 +290,31 @@ func runStatusOf(t testing.TB, p *workerd.Process, id, runID string) string {
 	}
 	return s.Status
 }
+
+// Ensure policy.onDisconnect "continue" is refused 400 invalid_argument
+// where it cannot hold: in the isolate deployment, and on a plain run in
+// the durable one; nothing is run or stored, and the runs routes of the
+// isolate deployment do not exist.
+func TestWorker_ContinueRefusedOutsideDurableStreams(t *testing.T) {
+	if bundle == nil {
+		t.Skip(skipWhy)
+	}
+	body := `{"input":"q","policy":{"onDisconnect":"continue"}}`
+	p := mustStart(t, workerd.Options{})
+	if r := post(t, p, "/v1/sessions/iso/runs", body, "Accept", "text/event-stream"); r.Status != 400 || r.Error.Code != "invalid_argument" {
+		t.Fatalf("isolate deployment: %d %+v, want 400 invalid_argument", r.Status, r.Error)
+	}
+	if r := doReq(t, p, "GET", "/v1/sessions/iso", nil); r.Status != 404 {
+		t.Fatalf("the session after the refusal: %d, want 404", r.Status)
+	}
+	if r := doReq(t, p, "GET", "/v1/sessions/iso/runs/r-0000000000000000", nil); r.Status != 404 || r.Error.Code != "not_found" {
+		t.Fatalf("a run's status in the isolate deployment: %d %+v, want 404 not_found", r.Status, r.Error)
+	}
+	d := mustStart(t, workerd.Options{Durable: true, Env: durableEnv(nil)})
+	if r := post(t, d, "/v1/sessions/plain/runs", body); r.Status != 400 || r.Error.Code != "invalid_argument" {
+		t.Fatalf("plain run, durable deployment: %d %+v, want 400 invalid_argument", r.Status, r.Error)
+	}
+	if s := storedOf(t, d, "plain"); s.Messages != 0 || s.Writes != 0 {
+		t.Fatalf("stored %+v after the refusal", s)
+	}
+}
