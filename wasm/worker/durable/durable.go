@@ -18,9 +18,10 @@
 //     stored conversation does not depend on whether the object was in
 //     memory; refuses before the model call a turn that cannot fit the
 //     stored-bytes limit; runs the turn, and
-//     writes the turn to the Store before the answer leaves: a plain
-//     answer is held until then, a stream holds back its run.completed
-//     event.
+//     writes the turn to the Store before the answer leaves, from the
+//     run's core.Result, through the API's commit hook
+//     (httpapi.Handler.OnCommit): before a plain answer, before a
+//     stream's run.completed event. New sets the hook on Config.API.
 //   - A streamed run with policy.onDisconnect "continue" goes on when its
 //     client leaves; GET /v1/sessions/{id}/runs/{runId}/events resumes
 //     its events, GET .../runs/{runId} answers its status and DELETE
@@ -81,7 +82,8 @@ type Store interface {
 // Config configures a Handler.
 type Config struct {
 	// API serves the routes over Runtime. Its body limit must leave room
-	// for the stored history a cold seed adds (see APIBodyLimit).
+	// for the stored history a cold seed adds (see APIBodyLimit). New
+	// sets its commit hook; it must serve no other Handler.
 	API *httpapi.Handler
 	// Runtime is the runtime API serves.
 	Runtime *core.Runtime
