@@ -102,6 +102,7 @@ type Handler struct {
 	auth      bool
 	maxBody   int64
 	version   string
+	commit    CommitFunc // see OnCommit
 }
 
 // New returns the handler for cfg. It panics if cfg.Runtime is nil, a
@@ -320,6 +321,10 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 			writeError(w, core.AsError(err))
 			return
 		}
+		if cerr := h.committed(r, res); cerr != nil {
+			writeError(w, cerr)
+			return
+		}
 		wr := toWireResult(res)
 		wr.Seed.Repaired = healedHistory(body, &res.Seed)
 		writeJSON(w, http.StatusOK, wr)
@@ -378,6 +383,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequ
 		terminal := false
 		for i := range evs {
 			ev := &evs[i]
+			if ev.Type == core.EventRunCompleted {
+				if cerr := h.committed(r, ev.Result); cerr != nil {
+					evs[i] = core.Event{Type: core.EventRunFailed, RunID: ev.RunID, SessionID: ev.SessionID, Seq: ev.Seq, Err: cerr}
+				}
+			}
 			we := toWireEvent(ev)
 			if we.Result != nil {
 				we.Result.Seed.Repaired = healedHistory(body, &ev.Result.Seed)

@@ -30,6 +30,12 @@ const (
 	// EnvTestFaults set to "1" enables the test-only fault routes (see
 	// withFaults). Never set it in a deployment.
 	EnvTestFaults = envvar.TestFaults
+	// EnvTestRunEvents and EnvTestRunEventBytes, read only with
+	// EnvTestFaults, bound each continued run's event log (durable
+	// Config.MaxRunEvents and MaxRunEventBytes) below the defaults, so
+	// that a test passes the bounds with a few short runs.
+	EnvTestRunEvents     = "AGENTRT_TEST_RUN_EVENTS"
+	EnvTestRunEventBytes = "AGENTRT_TEST_RUN_EVENT_BYTES"
 )
 
 // config is the worker's configuration.
@@ -45,6 +51,10 @@ type config struct {
 	MaxStoredBytes int64
 	// TestFaults enables the fault routes (EnvTestFaults).
 	TestFaults bool
+	// RunEvents and RunEventBytes are EnvTestRunEvents and
+	// EnvTestRunEventBytes; 0 means the defaults.
+	RunEvents     int
+	RunEventBytes int64
 }
 
 // configFrom reads the configuration through get (the worker's env). The
@@ -71,6 +81,23 @@ func configFrom(get func(string) string) (config, error) {
 			return c, errors.New(EnvMaxStoredBytes + " must be a positive integer")
 		}
 		c.MaxStoredBytes = n
+	}
+	if c.TestFaults {
+		for _, b := range []struct {
+			name string
+			set  func(int64)
+		}{
+			{EnvTestRunEvents, func(n int64) { c.RunEvents = int(n) }},
+			{EnvTestRunEventBytes, func(n int64) { c.RunEventBytes = n }},
+		} {
+			if s := strings.TrimSpace(get(b.name)); s != "" {
+				n, err := strconv.ParseInt(s, 10, 32)
+				if err != nil || n <= 0 {
+					return c, errors.New(b.name + " must be a positive integer")
+				}
+				b.set(n)
+			}
+		}
 	}
 	switch m := strings.TrimSpace(get(EnvModel)); m {
 	case "", "echo":

@@ -39,6 +39,17 @@ func TestConfigFrom(t *testing.T) {
 				t.Errorf("got %+v", c)
 			}
 		}},
+		{name: "OK/runBounds", env: map[string]string{EnvTestFaults: "1", EnvTestRunEvents: "3", EnvTestRunEventBytes: "900"}, check: func(t *testing.T, c config) {
+			if c.RunEvents != 3 || c.RunEventBytes != 900 {
+				t.Errorf("got %+v", c)
+			}
+		}},
+		{name: "OK/runBoundsWithoutFaults", env: map[string]string{EnvTestRunEvents: "3"}, check: func(t *testing.T, c config) {
+			if c.RunEvents != 0 {
+				t.Errorf("got %+v, want the bound ignored without %s", c, EnvTestFaults)
+			}
+		}},
+		{name: "ErrRunEvents", env: map[string]string{EnvTestFaults: "1", EnvTestRunEvents: "0"}, wantErr: EnvTestRunEvents},
 		{name: "ErrSessions", env: map[string]string{EnvSessions: "objects"}, wantErr: EnvSessions},
 		{name: "ErrStoredLimit", env: map[string]string{EnvMaxStoredBytes: "0"}, wantErr: EnvMaxStoredBytes},
 		{name: "ErrUnknownModel", env: map[string]string{EnvModel: "gpt"}, wantErr: EnvModel},

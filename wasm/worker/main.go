@@ -52,7 +52,8 @@ func main() {
 			// A Durable Object's instance: one conversation, kept in the
 			// object's storage.
 			api := httpapi.New(httpapi.Config{Runtime: rt, Token: cfg.Token, MaxBodyBytes: durable.APIBodyLimit(cfg.MaxBodyBytes, cfg.MaxStoredBytes), Version: core.Version})
-			dc := durable.Config{API: api, Runtime: rt, Store: jsStore{storage}, MaxBodyBytes: cfg.MaxBodyBytes, MaxStoredBytes: cfg.MaxStoredBytes, TestRoutes: cfg.TestFaults}
+			dc := durable.Config{API: api, Runtime: rt, Store: jsStore{storage}, MaxBodyBytes: cfg.MaxBodyBytes, MaxStoredBytes: cfg.MaxStoredBytes, TestRoutes: cfg.TestFaults,
+				MaxRunEvents: cfg.RunEvents, MaxRunEventBytes: cfg.RunEventBytes}
 			if cfg.TestFaults {
 				dc.BeforeWrite = beforeWrite(die)
 			}

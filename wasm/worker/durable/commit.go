@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/httpapi"
 )
 
 // This file holds what a run request stores: the conversation as the
-// request found it and the messages its turn appends, written once the
-// API's answer says the turn completed.
+// request found it and the messages its turn appends, written by the
+// API's commit hook once the turn completed, before its answer leaves.
 
 // turnState is one run request's view of the conversation.
 type turnState struct {
@@ -23,31 +23,30 @@ type turnState struct {
 	injected bool // the run was seeded from the Store
 }
 
-// resultProbe is what the handler reads of a Result.
-type resultProbe struct {
-	Appended []json.RawMessage `json:"appended"`
-	Seed     struct {
-		Mode string `json:"mode"`
-	} `json:"seed"`
-	MessageCount int `json:"messageCount"`
+// turnKey is the context key of a run request's turnState.
+type turnKey struct{}
+
+// commitHook is the API's commit hook (httpapi.CommitFunc): it stores
+// the turn of a run request that run started, before the API answers it.
+func (h *Handler) commitHook(r *http.Request, res *core.Result) *core.Error {
+	t, _ := r.Context().Value(turnKey{}).(*turnState)
+	if t == nil || t.h != h {
+		return nil
+	}
+	return t.commit(res)
 }
 
 // commit writes the turn whose Result is res, or drops the live session
 // and returns the error the client gets instead of the Result.
-func (t *turnState) commit(res []byte) *core.Error {
+func (t *turnState) commit(res *core.Result) *core.Error {
 	h := t.h
-	var p resultProbe
-	if err := json.Unmarshal(res, &p); err != nil {
-		h.rt.DeleteSession(t.id)
-		return core.NewError(core.CodeInternal, "the turn's result could not be read; the turn was not kept")
-	}
-	from, msgs := t.count, rawMessages(p.Appended)
+	from, msgs := t.count, messagesJSON(res.Appended)
 	var cut int64 // the stored bytes the write removes
-	mode := core.SeedOutcome(p.Seed.Mode)
+	mode := res.Seed.Mode
 	// The session was the stored copy when the turn began (a warm session,
 	// or one seeded from the Store): the turn's messages follow it.
 	follows := mode == core.SeedNone || mode == core.SeedNoop || (mode == core.SeedCold && t.injected)
-	if !follows || from+len(msgs) != p.MessageCount {
+	if !follows || from+len(msgs) != res.MessageCount {
 		// The host's history changed the session: bring the stored copy in
 		// line from the first message that differs.
 		var err error
@@ -96,14 +95,8 @@ func (t *turnState) commit(res []byte) *core.Error {
 // they part and the session's messages from there on.
 // The third result is the size of the stored messages from there on.
 func (t *turnState) diverged() (int, [][]byte, int64, error) {
-	rec := newRecorder()
-	req, _ := http.NewRequest(http.MethodGet, "/v1/sessions/"+url.PathEscape(t.id), nil)
-	req.Header = t.r.Header.Clone()
-	t.h.api.ServeHTTP(rec, req)
-	var s struct {
-		Messages []json.RawMessage `json:"messages"`
-	}
-	if rec.status != http.StatusOK || json.Unmarshal(rec.body.Bytes(), &s) != nil {
+	s, ok := t.h.rt.Session(t.id)
+	if !ok {
 		return 0, nil, 0, errors.New("the session could not be read")
 	}
 	a, err := t.h.load()
@@ -114,7 +107,7 @@ func (t *turnState) diverged() (int, [][]byte, int64, error) {
 	if err := json.Unmarshal(a, &stored); err != nil {
 		return 0, nil, 0, errors.New("the stored messages could not be read")
 	}
-	msgs := rawMessages(s.Messages)
+	msgs := messagesJSON(s.Messages)
 	k := 0
 	for k < len(stored) && k < len(msgs) && bytes.Equal(stored[k], msgs[k]) {
 		k++
@@ -126,10 +119,12 @@ func (t *turnState) diverged() (int, [][]byte, int64, error) {
 	return k, msgs[k:], cut, nil
 }
 
-func rawMessages(ms []json.RawMessage) [][]byte {
+// messagesJSON returns ms as the API writes them, which is how the Store
+// keeps them.
+func messagesJSON(ms []core.Message) [][]byte {
 	out := make([][]byte, len(ms))
-	for i, m := range ms {
-		out[i] = m
+	for i := range ms {
+		out[i] = httpapi.MessageJSON(&ms[i])
 	}
 	return out
 }

@@ -18,15 +18,18 @@
 //     stored conversation does not depend on whether the object was in
 //     memory; refuses before the model call a turn that cannot fit the
 //     stored-bytes limit; runs the turn, and
-//     writes the turn to the Store before the answer leaves: a plain
-//     answer is held until then, a stream holds back its run.completed
-//     event.
+//     writes the turn to the Store before the answer leaves, from the
+//     run's core.Result, through the API's commit hook
+//     (httpapi.Handler.OnCommit): before a plain answer, before a
+//     stream's run.completed event. New sets the hook on Config.API.
 //   - A streamed run with policy.onDisconnect "continue" goes on when its
 //     client leaves; GET /v1/sessions/{id}/runs/{runId}/events resumes
 //     its events, GET .../runs/{runId} answers its status and DELETE
 //     stops it (runs.go, docs/adr/0020-resumable-runs.md). Every event of
 //     a streamed run carries "id: <seq>".
-//   - DELETE /v1/sessions/{id} empties the Store once the API accepted it.
+//   - DELETE /v1/sessions/{id} empties the Store once the API accepted it,
+//     and forgets the logs of the conversation's runs (they answer
+//     run_lost from then on).
 //   - GET /v1/sessions/{id} answers from the Store when the runtime holds
 //     no session.
 //
@@ -79,7 +82,8 @@ type Store interface {
 // Config configures a Handler.
 type Config struct {
 	// API serves the routes over Runtime. Its body limit must leave room
-	// for the stored history a cold seed adds (see APIBodyLimit).
+	// for the stored history a cold seed adds (see APIBodyLimit). New
+	// sets its commit hook; it must serve no other Handler.
 	API *httpapi.Handler
 	// Runtime is the runtime API serves.
 	Runtime *core.Runtime
@@ -184,6 +188,7 @@ func New(cfg Config) *Handler {
 	if h.maxStored <= 0 {
 		h.maxStored = DefaultMaxStoredBytes
 	}
+	cfg.API.OnCommit(h.commitHook)
 	return h
 }
 
@@ -364,29 +369,23 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		injected = true
 	}
 	t := &turnState{h: h, r: r, id: id, count: count, injected: injected}
-	if wantsStream(r) {
-		sw := &eventStream{w: w}
-		req := withBody(r, body)
-		if cont {
-			// The run does not see its client leave (ADR 0020).
-			sw.log = h.startLog(runID)
-			req = req.WithContext(context.WithoutCancel(r.Context()))
-			w.Header().Set(ContinuesHeader, "1")
-			w.Header().Set(RunIDHeader, runID)
-		}
-		h.api.ServeHTTP(sw, req)
-		sw.finish(t)
+	req := withBody(r, body)
+	ctx := r.Context()
+	if !wantsStream(r) {
+		// The API's commit hook stores the turn before it answers.
+		h.api.ServeHTTP(w, req.WithContext(context.WithValue(ctx, turnKey{}, t)))
 		return
 	}
-	rec := newRecorder()
-	h.api.ServeHTTP(rec, withBody(r, body))
-	if rec.status == http.StatusOK {
-		if cerr := t.commit(rec.body.Bytes()); cerr != nil {
-			writeError(w, cerr)
-			return
-		}
+	sw := &eventStream{w: w}
+	if cont {
+		// The run does not see its client leave (ADR 0020).
+		sw.log = h.startLog(runID)
+		ctx = context.WithoutCancel(ctx)
+		w.Header().Set(ContinuesHeader, "1")
+		w.Header().Set(RunIDHeader, runID)
 	}
-	rec.copyTo(w)
+	h.api.ServeHTTP(sw, req.WithContext(context.WithValue(ctx, turnKey{}, t)))
+	sw.finish(h)
 }
 
 // live reports whether the runtime holds the session id, without
@@ -532,6 +531,7 @@ func (h *Handler) remove(w http.ResponseWriter, r *http.Request, id string) {
 		}
 		h.mu.Lock()
 		h.loaded, h.count, h.size = true, 0, 0
+		h.dropFinished()
 		h.mu.Unlock()
 	}
 	rec.copyTo(w)
@@ -559,14 +559,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, storageError("read", err))
 		return
 	}
-	var b bytes.Buffer
-	idJSON, _ := json.Marshal(id)
-	b.WriteString(`{"id":`)
-	b.Write(idJSON)
-	b.WriteString(`,"messageCount":` + strconv.Itoa(count) + `,"messages":`)
-	b.Write(msgs)
-	b.WriteString("}\n")
-	writeRaw(w, http.StatusOK, b.Bytes())
+	httpapi.WriteSession(w, id, count, msgs)
 }
 
 func (h *Handler) tooLarge() *core.Error {

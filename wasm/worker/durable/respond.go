@@ -2,7 +2,6 @@ package durable
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
 
@@ -10,36 +9,23 @@ import (
 	"github.com/agentrt/agentrt/httpapi"
 )
 
-// This file holds how the handler answers: errors and JSON, the recorder
-// that holds the API's answer until the turn is stored, and the event
-// stream that numbers, keeps and forwards a run's events.
+// This file holds how the handler answers: errors and JSON through the
+// API's writers, and the event stream that numbers, keeps and forwards a
+// run's events.
 
-// writeError answers {"error": {"code", "message"}} with the API's status
-// for the code.
+// writeError answers {"error": {"code", "message"}} as the API does,
+// run_lost with 404.
 func writeError(w http.ResponseWriter, e *core.Error) {
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message}})
-	status := httpapi.StatusOf(e.Code)
+	status := 0
 	if e.Code == CodeRunLost {
 		status = http.StatusNotFound
 	}
-	writeRaw(w, status, append(b, '\n'))
+	httpapi.WriteError(w, status, e)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v)
-	writeRaw(w, status, append(b, '\n'))
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { httpapi.WriteJSON(w, status, v) }
 
-func writeRaw(w http.ResponseWriter, status int, b []byte) {
-	hd := w.Header()
-	hd.Set("Content-Type", "application/json; charset=utf-8")
-	hd.Set("Content-Length", strconv.Itoa(len(b)))
-	hd.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
-// recorder holds a whole answer until the turn is written.
+// recorder holds a whole answer until the handler has acted on it.
 type recorder struct {
 	header http.Header
 	status int
@@ -74,20 +60,15 @@ func (c *recorder) copyTo(w http.ResponseWriter) {
 	_, _ = w.Write(c.body.Bytes())
 }
 
-// completedEvent starts the event that ends a completed run's stream.
-var completedEvent = []byte("event: " + string(core.EventRunCompleted) + "\n")
-
 // eventStream passes a run's stream through event by event (the API
 // writes whole events), giving each an "id: <seq>" line from 1 and, for
-// a continued run, keeping it in the run's log. It holds back the
-// run.completed event, which finish sends once the turn is written, or
-// replaces with run.failed.
+// a continued run, keeping it in the run's log. The turn is stored by
+// the API's commit hook before it writes run.completed.
 type eventStream struct {
 	w       http.ResponseWriter
 	log     *runLog // nil unless the run continues without its client
 	seq     int64
 	partial []byte
-	held    []byte
 	err     error // the client's write error, for a run that stops with it
 }
 
@@ -104,10 +85,6 @@ func (s *eventStream) Write(p []byte) (int, error) {
 		}
 		ev := append([]byte(nil), s.partial[:i+2]...)
 		s.partial = append(s.partial[:0], s.partial[i+2:]...)
-		if s.held == nil && bytes.HasPrefix(ev, completedEvent) {
-			s.held = ev
-			continue
-		}
 		s.emit(ev)
 	}
 	if s.log == nil && s.err != nil {
@@ -136,32 +113,16 @@ func (s *eventStream) Flush() {
 	}
 }
 
-// finish writes the held event's turn, then sends the event or a
-// run.failed event with the error, and ends the run's log.
-func (s *eventStream) finish(t *turnState) {
-	if s.held != nil {
-		var ev struct {
-			RunID  string          `json:"runId"`
-			Result json.RawMessage `json:"result"`
-		}
-		if json.Unmarshal(eventData(s.held), &ev) == nil && len(ev.Result) > 0 {
-			if cerr := t.commit(ev.Result); cerr != nil {
-				s.held = failedEvent(ev.RunID, t.id, cerr)
-			}
-		} else {
-			t.h.rt.DeleteSession(t.id)
-			s.held = failedEvent(ev.RunID, t.id, core.NewError(core.CodeInternal, "the run's result could not be read; the turn was not kept"))
-		}
-		s.emit(s.held)
-	}
+// finish ends the run's log once the API is done with the run.
+func (s *eventStream) finish(h *Handler) {
 	s.Flush()
 	if s.log != nil {
 		s.log.end()
 		if s.seq == 0 {
 			// Refused before it started: there is no run to resume.
-			t.h.mu.Lock()
-			t.h.dropRun(s.log.id)
-			t.h.mu.Unlock()
+			h.mu.Lock()
+			h.dropRun(s.log.id)
+			h.mu.Unlock()
 		}
 	}
 }
@@ -176,11 +137,4 @@ func eventData(ev []byte) []byte {
 		data = data[:i]
 	}
 	return data
-}
-
-// failedEvent is the run.failed event of a run whose turn was not kept.
-func failedEvent(runID, sessionID string, cerr *core.Error) []byte {
-	b, _ := json.Marshal(map[string]any{"type": core.EventRunFailed, "runId": runID, "sessionId": sessionID,
-		"error": map[string]any{"code": cerr.Code, "message": cerr.Message}})
-	return []byte("event: " + string(core.EventRunFailed) + "\ndata: " + string(b) + "\n\n")
 }

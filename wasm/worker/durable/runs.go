@@ -183,6 +183,20 @@ func (h *Handler) startLog(id string) *runLog {
 	return l
 }
 
+// dropFinished forgets the logs of the runs that ended: the
+// conversation was deleted, and its runs with it. Call with mu held.
+func (h *Handler) dropFinished() {
+	for _, id := range append([]string(nil), h.runOrder...) {
+		l := h.runs[id]
+		l.mu.Lock()
+		done := l.done
+		l.mu.Unlock()
+		if done {
+			h.dropRun(id)
+		}
+	}
+}
+
 // dropRun forgets run id. Call with mu held.
 func (h *Handler) dropRun(id string) {
 	delete(h.runs, id)
@@ -271,7 +285,10 @@ func (h *Handler) runStatus(w http.ResponseWriter, runID string, cancel bool, r 
 }
 
 // events replays a run's events after Last-Event-ID (or ?after=N), then
-// follows it until its end or the client leaves.
+// follows it until its end or the client leaves. An id that is not a
+// non-negative integer, or is past the run's last event, is refused
+// invalid_argument. Any number of clients may follow a run at once, each
+// with its own position.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
 	after := int64(0)
 	v := r.Header.Get("Last-Event-ID")
@@ -289,6 +306,16 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
 	l := h.runOf(runID)
 	if l == nil {
 		writeError(w, runLost(runID))
+		return
+	}
+	l.mu.Lock()
+	last := l.last
+	l.mu.Unlock()
+	if after > last {
+		// No event of the run has that id yet: a client that claims it
+		// would wait for events it will never get.
+		writeError(w, core.NewError(core.CodeInvalidArgument, "Last-Event-ID (or after) "+strconv.FormatInt(after, 10)+
+			" is past the run's last event ("+strconv.FormatInt(last, 10)+")"))
 		return
 	}
 	hd := w.Header()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,6 +190,9 @@ func TestRuns_StopResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-m.started
+	if first := readEvents(t, bufio.NewScanner(res.Body), 1); len(first) != 1 || first[0].id != 1 {
+		t.Fatalf("first event %+v", first)
+	}
 	cancel()
 	res.Body.Close()
 	req, _ = http.NewRequest("GET", srv.URL+"/v1/sessions/c1/runs/mine/events?after=1", nil)
@@ -303,5 +307,138 @@ func TestRuns_OnDisconnectRefusals(t *testing.T) {
 	}
 	if a := do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"x","policy":{"onDisconnect":"cancel"}}`); a.Status != 200 || len(st.contents(t)) != 2 {
 		t.Fatalf("cancel: %d %s", a.Status, a.Body)
+	}
+}
+
+// Ensure hostile resumes are answered and change nothing: a
+// Last-Event-ID that is negative, not a number, fractional, too large
+// for an int64 or past the run's last event is refused 400
+// invalid_argument (running or finished); two clients that reconnect at
+// once each get every later event once; after a stop (DELETE of the run)
+// a resume replays to run.cancelled; after DELETE of the conversation
+// the run is run_lost.
+func TestRuns_HostileResumes(t *testing.T) {
+	st := &memStore{}
+	m := &gateModel{deltas: 3, started: make(chan struct{}, 1), release: make(chan struct{})}
+	h := gatedObject(t, st, m, Config{})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/sessions/c1/runs",
+		strings.NewReader(`{"input":"q","runId":"r1","policy":{"onDisconnect":"continue"}}`))
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-m.started
+	first := readEvents(t, bufio.NewScanner(res.Body), 1)
+	cancel()
+	res.Body.Close()
+	if len(first) != 1 || first[0].id != 1 {
+		t.Fatalf("first event %+v", first)
+	}
+	refused := func(when string) {
+		t.Helper()
+		for _, v := range []string{"-1", "abc", "1.5", "0x2", "99999999999999999999", "100", "1000000"} {
+			for _, hd := range []string{"Last-Event-ID", ""} {
+				path := "/v1/sessions/c1/runs/r1/events"
+				var a answer
+				if hd == "" {
+					a = do(t, h, "GET", path+"?after="+url.QueryEscape(v), "")
+				} else {
+					a = do(t, h, "GET", path, "", hd, v)
+				}
+				if a.Status != 400 || a.Error.Code != "invalid_argument" {
+					t.Fatalf("%s: resume after %q (%s): %d %s, want 400 invalid_argument", when, v, hd, a.Status, a.Body)
+				}
+			}
+		}
+	}
+	refused("running")
+
+	// Two clients reconnect at once from different places.
+	type seen struct {
+		evs []sseEvent
+		err error
+	}
+	results := make([]seen, 2)
+	var wg sync.WaitGroup
+	var ready sync.WaitGroup
+	for i, after := range []string{"1", "2"} {
+		wg.Add(1)
+		ready.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("GET", srv.URL+"/v1/sessions/c1/runs/r1/events", nil)
+			req.Header.Set("Last-Event-ID", after)
+			res, err := http.DefaultClient.Do(req)
+			ready.Done()
+			if err != nil {
+				results[i].err = err
+				return
+			}
+			defer res.Body.Close()
+			results[i].evs = readEvents(t, bufio.NewScanner(res.Body), 1000)
+		}()
+	}
+	ready.Wait()
+	close(m.release)
+	wg.Wait()
+	var last int64
+	for i, r := range results {
+		if r.err != nil || len(r.evs) == 0 || r.evs[len(r.evs)-1].typ != "run.completed" {
+			t.Fatalf("client %d: %v %+v, want events to run.completed", i, r.err, r.evs)
+		}
+		for j, ev := range r.evs {
+			if ev.id != int64(i+2+j) {
+				t.Fatalf("client %d's event %d has id %d, want %d: %+v", i, j, ev.id, i+2+j, r.evs)
+			}
+		}
+		last = r.evs[len(r.evs)-1].id
+	}
+	if len(results[0].evs) != len(results[1].evs)+1 {
+		t.Fatalf("client 0 saw %d events, client 1 %d; want one more for client 0", len(results[0].evs), len(results[1].evs))
+	}
+	if got := st.contents(t); len(got) != 2 || len(st.writes) != 1 {
+		t.Fatalf("stored %q in %d writes, want the turn once", got, len(st.writes))
+	}
+	refused("finished")
+	if a := do(t, h, "GET", "/v1/sessions/c1/runs/r1/events", "", "Last-Event-ID", strconv.FormatInt(last, 10)); a.Status != 200 || a.Body != "" {
+		t.Fatalf("resume after the last event: %d %q, want an empty stream", a.Status, a.Body)
+	}
+
+	// A stopped run replays to run.cancelled.
+	m2 := &gateModel{deltas: 1, started: make(chan struct{}, 1), release: make(chan struct{})}
+	defer close(m2.release)
+	h2 := gatedObject(t, &memStore{}, m2, Config{})
+	srv2 := httptest.NewServer(h2)
+	defer srv2.Close()
+	ctx, cancel = context.WithCancel(context.Background())
+	req, _ = http.NewRequestWithContext(ctx, "POST", srv2.URL+"/v1/sessions/c1/runs",
+		strings.NewReader(`{"input":"q","runId":"r2","policy":{"onDisconnect":"continue"}}`))
+	req.Header.Set("Accept", "text/event-stream")
+	if res, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	<-m2.started
+	cancel()
+	res.Body.Close()
+	if a := do(t, h2, "DELETE", "/v1/sessions/c1/runs/r2", ""); a.Status != 200 || !strings.Contains(a.Body, `"status":"cancelled"`) {
+		t.Fatalf("stop: %d %s", a.Status, a.Body)
+	}
+	a := do(t, h2, "GET", "/v1/sessions/c1/runs/r2/events", "", "Last-Event-ID", "1")
+	if a.Status != 200 || !strings.Contains(a.Body, "event: run.cancelled\n") || strings.Contains(a.Body, "id: 1\n") {
+		t.Fatalf("resume after the stop: %d %q, want the events after 1 to run.cancelled", a.Status, a.Body)
+	}
+
+	// DELETE of the conversation forgets its runs.
+	if a := do(t, h, "DELETE", "/v1/sessions/c1", ""); a.Status != 204 {
+		t.Fatalf("DELETE: %d %s", a.Status, a.Body)
+	}
+	for _, path := range []string{"/runs/r1", "/runs/r1/events"} {
+		if a := do(t, h, "GET", "/v1/sessions/c1"+path, "", "Last-Event-ID", "1"); a.Status != 404 || a.Error.Code != "run_lost" {
+			t.Fatalf("GET %s after DELETE of the conversation: %d %s, want 404 run_lost", path, a.Status, a.Body)
+		}
 	}
 }

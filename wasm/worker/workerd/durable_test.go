@@ -46,6 +46,13 @@ type storageStats struct {
 	Rows         int64 `json:"rowsWritten"`
 	BytesWritten int64 `json:"bytesWritten"`
 	Loads        int64 `json:"loads"`
+	// RunLogs are the continued runs' event logs: how many the object
+	// keeps, and the most events and bytes one holds.
+	RunLogs struct {
+		Runs      int   `json:"runs"`
+		MaxEvents int   `json:"maxEvents"`
+		MaxBytes  int64 `json:"maxBytes"`
+	} `json:"runLogs"`
 }
 
 func storedOf(t testing.TB, p *workerd.Process, id string) storageStats {

@@ -5,9 +5,12 @@ package workerd_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,5 +176,145 @@ func TestDurable_ResumedStop_RestartLost(t *testing.T) {
 	}
 	if s := storedOf(t, p, "stop"); s.Messages != 2 {
 		t.Fatalf("stored %+v after the restart, want the first turn only", s)
+	}
+}
+
+// leaveContinued starts a streamed run with policy.onDisconnect
+// "continue" on conversation id, reads its first event and leaves. It
+// returns the run's id; it may run on any goroutine.
+func leaveContinued(p *workerd.Process, id, input string) (string, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", p.URL+"/v1/sessions/"+id+"/runs",
+		strings.NewReader(`{"input":"`+input+`","policy":{"onDisconnect":"continue"}}`))
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	runID := res.Header.Get("Agentrt-Run-Id")
+	sc := bufio.NewScanner(res.Body)
+	if res.StatusCode != 200 || runID == "" || !sc.Scan() || sc.Text() != "id: 1" {
+		return "", fmt.Errorf("start of %s: %d, run id %q, first line %q", id, res.StatusCode, runID, sc.Text())
+	}
+	return runID, nil
+}
+
+// Ensure, on workerd, that 50 continued runs in flight at once, on 50
+// conversations whose clients all left, keep each event log within its
+// bounds (here 3 events and 1,000 bytes), that a replay from the start
+// begins with run.gap and ends with run.completed, seqs increasing, and
+// that every turn is stored once.
+func TestDurable_RunLogsBounded_50Concurrent(t *testing.T) {
+	if bundle == nil {
+		t.Skip(skipWhy)
+	}
+	const runs, maxEvents, maxBytes = 50, 3, 1000
+	up := newSlowUpstream(t, 100)
+	env := durableEnv(openaiEnv(up.URL))
+	env["AGENTRT_TEST_RUN_EVENTS"] = strconv.Itoa(maxEvents)
+	env["AGENTRT_TEST_RUN_EVENT_BYTES"] = strconv.Itoa(maxBytes)
+	p := mustStart(t, workerd.Options{Durable: true, AllowLocalNetwork: true, Env: env})
+	ids := make([]string, runs)
+	errs := make(chan error, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			ids[i], err = leaveContinued(p, "many-"+strconv.Itoa(i), "a very slow question")
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := up.maxSeen.Load(); n < 2 {
+		t.Logf("at most %d upstream calls were in flight at once", n)
+	}
+	for i, runID := range ids {
+		conv := "many-" + strconv.Itoa(i)
+		waitFor(t, conv+"'s run to end", func() bool {
+			return runStatusOf(t, p, conv, runID) == "completed"
+		})
+		s := storedOf(t, p, conv)
+		if s.Messages != 2 || s.Writes != 1 {
+			t.Errorf("%s stored %+v, want its turn once", conv, s)
+		}
+		if l := s.RunLogs; l.Runs != 1 || l.MaxEvents > maxEvents || l.MaxBytes > maxBytes || l.MaxEvents == 0 {
+			t.Errorf("%s's run logs %+v, want one log within %d events and %d bytes", conv, l, maxEvents, maxBytes)
+		}
+		res, err := client.Get(p.URL + "/v1/sessions/" + conv + "/runs/" + runID + "/events?after=0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := readSSE(bufio.NewScanner(res.Body))
+		res.Body.Close()
+		if len(evs) < 2 || evs[0].typ != "run.gap" || evs[len(evs)-1].typ != "run.completed" || len(evs) > maxEvents+1 {
+			t.Fatalf("%s's replay from the start: %+v, want run.gap, at most %d events, run.completed", conv, evs, maxEvents)
+		}
+		for j := 1; j < len(evs); j++ {
+			if evs[j].id <= evs[j-1].id {
+				t.Fatalf("%s's replay: ids not increasing: %+v", conv, evs)
+			}
+		}
+	}
+}
+
+// runStatusOf returns the status GET /v1/sessions/{id}/runs/{runId}
+// answers, or the error code.
+func runStatusOf(t testing.TB, p *workerd.Process, id, runID string) string {
+	t.Helper()
+	res, err := client.Get(p.URL + "/v1/sessions/" + id + "/runs/" + runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var s struct {
+		Status string `json:"status"`
+		Error  struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&s); err != nil {
+		t.Fatalf("the status of %s: %d %v", runID, res.StatusCode, err)
+	}
+	if s.Status == "" {
+		return s.Error.Code
+	}
+	return s.Status
+}
+
+// Ensure policy.onDisconnect "continue" is refused 400 invalid_argument
+// where it cannot hold: in the isolate deployment, and on a plain run in
+// the durable one; nothing is run or stored, and the runs routes of the
+// isolate deployment do not exist.
+func TestWorker_ContinueRefusedOutsideDurableStreams(t *testing.T) {
+	if bundle == nil {
+		t.Skip(skipWhy)
+	}
+	body := `{"input":"q","policy":{"onDisconnect":"continue"}}`
+	p := mustStart(t, workerd.Options{})
+	if r := post(t, p, "/v1/sessions/iso/runs", body, "Accept", "text/event-stream"); r.Status != 400 || r.Error.Code != "invalid_argument" {
+		t.Fatalf("isolate deployment: %d %+v, want 400 invalid_argument", r.Status, r.Error)
+	}
+	if r := doReq(t, p, "GET", "/v1/sessions/iso", nil); r.Status != 404 {
+		t.Fatalf("the session after the refusal: %d, want 404", r.Status)
+	}
+	if r := doReq(t, p, "GET", "/v1/sessions/iso/runs/r-0000000000000000", nil); r.Status != 404 || r.Error.Code != "not_found" {
+		t.Fatalf("a run's status in the isolate deployment: %d %+v, want 404 not_found", r.Status, r.Error)
+	}
+	d := mustStart(t, workerd.Options{Durable: true, Env: durableEnv(nil)})
+	if r := post(t, d, "/v1/sessions/plain/runs", body); r.Status != 400 || r.Error.Code != "invalid_argument" {
+		t.Fatalf("plain run, durable deployment: %d %+v, want 400 invalid_argument", r.Status, r.Error)
+	}
+	if s := storedOf(t, d, "plain"); s.Messages != 0 || s.Writes != 0 {
+		t.Fatalf("stored %+v after the refusal", s)
 	}
 }
