@@ -189,7 +189,14 @@ export function toolOver(out, callId, max) {
   return utf8Bytes(out) + utf8Bytes(callId) > max;
 }
 
-function utf8Bytes(s) {
+/**
+ * utf8Bytes returns the bytes s takes in UTF-8, lone surrogates as
+ * U+FFFD, as the module counts a message's size (core's Message.Size).
+ * utf8Over, replyOver and toolOver are copies of core's byte limits kept
+ * here to refuse a message before it is copied into the module's memory;
+ * js/test/rulecopies.test.mjs holds them to the module's answers.
+ */
+export function utf8Bytes(s) {
   let bytes = 0;
   for (let i = 0, n = s.length; i < n; i++) {
     const c = s.charCodeAt(i);

@@ -79,3 +79,53 @@ test("a run id with core's generated prefix is refused in the glue as in the mod
     raw.close();
   }
 });
+
+// The glue refuses an input, a model's reply and a tool's output over
+// maxMessageBytes itself (js/request.js: utf8Over, replyOver, toolOver),
+// before it is copied into the module's memory; the module counts the
+// same bytes (UTF-8, a lone surrogate as U+FFFD) and refuses the same
+// messages with the same code, and an input with the same text.
+test("message sizes are counted and refused in the glue as in the module", async () => {
+  const module = await compiledModule();
+  const limits = { maxMessageBytes: 8 };
+  const texts = ["12345678", "123456789", "éééé", "éééé1", "😀😀", "😀😀1", "\uD800\uD800", "\uD800\uD800\uD800", "\uDE00😀1", "€€€"];
+  const refusal = async (f) => {
+    try {
+      const res = await f();
+      return res.status === "completed" ? null : { code: res.error?.code ?? res.status };
+    } catch (e) {
+      return { code: e.code, message: e.message };
+    }
+  };
+  const api = await rawAPI(module);
+  for (const text of texts) {
+    const at = JSON.stringify(text);
+    // The input.
+    {
+      const model = () => ({ content: "ok" });
+      const glue = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, limits, model });
+      const raw = api.createRuntime({ limits, model });
+      const inGlue = await refusal(() => glue.run({ sessionId: "s", input: text }));
+      const inModule = await refusal(() => raw.startRun("s", text));
+      assert.deepEqual(inGlue, inModule, `input ${at}`);
+      glue.close();
+      raw.close();
+    }
+    // A model's reply and a tool's output (the tool message counts the
+    // call's id "c" too).
+    for (const kind of ["reply", "tool"]) {
+      let n = 0;
+      const model = () => (kind === "reply" ? { content: text } :
+        n++ === 0 ? { content: "", toolCalls: [{ id: "c", name: "t", arguments: "{}" }] } : { content: "ok" });
+      const tools = [{ name: "t", call: () => text }];
+      const glue = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, limits, model, tools });
+      const inGlue = await refusal(() => glue.run({ sessionId: "s", input: "hi" }));
+      glue.close();
+      n = 0;
+      const raw = api.createRuntime({ limits, model, tools });
+      const inModule = await refusal(() => raw.startRun("s", "hi"));
+      raw.close();
+      assert.equal(inGlue?.code, inModule?.code, `${kind} ${at}`);
+    }
+  }
+});
