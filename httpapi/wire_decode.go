@@ -36,19 +36,6 @@ type rawRun struct {
 	Inspect json.RawMessage `json:"inspect"`
 }
 
-type rawPolicy struct {
-	SeedMode           json.RawMessage `json:"seedMode"`
-	OnBusy             json.RawMessage `json:"onBusy"`
-	MaxSteps           json.RawMessage `json:"maxSteps"`
-	MaxContextMessages json.RawMessage `json:"maxContextMessages"`
-	MaxContextBytes    json.RawMessage `json:"maxContextBytes"`
-	AllowedTools       json.RawMessage `json:"allowedTools"`
-	ToolErrors         json.RawMessage `json:"toolErrors"`
-	TimeoutMs          json.RawMessage `json:"timeoutMs"`
-	Repair             json.RawMessage `json:"repair"`
-	OnDisconnect       json.RawMessage `json:"onDisconnect"`
-}
-
 func invalidArg(msg string) *core.Error { return core.NewError(core.CodeInvalidArgument, msg) }
 
 // The keys of each object the API reads. encoding/json matches keys
@@ -57,9 +44,7 @@ func invalidArg(msg string) *core.Error { return core.NewError(core.CodeInvalidA
 // "HISTORY": null} would drop it; knownKeys refuses both first, as the
 // JavaScript edges read only the exact names.
 var (
-	runKeys    = []string{"input", "history", "policy", "runId", "inspect"}
-	policyKeys = []string{"seedMode", "onBusy", "maxSteps", "maxContextMessages", "maxContextBytes",
-		"allowedTools", "toolErrors", "timeoutMs", "repair"}
+	runKeys   = []string{"input", "history", "policy", "runId", "inspect"}
 	checkKeys = []string{"history"}
 )
 
@@ -140,18 +125,6 @@ func decodeString(r json.RawMessage) (string, bool) {
 	return s, true
 }
 
-// decodeInt accepts a JSON integer (no fraction) in [0, max].
-func decodeInt(r json.RawMessage, max int64) (int64, bool) {
-	var f float64
-	if len(r) == 0 || json.Unmarshal(r, &f) != nil {
-		return 0, false
-	}
-	if f != float64(int64(f)) || f < 0 || f > float64(max) {
-		return 0, false
-	}
-	return int64(f), true
-}
-
 // DecodeRunBody decodes and type-checks a run request body. A body that
 // is not a JSON object, a key that is not exactly one of the body's or
 // the policy's fields (case matters) or that is repeated, or a field of
@@ -214,103 +187,30 @@ func decodeRunBody(body []byte, maxMessages int) (*RunBody, *core.Error) {
 	return out, nil
 }
 
+// fieldOnDisconnect is the policy field only HTTP reads.
+const fieldOnDisconnect = "onDisconnect"
+
+// decodePolicy reads a policy with hostmsg.Policy, the reader every edge
+// shares (exact keys, types, core's bounds), plus onDisconnect.
 func decodePolicy(r json.RawMessage) (core.Policy, *core.Error) {
-	var p core.Policy
-	if r[0] != '{' {
-		return p, invalidArg("policy must be an object")
+	v, err := hostjson.Parse(r)
+	if err != nil {
+		return core.Policy{}, invalidArg("policy must be an object")
 	}
-	if err := knownKeys(r, "policy", policyKeys); err != nil {
-		return p, err
-	}
-	var raw rawPolicy
-	if json.Unmarshal(r, &raw) != nil {
-		return p, invalidArg("policy must be an object")
-	}
-	str := func(f json.RawMessage, name string) (string, *core.Error) {
-		if isNull(f) {
-			return "", nil
-		}
-		s, ok := decodeString(f)
-		if !ok {
-			return "", invalidArg("policy." + name + " must be a string")
-		}
-		return s, nil
-	}
-	num := func(f json.RawMessage, name string, max int64) (int64, *core.Error) {
-		if isNull(f) {
-			return 0, nil
-		}
-		n, ok := decodeInt(f, max)
-		if !ok {
-			return 0, invalidArg("policy." + name + " must be a non-negative integer")
-		}
-		return n, nil
-	}
-	var s string
-	var n int64
-	var err *core.Error
-	if s, err = str(raw.SeedMode, "seedMode"); err != nil {
-		return p, err
-	}
-	p.SeedMode = core.SeedMode(s)
-	if s, err = str(raw.OnBusy, "onBusy"); err != nil {
-		return p, err
-	}
-	p.OnBusy = core.BusyMode(s)
-	if s, err = str(raw.ToolErrors, "toolErrors"); err != nil {
-		return p, err
-	}
-	p.ToolErrors = core.ToolErrorMode(s)
-	// Each number is read as a non-negative integer a JavaScript number
-	// holds exactly, as the JS edges read it; its bounds (core.MaxTimeoutMs,
-	// ...) are core's: core.Policy.Validate answers for
-	// every edge.
-	if n, err = num(raw.MaxSteps, "maxSteps", core.MaxBytes); err != nil {
-		return p, err
-	}
-	p.MaxSteps = int(n)
-	if n, err = num(raw.MaxContextMessages, "maxContextMessages", core.MaxBytes); err != nil {
-		return p, err
-	}
-	p.MaxContextMessages = int(n)
-	if n, err = num(raw.MaxContextBytes, "maxContextBytes", core.MaxBytes); err != nil {
-		return p, err
-	}
-	p.MaxContextBytes = n
-	if n, err = num(raw.TimeoutMs, "timeoutMs", core.MaxBytes); err != nil {
-		return p, err
-	}
-	p.TimeoutMs = n
-	if !isNull(raw.Repair) {
-		switch string(raw.Repair) {
-		case "true":
-			p.Repair = true
-		case "false":
-		default:
-			return p, invalidArg("policy.repair must be a boolean")
-		}
+	p, err := hostmsg.Policy(v, fieldOnDisconnect)
+	if err != nil {
+		return p, core.AsError(err)
 	}
 	// policy.onDisconnect "continue" is the durable deployment's, which
 	// takes it out of the body before the API reads it
 	// (docs/adr/0020-resumable-runs.md); "cancel" is what the API does.
-	if !isNull(raw.OnDisconnect) {
-		switch s, _ := decodeString(raw.OnDisconnect); s {
-		case "cancel":
-		case "continue":
-			return p, invalidArg(`policy.onDisconnect "continue" needs the durable deployment, where the conversation is stored`)
-		default:
-			return p, invalidArg(`policy.onDisconnect must be "cancel" or "continue"`)
-		}
-	}
-	if !isNull(raw.AllowedTools) {
-		var names []string
-		if raw.AllowedTools[0] != '[' || json.Unmarshal(raw.AllowedTools, &names) != nil {
-			return p, invalidArg("policy.allowedTools must be an array of strings")
-		}
-		if names == nil {
-			names = []string{}
-		}
-		p.AllowedTools = names
+	switch d := v.Get(fieldOnDisconnect); {
+	case d.Kind() == hostmsg.Undefined || d.Kind() == hostmsg.Null:
+	case d.Kind() == hostmsg.String && d.Text() == "cancel":
+	case d.Kind() == hostmsg.String && d.Text() == "continue":
+		return p, invalidArg(`policy.onDisconnect "continue" needs the durable deployment, where the conversation is stored`)
+	default:
+		return p, invalidArg(`policy.onDisconnect must be "cancel" or "continue"`)
 	}
 	return p, nil
 }

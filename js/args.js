@@ -4,7 +4,12 @@
 
 import { argError, toError, isObject, isSignal } from "./errors.js";
 
-/** Prefixes of generated run ids: the glue's, and the runtime's own. */
+/**
+ * Prefixes of generated run ids: the glue's, and the runtime's own
+ * (core.GeneratedRunIDPrefix, copied: a host's id is refused before a
+ * turn begins, without a call into the module; js/test/rulecopies.test.mjs
+ * holds the copy to the module's answer).
+ */
 export const GLUE_RUN_PREFIX = "glue:";
 const CORE_RUN_PREFIX = "agentrt:";
 

@@ -10,7 +10,7 @@ import {
   readLimits,
 } from "./wire.js";
 import { AgentrtError, historyError, isObject, text, refusedError, timeoutError, abortError } from "./errors.js";
-import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, replyOver, toolOver, deliverEvents } from "./request.js";
+import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, utf8Bytes, replyOver, toolOver, deliverEvents } from "./request.js";
 import { Tools } from "./tools.js";
 import { QuickTurns } from "./quick.js";
 
@@ -146,7 +146,7 @@ export class FastPath {
   checkInput(input) {
     const max = this.limits.maxMessageBytes;
     if (utf8Over(input, max)) {
-      throw new AgentrtError("limit_exceeded", `agentrt: the input is more than maxMessageBytes (${max})`);
+      throw new AgentrtError("limit_exceeded", `input is ${utf8Bytes(input)} bytes, more than maxMessageBytes (${max})`);
     }
   }
 

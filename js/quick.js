@@ -45,6 +45,13 @@ export class QuickTurns {
    * host's run id may be a quick turn: a JavaScript model, a mirror of
    * the session, no turn of it in flight, and an input that a turn would
    * append (not the mirror's last message again) within the limits.
+   *
+   * The last two tests copy core's rules (the current-input rule and the
+   * size of a message) to decide before the model is called, without a
+   * call into the module. They cannot change a turn's result: core's
+   * Commit checks both again (store.commit: a session whose last message
+   * is the same user input is stale, core/quick_test.go), and a stale or
+   * refused commit runs the turn the ordinary way.
    */
   quickable(sessionId, input) {
     const fp = this.#fp;

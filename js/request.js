@@ -1,5 +1,5 @@
-// agentrt glue: what the driver hands a host's model, and the checks of
-// a turn's policy.
+// agentrt glue: what the driver hands a host's model, and the copy of a
+// turn's policy it sends the module.
 
 import { AgentrtError, isObject, refusedError } from "./errors.js";
 import { ACTION } from "./wire.js";
@@ -44,60 +44,56 @@ export class ModelRequest {
   }
 }
 
-// The fields of a policy (core.Policy's, as the module names them).
-const POLICY_FIELDS = new Set(["seedMode", "onBusy", "toolErrors", "maxSteps", "maxContextMessages",
-  "maxContextBytes", "timeoutMs", "allowedTools", "repair"]);
-
 function policyError(msg) {
   return new AgentrtError("invalid_argument", msg);
 }
 
-// checkPolicy checks the JavaScript types of a policy as the module's
-// syscall/js path does, and returns a copy (or undefined for none). The
-// types must be checked here, before the begin frame is written, as the
-// frame carries only integers and strings; the values (modes, bounds
-// such as core.MaxTimeoutMs) are checked once, by core in the
-// module, and js/test/edges.test.mjs holds this copy to Go's answers on
-// testdata/edges/policy.json. Each field is read once, so a getter can
-// neither answer the frame another value than the one checked nor run
+// NO_JSON stands for a value JSON has no form for (a function, a symbol,
+// a bigint, NaN): the module's reader refuses it as a field of the wrong
+// type, as the module's syscall/js API refuses the value itself.
+const NO_JSON = {};
+
+function toJSONForm(k, v) {
+  switch (typeof v) {
+    case "undefined":
+      // A field set to undefined is kept (null, read as absent), so that
+      // an unknown key is refused even then, as Object.keys sees it.
+      return null;
+    case "number":
+      if (Number.isFinite(v)) return v;
+      return v > 0 ? 1e300 : v < 0 ? -1e300 : NO_JSON; // too large or negative, as the module reads ±Infinity
+    case "function":
+    case "symbol":
+    case "bigint":
+      return NO_JSON;
+  }
+  return v;
+}
+
+// checkPolicy returns what a turn sends of policy p: undefined for none
+// (or an empty one, the begin frame's short form), or a copy of p read
+// back from its JSON text, with that text as `json`. The glue checks
+// nothing of a policy itself: the module reads the text with the reader
+// every edge shares (hostmsg.Policy: exact keys, types, core's bounds)
+// and refuses the turn with its one error text. What must happen here,
+// before the copy, is the copy: JSON.stringify reads each field once, so
+// a getter can neither answer the module another value than the one the
+// glue keeps (timeoutMs for its timer, allowedTools, repair) nor run
 // while the frame is being written (a getter that runs a turn would
 // write that turn's frame over it).
 export function checkPolicy(p) {
   if (p === undefined || p === null) return undefined;
-  if (!isObject(p)) throw policyError("policy must be an object");
-  if (Array.isArray(p)) throw policyError("policy must be an object, not an Array");
-  // Another own key is refused, as the module and httpapi refuse it: a
-  // misspelt field (timeoutMS) must be an error, not a default.
-  for (const k of Object.keys(p)) {
-    if (!POLICY_FIELDS.has(k)) throw policyError(`unknown policy field "${k}"`);
+  if (typeof p !== "object") throw policyError("policy must be an object");
+  let json;
+  try {
+    json = JSON.stringify(p, toJSONForm);
+  } catch (e) {
+    // A throwing getter, a cycle: as the module's syscall/js API answers.
+    throw policyError(`reading the value threw: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const c = {
-    seedMode: p.seedMode, onBusy: p.onBusy, toolErrors: p.toolErrors,
-    maxSteps: p.maxSteps, maxContextMessages: p.maxContextMessages, maxContextBytes: p.maxContextBytes,
-    timeoutMs: p.timeoutMs, allowedTools: p.allowedTools, repair: p.repair,
-  };
-  if (c.repair !== undefined && c.repair !== null && typeof c.repair !== "boolean") throw policyError("policy.repair must be a boolean");
-  for (const f of ["seedMode", "onBusy", "toolErrors"]) {
-    const v = c[f];
-    if (v !== undefined && v !== null && typeof v !== "string") throw policyError(`policy.${f} must be a string`);
-  }
-  for (const f of ["maxSteps", "maxContextMessages", "maxContextBytes", "timeoutMs"]) {
-    const v = c[f];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw policyError(`policy.${f} must be a non-negative integer`);
-  }
-  const tools = c.allowedTools;
-  if (tools !== undefined && tools !== null) {
-    if (!Array.isArray(tools)) throw policyError("policy.allowedTools must be an Array of strings");
-    const copy = [];
-    for (let i = 0, n = tools.length; i < n; i++) {
-      const t = tools[i];
-      if (typeof t !== "string") throw policyError(`policy.allowedTools[${i}] must be a string`);
-      copy.push(t);
-    }
-    c.allowedTools = copy;
-  }
-  return c;
+  if (json === "{}") return undefined;
+  const c = JSON.parse(json);
+  return { json, timeoutMs: c.timeoutMs, allowedTools: c.allowedTools, repair: c.repair };
 }
 
 const PROMISE_THEN = Promise.prototype.then;
@@ -193,7 +189,14 @@ export function toolOver(out, callId, max) {
   return utf8Bytes(out) + utf8Bytes(callId) > max;
 }
 
-function utf8Bytes(s) {
+/**
+ * utf8Bytes returns the bytes s takes in UTF-8, lone surrogates as
+ * U+FFFD, as the module counts a message's size (core's Message.Size).
+ * utf8Over, replyOver and toolOver are copies of core's byte limits kept
+ * here to refuse a message before it is copied into the module's memory;
+ * js/test/rulecopies.test.mjs holds them to the module's answers.
+ */
+export function utf8Bytes(s) {
   let bytes = 0;
   for (let i = 0, n = s.length; i < n; i++) {
     const c = s.charCodeAt(i);

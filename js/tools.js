@@ -27,6 +27,11 @@ export class Tools {
    * Returns the specs of the tools allowed (every tool for undefined), as
    * a new array (the shared empty one when there are none).
    *
+   * A copy of core's rule (Policy.toolAllowed: every tool whose name the
+   * list holds, in the configuration's order), kept here because the
+   * module's model action carries no list of tools, so that a turn copies
+   * none; js/test/rulecopies.test.mjs holds it to the module's answer.
+   *
    * @param {ReadonlyArray<string> | undefined} allowed
    */
   specs(allowed) {

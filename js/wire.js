@@ -165,8 +165,9 @@ export function encodeShort(s, buf, start) {
 
 /**
  * Writes a begin frame. `history` is a packed history (Uint8Array) or
- * undefined for a run without one; `policy` is already checked (types)
- * and its strings and numbers are written as they are. `historyValid`
+ * undefined for a run without one; `policy` is checkPolicy's answer, whose
+ * `json` (the policy's JSON text) is written as it is; a policy without
+ * one is written in the binary form, its fields as they are. `historyValid`
  * sets the flag that says every string of the history is valid UTF-8
  * (set it only for a history packed from JavaScript strings).
  */
@@ -181,9 +182,17 @@ export function writeBegin(w, b) {
   if (b.events) flags |= 4;
   if (b.historyMirror) flags |= 8;
   if (b.historyValid) flags |= 16;
-  if (b.policy?.repair) flags |= 32;
-  w.byte(flags);
   const p = b.policy || {};
+  if (p.json !== undefined) {
+    // A policy goes as its JSON text (beginMore, then beginPolicyJSON):
+    // the module reads it with the reader every edge shares.
+    w.byte(flags | 0x80);
+    w.uvarint(1);
+    w.string(p.json);
+    return writeBeginTail(w, b);
+  }
+  if (p.repair) flags |= 32;
+  w.byte(flags);
   w.string(p.seedMode ?? "");
   w.string(p.onBusy ?? "");
   w.string(p.toolErrors ?? "");
@@ -197,6 +206,11 @@ export function writeBegin(w, b) {
     w.uvarint(tools.length + 1);
     for (const t of tools) w.string(t);
   }
+  return writeBeginTail(w, b);
+}
+
+// writeBeginTail writes what follows the policy in a begin frame.
+function writeBeginTail(w, b) {
   w.uvarint(b.mirrorGen ?? 0);
   w.uvarint(b.mirrorLen ?? 0);
   if (b.history !== undefined) {

@@ -553,6 +553,28 @@ func (f fuzzValue) Get(key string) fuzzValue {
 	return fuzzValue{v, f.ctx, f.in}
 }
 
+// Keys lists a map's keys; a test of messages needs no order.
+func (f fuzzValue) Keys() []string {
+	m, _ := f.v.(map[string]any)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+func (f fuzzValue) Number() float64 {
+	switch x := f.v.(type) {
+	case float64:
+		return x
+	case int:
+		return float64(x)
+	}
+	return 0
+}
+
+func (f fuzzValue) Bool() bool { b, _ := f.v.(bool); return b }
+
 func (f fuzzValue) JSON() (string, bool) {
 	v, err := f.in.Invoke(f.ctx, f.in.Global("JSON", "stringify"), f.v)
 	s, ok := v.(string)

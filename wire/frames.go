@@ -25,6 +25,11 @@ type Begin struct {
 	// it over other bytes gets them back as they are.
 	HistoryValid bool
 	Policy       core.Policy
+	// PolicyJSON, when not empty, is the policy as its JSON text (as the
+	// glue sends a policy that is not the default): AppendBegin writes it
+	// instead of Policy's binary form, and DecodeBegin reads it into
+	// Policy with hostmsg.Policy, the reader every edge shares.
+	PolicyJSON string
 	// MirrorGen and MirrorLen describe the host's mirror of the session
 	// before the turn: its generation and length (0, 0: none).
 	MirrorGen uint64
@@ -48,8 +53,18 @@ const (
 	// beginTokens says Policy.MaxContextTokens and ContextChunkTokens
 	// follow the policy's bytes: a policy without a token budget keeps
 	// its form, and a host that knows nothing of tokens writes none.
-	beginTokens   = 1 << 6
-	beginReserved = 0x80
+	beginTokens = 1 << 6
+	// beginMore says a uvarint of further flags follows the flags byte.
+	beginMore = 1 << 7
+)
+
+// Further begin flag bits (after beginMore).
+const (
+	// beginPolicyJSON says the policy is one string, its JSON text, in
+	// place of its binary form (beginRepair and beginTokens are then
+	// unset: the text carries those fields).
+	beginPolicyJSON      = 1 << 0
+	beginReservedFurther = ^uint64(beginPolicyJSON)
 )
 
 // AppendBegin appends a begin frame for b.
@@ -74,6 +89,12 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 	if b.HistoryValid {
 		flags |= beginHistoryValid
 	}
+	if b.PolicyJSON != "" {
+		dst = append(dst, flags|beginMore)
+		dst = AppendUvarint(dst, beginPolicyJSON)
+		dst = AppendString(dst, b.PolicyJSON)
+		return appendBeginTail(dst, b)
+	}
 	if b.Policy.Repair {
 		flags |= beginRepair
 	}
@@ -87,6 +108,11 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 		dst = AppendUvarint(dst, zigzag(b.Policy.MaxContextTokens))
 		dst = AppendUvarint(dst, zigzag(b.Policy.ContextChunkTokens))
 	}
+	return appendBeginTail(dst, b)
+}
+
+// appendBeginTail appends what follows the policy in a begin frame.
+func appendBeginTail(dst []byte, b *Begin) []byte {
 	dst = AppendUvarint(dst, b.MirrorGen)
 	dst = AppendUvarint(dst, uint64(b.MirrorLen))
 	if b.WithHistory {
@@ -219,7 +245,11 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 	out.Input = r.str("input")
 	out.RunID = r.str("runId")
 	flags := r.byte()
-	if flags&beginReserved != 0 {
+	var further uint64
+	if flags&beginMore != 0 {
+		further = r.uvarint()
+	}
+	if further&beginReservedFurther != 0 {
 		r.fail("reserved begin flag bits are set")
 	}
 	out.WithHistory = flags&beginHistory != 0
@@ -227,8 +257,21 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 	out.Events = flags&beginEvents != 0
 	out.HistoryMirror = flags&beginHistoryMirror != 0
 	out.HistoryValid = flags&beginHistoryValid != 0
-	r.policy(&out.Policy)
-	out.Policy.Repair = flags&beginRepair != 0
+	if further&beginPolicyJSON != 0 {
+		if flags&(beginRepair|beginTokens) != 0 {
+			r.fail("a JSON policy with the repair or tokens flag")
+		}
+		out.PolicyJSON = r.str("policy")
+		if r.err == nil {
+			var err error
+			if out.Policy, err = readPolicyJSON(out.PolicyJSON); err != nil {
+				r.err, r.pos = core.AsError(err), len(r.s)
+			}
+		}
+	} else {
+		r.policy(&out.Policy)
+	}
+	out.Policy.Repair = out.Policy.Repair || flags&beginRepair != 0
 	if flags&beginTokens != 0 {
 		out.Policy.MaxContextTokens = r.sint("policy")
 		out.Policy.ContextChunkTokens = r.sint("policy")

@@ -73,6 +73,14 @@ type Value[V any] interface {
 	// JSON returns the value's JSON text, or false when it has none (a
 	// cycle, a function). Objects keep their fields' order.
 	JSON() (string, bool)
+	// Keys returns the own enumerable keys of an Object value, in order
+	// (JavaScript's Object.keys); a key that JSON text holds twice is
+	// listed twice, so that the readers of policy.go can refuse it.
+	Keys() []string
+	// Number returns the value of a Number value.
+	Number() float64
+	// Bool returns the value of a Bool value.
+	Bool() bool
 }
 
 // Field names of the shapes hostmsg reads.

@@ -105,6 +105,9 @@ func (s sparse) Len() int              { return s.n }
 func (s sparse) Index(int) sparse      { return sparse{} }
 func (s sparse) Get(key string) sparse { return s.fields[key] }
 func (s sparse) JSON() (string, bool)  { return "", false }
+func (s sparse) Keys() []string        { return nil }
+func (s sparse) Number() float64       { return 0 }
+func (s sparse) Bool() bool            { return false }
 
 func TestToolCalls_SparseArray(t *testing.T) {
 	// Ensure tool_calls claiming a huge length are refused at their first

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
+	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
 )
 
 // EdgeCase is one case of the edge table in testdata/edges/: a policy or
@@ -100,40 +102,21 @@ func (c EdgeCase) CheckCode(t testing.TB, code, msg string) {
 	}
 }
 
-// goPolicy mirrors core.Policy with the JSON names of the other edges.
-type goPolicy struct {
-	SeedMode           *string   `json:"seedMode"`
-	OnBusy             *string   `json:"onBusy"`
-	ToolErrors         *string   `json:"toolErrors"`
-	MaxSteps           *int      `json:"maxSteps"`
-	MaxContextMessages *int      `json:"maxContextMessages"`
-	MaxContextBytes    *int64    `json:"maxContextBytes"`
-	TimeoutMs          *int64    `json:"timeoutMs"`
-	AllowedTools       *[]string `json:"allowedTools"`
-	Repair             *bool     `json:"repair"`
-}
-
 // GoPolicy returns the case's policy as a core.Policy, for an edge whose
 // API takes Go values (wasihost, core). ok is false when Go's types
-// cannot hold it (a wrong type, a fraction, an unknown field): there the
-// compiler refuses the case, and the edge has nothing to run.
+// cannot hold it (a wrong type, a fraction, an unknown field, null for
+// the whole policy): there the compiler refuses the case, and the edge
+// has nothing to run. It reads the case with hostmsg.Policy, the reader
+// of the other edges, so that a new policy field needs no change here: a
+// policy the reader refuses only for a bound (core.Policy.Validate) is
+// one Go holds, and is returned for the edge to refuse.
 func (c EdgeCase) GoPolicy() (p core.Policy, ok bool) {
-	var g goPolicy
-	if !strictDecode(c.Policy, &g) {
+	v, err := hostjson.Parse(c.Policy)
+	if err != nil || v.Kind() != hostmsg.Object {
 		return p, false
 	}
-	p.SeedMode = core.SeedMode(deref(g.SeedMode))
-	p.OnBusy = core.BusyMode(deref(g.OnBusy))
-	p.ToolErrors = core.ToolErrorMode(deref(g.ToolErrors))
-	p.MaxSteps = deref(g.MaxSteps)
-	p.MaxContextMessages = deref(g.MaxContextMessages)
-	p.MaxContextBytes = deref(g.MaxContextBytes)
-	p.TimeoutMs = deref(g.TimeoutMs)
-	if g.AllowedTools != nil {
-		p.AllowedTools = *g.AllowedTools
-	}
-	p.Repair = deref(g.Repair)
-	return p, true
+	p, err = hostmsg.Policy(v)
+	return p, err == nil || p.Validate() != nil
 }
 
 // goLimits mirrors core.Limits with the JSON names of the other edges.

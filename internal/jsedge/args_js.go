@@ -6,7 +6,8 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/jsutil"
+	"github.com/agentrt/agentrt/core/hostmsg"
+	"github.com/agentrt/agentrt/wire"
 )
 
 // maxSafeInteger is Number.MAX_SAFE_INTEGER: larger numbers are refused.
@@ -23,24 +24,8 @@ func String(v js.Value, what string) (string, error) {
 	return v.String(), nil
 }
 
-// Policy and limits fields: an object with another own key is refused,
-// so that a misspelt field (timeoutMS) is an error, not a default. The
-// glue (js/request.js) and httpapi refuse the same keys. Policy and
-// Limits also read the fields by walking these tables, so their order
-// is the one those functions assign them in.
-var (
-	policyFields = [...]string{FieldSeedMode, FieldOnBusy, FieldToolErrors, FieldMaxSteps,
-		FieldMaxContextMessages, FieldMaxContextBytes, FieldTimeoutMs, FieldAllowedTools, FieldRepair}
-	limitsFields = [...]string{FieldMaxSessions, FieldMaxMessagesPerSession, FieldMaxSessionBytes,
-		FieldMaxSeedMessages, FieldMaxSeedBytes, FieldMaxMessageBytes, FieldMaxTotalBytes}
-)
-
 // object checks that v is a plain object, or null/undefined (ok, absent).
-// With known names, it also refuses an own enumerable key of v
-// (Object.keys) that is not one of them, naming it. The walk is here,
-// not in a function of its own, because a function more costs the
-// module more than its code (wasm/runtime/size_test.go).
-func object(v js.Value, what string, known []string) (present bool, err error) {
+func object(v js.Value, what string) (present bool, err error) {
 	switch v.Type() {
 	case js.TypeUndefined, js.TypeNull:
 		return false, nil
@@ -48,39 +33,9 @@ func object(v js.Value, what string, known []string) (present bool, err error) {
 		if isArray(v) {
 			return false, argError(what + " must be an object, not an Array")
 		}
-		if known == nil {
-			return true, nil
-		}
-		keys := jsutil.Object.Call(MethodKeys, v)
-	next:
-		for i, n := 0, length(keys); i < n; i++ {
-			k := get(keys, i).String()
-			for _, name := range known {
-				if k == name {
-					continue next
-				}
-			}
-			return false, argError("unknown " + what + " field \"" + k + "\"")
-		}
 		return true, nil
 	}
 	return false, argError(what + " must be an object")
-}
-
-// optInt reads o[name]: absent (null or undefined) is 0; otherwise a
-// non-negative integer up to Number.MAX_SAFE_INTEGER.
-func optInt(o js.Value, what, name string) (int64, error) {
-	v := get(o, name)
-	switch v.Type() {
-	case js.TypeUndefined, js.TypeNull:
-		return 0, nil
-	case js.TypeNumber:
-		f := v.Float()
-		if f >= 0 && f <= maxSafeInteger && f == float64(int64(f)) {
-			return int64(f), nil
-		}
-	}
-	return 0, argError(what + "." + name + " must be a non-negative integer")
 }
 
 // optStr reads o[name]: absent is "", otherwise a string.
@@ -95,92 +50,53 @@ func optStr(o js.Value, what, name string) (string, error) {
 	return "", argError(what + "." + name + " must be a string")
 }
 
-// Policy converts a JavaScript policy. null or undefined is the zero
-// (default) Policy.
-//
-//	| field              | accepted                          | Go                 |
-//	| ------------------ | --------------------------------- | ------------------ |
-//	| seedMode           | string (core checks the value)    | SeedMode           |
-//	| onBusy             | string (core checks the value)    | OnBusy             |
-//	| toolErrors         | string (core checks the value)    | ToolErrors         |
-//	| maxSteps           | non-negative integer              | MaxSteps           |
-//	| maxContextMessages | non-negative integer              | MaxContextMessages |
-//	| maxContextBytes    | non-negative integer              | MaxContextBytes    |
-//	| timeoutMs          | non-negative integer              | Timeout            |
-//	| allowedTools       | Array of strings (null: all tools)| AllowedTools       |
-//	| repair             | boolean                           | Repair             |
-//
-// Absent fields (null or undefined) keep their defaults. Anything else,
-// and any other own key, is refused with invalid_argument naming the
-// field; the bounds of the values are core.Policy.Validate's.
+// Policy converts a JavaScript policy with hostmsg.Policy, the reader
+// every edge shares: null or undefined is the zero (default) Policy; a
+// field of the wrong type, another own key, or a value out of core's
+// bounds is refused with invalid_argument naming the field. A getter
+// that throws is refused the same way.
 func Policy(v js.Value) (p core.Policy, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
-	const what = "policy"
-	if ok, err := object(v, what, policyFields[:]); !ok {
-		return p, err
-	}
-	// policyFields: three strings, four integers, then the others. The
-	// bounds of the integers (timeoutMs at most core.MaxTimeoutMs, ...)
-	// are core's: core.Policy.Validate answers for every edge.
-	var s [3]string
-	for i := range s {
-		if s[i], err = optStr(v, what, policyFields[i]); err != nil {
-			return p, err
-		}
-	}
-	var n [4]int64
-	for i := range n {
-		if n[i], err = optInt(v, what, policyFields[len(s)+i]); err != nil {
-			return p, err
-		}
-	}
-	p = core.Policy{SeedMode: core.SeedMode(s[0]), OnBusy: core.BusyMode(s[1]), ToolErrors: core.ToolErrorMode(s[2]),
-		MaxSteps: int(n[0]), MaxContextMessages: int(n[1]), MaxContextBytes: n[2], TimeoutMs: n[3]}
-	switch r := get(v, FieldRepair); r.Type() {
-	case js.TypeUndefined, js.TypeNull:
-	case js.TypeBoolean:
-		p.Repair = r.Bool()
-	default:
-		return p, argError("policy.repair must be a boolean")
-	}
-	tools := get(v, FieldAllowedTools)
-	if !nullish(tools) {
-		if !isArray(tools) {
-			return p, argError("policy.allowedTools must be an Array of strings")
-		}
-		p.AllowedTools = make([]string, length(tools))
-		for i := range p.AllowedTools {
-			t := get(tools, i)
-			if t.Type() != js.TypeString {
-				return p, argError("policy.allowedTools[" + itoa(i) + "] must be a string")
-			}
-			p.AllowedTools[i] = t.String()
-		}
-	}
-	return p, nil
+	return hostmsg.Policy(hostValue{v})
 }
 
-// Limits converts a JavaScript limits object (maxSessions,
-// maxMessagesPerSession, maxSessionBytes, maxSeedMessages, maxSeedBytes,
-// maxMessageBytes, maxTotalBytes: non-negative integers; absent or 0 means
-// the default).
-// null or undefined is the zero Limits. Anything else, and any other own
-// key, is refused with invalid_argument naming the field; the bounds of
-// the values are core.Limits.Validate's.
+// A begin frame's policy as JSON text (the glue sends a policy so) is
+// read as this edge reads a policy: JSON.parse, then Policy.
+func init() { wire.SetPolicyJSONReader(policyJSON) }
+
+func policyJSON(text string) (core.Policy, error) {
+	if text == lastPolicy.text {
+		return lastPolicy.p, nil
+	}
+	v, err := parse(text)
+	if err != nil {
+		return core.Policy{}, argError("policy is not valid JSON")
+	}
+	p, err := Policy(v)
+	if err == nil {
+		lastPolicy.text, lastPolicy.p = text, p
+	}
+	return p, err
+}
+
+// lastPolicy is the last policy policyJSON read, by its text: a host
+// passes the same policy turn after turn, and reading it through
+// syscall/js again would cost a warm turn about three times its time
+// (some fifty calls into JavaScript; measured 82 µs against 24 µs). Its
+// AllowedTools is shared by the turns that reuse it, which only read it.
+// The module runs one goroutine at a time and policyJSON does not yield.
+var lastPolicy struct {
+	text string
+	p    core.Policy
+}
+
+// Limits converts a JavaScript limits object with hostmsg.Limits, the
+// reader every edge shares: null or undefined is the zero Limits (every
+// limit its default); a field that is not an integer, another own key,
+// or a value out of core's bounds is refused with invalid_argument.
 func Limits(v js.Value) (l core.Limits, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
-	const what = "limits"
-	if ok, err := object(v, what, limitsFields[:]); !ok {
-		return l, err
-	}
-	var n [len(limitsFields)]int64
-	for i := range n {
-		if n[i], err = optInt(v, what, limitsFields[i]); err != nil {
-			return l, err
-		}
-	}
-	return core.Limits{MaxSessions: int(n[0]), MaxMessagesPerSession: int(n[1]), MaxSessionBytes: n[2],
-		MaxSeedMessages: int(n[3]), MaxSeedBytes: n[4], MaxMessageBytes: n[5], MaxTotalBytes: n[6]}, nil
+	return hostmsg.Limits(hostValue{v})
 }
 
 // RunOptions are the options of one run call.
@@ -201,7 +117,7 @@ func Options(v js.Value) (o RunOptions, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	o.OnEvent = js.Undefined()
 	const what = "options"
-	if ok, err := object(v, what, nil); !ok {
+	if ok, err := object(v, what); !ok {
 		return o, err
 	}
 	switch id := get(v, FieldRunID); id.Type() {
@@ -262,7 +178,7 @@ func Config(v js.Value) (cfg core.Config, model js.Value, tools []js.Value, err 
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	cfg.AfterFunc = AfterFunc
 	const what = "config"
-	if ok, err := object(v, what, nil); !ok {
+	if ok, err := object(v, what); !ok {
 		return cfg, js.Undefined(), nil, err
 	}
 	if cfg.SystemPrompt, err = optStr(v, what, FieldSystemPrompt); err != nil {

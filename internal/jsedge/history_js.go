@@ -107,6 +107,19 @@ func (h hostValue) Index(i int) hostValue { return hostValue{get(h.v, i)} }
 
 func (h hostValue) Get(key string) hostValue { return hostValue{get(h.v, key)} }
 
+func (h hostValue) Keys() []string {
+	keys := jsutil.Object.Call(MethodKeys, h.v)
+	out := make([]string, length(keys))
+	for i := range out {
+		out[i] = get(keys, i).String()
+	}
+	return out
+}
+
+func (h hostValue) Number() float64 { return h.v.Float() }
+
+func (h hostValue) Bool() bool { return h.v.Bool() }
+
 func (h hostValue) JSON() (string, bool) {
 	s, err := stringify(h.v)
 	return s, err == nil

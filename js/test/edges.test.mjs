@@ -2,9 +2,9 @@
 // same error code in the glue, over the wire (run() and the ADR entry
 // point), as through the module's syscall/js API called raw, and as at
 // the Go edges (httpapi, wasihost, wazero_test read the same files).
-// The glue keeps a copy of the policy's type checks (js/request.js,
-// checkPolicy: a frame carries only integers and strings); this holds it
-// to the module's answers.
+// The glue checks nothing of a policy: it sends its JSON text, which the
+// module reads with the reader its syscall/js API calls (hostmsg.Policy),
+// so each refusal has the same code and the same text on every path.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
@@ -35,13 +35,19 @@ async function rawAPI(module) {
 // codeOf settles p and returns the error code it rejects with, or null
 // when it fulfils with a completed run.
 async function codeOf(p) {
+  return (await refusalOf(p))?.code ?? null;
+}
+
+// refusalOf settles p and returns { code, message } of its refusal, or
+// undefined when it fulfils with a completed run.
+async function refusalOf(p) {
   try {
     const res = await p;
     assert.equal(res.status, "completed");
-    return null;
+    return undefined;
   } catch (e) {
     if (!e || typeof e.code !== "string") throw e;
-    return e.code;
+    return { code: e.code, message: e.message };
   }
 }
 
@@ -54,9 +60,65 @@ test("every policy case gives the table's code in the glue and through the sysca
     for (const c of await table("policy")) {
       const want = c.code ?? null;
       const at = (edge) => `${c.name} (${edge})`;
-      assert.equal(await codeOf(glue.run({ sessionId: "edges", input: "hi", policy: c.policy })), want, at("glue run()"));
-      assert.equal(await codeOf(glue.startRunWithPolicy("edges", "hi", c.policy)), want, at("glue startRunWithPolicy"));
-      assert.equal(await codeOf(raw.startRunWithPolicy("edges", "hi", c.policy)), want, at("syscall/js"));
+      const viaRun = await refusalOf(glue.run({ sessionId: "edges", input: "hi", policy: c.policy }));
+      const viaEntry = await refusalOf(glue.startRunWithPolicy("edges", "hi", c.policy));
+      const viaAPI = await refusalOf(raw.startRunWithPolicy("edges", "hi", c.policy));
+      assert.equal(viaRun?.code ?? null, want, at("glue run()"));
+      assert.equal(viaEntry?.code ?? null, want, at("glue startRunWithPolicy"));
+      assert.equal(viaAPI?.code ?? null, want, at("syscall/js"));
+      // One text: the module's reader answers on every path, for every
+      // policy that is an object (the glue's argument checks, js/args.js,
+      // refuse another value as a TypeError naming the argument).
+      if (c.policy !== null && typeof c.policy === "object" && !Array.isArray(c.policy)) {
+        assert.equal(viaRun?.message, viaAPI?.message, at("glue run()'s text"));
+        assert.equal(viaEntry?.message, viaAPI?.message, at("glue startRunWithPolicy's text"));
+      }
+    }
+  } finally {
+    glue.close();
+    raw.close();
+  }
+});
+
+// Values JSON has no form for, which the table cannot hold: the glue's
+// JSON text stands for each so that the module's reader answers as the
+// syscall/js API answers the value itself (same code, same text). Each
+// field is read once.
+test("policies JSON cannot carry give the syscall/js API's refusal in the glue", async () => {
+  const module = await compiledModule();
+  const glue = await loadRuntime({ wasm: module, wasmExec: wasmExecURL });
+  const api = await rawAPI(module);
+  const raw = api.createRuntime({});
+  let reads = 0;
+  const cases = {
+    "NaN": () => ({ maxSteps: NaN }),
+    "Infinity": () => ({ timeoutMs: Infinity }),
+    "-Infinity": () => ({ maxContextBytes: -Infinity }),
+    "a function": () => ({ seedMode: () => "reconcile" }),
+    "a symbol": () => ({ repair: Symbol("x") }),
+    "a bigint": () => ({ maxSteps: 3n }),
+    "undefined under an unknown key": () => ({ timeoutMS: undefined }),
+    "undefined in allowedTools": () => ({ allowedTools: ["a", undefined] }),
+    "a function as the policy": () => () => 1,
+    "an Array as the policy": () => [1],
+    "a throwing getter": () => ({ get maxSteps() { throw new Error("no"); } }),
+    "undefined fields": () => ({ maxSteps: undefined, repair: undefined }),
+    "a getter read once": () => ({ get maxSteps() { return ++reads === 1 ? 2 : -1; } }),
+  };
+  try {
+    for (const [name, make] of Object.entries(cases)) {
+      reads = 0;
+      const viaRun = await refusalOf(glue.run({ sessionId: "edges", input: "hi", policy: make() }));
+      assert.ok(reads <= 1, `${name}: a getter read ${reads} times`);
+      reads = 0;
+      const viaEntry = await refusalOf(glue.startRunWithPolicy("edges", "hi", make()));
+      reads = 0;
+      const viaAPI = await refusalOf(raw.startRunWithPolicy("edges", "hi", make()));
+      assert.equal(viaRun?.code, viaAPI?.code, `${name} (glue run())`);
+      assert.equal(viaEntry?.code, viaAPI?.code, `${name} (glue startRunWithPolicy)`);
+      // Go's syscall/js cannot read a bigint's type (it panics: "bad type
+      // flag") and names a getter's throw in its own words.
+      if (name !== "a throwing getter" && name !== "a bigint" && typeof make() === "object" && !Array.isArray(make())) assert.equal(viaRun?.message, viaAPI?.message, `${name}: text`);
     }
   } finally {
     glue.close();

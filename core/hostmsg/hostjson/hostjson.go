@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 
 	"github.com/agentrt/agentrt/core/hostmsg"
 )
@@ -39,6 +40,9 @@ type node struct {
 	elems []Value
 	keys  []string
 	vals  []Value
+	// dups holds the keys the object's text gave more than once, each
+	// time after the first (see Keys).
+	dups []string
 	// index maps keys to their place once an object has more than
 	// indexAfter of them, so that neither parsing nor Get is quadratic in
 	// the number of keys a request can hold.
@@ -114,6 +118,7 @@ func parse(d *json.Decoder, depth int) (Value, error) {
 				}
 				if i := n.find(key); i >= 0 {
 					n.vals[i] = v
+					n.dups = append(n.dups, key)
 				} else {
 					n.add(key, v)
 				}
@@ -200,6 +205,31 @@ func (v Value) Get(key string) Value {
 	}
 	return Value{}
 }
+
+// Keys implements hostmsg.Value: an object's keys in order, then each
+// key the text repeated, once per repetition (nil for other kinds).
+func (v Value) Keys() []string {
+	if v.Kind() != hostmsg.Object {
+		return nil
+	}
+	if len(v.n.dups) == 0 {
+		return v.n.keys
+	}
+	return append(append([]string(nil), v.n.keys...), v.n.dups...)
+}
+
+// Number implements hostmsg.Value: a number's value (0 for other
+// kinds); a number too large for a float64 is an infinity.
+func (v Value) Number() float64 {
+	if v.Kind() != hostmsg.Number {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(v.n.text, 64)
+	return f
+}
+
+// Bool implements hostmsg.Value: whether the value is true.
+func (v Value) Bool() bool { return v.Kind() == hostmsg.Bool && v.n.text == "true" }
 
 // JSON implements hostmsg.Value: the value's compact JSON text, strings
 // escaped as JSON.stringify escapes them. An absent value has none.
