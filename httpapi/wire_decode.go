@@ -42,6 +42,8 @@ type rawPolicy struct {
 	MaxSteps           json.RawMessage `json:"maxSteps"`
 	MaxContextMessages json.RawMessage `json:"maxContextMessages"`
 	MaxContextBytes    json.RawMessage `json:"maxContextBytes"`
+	MaxContextTokens   json.RawMessage `json:"maxContextTokens"`
+	ContextChunkTokens json.RawMessage `json:"contextChunkTokens"`
 	AllowedTools       json.RawMessage `json:"allowedTools"`
 	ToolErrors         json.RawMessage `json:"toolErrors"`
 	TimeoutMs          json.RawMessage `json:"timeoutMs"`
@@ -59,7 +61,7 @@ func invalidArg(msg string) *core.Error { return core.NewError(core.CodeInvalidA
 var (
 	runKeys    = []string{"input", "history", "policy", "runId", "inspect"}
 	policyKeys = []string{"seedMode", "onBusy", "maxSteps", "maxContextMessages", "maxContextBytes",
-		"allowedTools", "toolErrors", "timeoutMs", "repair"}
+		"maxContextTokens", "contextChunkTokens", "allowedTools", "toolErrors", "timeoutMs", "repair"}
 	checkKeys = []string{"history"}
 )
 
@@ -277,6 +279,14 @@ func decodePolicy(r json.RawMessage) (core.Policy, *core.Error) {
 		return p, err
 	}
 	p.MaxContextBytes = n
+	if n, err = num(raw.MaxContextTokens, "maxContextTokens", core.MaxBytes); err != nil {
+		return p, err
+	}
+	p.MaxContextTokens = n
+	if n, err = num(raw.ContextChunkTokens, "contextChunkTokens", core.MaxBytes); err != nil {
+		return p, err
+	}
+	p.ContextChunkTokens = n
 	if n, err = num(raw.TimeoutMs, "timeoutMs", core.MaxBytes); err != nil {
 		return p, err
 	}
