@@ -163,7 +163,7 @@ func TestHandler_Runs_MaxContextTokens_ServerSentEvents(t *testing.T) {
 	if evs[at+1].name != "model.delta" {
 		t.Errorf("after model.context: got %s, want model.delta", evs[at+1].name)
 	}
-	// 31 messages of 6 tokens (the estimate of "mN" and "hi") under 60.
+	// 31 messages of 5 tokens (the estimate of "mN" and "hi") under 60.
 	if ctx["tokens"].(float64) > 60 || ctx["messages"].(float64)+ctx["dropped"].(float64) != 31 {
 		t.Errorf("model.context: got %v", ctx)
 	}
