@@ -46,7 +46,7 @@ export class ModelRequest {
 
 // The fields of a policy (core.Policy's, as the module names them).
 const POLICY_FIELDS = new Set(["seedMode", "onBusy", "toolErrors", "maxSteps", "maxContextMessages",
-  "maxContextBytes", "timeoutMs", "allowedTools", "repair"]);
+  "maxContextBytes", "timeoutMs", "allowedTools", "repair", "maxContextTokens", "contextChunkTokens"]);
 
 function policyError(msg) {
   return new AgentrtError("invalid_argument", msg);
@@ -75,13 +75,14 @@ export function checkPolicy(p) {
     seedMode: p.seedMode, onBusy: p.onBusy, toolErrors: p.toolErrors,
     maxSteps: p.maxSteps, maxContextMessages: p.maxContextMessages, maxContextBytes: p.maxContextBytes,
     timeoutMs: p.timeoutMs, allowedTools: p.allowedTools, repair: p.repair,
+    maxContextTokens: p.maxContextTokens, contextChunkTokens: p.contextChunkTokens,
   };
   if (c.repair !== undefined && c.repair !== null && typeof c.repair !== "boolean") throw policyError("policy.repair must be a boolean");
   for (const f of ["seedMode", "onBusy", "toolErrors"]) {
     const v = c[f];
     if (v !== undefined && v !== null && typeof v !== "string") throw policyError(`policy.${f} must be a string`);
   }
-  for (const f of ["maxSteps", "maxContextMessages", "maxContextBytes", "timeoutMs"]) {
+  for (const f of ["maxSteps", "maxContextMessages", "maxContextBytes", "timeoutMs", "maxContextTokens", "contextChunkTokens"]) {
     const v = c[f];
     if (v === undefined || v === null) continue;
     if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw policyError(`policy.${f} must be a non-negative integer`);
@@ -233,8 +234,18 @@ export function toolSpec(t) {
  */
 export function deliverEvents(turn, events, a) {
   for (const e of events) {
+    // Under policy.maxContextTokens the module sends model.context
+    // events, asked for with or without a listener: the last is the
+    // result's context (the done action's result does not carry it).
+    if (e.type === "model.context") turn.context = e.context;
+    if (e.type === "run.completed" && a.kind === ACTION.done && turn.context !== undefined) a.result.context = turn.context;
+    if (!turn.onEvent) continue;
     const ev = { type: e.type, runId: turn.runId, sessionId: turn.sessionId, seq: e.seq };
     if (e.seed !== undefined) ev.seed = e.seed;
+    if (e.context !== undefined) {
+      ev.context = e.context;
+      ev.step = e.step;
+    }
     if (e.type === "model.delta") {
       ev.delta = e.delta;
       ev.step = e.step;

@@ -21,7 +21,7 @@ export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, faile
 
 const ROLES = ["user", "assistant", "tool", "system"];
 const EVENT_TYPES = ["run.started", "session.seeded", "message.appended", "model.delta",
-  "tool.started", "tool.finished", "run.completed", "run.failed", "run.cancelled"];
+  "tool.started", "tool.finished", "run.completed", "run.failed", "run.cancelled", "model.context"];
 const SEED_MODES = ["none", "cold", "noop", "appended", "replaced"];
 // Keep in sync with repairKinds in wire/action.go.
 const REPAIR_KINDS = ["missing_tool_result", "orphan_tool_result", "duplicate_tool_result", "duplicate_message"];
@@ -182,8 +182,11 @@ export function writeBegin(w, b) {
   if (b.historyMirror) flags |= 8;
   if (b.historyValid) flags |= 16;
   if (b.policy?.repair) flags |= 32;
-  w.byte(flags);
   const p = b.policy || {};
+  // Flag bit 6: the token fields follow the policy's (docs/wire.md).
+  const tokens = (p.maxContextTokens ?? 0) !== 0 || (p.contextChunkTokens ?? 0) !== 0;
+  if (tokens) flags |= 64;
+  w.byte(flags);
   w.string(p.seedMode ?? "");
   w.string(p.onBusy ?? "");
   w.string(p.toolErrors ?? "");
@@ -196,6 +199,10 @@ export function writeBegin(w, b) {
   else {
     w.uvarint(tools.length + 1);
     for (const t of tools) w.string(t);
+  }
+  if (tokens) {
+    w.svarint(p.maxContextTokens ?? 0);
+    w.svarint(p.contextChunkTokens ?? 0);
   }
   w.uvarint(b.mirrorGen ?? 0);
   w.uvarint(b.mirrorLen ?? 0);
@@ -443,6 +450,10 @@ export class Reader {
         break;
       }
       case 7: case 8: ev.error = this.error(); break;
+      case 9:
+        ev.step = this.uvarint();
+        ev.context = { messages: this.uvarint(), tokens: this.uvarint(), dropped: this.uvarint() };
+        break;
     }
     return ev;
   }
