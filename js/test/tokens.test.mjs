@@ -119,3 +119,25 @@ test("bad token fields are refused invalid_argument, changing nothing", async ()
     release(rt);
   }
 });
+
+// Worker mode (browsers only, as in worker.test.mjs): the policy reaches
+// the worker's glue, and result.context and model.context come back.
+const hasWorker = typeof globalThis.Worker === "function" && !globalThis.Deno && !globalThis.Bun &&
+  !globalThis.process?.versions?.node;
+if (hasWorker) {
+  test("worker mode: the token window's policy, result.context and model.context", async () => {
+    const rt = await load({ worker: true });
+    try {
+      const history = Array.from({ length: 30 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `m${i}` }));
+      const events = [];
+      const r = await rt.run({ sessionId: "w", input: "hi", history, policy: { maxContextTokens: 60, contextChunkTokens: 30 }, onEvent: (ev) => events.push(ev) });
+      const want = { messages: 7, tokens: 35, dropped: 24 };
+      assert.deepEqual(r.context, want);
+      assert.deepEqual(events.find((ev) => ev.type === "model.context")?.context, want);
+      await assert.rejects(rt.run({ sessionId: "w", input: "x".repeat(400), policy: { maxContextTokens: 60 } }), (e) => e.code === "limit_exceeded");
+      assert.equal((await rt.session("w")).messageCount, 32);
+    } finally {
+      release(rt);
+    }
+  });
+}
