@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -171,5 +172,40 @@ func TestHandler_Runs_MaxContextTokens_ServerSentEvents(t *testing.T) {
 	result, _ := last.data["result"].(map[string]any)
 	if last.name != "run.completed" || fmt.Sprint(result["context"]) != fmt.Sprint(ctx) {
 		t.Errorf("run.completed context: got %v, want %v", result["context"], ctx)
+	}
+}
+
+// Ensure a Go host's counter that fails (an error, a negative count, a
+// panic) fails the run typed over HTTP, changing nothing, and the API
+// goes on.
+func TestHandler_Runs_MaxContextTokens_ErrCounter(t *testing.T) {
+	var mode atomic.Int64
+	rt := mustRuntime(t, core.Config{CountTokens: func(m core.Message) (int, error) {
+		switch mode.Load() {
+		case 1:
+			return 0, errors.New("tokenizer down")
+		case 2:
+			return -1, nil
+		case 3:
+			panic("tokenizer bug")
+		}
+		return 10, nil
+	}})
+	h := httpapi.New(httpapi.Config{Runtime: rt})
+	body := `{"input":"hi","history":` + history(4) + `,"policy":{"maxContextTokens":100}}`
+	for m := int64(1); m <= 3; m++ {
+		mode.Store(m)
+		res := do(t, h, "POST", "/v1/sessions/c/runs", body)
+		if e := decode[errorBody](t, res.body); res.status != 400 || e.Error.Code != "invalid_argument" {
+			t.Errorf("counter mode %d: got %d %s, want 400 invalid_argument", m, res.status, res.body)
+		}
+		if res = do(t, h, "GET", "/v1/sessions/c", ""); res.status != 404 {
+			t.Errorf("counter mode %d: the session after the failure: %d %s", m, res.status, res.body)
+		}
+	}
+	mode.Store(0)
+	res := do(t, h, "POST", "/v1/sessions/c/runs", body)
+	if r := decode[tokenResult](t, res.body); res.status != 200 || r.Context == nil || r.Context.Tokens != 50 {
+		t.Errorf("after the failures: got %d %s", res.status, res.body)
 	}
 }
