@@ -1,5 +1,3 @@
-//go:build !js || !agentrt_nocontext
-
 package core_test
 
 import (

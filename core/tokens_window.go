@@ -1,13 +1,7 @@
-//go:build !js || !agentrt_nocontext
-
 package core
 
-// The token window is left out of the module the glue loads (GOOS=js
-// built with the agentrt_nocontext tag, tokens_js.go) until the
-// JavaScript edge passes Policy.MaxContextTokens through: its glue writes
-// no token budget, and the module's size is held to a bar (wasm/runtime's
-// size test). The Worker (GOOS=js without the tag) has it. See
-// docs/adr/0018-context-window-by-tokens.md, "The edges".
+// The count's checks and the chunked, pair-safe window itself; see
+// tokens.go and docs/adr/0018-context-window-by-tokens.md.
 
 // countTokens counts m with the runtime's counter and checks the count.
 func (rt *Runtime) countTokens(m Message) (int64, *Error) {

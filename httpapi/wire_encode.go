@@ -112,6 +112,23 @@ type wireResult struct {
 	Seed         wireSeed        `json:"seed"`
 	MessageCount int             `json:"messageCount"`
 	ModelCalls   []wireModelCall `json:"modelCalls"`
+	Context      *wireContext    `json:"context,omitempty"`
+}
+
+// wireContext is a core.ContextReport: what a model call was sent under
+// policy.maxContextTokens (result.context, the model.context event's
+// context).
+type wireContext struct {
+	Messages int   `json:"messages"`
+	Tokens   int64 `json:"tokens"`
+	Dropped  int   `json:"dropped"`
+}
+
+func toWireContext(c *core.ContextReport) *wireContext {
+	if c == nil {
+		return nil
+	}
+	return &wireContext{Messages: c.Messages, Tokens: c.Tokens, Dropped: c.Dropped}
 }
 
 type wireError struct {
@@ -142,6 +159,7 @@ type wireEvent struct {
 	ToolCall  *wireToolCall  `json:"toolCall,omitempty"`
 	Result    *wireResult    `json:"result,omitempty"`
 	Error     *wireError     `json:"error,omitempty"`
+	Context   *wireContext   `json:"context,omitempty"`
 }
 
 func toWireMessage(m *core.Message) wireMessage {
@@ -173,6 +191,7 @@ func toWireResult(r *core.Result) *wireResult {
 		Seed:         toWireSeed(&r.Seed),
 		MessageCount: r.MessageCount,
 		ModelCalls:   make([]wireModelCall, len(r.ModelCalls)),
+		Context:      toWireContext(r.Context),
 	}
 	for i, c := range r.ModelCalls {
 		w.ModelCalls[i] = wireModelCall{Step: c.Step, MessageCount: c.MessageCount}
@@ -212,5 +231,6 @@ func toWireEvent(ev *core.Event) *wireEvent {
 	if ev.Err != nil {
 		w.Error = toWireError(ev.Err)
 	}
+	w.Context = toWireContext(ev.Context)
 	return w
 }

@@ -279,7 +279,8 @@ export class FastPath {
       if (Array.isArray(history) && packedCount(packed) > this.limits.maxSeedMessages) this.#countRefusal(history, policy);
     }
     const frame = writeBegin(this.w.reset(), {
-      sessionId, input, runId, history: packed, inspect, events: onEvent !== undefined,
+      sessionId, input, runId, history: packed, inspect,
+      events: onEvent !== undefined || (policy !== undefined && (policy.maxContextTokens ?? 0) !== 0),
       historyMirror: historyMirror !== undefined, policy,
       // A history the glue packed from an array holds only strings it
       // encoded itself: valid UTF-8 (docs/adr/0011-history-valid-flag.md).
@@ -299,6 +300,8 @@ export class FastPath {
       // goes on with its own, and leaves the map to the session's next
       // turns.
       mirror, detached: false,
+      // context is the last model.context event's (policy.maxContextTokens).
+      context: undefined,
     };
     this.#active.set(runId, turn);
     this.busy.set(sessionId, (this.busy.get(sessionId) ?? 0) + 1);
@@ -382,7 +385,7 @@ export class FastPath {
     let ends = true;
     try {
       for (;;) {
-        if (a.events !== undefined && turn.onEvent) deliverEvents(turn, a.events, a);
+        if (a.events !== undefined) deliverEvents(turn, a.events, a);
         switch (a.kind) {
           case ACTION.model: {
             this.#arm(turn);
@@ -435,7 +438,7 @@ export class FastPath {
     try {
       let a = next instanceof Promise ? await next : next;
       for (;;) {
-        if (next !== a && a.events !== undefined && turn.onEvent) deliverEvents(turn, a.events, a);
+        if (next !== a && a.events !== undefined) deliverEvents(turn, a.events, a);
         next = undefined;
         switch (a.kind) {
           case ACTION.wait:
@@ -504,6 +507,7 @@ export class FastPath {
   #outcome(turn, a) {
     turn.open = false;
     if (a.kind === ACTION.done) {
+      if (turn.context !== undefined) a.result.context = turn.context;
       this.#keepReply(turn, a.result);
       return a.result;
     }
@@ -646,7 +650,7 @@ export class FastPath {
       (t) => {
         if (answered || turn.closed || typeof t !== "string") return;
         const out = this.action(this.call(this.ex.agentrt_feed, writeDelta(this.w.reset(), handle, t)));
-        if (out.events !== undefined && turn.onEvent) deliverEvents(turn, out.events, out);
+        if (out.events !== undefined) deliverEvents(turn, out.events, out);
       });
     let v;
     let failure;

@@ -157,6 +157,16 @@ export interface Policy {
    * it; the repairs are listed in `seed.repairs`. Default false.
    */
   repair?: boolean | undefined;
+  /**
+   * The budget, in tokens, of one model call: the system prompt, the tool
+   * specs and the messages sent (by the estimate of docs/contract.md).
+   * The oldest messages are left out in chunks, a tool call with its
+   * results; an input that cannot fit is refused with limit_exceeded.
+   * Default 0: none.
+   */
+  maxContextTokens?: number | undefined;
+  /** How far the token window moves at once; default half of maxContextTokens. */
+  contextChunkTokens?: number | undefined;
 }
 
 /** The kinds of defect `policy.repair` fixes. */
@@ -218,6 +228,19 @@ export interface Result {
   messageCount: number;
   /** Each model call of the run: how many messages it was sent, and them when `inspect` was set. */
   modelCalls?: Array<{ step: number; messageCount: number; messages?: Message[] }>;
+  /** What the last model call was sent, under policy.maxContextTokens only. */
+  context?: ContextReport;
+}
+
+/**
+ * The window of a model call under policy.maxContextTokens: the messages
+ * sent, their tokens with the system prompt's and the tool specs', and
+ * the session's messages left out before them.
+ */
+export interface ContextReport {
+  messages: number;
+  tokens: number;
+  dropped: number;
 }
 
 interface EventBase {
@@ -233,6 +256,7 @@ export type RunEvent =
   | (EventBase & { type: "session.seeded"; seed: SeedReport })
   | (EventBase & { type: "message.appended"; message: Message })
   | (EventBase & { type: "model.delta"; delta: string; step?: number })
+  | (EventBase & { type: "model.context"; context: ContextReport; step: number })
   | (EventBase & { type: "tool.started"; toolCall: ToolCall })
   | (EventBase & { type: "tool.finished"; toolCall: ToolCall; message?: Message; error?: AgentrtError })
   | (EventBase & { type: "run.completed"; result: Result })

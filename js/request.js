@@ -93,7 +93,7 @@ export function checkPolicy(p) {
   }
   if (json === "{}") return undefined;
   const c = JSON.parse(json);
-  return { json, timeoutMs: c.timeoutMs, allowedTools: c.allowedTools, repair: c.repair };
+  return { json, timeoutMs: c.timeoutMs, allowedTools: c.allowedTools, repair: c.repair, maxContextTokens: c.maxContextTokens };
 }
 
 const PROMISE_THEN = Promise.prototype.then;
@@ -236,8 +236,18 @@ export function toolSpec(t) {
  */
 export function deliverEvents(turn, events, a) {
   for (const e of events) {
+    // Under policy.maxContextTokens the module sends model.context
+    // events, asked for with or without a listener: the last is the
+    // result's context (the done action's result does not carry it).
+    if (e.type === "model.context") turn.context = e.context;
+    if (e.type === "run.completed" && a.kind === ACTION.done && turn.context !== undefined) a.result.context = turn.context;
+    if (!turn.onEvent) continue;
     const ev = { type: e.type, runId: turn.runId, sessionId: turn.sessionId, seq: e.seq };
     if (e.seed !== undefined) ev.seed = e.seed;
+    if (e.context !== undefined) {
+      ev.context = e.context;
+      ev.step = e.step;
+    }
     if (e.type === "model.delta") {
       ev.delta = e.delta;
       ev.step = e.step;

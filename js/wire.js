@@ -21,7 +21,7 @@ export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, faile
 
 const ROLES = ["user", "assistant", "tool", "system"];
 const EVENT_TYPES = ["run.started", "session.seeded", "message.appended", "model.delta",
-  "tool.started", "tool.finished", "run.completed", "run.failed", "run.cancelled"];
+  "tool.started", "tool.finished", "run.completed", "run.failed", "run.cancelled", "model.context"];
 const SEED_MODES = ["none", "cold", "noop", "appended", "replaced"];
 // Keep in sync with repairKinds in wire/action.go.
 const REPAIR_KINDS = ["missing_tool_result", "orphan_tool_result", "duplicate_tool_result", "duplicate_message"];
@@ -192,6 +192,9 @@ export function writeBegin(w, b) {
     return writeBeginTail(w, b);
   }
   if (p.repair) flags |= 32;
+  // Flag bit 6: the token fields follow the policy's (docs/wire.md).
+  const tokens = (p.maxContextTokens ?? 0) !== 0 || (p.contextChunkTokens ?? 0) !== 0;
+  if (tokens) flags |= 64;
   w.byte(flags);
   w.string(p.seedMode ?? "");
   w.string(p.onBusy ?? "");
@@ -205,6 +208,10 @@ export function writeBegin(w, b) {
   else {
     w.uvarint(tools.length + 1);
     for (const t of tools) w.string(t);
+  }
+  if (tokens) {
+    w.svarint(p.maxContextTokens ?? 0);
+    w.svarint(p.contextChunkTokens ?? 0);
   }
   return writeBeginTail(w, b);
 }
@@ -457,6 +464,10 @@ export class Reader {
         break;
       }
       case 7: case 8: ev.error = this.error(); break;
+      case 9:
+        ev.step = this.uvarint();
+        ev.context = { messages: this.uvarint(), tokens: this.uvarint(), dropped: this.uvarint() };
+        break;
     }
     return ev;
   }
