@@ -1,7 +1,9 @@
 // The host-message corpus (testdata/contract/) against the glue and the
 // module's array path, in this engine. Runs under `node --test`,
 // `bun test` and `deno test -A`, and in Chromium, Firefox and WebKit
-// through js/test/browser (which serves testdata/).
+// through js/test/browser (which serves testdata/), where the glue in
+// worker mode is one more path (corpus.mjs, workerCorpusPath): the same
+// cases, the same expected answers.
 //
 // Every case seeds a fresh session with its history and the input "next",
 // then reads the session back: the messages before the new turn must be
@@ -11,13 +13,16 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { toModuleHistory } from "../history.js";
 import { compiledModule } from "./env.mjs";
-import { canonical, corpusPaths, loadCorpus, onPath } from "./corpus.mjs";
+import { canonical, corpusPaths, workerCorpusPath, loadCorpus, onPath } from "./corpus.mjs";
+import { hasWebWorker } from "./helpers.mjs";
 
 let wasm;
 const cases = await loadCorpus();
 
-// Every case seeds a new session on each path (corpus.mjs, corpusPaths).
-for (const path of corpusPaths) {
+// Every case seeds a new session on each path (corpus.mjs, corpusPaths),
+// and in worker mode where the host has Web Workers.
+const paths = hasWebWorker ? [...corpusPaths, workerCorpusPath] : corpusPaths;
+for (const path of paths) {
   describe(`contract: ${path.name}`, () => {
     let p;
     before(async () => {
@@ -38,11 +43,11 @@ for (const path of corpusPaths) {
         if (c.error) {
           assert.ok(err instanceof Error, `accepted; want ${JSON.stringify(c.error)}`);
           assert.deepEqual({ code: err.code, index: err.index, message: err.message }, c.error);
-          assert.equal(p.session(id), null, "a refused history left a session behind");
+          assert.equal(await p.session(id), null, "a refused history left a session behind");
           return;
         }
         if (err) assert.fail(`refused with ${err.code} at ${err.index}: ${err.message}`);
-        const held = p.session(id).slice(0, -2).map(canonical);
+        const held = (await p.session(id)).slice(0, -2).map(canonical);
         assert.deepEqual(held, c.session.map(canonical));
         assert.equal(result.seed.seeded, held.length);
         assert.equal(result.seed.skippedSystem, c.skippedSystem ?? 0);
