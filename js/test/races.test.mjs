@@ -7,7 +7,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { AgentrtError } from "../glue.js";
-import { runtimes, deferred } from "./helpers.mjs";
+import { runtimes, deferred, runtimeModes, modeConfig } from "./helpers.mjs";
 
 // One runtime per test, each released when the next test loads its own:
 // a page keeping every test's instance runs out of wasm memory.
@@ -127,8 +127,11 @@ for (const sync of [true, false]) {
 // the session, cancels the run, reverts, closes the runtime or starts a
 // second run on the session; the models answer, throw, never answer or
 // settle twice. Each run ends with a Result or a typed error, and the
-// runtime (unless closed) runs the next turn.
-describe("races at a tool call, across models and tools", () => {
+// runtime (unless closed) runs the next turn. The table runs in each mode
+// (helpers.mjs, runtimeModes): on the main thread, and in worker mode
+// where the host has Web Workers (docs/adr/0021-worker-mode.md), where the
+// host's calls and the tool's answer cross to the worker by message.
+for (const mode of runtimeModes) describe(`races at a tool call, across models and tools${mode === "main" ? "" : ` (${mode})`}`, () => {
   const models = {
     answers: (req) => toolModel(2)(req),
     throws: (req) => {
@@ -166,14 +169,14 @@ describe("races at a tool call, across models and tools", () => {
           let once = true;
           const others = [];
           const later = [];
-          rt = await load({
+          rt = await load(modeConfig(mode, {
             model,
             tools: [tool(sync, (ctx) => {
               if (!once) return;
               once = false;
               race(rt, ctx, others, later);
             })],
-          });
+          }));
           const s = await settledOf(rt.run({ sessionId: "s", input: "go", policy }));
           await Promise.all(later);
           assertTyped(s, "run");
