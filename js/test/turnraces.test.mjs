@@ -32,10 +32,12 @@ const addSync = { name: "add", description: "adds", parameters: { type: "object"
 const addAsync = { name: "add", description: "adds", parameters: { type: "object" }, call: async (args) => String(args.a + args.b) };
 
 // gatedModel asks for the add tool on step 1 after the gate opens, and
-// answers with the number of messages it received on step 2.
-function gatedModel(gate) {
+// answers with the number of messages it received on step 2. entered,
+// when given, is resolved when step 1 reaches the gate.
+function gatedModel(gate, entered) {
   return async (req) => {
     if (req.step === 1 && req.messages[req.messages.length - 1].content.startsWith("add")) {
+      entered?.resolve();
       await gate.promise;
       return { content: "", toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] };
     }
@@ -49,27 +51,37 @@ async function warm(rt, id) {
   await rt.run({ sessionId: id, input: "two" });
 }
 
+// suffix names a test's worker-mode copy; the main thread's keeps its name.
+const suffix = (mode) => (mode === "main" ? "" : ` (${mode})`);
+
+// The tests of the next two loops run in each mode (helpers.mjs, runtimeModes). In
+// worker mode the host's calls reach the worker in the order they are
+// made, so a run waits at its model before deleteSession is sent.
+for (const mode of runtimeModes) {
+const loadIn = (config) => load(modeConfig(mode, config));
 for (const [toolName, tool] of [["sync", addSync], ["async", addAsync]]) {
   for (const [pathName, policy] of [["wire path", { maxSteps: 5 }], ["quick path", undefined]]) {
-    test(`deleteSession while a run waits for its model before a ${toolName} tool (${pathName}): the run finishes on the removed session`, async () => {
+    test(`deleteSession while a run waits for its model before a ${toolName} tool (${pathName}): the run finishes on the removed session${suffix(mode)}`, async () => {
       const gate = deferred();
-      const rt = await load({ model: gatedModel(gate), tools: [tool] });
+      const entered = deferred();
+      const rt = await loadIn({ model: gatedModel(gate, entered), tools: [tool] });
       await warm(rt, "s");
       const p = rt.run({ sessionId: "s", input: "add please", ...(policy ? { policy } : {}) });
       await new Promise((r) => setTimeout(r, 0));
-      assert.equal(rt.deleteSession("s"), true);
+      await entered.promise;
+      assert.equal(await rt.deleteSession("s"), true);
       gate.resolve();
       const res = await p;
       assert.equal(res.reply.content, "7:3");
-      assert.equal(rt.session("s"), null);
+      assert.equal(await rt.session("s"), null);
       // The id serves a new session afterwards.
       const again = await rt.run({ sessionId: "s", input: "fresh" });
       assert.equal(again.reply.content, "1:fresh");
     });
 
-    test(`an early stream exit while another run waits before a ${toolName} tool (${pathName}): the run finishes or fails typed`, async () => {
+    test(`an early stream exit while another run waits before a ${toolName} tool (${pathName}): the run finishes or fails typed${suffix(mode)}`, async () => {
       const gate = deferred();
-      const rt = await load({ model: gatedModel(gate), tools: [tool] });
+      const rt = await loadIn({ model: gatedModel(gate), tools: [tool] });
       await warm(rt, "s");
       const p = rt.run({ sessionId: "s", input: "add please", ...(policy ? { policy } : {}) });
       await new Promise((r) => setTimeout(r, 0));
@@ -87,21 +99,25 @@ for (const [toolName, tool] of [["sync", addSync], ["async", addAsync]]) {
 
 for (const [toolName, wrap] of [["sync", (f) => f], ["async", (f) => async (a) => f(a)]]) {
   for (const [pathName, policy] of [["wire path", { maxSteps: 5 }], ["quick path", undefined]]) {
-    test(`a ${toolName} tool deletes its own session (${pathName}): the run finishes on the removed session`, async () => {
+    test(`a ${toolName} tool deletes its own session (${pathName}): the run finishes on the removed session${suffix(mode)}`, async () => {
       let rt;
+      let deleted;
       const tool = { name: "add", description: "adds", parameters: { type: "object" }, call: wrap((args) => {
-        assert.equal(rt.deleteSession("s"), true);
+        deleted = rt.deleteSession("s");
         return String(args.a + args.b);
       }) };
-      rt = await load({ model: gatedModel({ promise: Promise.resolve() }), tools: [tool] });
+      rt = await loadIn({ model: gatedModel({ promise: Promise.resolve() }), tools: [tool] });
       await warm(rt, "s");
       const res = await rt.run({ sessionId: "s", input: "add please", ...(policy ? { policy } : {}) });
+      assert.equal(await deleted, true);
       assert.equal(res.reply.content, "7:3");
-      assert.equal(rt.session("s"), null);
+      assert.equal(await rt.session("s"), null);
       const again = await rt.run({ sessionId: "s", input: "fresh" });
       assert.equal(again.reply.content, "1:fresh");
     });
   }
+}
+
 }
 
 // later runs f after depth microtasks.
