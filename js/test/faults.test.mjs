@@ -212,6 +212,60 @@ describe(`history${suffix(mode)}`, () => {
   });
 });
 
+
+// Answers no host should give, from the model or from the tool, and what
+// the turn makes of each: the code it fails with, or the reply it
+// completes with (the model's second step echoes the tool's output). In
+// worker mode an answer that cannot be cloned crosses as its JSON or, when
+// it has none, as a rejection: the same codes, other messages.
+describe(`hostile answers${suffix(mode)}`, () => {
+  const cyclic = () => {
+    const o = { content: "cyclic" };
+    o.self = o;
+    return o;
+  };
+  const answers = [
+    ["an object whose getter throws", () => ({ get content() { throw new Error("getter threw"); } }), { model: "model_error", tool: "tool_error" }],
+    ["a cyclic object", cyclic, { model: ["cyclic"], tool: "tool_error" }],
+    ["a BigInt", () => 5n, { model: "model_error", tool: "tool_error" }],
+    ["a Symbol", () => Symbol("s"), { model: "model_error", tool: "tool_error" }],
+    ["a function", () => () => "f", { model: "model_error", tool: "tool_error" }],
+    ["undefined", () => undefined, { model: "model_error", tool: ['after ""'] }],
+    ["null", () => null, { model: "model_error", tool: ['after "null"'] }],
+    ["toolCalls that are not an array", () => ({ content: "", toolCalls: "t" }), { model: "model_error" }],
+    ["a call of a tool there is not", () => ({ content: "", toolCalls: [{ id: "c", name: "nope", arguments: "{}" }] }), { model: "tool_error" }],
+  ];
+  for (const [name, answer, want] of answers) {
+    for (const [where, end] of Object.entries(want)) {
+      const what = Array.isArray(end) ? `completes with ${JSON.stringify(end[0])}` : `fails with ${end}`;
+      test(`a ${where} answering ${name}: the turn ${what}, and the session serves the next turn`, async () => {
+        const rt = await load({
+          model: (req) => {
+            const last = req.messages[req.messages.length - 1];
+            if (last.role === "user" && last.content === "go") {
+              return where === "model" ? answer() : { content: "", toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] };
+            }
+            if (last.role === "tool") return `after ${JSON.stringify(last.content)}`;
+            return "ok";
+          },
+          tools: [{ name: "t", call: () => answer() }],
+        });
+        await rt.run({ sessionId: "s", input: "warm" });
+        const before = (await rt.session("s")).messageCount;
+        const r = await within(rt.run({ sessionId: "s", input: "go" }).then((v) => v, (e) => e), "the turn");
+        if (Array.isArray(end)) {
+          assert.ok(!(r instanceof Error), `failed: ${r && r.code}: ${r && r.message}`);
+          assert.equal(r.reply.content, end[0]);
+        } else {
+          assert.ok(r instanceof Error, `completed: ${JSON.stringify(r && r.reply)}`);
+          assert.equal(r.code, end, r.message);
+          assert.equal((await rt.session("s")).messageCount, before, "the failed turn is rolled back");
+        }
+        await assertFree(rt, "s");
+      });
+    }
+  }
+});
 }
 
 // Rule "memory on the main thread only": the sizes are checked against
