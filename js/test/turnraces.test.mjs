@@ -422,3 +422,47 @@ for (const mode of runtimeModes) {
     }
   });
 }
+
+// A stream left while its turn's callee hangs, in each mode: the pending
+// next() ends (done, or a typed rejection), the turn is taken back, the
+// model's signal aborts and the session serves the next turn.
+for (const mode of runtimeModes) {
+  describe(`a stream left while its callee hangs (${mode})`, () => {
+    for (const spot of Object.keys(normalAnswer)) {
+      const h = spot === "the tool" ? hostiles["hangs, deaf to its signal"] : hostiles["hangs until its signal aborts"];
+      test(`at ${spot}: the stream ends, the session is unchanged and serves the next turn`, async () => {
+        const started = deferred();
+        let signal;
+        const rt = await load(modeConfig(mode, turnCallees(spot, (answer, sig) => {
+          signal = sig;
+          started.resolve();
+          return h.call(answer, sig);
+        })));
+        await rt.run({ sessionId: "s", input: "warm" });
+        const before = await messagesOf(rt, "s");
+        const it = rt.stream({ sessionId: "s", input: "go", runId: "r1" })[Symbol.asyncIterator]();
+        const types = [];
+        const consumed = (async () => {
+          for (;;) {
+            const step = await it.next();
+            if (step.done) return;
+            types.push(step.value.type);
+          }
+        })();
+        await started.promise;
+        await it.return();
+        const s = await consumed.then(() => ({ ok: true }), (error) => ({ ok: false, error }));
+        if (!s.ok) {
+          assert.ok(s.error instanceof AgentrtError, `not an AgentrtError: ${s.error}`);
+          assert.notEqual(s.error.code, "internal", s.error.message);
+        }
+        assert.ok(!types.includes("run.completed"), types.join(", "));
+        if (signal) await untilTrue(() => signal.aborted, "the model's signal is aborted");
+        assert.deepEqual(await messagesOf(rt, "s"), before, "the left turn changed the session");
+        const next = await rt.run({ sessionId: "s", input: "after" });
+        assert.equal(next.status, "completed");
+        assert.equal(next.messageCount, before.length + 2);
+      });
+    }
+  });
+}
