@@ -466,3 +466,34 @@ for (const mode of runtimeModes) {
     }
   });
 }
+
+// Worker mode only (docs/adr/0021-worker-mode.md, decision 5): the
+// worker terminated at each spot of a turn, within the call or a
+// microtask after it answered (before the worker's next message can reach
+// this side). The run rejects with internal, as every later call does:
+// nothing waits for an answer a dead worker cannot give.
+if (runtimeModes.includes("worker")) {
+  describe("a turn whose worker is terminated between its steps (worker)", () => {
+    for (const spot of Object.keys(normalAnswer)) {
+      test(`at ${spot}: the run and every later call reject with internal`, async () => {
+        for (const [timingName, when] of [["within the call", (f) => f()], ["a microtask after it answered", (f) => later(0, f)]]) {
+          let rt;
+          rt = await load(modeConfig("worker", turnCallees(spot, (answer) => {
+            when(() => rt.worker.terminate());
+            return answer;
+          })));
+          await rt.run({ sessionId: "s", input: "warm" });
+          const s = await settle(rt.run({ sessionId: "s", input: "go", runId: "r1" }));
+          assert.equal(s.ok, false, `${timingName}: the run completed`);
+          assert.ok(s.error instanceof AgentrtError, `${timingName}: ${s.error}`);
+          assert.equal(s.error.code, "internal", `${timingName}: ${s.error.message}`);
+          for (const call of [() => rt.run({ sessionId: "s", input: "after" }), () => rt.session("s"), () => rt.cancelRun("r1")]) {
+            const refused = await settle(call());
+            assert.equal(refused.ok, false, timingName);
+            assert.equal(refused.error.code, "internal", `${timingName}: ${refused.error.message}`);
+          }
+        }
+      });
+    }
+  });
+}
