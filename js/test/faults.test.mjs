@@ -14,9 +14,11 @@ import { compiledModule } from "./env.mjs";
 import { runtimes, rejectsWith, runtimeModes, modeConfig } from "./helpers.mjs";
 
 // load opens a runtime on the main thread; the tables run in each mode
-// open theirs with loadMain(modeConfig(mode, config)).
-const { load } = runtimes();
+// open theirs with loadMain(modeConfig(mode, config)), releasing the
+// previous test's.
+const { load, release } = runtimes();
 const loadMain = load;
+let previous;
 
 before(async () => {
   await compiledModule();
@@ -77,8 +79,13 @@ function faultyModel(fault) {
 const suffix = (mode) => (mode === "main" ? "" : ` (${mode})`);
 
 for (const mode of runtimeModes) {
-// A table's runtimes, in its mode.
-const load = (config) => loadMain(modeConfig(mode, config));
+// A table's runtimes, in its mode, one at a time: each test's is closed
+// when the next test opens its own (a page holds only so many workers'
+// and instances' memories).
+const load = async (config) => {
+  release(previous);
+  return (previous = await loadMain(modeConfig(mode, config)));
+};
 
 describe(`model faults${suffix(mode)}`, () => {
   for (const [name, fault] of [["then throws", throwingThen], ["then getter throws", throwingGetter]]) {
