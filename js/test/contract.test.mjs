@@ -1,7 +1,9 @@
 // The host-message corpus (testdata/contract/) against the glue and the
 // module's array path, in this engine. Runs under `node --test`,
 // `bun test` and `deno test -A`, and in Chromium, Firefox and WebKit
-// through js/test/browser (which serves testdata/).
+// through js/test/browser (which serves testdata/), where the glue in
+// worker mode is one more path (corpus.mjs, workerCorpusPath): the same
+// cases, the same expected answers.
 //
 // Every case seeds a fresh session with its history and the input "next",
 // then reads the session back: the messages before the new turn must be
@@ -11,13 +13,16 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { toModuleHistory } from "../history.js";
 import { compiledModule } from "./env.mjs";
-import { canonical, corpusPaths, loadCorpus, onPath } from "./corpus.mjs";
+import { canonical, corpusPaths, workerCorpusPath, loadCorpus, onPath } from "./corpus.mjs";
+import { hasWebWorker } from "./helpers.mjs";
 
 let wasm;
 const cases = await loadCorpus();
 
-// Every case seeds a new session on each path (corpus.mjs, corpusPaths).
-for (const path of corpusPaths) {
+// Every case seeds a new session on each path (corpus.mjs, corpusPaths),
+// and in worker mode where the host has Web Workers.
+const paths = hasWebWorker ? [...corpusPaths, workerCorpusPath] : corpusPaths;
+for (const path of paths) {
   describe(`contract: ${path.name}`, () => {
     let p;
     before(async () => {
@@ -38,11 +43,11 @@ for (const path of corpusPaths) {
         if (c.error) {
           assert.ok(err instanceof Error, `accepted; want ${JSON.stringify(c.error)}`);
           assert.deepEqual({ code: err.code, index: err.index, message: err.message }, c.error);
-          assert.equal(p.session(id), null, "a refused history left a session behind");
+          assert.equal(await p.session(id), null, "a refused history left a session behind");
           return;
         }
         if (err) assert.fail(`refused with ${err.code} at ${err.index}: ${err.message}`);
-        const held = p.session(id).slice(0, -2).map(canonical);
+        const held = (await p.session(id)).slice(0, -2).map(canonical);
         assert.deepEqual(held, c.session.map(canonical));
         assert.equal(result.seed.seeded, held.length);
         assert.equal(result.seed.skippedSystem, c.skippedSystem ?? 0);
@@ -75,3 +80,58 @@ describe("contract: history.js alone", () => {
     });
   }
 });
+
+// checkProblems asserts a checkHistory answer against a case: its
+// problems, or a first problem equal to its error, or ok.
+function checkProblems(c, got) {
+  assert.equal(typeof got.ok, "boolean");
+  const problems = got.problems.map((q) => ({ code: q.code, index: q.index, message: q.message, repair: q.repair }));
+  if (c.problems) {
+    assert.equal(got.ok, false);
+    assert.deepEqual(problems, c.problems);
+  } else if (c.error) {
+    assert.equal(got.ok, false);
+    const [first] = problems;
+    assert.deepEqual({ code: first.code, index: first.index, message: first.message }, c.error);
+  } else {
+    assert.deepEqual(got, { ok: true, problems: [] });
+  }
+}
+
+// In worker mode, checkHistory and policy.repair over every case too (the
+// main thread's paths run them in repair.test.mjs): the answers cross
+// from the worker by message and must be the corpus's.
+if (hasWebWorker) {
+  describe(`contract: checkHistory and repair, ${workerCorpusPath.name}`, () => {
+    let p;
+    before(async () => {
+      wasm ??= await compiledModule();
+      p = await workerCorpusPath.open(wasm);
+    });
+    after(() => p && p.close());
+    cases.forEach((c, i) => {
+      test(c.name, () => onPath(workerCorpusPath, wasm, p, c, async (p) => {
+        checkProblems(c, await p.check(structuredClone(c.history)));
+        if (!c.repaired) return;
+        const id = `repaired-${i}`;
+        let result;
+        let err;
+        try {
+          result = await p.seed(id, structuredClone(c.history), { repair: true });
+        } catch (e) {
+          err = e;
+        }
+        if (c.repaired.error) {
+          assert.ok(err instanceof Error, "accepted with repair; want a refusal");
+          assert.deepEqual({ code: err.code, index: err.index, message: err.message }, c.repaired.error);
+          return;
+        }
+        if (err) assert.fail(`refused with repair: ${err.code} at ${err.index}: ${err.message}`);
+        assert.deepEqual(result.seed.repairs ?? [], c.repaired.repairs);
+        assert.deepEqual(result.modelCalls[0].messages.map(canonical), c.repaired.request.map(canonical));
+        assert.deepEqual((await p.session(id)).slice(0, -1).map(canonical), c.repaired.request.map(canonical));
+        assert.deepEqual(result.seed.repaired ?? null, c.repaired.healed ?? null);
+      }));
+    });
+  });
+}

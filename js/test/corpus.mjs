@@ -78,6 +78,24 @@ export const corpusPaths = [
   },
 ];
 
+// workerCorpusPath is the glue in worker mode (docs/adr/0021-worker-mode.md):
+// the same glue in a dedicated Web Worker, the history cloned across. Its
+// session(id) resolves with the messages (a Promise, as worker mode's
+// Runtime.session does): a runner awaits it. It runs only where the host
+// has Web Workers (helpers.mjs, hasWebWorker): the browser pages.
+export const workerCorpusPath = {
+  name: "glue (worker)",
+  async open(wasm, limits) {
+    const rt = await loadRuntime({ worker: true, wasm, wasmExec: wasmExecURL, limits });
+    return {
+      seed: (id, history, policy) => rt.run({ sessionId: id, input: "next", history, policy, inspect: true }),
+      session: async (id) => (await rt.session(id))?.messages ?? null,
+      check: (history) => rt.checkHistory(history),
+      close: () => rt.close(),
+    };
+  },
+};
+
 // onPath runs fn with path's shared runtime p, or, for a case that sets
 // limits, with a fresh runtime of those limits, closed after.
 export async function onPath(path, wasm, p, c, fn) {

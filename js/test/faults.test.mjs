@@ -3,14 +3,22 @@
 // session free; session ids are keyed as the module keys them; sizes are
 // refused before anything is copied into the module's memory; mirrors
 // follow the module's evictions. Runs under `node --test`, `bun test` and
-// `deno test -A`.
+// `deno test -A`. The model and tool faults, session ids and history run
+// in each mode (helpers.mjs, runtimeModes): on the main thread, and where
+// the host has Web Workers in worker mode (docs/adr/0021-worker-mode.md),
+// where the session and counters are read back by message (awaited).
 import { describe, test, before } from "node:test";
 import assert from "node:assert/strict";
 import { packHistory } from "../glue.js";
 import { compiledModule } from "./env.mjs";
-import { runtimes, rejectsWith } from "./helpers.mjs";
+import { runtimes, rejectsWith, runtimeModes, modeConfig } from "./helpers.mjs";
 
-const { load } = runtimes();
+// load opens a runtime on the main thread; the tables run in each mode
+// open theirs with loadMain(modeConfig(mode, config)), releasing the
+// previous test's.
+const { load, release } = runtimes();
+const loadMain = load;
+let previous;
 
 before(async () => {
   await compiledModule();
@@ -28,8 +36,8 @@ function within(p, what, ms = 5000) {
 }
 
 /** Asserts that session id holds only whole turns: every user message answered, every tool call with its result. */
-export function assertWellFormed(rt, id) {
-  const s = rt.session(id);
+export async function assertWellFormed(rt, id) {
+  const s = await rt.session(id);
   if (s === null) return;
   const msgs = s.messages;
   const open = new Set();
@@ -48,8 +56,8 @@ export function assertWellFormed(rt, id) {
 
 /** Asserts the runtime holds no run and the session is free: a turn on it completes. */
 async function assertFree(rt, id) {
-  assert.equal(rt.stats().activeRuns, 0, "active runs after every run settled");
-  assertWellFormed(rt, id);
+  assert.equal((await rt.stats()).activeRuns, 0, "active runs after every run settled");
+  await assertWellFormed(rt, id);
   const r = await within(rt.run({ sessionId: id, input: "after", policy: { onBusy: "reject" } }), "a turn after the fault");
   assert.equal(r.status, "completed");
 }
@@ -67,19 +75,31 @@ function faultyModel(fault) {
   };
 }
 
-describe("model faults", () => {
+// suffix names a table's worker-mode copy; the main thread's keeps its name.
+const suffix = (mode) => (mode === "main" ? "" : ` (${mode})`);
+
+for (const mode of runtimeModes) {
+// A table's runtimes, in its mode, one at a time: each test's is closed
+// when the next test opens its own (a page holds only so many workers'
+// and instances' memories).
+const load = async (config) => {
+  release(previous);
+  return (previous = await loadMain(modeConfig(mode, config)));
+};
+
+describe(`model faults${suffix(mode)}`, () => {
   for (const [name, fault] of [["then throws", throwingThen], ["then getter throws", throwingGetter]]) {
     test(`a model's thenable whose ${name}: model_error, rolled back, the session free (cold and warm)`, async () => {
       const rt = await load({ model: faultyModel(fault) });
       // Cold: the turn begins in the module first.
       await within(rejectsWith(assert, rt.run({ sessionId: "cold", input: "fault" }), "model_error"), "cold fault");
-      assert.equal(rt.session("cold")?.messageCount ?? 0, 0);
+      assert.equal((await rt.session("cold"))?.messageCount ?? 0, 0);
       await assertFree(rt, "cold");
       // Warm: the session has a mirror, a quick turn calls the model first.
       await rt.run({ sessionId: "warm", input: "hello" });
-      const before = rt.session("warm").messageCount;
+      const before = (await rt.session("warm")).messageCount;
       await within(rejectsWith(assert, rt.run({ sessionId: "warm", input: "fault" }), "model_error"), "warm fault");
-      assert.equal(rt.session("warm").messageCount, before, "the failed turn is rolled back");
+      assert.equal((await rt.session("warm")).messageCount, before, "the failed turn is rolled back");
       await assertFree(rt, "warm");
     });
   }
@@ -90,7 +110,7 @@ describe("model faults", () => {
     assert.equal(r.reply.content, "deep");
     const r2 = await within(rt.run({ sessionId: "s", input: "y" }), "quick run");
     assert.equal(r2.reply.content, "deep");
-    assertWellFormed(rt, "s");
+    await assertWellFormed(rt, "s");
   });
 
   test("a thenable that settles twice, or late after a timeout, settles the run once", async () => {
@@ -142,7 +162,7 @@ describe("model faults", () => {
   });
 });
 
-describe("tool faults", () => {
+describe(`tool faults${suffix(mode)}`, () => {
   for (const [name, fault] of [["then throws", throwingThen], ["then getter throws", throwingGetter]]) {
     test(`a tool's thenable whose ${name}: tool_error, rolled back, the session free`, async () => {
       const rt = await load({
@@ -155,17 +175,17 @@ describe("tool faults", () => {
         tools: [{ name: "t", call: fault }],
       });
       await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "use" }), "tool_error"), "cold");
-      assert.equal(rt.session("s")?.messageCount ?? 0, 0);
+      assert.equal((await rt.session("s"))?.messageCount ?? 0, 0);
       await assertFree(rt, "s");
-      const before = rt.session("s").messageCount;
+      const before = (await rt.session("s")).messageCount;
       await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "use" }), "tool_error"), "warm");
-      assert.equal(rt.session("s").messageCount, before);
+      assert.equal((await rt.session("s")).messageCount, before);
       await assertFree(rt, "s");
     });
   }
 });
 
-describe("session ids", () => {
+describe(`session ids${suffix(mode)}`, () => {
   test('"x\\uD800" and "x\\uDC00" are one session, as the module keys it, and nothing hangs', async () => {
     const rt = await load({ model: () => sleep(10).then(() => "ok") });
     const a = rt.run({ sessionId: "x\uD800", input: "one" });
@@ -173,19 +193,19 @@ describe("session ids", () => {
     const [ra, rb] = await within(Promise.all([a, b]), "both runs");
     assert.equal(ra.status, "completed");
     assert.equal(rb.status, "completed");
-    assert.deepEqual(rt.listSessions(), ["x\uFFFD"]);
-    assert.equal(rt.session("x\uD800").messageCount, 4);
-    assert.equal(rt.stats().activeRuns, 0);
+    assert.deepEqual(await rt.listSessions(), ["x\uFFFD"]);
+    assert.equal((await rt.session("x\uD800")).messageCount, 4);
+    assert.equal((await rt.stats()).activeRuns, 0);
     // Warm turns on both spellings (quick turns) keep to the one session.
     await within(rt.run({ sessionId: "x\uDC00", input: "three" }), "warm");
     await within(rt.run({ sessionId: "x\uD800", input: "four" }), "warm");
-    assert.equal(rt.session("x\uFFFD").messageCount, 8);
-    assert.equal(rt.deleteSession("x\uDC00"), true);
-    assert.deepEqual(rt.listSessions(), []);
+    assert.equal((await rt.session("x\uFFFD")).messageCount, 8);
+    assert.equal(await rt.deleteSession("x\uDC00"), true);
+    assert.deepEqual(await rt.listSessions(), []);
   });
 });
 
-describe("history", () => {
+describe(`history${suffix(mode)}`, () => {
   test("a detached Uint8Array is invalid_argument, and changes nothing", async () => {
     const rt = await load({ model: () => "ok" });
     const u = packHistory([{ role: "user", content: "a" }, { role: "assistant", content: "b" }]).slice();
@@ -194,10 +214,73 @@ describe("history", () => {
     assert.equal(u.byteLength, 0, "the buffer is detached");
     await within(rejectsWith(assert, rt.run({ sessionId: "s", input: "x", history: u }), "invalid_argument"), "run");
     await within(rejectsWith(assert, rt.startRunWithHistory("s", "x", u), "invalid_argument"), "startRunWithHistory");
-    assert.equal(rt.session("s"), null);
-    assert.equal(rt.stats().activeRuns, 0);
+    assert.equal(await rt.session("s"), null);
+    assert.equal((await rt.stats()).activeRuns, 0);
   });
 });
+
+
+// Answers no host should give, from the model or from the tool, and what
+// the turn makes of each: the code it fails with, or the reply it
+// completes with (the model's second step echoes the tool's output). In
+// worker mode an answer that cannot be cloned crosses as its JSON or, when
+// it has none, as a rejection: the same codes, other messages.
+describe(`hostile answers${suffix(mode)}`, () => {
+  const cyclic = () => {
+    const o = { content: "cyclic" };
+    o.self = o;
+    return o;
+  };
+  const answers = [
+    ["an object whose getter throws", () => ({ get content() { throw new Error("getter threw"); } }), { model: "model_error", tool: "tool_error" }],
+    ["a cyclic object", cyclic, { model: ["cyclic"], tool: "tool_error" }],
+    ["a BigInt", () => 5n, { model: "model_error", tool: "tool_error" }],
+    ["a Symbol", () => Symbol("s"), { model: "model_error", tool: "tool_error" }],
+    ["a function", () => () => "f", { model: "model_error", tool: "tool_error" }],
+    ["undefined", () => undefined, { model: "model_error", tool: ['after ""'] }],
+    ["null", () => null, { model: "model_error", tool: ['after "null"'] }],
+    ["toolCalls that are not an array", () => ({ content: "", toolCalls: "t" }), { model: "model_error" }],
+    ["a call of a tool there is not", () => ({ content: "", toolCalls: [{ id: "c", name: "nope", arguments: "{}" }] }), { model: "tool_error" }],
+  ];
+  for (const [name, answer, want] of answers) {
+    for (const [where, end] of Object.entries(want)) {
+      const what = Array.isArray(end) ? `completes with ${JSON.stringify(end[0])}` : `fails with ${end}`;
+      test(`a ${where} answering ${name}: the turn ${what}, and the session serves the next turn`, async () => {
+        const rt = await load({
+          model: (req) => {
+            const last = req.messages[req.messages.length - 1];
+            if (last.role === "user" && last.content === "go") {
+              return where === "model" ? answer() : { content: "", toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] };
+            }
+            if (last.role === "tool") return `after ${JSON.stringify(last.content)}`;
+            return "ok";
+          },
+          tools: [{ name: "t", call: () => answer() }],
+        });
+        await rt.run({ sessionId: "s", input: "warm" });
+        const before = (await rt.session("s")).messageCount;
+        const r = await within(rt.run({ sessionId: "s", input: "go" }).then((v) => v, (e) => e), "the turn");
+        if (Array.isArray(end)) {
+          assert.ok(!(r instanceof Error), `failed: ${r && r.code}: ${r && r.message}`);
+          assert.equal(r.reply.content, end[0]);
+        } else {
+          assert.ok(r instanceof Error, `completed: ${JSON.stringify(r && r.reply)}`);
+          assert.equal(r.code, end, r.message);
+          assert.equal((await rt.session("s")).messageCount, before, "the failed turn is rolled back");
+        }
+        await assertFree(rt, "s");
+      });
+    }
+  }
+});
+}
+
+// Rule "memory on the main thread only": the sizes are checked against
+// the instance's linear memory (memory.buffer.byteLength), which lives in
+// the worker in worker mode; they run on the main thread alone, and the
+// worker-mode table says so as a skipped test.
+const memoryOnMainThread = 'rule "memory on the main thread only": the sizes read the instance\'s linear memory, which worker mode keeps in the worker';
+if (runtimeModes.includes("worker")) test("sizes (worker)", { skip: memoryOnMainThread }, () => {});
 
 // loadWatched loads a runtime and returns it with its instance's linear
 // memory (the tests read memory.buffer.byteLength).

@@ -73,3 +73,23 @@ export function isAgentrtError(err, code, index) {
   assert.equal(err.code, code, err.message);
   if (index !== undefined) assert.equal(err.index, index, err.message);
 }
+
+/**
+ * Whether this host runs worker mode (docs/adr/0021-worker-mode.md): a
+ * browser realm with Web Workers. Deno and Bun have a Worker class, but
+ * worker mode refuses them like Node.
+ */
+export const hasWebWorker = typeof globalThis.Worker === "function" && !globalThis.Deno && !globalThis.Bun &&
+  !globalThis.process?.versions?.node;
+
+/**
+ * The modes a table of Runtime behaviour runs in: "main", and "worker"
+ * where the host has Web Workers. modeConfig(mode, config) is the
+ * loadRuntime config of that mode.
+ */
+export const runtimeModes = hasWebWorker ? ["main", "worker"] : ["main"];
+
+/** The loadRuntime config of mode ("main" or "worker") with config's fields. */
+export function modeConfig(mode, config = {}) {
+  return mode === "worker" ? { worker: true, ...config } : config;
+}

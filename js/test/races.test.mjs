@@ -7,7 +7,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { AgentrtError } from "../glue.js";
-import { runtimes, deferred } from "./helpers.mjs";
+import { runtimes, deferred, runtimeModes, modeConfig } from "./helpers.mjs";
 
 // One runtime per test, each released when the next test loads its own:
 // a page keeping every test's instance runs out of wasm memory.
@@ -17,6 +17,7 @@ const load = async (config) => {
   release(previous);
   return (previous = await loadKept(config));
 };
+const loadMode = load;
 
 // toolsSeen counts the tool messages of a model request.
 const toolsSeen = (req) => req.messages.filter((m) => m.role === "tool").length;
@@ -62,9 +63,16 @@ function assertTyped(s, what) {
   assert.notEqual(s.error.code, "internal", `${what}: ${s.error.message}`);
 }
 
-for (const sync of [true, false]) {
+// suffix names a table's worker-mode copy; the main thread's keeps its name.
+const suffix = (mode) => (mode === "main" ? "" : ` (${mode})`);
+
+// The session's removal and an early stream exit run in each mode
+// (helpers.mjs, runtimeModes); in worker mode the tool's deleteSession
+// reaches the worker before the tool's answer does.
+for (const [mode, sync] of runtimeModes.flatMap((m) => [[m, true], [m, false]])) {
   const kind = sync ? "a synchronous" : "an asynchronous";
-  describe(`a session removed under a turn at ${kind} tool`, () => {
+  const load = (config) => loadMode(modeConfig(mode, config));
+  describe(`a session removed under a turn at ${kind} tool${suffix(mode)}`, () => {
     for (const warm of [false, true]) {
       // A warm session's turn starts as a quick turn (its model called on
       // the mirror first), a cold one's in the module.
@@ -79,7 +87,7 @@ for (const sync of [true, false]) {
         const first = await rt.run({ sessionId: "s", input: "first" });
         assert.equal(first.status, "completed");
         assert.equal(first.messageCount, warm ? 10 : 8);
-        assert.equal(rt.session("s"), null);
+        assert.equal(await rt.session("s"), null);
         const again = await rt.run({ sessionId: "s", input: "again" });
         assert.equal(again.status, "completed");
         assert.equal(again.reply.content, "answer after 7");
@@ -127,8 +135,11 @@ for (const sync of [true, false]) {
 // the session, cancels the run, reverts, closes the runtime or starts a
 // second run on the session; the models answer, throw, never answer or
 // settle twice. Each run ends with a Result or a typed error, and the
-// runtime (unless closed) runs the next turn.
-describe("races at a tool call, across models and tools", () => {
+// runtime (unless closed) runs the next turn. The table runs in each mode
+// (helpers.mjs, runtimeModes): on the main thread, and in worker mode
+// where the host has Web Workers (docs/adr/0021-worker-mode.md), where the
+// host's calls and the tool's answer cross to the worker by message.
+for (const mode of runtimeModes) describe(`races at a tool call, across models and tools${suffix(mode)}`, () => {
   const models = {
     answers: (req) => toolModel(2)(req),
     throws: (req) => {
@@ -166,14 +177,14 @@ describe("races at a tool call, across models and tools", () => {
           let once = true;
           const others = [];
           const later = [];
-          rt = await load({
+          rt = await load(modeConfig(mode, {
             model,
             tools: [tool(sync, (ctx) => {
               if (!once) return;
               once = false;
               race(rt, ctx, others, later);
             })],
-          });
+          }));
           const s = await settledOf(rt.run({ sessionId: "s", input: "go", policy }));
           await Promise.all(later);
           assertTyped(s, "run");

@@ -3,10 +3,17 @@
 // with synchronous and asynchronous tools and models that throw, hang or
 // settle twice: each run finishes on its session, removed or not, or
 // fails typed, and never `internal`.
-import { test, before } from "node:test";
+//
+// The last two tables run in each mode (helpers.mjs, runtimeModes): on
+// the main thread, and where the host has Web Workers (the browser pages
+// of js/test/browser/run.mjs) in worker mode (docs/adr/0021-worker-mode.md),
+// where the runtime's calls cross to a worker and its model and tools are
+// called back on this side.
+import { describe, test, before } from "node:test";
 import assert from "node:assert/strict";
 import { compiledModule } from "./env.mjs";
-import { runtimes, deferred } from "./helpers.mjs";
+import { AgentrtError } from "../glue.js";
+import { runtimes, deferred, runtimeModes, modeConfig } from "./helpers.mjs";
 
 // One runtime per test, each released when the next test loads its own:
 // a page keeping every test's instance runs out of wasm memory.
@@ -25,10 +32,12 @@ const addSync = { name: "add", description: "adds", parameters: { type: "object"
 const addAsync = { name: "add", description: "adds", parameters: { type: "object" }, call: async (args) => String(args.a + args.b) };
 
 // gatedModel asks for the add tool on step 1 after the gate opens, and
-// answers with the number of messages it received on step 2.
-function gatedModel(gate) {
+// answers with the number of messages it received on step 2. entered,
+// when given, is resolved when step 1 reaches the gate.
+function gatedModel(gate, entered) {
   return async (req) => {
     if (req.step === 1 && req.messages[req.messages.length - 1].content.startsWith("add")) {
+      entered?.resolve();
       await gate.promise;
       return { content: "", toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] };
     }
@@ -42,27 +51,37 @@ async function warm(rt, id) {
   await rt.run({ sessionId: id, input: "two" });
 }
 
+// suffix names a test's worker-mode copy; the main thread's keeps its name.
+const suffix = (mode) => (mode === "main" ? "" : ` (${mode})`);
+
+// The tests of the next two loops run in each mode (helpers.mjs, runtimeModes). In
+// worker mode the host's calls reach the worker in the order they are
+// made, so a run waits at its model before deleteSession is sent.
+for (const mode of runtimeModes) {
+const loadIn = (config) => load(modeConfig(mode, config));
 for (const [toolName, tool] of [["sync", addSync], ["async", addAsync]]) {
   for (const [pathName, policy] of [["wire path", { maxSteps: 5 }], ["quick path", undefined]]) {
-    test(`deleteSession while a run waits for its model before a ${toolName} tool (${pathName}): the run finishes on the removed session`, async () => {
+    test(`deleteSession while a run waits for its model before a ${toolName} tool (${pathName}): the run finishes on the removed session${suffix(mode)}`, async () => {
       const gate = deferred();
-      const rt = await load({ model: gatedModel(gate), tools: [tool] });
+      const entered = deferred();
+      const rt = await loadIn({ model: gatedModel(gate, entered), tools: [tool] });
       await warm(rt, "s");
       const p = rt.run({ sessionId: "s", input: "add please", ...(policy ? { policy } : {}) });
       await new Promise((r) => setTimeout(r, 0));
-      assert.equal(rt.deleteSession("s"), true);
+      await entered.promise;
+      assert.equal(await rt.deleteSession("s"), true);
       gate.resolve();
       const res = await p;
       assert.equal(res.reply.content, "7:3");
-      assert.equal(rt.session("s"), null);
+      assert.equal(await rt.session("s"), null);
       // The id serves a new session afterwards.
       const again = await rt.run({ sessionId: "s", input: "fresh" });
       assert.equal(again.reply.content, "1:fresh");
     });
 
-    test(`an early stream exit while another run waits before a ${toolName} tool (${pathName}): the run finishes or fails typed`, async () => {
+    test(`an early stream exit while another run waits before a ${toolName} tool (${pathName}): the run finishes or fails typed${suffix(mode)}`, async () => {
       const gate = deferred();
-      const rt = await load({ model: gatedModel(gate), tools: [tool] });
+      const rt = await loadIn({ model: gatedModel(gate), tools: [tool] });
       await warm(rt, "s");
       const p = rt.run({ sessionId: "s", input: "add please", ...(policy ? { policy } : {}) });
       await new Promise((r) => setTimeout(r, 0));
@@ -80,21 +99,25 @@ for (const [toolName, tool] of [["sync", addSync], ["async", addAsync]]) {
 
 for (const [toolName, wrap] of [["sync", (f) => f], ["async", (f) => async (a) => f(a)]]) {
   for (const [pathName, policy] of [["wire path", { maxSteps: 5 }], ["quick path", undefined]]) {
-    test(`a ${toolName} tool deletes its own session (${pathName}): the run finishes on the removed session`, async () => {
+    test(`a ${toolName} tool deletes its own session (${pathName}): the run finishes on the removed session${suffix(mode)}`, async () => {
       let rt;
+      let deleted;
       const tool = { name: "add", description: "adds", parameters: { type: "object" }, call: wrap((args) => {
-        assert.equal(rt.deleteSession("s"), true);
+        deleted = rt.deleteSession("s");
         return String(args.a + args.b);
       }) };
-      rt = await load({ model: gatedModel({ promise: Promise.resolve() }), tools: [tool] });
+      rt = await loadIn({ model: gatedModel({ promise: Promise.resolve() }), tools: [tool] });
       await warm(rt, "s");
       const res = await rt.run({ sessionId: "s", input: "add please", ...(policy ? { policy } : {}) });
+      assert.equal(await deleted, true);
       assert.equal(res.reply.content, "7:3");
-      assert.equal(rt.session("s"), null);
+      assert.equal(await rt.session("s"), null);
       const again = await rt.run({ sessionId: "s", input: "fresh" });
       assert.equal(again.reply.content, "1:fresh");
     });
   }
+}
+
 }
 
 // later runs f after depth microtasks.
@@ -203,4 +226,274 @@ for (const [toolName, wrap] of [["sync", (f) => f], ["async", (f) => async (a) =
       });
     }
   }
+}
+
+// The spots of a turn of run "r1" on a warm session: the model's first
+// call asks for the tool t, the tool answers "ok", the model's second call
+// answers. normalAnswer is what each spot answers when it is not hostile.
+const normalAnswer = {
+  "the model's first call": () => ({ content: "", toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] }),
+  "the tool": () => "ok",
+  "the model's second call": (req) => ({ content: `answer after ${req.messages.length}` }),
+};
+
+// turnCallees returns the model and tools of a turn whose spot calls
+// hostile(answer, signal) instead of answering; the other calls, and every
+// call of a run other than "r1", answer as normalAnswer says.
+function turnCallees(spot, hostile) {
+  const at = (name, req, signal, runId) => {
+    const answer = normalAnswer[name](req);
+    return runId === "r1" && name === spot ? hostile(answer, signal) : answer;
+  };
+  return {
+    model: (req) => {
+      if (req.runId !== "r1") return { content: `answer after ${req.messages.length}` };
+      return at(req.step === 1 ? "the model's first call" : "the model's second call", req, req.signal, req.runId);
+    },
+    tools: [{ name: "t", description: "t", parameters: { type: "object" }, call: (_args, ctx) => at("the tool", undefined, undefined, ctx.runId) }],
+  };
+}
+
+// messagesOf is the session's messages as plain data, or null.
+async function messagesOf(rt, id) {
+  const s = await rt.session(id);
+  return s === null ? null : JSON.parse(JSON.stringify(s.messages));
+}
+
+// settle reports how p settled: the Result, or the error.
+const settle = (p) => p.then((value) => ({ ok: true, value }), (error) => ({ ok: false, error }));
+
+// untilTrue waits for f() to hold, a few event-loop turns at most.
+async function untilTrue(f, what) {
+  for (let i = 0; i < 200 && !f(); i++) await new Promise((r) => setTimeout(r, 0));
+  assert.ok(f(), what);
+}
+
+// checkEnd asserts what a turn of run "r1" left: a completed turn (its four
+// messages kept) or the error with code want, the session as it was before
+// (unless the runtime was closed); then that the runtime serves the next
+// turn, or, closed, refuses it as closed.
+async function checkEnd(rt, s, want, before, closed) {
+  if (s.ok) {
+    assert.equal(s.value.status, "completed");
+    assert.equal(s.value.reply.content, "answer after 5");
+  } else {
+    assert.ok(s.error instanceof AgentrtError, `not an AgentrtError: ${s.error}`);
+    assert.equal(s.error.code, want, s.error.message);
+  }
+  if (closed) {
+    assert.equal(rt.closed, true);
+    const next = await settle(Promise.resolve().then(() => rt.run({ sessionId: "s", input: "after" })));
+    assert.equal(next.ok, false);
+    assert.equal(next.error.code, "invalid_argument", next.error.message);
+    return;
+  }
+  const held = await messagesOf(rt, "s");
+  if (s.ok) assert.equal(held.length, before.length + 4);
+  else assert.deepEqual(held, before, "a failed turn changed the session");
+  const next = await rt.run({ sessionId: "s", input: "after" });
+  assert.equal(next.status, "completed");
+  assert.equal(next.messageCount, held.length + 2);
+}
+
+// Hostile callees: each throws, rejects, settles twice, or hangs (minding
+// its signal, or deaf to it; a tool is handed no signal) until the host
+// ends the run.
+const hostiles = {
+  throws: { fails: true, call: () => { throw new Error("hostile: thrown"); } },
+  rejects: { fails: true, call: () => Promise.reject(new Error("hostile: rejected")) },
+  "settles twice": {
+    fails: false,
+    call: (answer) => ({
+      then(resolve, reject) {
+        resolve(answer);
+        resolve({ content: "second" });
+        reject(new Error("late"));
+      },
+    }),
+  },
+  "hangs until its signal aborts": {
+    hangs: true, models: true,
+    call: (_answer, signal) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
+  },
+  "hangs, deaf to its signal": { hangs: true, call: () => new Promise(() => {}) },
+};
+
+// closedInFlight is the code a run in flight ends with when its runtime
+// is closed: the main-thread Runtime cancels its active runs (close in
+// js/runtime.js: cancelled); worker mode rejects what is in flight as
+// closed (invalid_argument), as its later calls are
+// (docs/adr/0021-worker-mode.md, decision 5). A named difference of the
+// modes, asserted as it is.
+const closedInFlight = (mode) => (mode === "worker" ? "invalid_argument" : "cancelled");
+
+// How the host ends a run whose callee hangs, and the code the run ends
+// with ("closed": closedInFlight).
+const ends = {
+  cancelRun: { want: "cancelled", act: (rt) => quiet(() => rt.cancelRun("r1")) },
+  "the run's AbortSignal": { want: "cancelled", act: (_rt, ctl) => ctl.abort() },
+  "policy.timeoutMs": { want: "timeout", policy: { timeoutMs: 50 } },
+  close: { want: "closed", act: (rt) => rt.close() },
+};
+
+// quiet calls f, ignoring what it throws or rejects with (a call on a
+// runtime being closed).
+function quiet(f) {
+  try {
+    const v = f();
+    if (v && typeof v.catch === "function") v.catch(() => {});
+  } catch { /* closed */ }
+}
+
+for (const mode of runtimeModes) {
+  describe(`hostile models and tools (${mode})`, () => {
+    for (const spot of Object.keys(normalAnswer)) {
+      for (const [hostileName, h] of Object.entries(hostiles)) {
+        if (h.models && spot === "the tool") continue;
+        for (const [endName, end] of h.hangs ? Object.entries(ends) : [["", {}]]) {
+          const name = h.hangs ? `${spot} ${hostileName}, ended by ${endName}` : `${spot} ${hostileName}`;
+          test(`${name}: the run ends typed and the session is unchanged when it fails`, async () => {
+            const started = deferred();
+            let signal;
+            const rt = await load(modeConfig(mode, turnCallees(spot, (answer, sig) => {
+              signal = sig;
+              started.resolve();
+              return h.call(answer, sig);
+            })));
+            await rt.run({ sessionId: "s", input: "warm" });
+            const before = await messagesOf(rt, "s");
+            const ctl = new AbortController();
+            const p = settle(rt.run({ sessionId: "s", input: "go", runId: "r1", signal: ctl.signal, policy: end.policy }));
+            if (end.act) {
+              await started.promise;
+              end.act(rt, ctl);
+            }
+            const s = await p;
+            const want = !h.hangs ? (spot === "the tool" ? "tool_error" : "model_error") : end.want === "closed" ? closedInFlight(mode) : end.want;
+            if (h.hangs || h.fails) assert.equal(s.ok, false, "the run completed");
+            if (h.fails) assert.match(s.error.message, /hostile: (thrown|rejected)/);
+            await checkEnd(rt, s, want, before, endName === "close");
+            if (h.hangs && signal) await untilTrue(() => signal.aborted, "the model's signal is aborted");
+          });
+        }
+      }
+    }
+  });
+
+  // A runtime closed, its run cancelled or its AbortSignal aborted at each
+  // spot of a turn: within the call, or a few microtasks or a macrotask
+  // after the call answered. The run completes or ends with the act's code.
+  describe(`a turn interrupted between its steps (${mode})`, () => {
+    const acts = {
+      "the runtime closed": { want: closedInFlight(mode), act: (rt) => rt.close() },
+      "the run's AbortSignal aborted": { want: "cancelled", act: (_rt, ctl) => ctl.abort() },
+      "the run cancelled": { want: "cancelled", act: (rt) => quiet(() => rt.cancelRun("r1")) },
+    };
+    const timings = {
+      "within the call": (f) => f(),
+      "after it answered": (f) => later(0, f),
+      "one microtask after it answered": (f) => later(1, f),
+      "three microtasks after it answered": (f) => later(3, f),
+      "a macrotask after it answered": (f) => setTimeout(f, 0),
+    };
+    for (const spot of Object.keys(normalAnswer)) {
+      for (const [actName, a] of Object.entries(acts)) {
+        test(`${actName} at ${spot}: the run completes or ends typed, and the session is unchanged when it fails`, async () => {
+          for (const [timingName, when] of Object.entries(timings)) {
+            let rt;
+            const ctl = new AbortController();
+            rt = await load(modeConfig(mode, turnCallees(spot, (answer) => {
+              when(() => a.act(rt, ctl));
+              return answer;
+            })));
+            await rt.run({ sessionId: "s", input: "warm" });
+            const before = await messagesOf(rt, "s");
+            const s = await settle(rt.run({ sessionId: "s", input: "go", runId: "r1", signal: ctl.signal }));
+            await new Promise((r) => setTimeout(r, 0));
+            try {
+              await checkEnd(rt, s, a.want, before, actName === "the runtime closed");
+            } catch (e) {
+              e.message = `${timingName}: ${e.message}`;
+              throw e;
+            }
+          }
+        });
+      }
+    }
+  });
+}
+
+// A stream left while its turn's callee hangs, in each mode: the pending
+// next() ends (done, or a typed rejection), the turn is taken back, the
+// model's signal aborts and the session serves the next turn.
+for (const mode of runtimeModes) {
+  describe(`a stream left while its callee hangs (${mode})`, () => {
+    for (const spot of Object.keys(normalAnswer)) {
+      const h = spot === "the tool" ? hostiles["hangs, deaf to its signal"] : hostiles["hangs until its signal aborts"];
+      test(`at ${spot}: the stream ends, the session is unchanged and serves the next turn`, async () => {
+        const started = deferred();
+        let signal;
+        const rt = await load(modeConfig(mode, turnCallees(spot, (answer, sig) => {
+          signal = sig;
+          started.resolve();
+          return h.call(answer, sig);
+        })));
+        await rt.run({ sessionId: "s", input: "warm" });
+        const before = await messagesOf(rt, "s");
+        const it = rt.stream({ sessionId: "s", input: "go", runId: "r1" })[Symbol.asyncIterator]();
+        const types = [];
+        const consumed = (async () => {
+          for (;;) {
+            const step = await it.next();
+            if (step.done) return;
+            types.push(step.value.type);
+          }
+        })();
+        await started.promise;
+        await it.return();
+        const s = await consumed.then(() => ({ ok: true }), (error) => ({ ok: false, error }));
+        if (!s.ok) {
+          assert.ok(s.error instanceof AgentrtError, `not an AgentrtError: ${s.error}`);
+          assert.notEqual(s.error.code, "internal", s.error.message);
+        }
+        assert.ok(!types.includes("run.completed"), types.join(", "));
+        if (signal) await untilTrue(() => signal.aborted, "the model's signal is aborted");
+        assert.deepEqual(await messagesOf(rt, "s"), before, "the left turn changed the session");
+        const next = await rt.run({ sessionId: "s", input: "after" });
+        assert.equal(next.status, "completed");
+        assert.equal(next.messageCount, before.length + 2);
+      });
+    }
+  });
+}
+
+// Worker mode only (docs/adr/0021-worker-mode.md, decision 5): the
+// worker terminated at each spot of a turn, within the call or a
+// microtask after it answered (before the worker's next message can reach
+// this side). The run rejects with internal, as every later call does:
+// nothing waits for an answer a dead worker cannot give.
+if (runtimeModes.includes("worker")) {
+  describe("a turn whose worker is terminated between its steps (worker)", () => {
+    for (const spot of Object.keys(normalAnswer)) {
+      test(`at ${spot}: the run and every later call reject with internal`, async () => {
+        for (const [timingName, when] of [["within the call", (f) => f()], ["a microtask after it answered", (f) => later(0, f)]]) {
+          let rt;
+          rt = await load(modeConfig("worker", turnCallees(spot, (answer) => {
+            when(() => rt.worker.terminate());
+            return answer;
+          })));
+          await rt.run({ sessionId: "s", input: "warm" });
+          const s = await settle(rt.run({ sessionId: "s", input: "go", runId: "r1" }));
+          assert.equal(s.ok, false, `${timingName}: the run completed`);
+          assert.ok(s.error instanceof AgentrtError, `${timingName}: ${s.error}`);
+          assert.equal(s.error.code, "internal", `${timingName}: ${s.error.message}`);
+          for (const call of [() => rt.run({ sessionId: "s", input: "after" }), () => rt.session("s"), () => rt.cancelRun("r1")]) {
+            const refused = await settle(call());
+            assert.equal(refused.ok, false, timingName);
+            assert.equal(refused.error.code, "internal", `${timingName}: ${refused.error.message}`);
+          }
+        }
+      });
+    }
+  });
 }
