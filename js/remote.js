@@ -420,14 +420,16 @@ class RemoteRuntime {
   }
 
   /**
-   * Frees the worker: it is terminated, the calls in flight reject as
-   * closed, and every later call fails. Idempotent.
+   * Frees the worker: it is terminated, the calls in flight reject with
+   * cancelled ("run cancelled", as the main-thread Runtime's close ends
+   * its active runs), and every later call fails as closed. Idempotent.
    */
   close() {
     if (this.#closed) return;
     this.#closed = true;
     const err = closedError();
-    for (const p of this.#pending.values()) p.reject(err);
+    const cancelled = new AgentrtError("cancelled", "run cancelled");
+    for (const p of this.#pending.values()) p.reject(cancelled);
     this.#pending.clear();
     for (const c of this.#calls.values()) c.abort(err);
     this.#calls.clear();

@@ -320,12 +320,10 @@ const hostiles = {
 };
 
 // closedInFlight is the code a run in flight ends with when its runtime
-// is closed: the main-thread Runtime cancels its active runs (close in
-// js/runtime.js: cancelled); worker mode rejects what is in flight as
-// closed (invalid_argument), as its later calls are
-// (docs/adr/0021-worker-mode.md, decision 5). A named difference of the
-// modes, asserted as it is.
-const closedInFlight = (mode) => (mode === "worker" ? "invalid_argument" : "cancelled");
+// is closed: cancelled in both modes (close in js/runtime.js cancels the
+// active runs; worker mode rejects what is in flight the same way,
+// docs/adr/0021-worker-mode.md, decision 5).
+const closedInFlight = () => "cancelled";
 
 // How the host ends a run whose callee hangs, and the code the run ends
 // with ("closed": closedInFlight).

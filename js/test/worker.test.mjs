@@ -251,15 +251,16 @@ for (const mode of modes) {
 
 if (hasWorker) {
   describe("worker mode only", () => {
-    test("close rejects a run in flight as closed and aborts its model", async () => {
+    test("close ends a run in flight cancelled, as on the main thread, and aborts its model", async () => {
       const started = deferred();
       let modelSignal;
       const rt = await load({ worker: true, model: (req) => { modelSignal = req.signal; return waitAbort(req.signal, started); } });
       const p = rt.run({ sessionId: "c", input: "x" });
       await started.promise;
       rt.close();
-      await rejectsWith(assert, p, "invalid_argument");
+      await rejectsWith(assert, p, "cancelled");
       assert.equal(modelSignal.aborted, true);
+      await rejectsWith(assert, rt.run({ sessionId: "c", input: "x" }), "invalid_argument");
     });
 
     test("a terminated worker fails the calls in flight and later ones with internal", async () => {
