@@ -120,7 +120,20 @@ const (
 	opNext
 	opExpire
 	opCommit
+	// The control exports' (control.go).
+	opCancel
+	opRevert
+	opSession
+	opDelete
+	opSessions
+	opStats
+	opLimits
+	opCheck
 )
+
+// yes is the answer of the last yes-or-no operation (cancel, revert,
+// delete), which returns no frame.
+var yes bool
 
 // call is Call for this package's own exports, with the operation named
 // instead of passed as a function: no closure per call, and less code in
@@ -137,12 +150,15 @@ func call(op int, n, size int32, handle uint32) (length int32) {
 		}
 		length = int32(len(out))
 	}()
+	yes = false
 	x := Lookup(n)
 	switch {
 	case x == nil:
 		refusal = noNumber
 	case size < 0 || int(size) > len(in):
 		refusal = tooLong
+	case op >= opCancel:
+		out = control(x, op, in[:size], handle)
 	case op == opBegin:
 		out = x.Begin(in[:size])
 	case op == opFeed:
