@@ -7,7 +7,7 @@ import { readReply } from "./history.js";
 import { packHistory as pack, PackMemo, PackScratch, mirrorInto, seedRefusal, packedCount, callsClosedBefore } from "./pack.js";
 import {
   ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
-  readLimits, writeText, writeRevert, readSessions, readCheck,
+  readLimits, writeText, writeRevert, readSessions, readCheck, readSession,
 } from "./wire.js";
 import { AgentrtError, historyError, isObject, text, refusedError, timeoutError, abortError } from "./errors.js";
 import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, replyOver, toolOver, deliverEvents } from "./request.js";
@@ -154,6 +154,22 @@ export class FastPath {
   /** Removes the session with id in the module (agentrt_delete); reports whether there was one. */
   deleteSession(id) {
     return this.#control(this.ex.agentrt_delete, (w) => writeText(w, id)) === 1;
+  }
+
+  /**
+   * A snapshot of the session with id (agentrt_session): { id,
+   * messageCount, messages }, its messages frozen, or null when there is
+   * none (the module refuses it with invalid_argument).
+   */
+  session(id) {
+    const bytes = this.#out(this.#control(this.ex.agentrt_session, (w) => writeText(w, id)));
+    if (bytes.length > 4 && bytes[4] === KIND.refused) {
+      const e = readRefused(bytes);
+      if (e.code === "invalid_argument") return null;
+      throw refusedError(e);
+    }
+    const { messages } = readSession(bytes);
+    return { id, messageCount: messages.length, messages };
   }
 
   /** The ids of the module's sessions, sorted (agentrt_sessions). */

@@ -397,7 +397,7 @@ class Runtime {
   session(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
     const key = wellFormed(id);
-    return this.#call((core) => core.getSession(key)) ?? null;
+    return this.#call((core, inst) => inst.fast.session(key));
   }
 
   /**
