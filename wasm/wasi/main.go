@@ -18,7 +18,8 @@ import "github.com/agentrt/agentrt/internal/wasmexport"
 // main runs at _initialize and returns at once: the module is a reactor.
 // The control exports (agentrt_create with a config frame, close, cancel,
 // revert, session, delete, sessions, stats, limits, check) and the
-// turn's exports are package wasmexport's, linked by both modules.
+// turn's exports are package wasmexport's; the GOOS=js module links all
+// of them but agentrt_create.
 func main() {}
 
 // init makes the runtimes that agentrt_create returns arm no timer:
