@@ -99,8 +99,10 @@ func TestRuntime_Limits(t *testing.T) {
 }
 
 // Ensure agentrt_check reports what core.CheckHistory finds, under the
-// runtime's limits, and changes nothing; a buffer that is not a packed
-// history is its one problem, as an unreadable history is.
+// runtime's limits, and changes nothing; a history that packs more
+// messages than maxSeedMessages is the refusal a run carrying it gets,
+// and a buffer that is not a packed history is its one problem, as an
+// unreadable history is.
 func TestRuntime_CheckHistory(t *testing.T) {
 	l := core.Limits{MaxSeedMessages: 4}
 	rt := mustRuntime(t, mustInstance(t), Config{Model: core.Echo{}, Limits: l})
@@ -117,7 +119,6 @@ func TestRuntime_CheckHistory(t *testing.T) {
 		"Missing":  {seed(core.RoleUser, "a"), {Role: core.RoleAssistant, ToolCalls: []core.ToolCall{call}}, seed(core.RoleUser, "b")},
 		"Awaiting": {seed(core.RoleUser, "a"), {Role: core.RoleAssistant, ToolCalls: []core.ToolCall{call}}},
 		"BadRole":  {{Role: "robot", Content: "a"}},
-		"TooMany":  {seed(core.RoleUser, "a"), seed(core.RoleAssistant, "b"), seed(core.RoleUser, "c"), seed(core.RoleAssistant, "d"), seed(core.RoleUser, "e")},
 	}
 	for name, h := range histories {
 		t.Run(name, func(t *testing.T) {
@@ -130,6 +131,14 @@ func TestRuntime_CheckHistory(t *testing.T) {
 				t.Fatalf("CheckHistory = %+v\nwant %+v", *got, want)
 			}
 		})
+	}
+	many := []core.SeedMessage{seed(core.RoleUser, "a"), seed(core.RoleAssistant, "b"), seed(core.RoleUser, "c"), seed(core.RoleAssistant, "d"), seed(core.RoleUser, "e")}
+	_, runErr := rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "x", WithHistory: true, History: many})
+	got, err := rt.CheckHistory(many)
+	var e *core.Error
+	if err != nil || !errors.As(runErr, &e) || got.OK || len(got.Problems) != 1 ||
+		got.Problems[0] != (core.Problem{Code: e.Code, Index: e.Index, Message: e.Message}) {
+		t.Fatalf("CheckHistory over maxSeedMessages = %+v, %v; want the run's refusal %v", got, err, runErr)
 	}
 	out, err := rt.exchange(expCheck, []byte("not a packed history"))
 	if err != nil {

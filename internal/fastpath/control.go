@@ -31,14 +31,13 @@ func (x *Runtime) Limits() []byte {
 
 // CheckHistory decodes a packed history and returns a check-report frame
 // of what core.CheckHistory finds in it under the runtime's limits. A
-// history the format does not hold is reported as its one problem
-// (core.UnreadableCheck), as the syscall/js checkHistory reports a
-// history it cannot read. The message count is bounded by core, with its
-// text, not by the decoder: the buffer, already in memory, bounds what
-// decoding allocates (two bytes at least per message).
+// history the format does not hold, or one that packs more messages than
+// maxSeedMessages, is reported as its one problem (core.UnreadableCheck)
+// with the refusal a begin frame carrying it gets, as the syscall/js
+// checkHistory reports a packed history it cannot read.
 func (x *Runtime) CheckHistory(packed []byte) []byte {
 	var c core.HistoryCheck
-	if h, err := wire.DecodeHistoryBytes(packed, core.MaxCount); err != nil {
+	if h, err := wire.DecodeHistoryBytes(packed, x.rt.Limits().MaxSeedMessages); err != nil {
 		c = core.UnreadableCheck(err)
 	} else {
 		c = x.rt.CheckHistory(h)

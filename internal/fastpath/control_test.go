@@ -49,7 +49,8 @@ func TestRuntime_Revert(t *testing.T) {
 }
 
 // Ensure Limits answers the runtime's limits, and CheckHistory core's
-// report, with core's text for a history over maxSeedMessages.
+// report; a packed history over maxSeedMessages is refused as a begin
+// frame carrying it is.
 func TestRuntime_LimitsAndCheck(t *testing.T) {
 	l := core.Limits{MaxSeedMessages: 2, MaxMessageBytes: 100}
 	rt := mustRuntime(t, core.Config{Limits: l})
@@ -61,7 +62,6 @@ func TestRuntime_LimitsAndCheck(t *testing.T) {
 	}
 	for name, h := range map[string][]core.SeedMessage{
 		"OK":      {{Role: core.RoleUser, Content: "a"}},
-		"TooMany": {{Role: core.RoleUser, Content: "a"}, {Role: core.RoleAssistant, Content: "b"}, {Role: core.RoleUser, Content: "c"}},
 		"Orphan":  {{Role: core.RoleUser, Content: "a"}, {Role: core.RoleTool, ToolCallID: "x", Content: "c"}},
 	} {
 		c, err := wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(h)))
@@ -69,7 +69,13 @@ func TestRuntime_LimitsAndCheck(t *testing.T) {
 			t.Fatalf("%s: CheckHistory = %+v, %v; want %+v", name, c, err, want)
 		}
 	}
-	c, err := wire.DecodeCheck(x.CheckHistory([]byte("ARH\x09")))
+	many := []core.SeedMessage{{Role: core.RoleUser, Content: "a"}, {Role: core.RoleAssistant, Content: "b"}, {Role: core.RoleUser, Content: "c"}}
+	c, err := wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(many)))
+	_, want := wire.DecodeBegin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "x", WithHistory: true, History: many}), 2)
+	if err != nil || c.OK || len(c.Problems) != 1 || !reflect.DeepEqual(core.AsError(want), &core.Error{Code: c.Problems[0].Code, Index: c.Problems[0].Index, Message: c.Problems[0].Message}) {
+		t.Fatalf("CheckHistory over maxSeedMessages = %+v, %v; want the begin frame's refusal %v", c, err, want)
+	}
+	c, err = wire.DecodeCheck(x.CheckHistory([]byte("ARH\x09")))
 	if err != nil || c.OK || len(c.Problems) != 1 || c.Problems[0].Code != core.CodeInvalidHistory {
 		t.Fatalf("CheckHistory of an unknown version = %+v, %v", c, err)
 	}
