@@ -61,8 +61,8 @@ func TestRuntime_LimitsAndCheck(t *testing.T) {
 		t.Fatalf("Limits = %+v, %v; want %+v", got, err, rt.Limits())
 	}
 	for name, h := range map[string][]core.SeedMessage{
-		"OK":      {{Role: core.RoleUser, Content: "a"}},
-		"Orphan":  {{Role: core.RoleUser, Content: "a"}, {Role: core.RoleTool, ToolCallID: "x", Content: "c"}},
+		"OK":     {{Role: core.RoleUser, Content: "a"}},
+		"Orphan": {{Role: core.RoleUser, Content: "a"}, {Role: core.RoleTool, ToolCallID: "x", Content: "c"}},
 	} {
 		c, err := wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(h)))
 		if want := rt.CheckHistory(h); err != nil || !reflect.DeepEqual(*c, want) {
