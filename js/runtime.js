@@ -447,6 +447,11 @@ class Runtime {
     if (history instanceof Uint8Array && isDetached(history.buffer)) {
       throw argError("history", "is a Uint8Array whose buffer is detached (transferred)");
     }
+    if (history instanceof Uint8Array) {
+      // Packed already: checked by the module's agentrt_check.
+      const { ok, problems } = this.#call((core, inst) => inst.fast.checkPacked(history));
+      return { ok, problems };
+    }
     const v = this.#call((core) => core.checkHistory(history));
     if (v instanceof Error) throw toError(v);
     return v;
