@@ -7,7 +7,7 @@ import { readReply } from "./history.js";
 import { packHistory as pack, PackMemo, PackScratch, mirrorInto, seedRefusal, packedCount, callsClosedBefore } from "./pack.js";
 import {
   ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
-  readLimits,
+  readLimits, writeText, writeRevert, readSessions, readCheck, readSession,
 } from "./wire.js";
 import { AgentrtError, historyError, isObject, text, refusedError, timeoutError, abortError } from "./errors.js";
 import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, utf8Bytes, replyOver, toolOver, deliverEvents } from "./request.js";
@@ -58,7 +58,7 @@ export class FastPath {
   mirrors = new Map();
   #active = new Map(); // runId -> turn
   #waiting = new Map(); // sessionId -> [wake]
-  // The runtime object createRuntime returned (cancelRun, revertRun).
+  // The runtime object createRuntime returned (checkHistory).
   #core;
   // dropped as a callback of the frame decoders.
   #onDropped = (d) => this.dropped(d);
@@ -74,8 +74,8 @@ export class FastPath {
 
   constructor(exports, number, config, core) {
     this.#core = core;
-    if (!exports || typeof exports.agentrt_begin !== "function" || !(exports.mem instanceof WebAssembly.Memory) ||
-      !Number.isInteger(number)) {
+    if (!exports || typeof exports.agentrt_begin !== "function" || typeof exports.agentrt_revert !== "function" ||
+      !(exports.mem instanceof WebAssembly.Memory) || !Number.isInteger(number)) {
       throw new AgentrtError("load_failed", "agentrt: the module has no fast path (agentrt_begin)");
     }
     this.ex = exports;
@@ -113,6 +113,77 @@ export class FastPath {
 
   #out(n) {
     return new Uint8Array(this.ex.mem.buffer, this.ex.agentrt_out(), n);
+  }
+
+  // #control enters the quick turns, writes the frame write(w) returns
+  // into the module's input buffer, and calls the control export fn with
+  // its length: its integer result (docs/wire.md, "Control exports").
+  #control(fn, write) {
+    this.enter();
+    const frame = write(this.w.reset());
+    const ex = this.ex;
+    const at = ex.agentrt_in(frame.length);
+    new Uint8Array(ex.mem.buffer, at, frame.length).set(frame);
+    return fn(this.#n, frame.length);
+  }
+
+  // #frame returns the output frame of length n, throwing a refusal as
+  // its error.
+  #frame(n) {
+    const bytes = this.#out(n);
+    if (bytes.length > 4 && bytes[4] === KIND.refused) throw refusedError(readRefused(bytes));
+    return bytes;
+  }
+
+  /** Cancels the run with runId in the module (agentrt_cancel); reports whether this call did. */
+  cancelRun(runId) {
+    return this.#control(this.ex.agentrt_cancel, (w) => writeText(w, runId)) === 1;
+  }
+
+  /**
+   * Takes the completed run runId off the session (agentrt_revert);
+   * reports whether it did (when not, the module may have dropped the
+   * session, which the host's history then seeds).
+   */
+  revertRun(sessionId, runId) {
+    const n = this.#control(this.ex.agentrt_revert, (w) => writeRevert(w, sessionId, runId));
+    if (n < 0) this.#frame(-n);
+    return n === 1;
+  }
+
+  /** Removes the session with id in the module (agentrt_delete); reports whether there was one. */
+  deleteSession(id) {
+    return this.#control(this.ex.agentrt_delete, (w) => writeText(w, id)) === 1;
+  }
+
+  /**
+   * A snapshot of the session with id (agentrt_session): { id,
+   * messageCount, messages }, its messages frozen, or null when there is
+   * none (the module refuses it with invalid_argument).
+   */
+  session(id) {
+    const bytes = this.#out(this.#control(this.ex.agentrt_session, (w) => writeText(w, id)));
+    if (bytes.length > 4 && bytes[4] === KIND.refused) {
+      const e = readRefused(bytes);
+      if (e.code === "invalid_argument") return null;
+      throw refusedError(e);
+    }
+    const { messages } = readSession(bytes);
+    return { id, messageCount: messages.length, messages };
+  }
+
+  /** The ids of the module's sessions, sorted (agentrt_sessions). */
+  listSessions() {
+    this.enter();
+    return readSessions(this.#frame(this.ex.agentrt_sessions(this.#n)));
+  }
+
+  /**
+   * What seeding a packed history would meet (agentrt_check):
+   * { ok, problems, awaiting }, as readCheck decodes it.
+   */
+  checkPacked(packed) {
+    return readCheck(this.#frame(this.#control(this.ex.agentrt_check, (w) => { w.raw(packed); return w.bytes(); })));
   }
 
   // action decodes an action frame, throwing a refusal as its error, and
@@ -323,10 +394,9 @@ export class FastPath {
     if (turn.wake) turn.wake();
   }
 
-  /** Cancels the run with runId through core (cancelRun); reports whether this call did. */
-  cancel(core, runId) {
-    this.enter();
-    const ok = core.cancelRun(runId) === true;
+  /** Cancels the run with runId (cancelRun) and wakes its turn; reports whether this call did. */
+  cancel(runId) {
+    const ok = this.cancelRun(runId);
     const turn = this.#active.get(runId);
     if (ok && turn) this.#interrupt(turn);
     return ok;
@@ -481,12 +551,11 @@ export class FastPath {
   #abandon(turn) {
     turn.open = false;
     try {
-      this.enter();
-      this.#core.cancelRun(turn.runId);
+      this.cancelRun(turn.runId);
       let a = this.action(this.#out(this.ex.agentrt_next(this.#n, turn.handle, 0)));
       for (let i = 0; i < 16; i++) {
         if (a.kind === ACTION.done) {
-          this.#core.revertRun(turn.sessionId, turn.runId);
+          this.revertRun(turn.sessionId, turn.runId);
           break;
         }
         if (a.kind === ACTION.failed) break;

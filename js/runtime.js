@@ -169,7 +169,7 @@ class Runtime {
     let aborted = false;
     const onAbort = () => {
       try {
-        if (!inst.dead && fast.cancel(core, runId)) aborted = true;
+        if (!inst.dead && fast.cancel(runId)) aborted = true;
       } catch { /* the run ends anyway */ }
     };
     if (signal) signal.addEventListener("abort", onAbort, { once: true });
@@ -191,8 +191,7 @@ class Runtime {
     try {
       inst.fast.enter();
       inst.fast.forget(sessionId);
-      if (typeof inst.core.revertRun === "function") inst.core.revertRun(sessionId, runId);
-      else inst.core.deleteSession(sessionId);
+      inst.fast.revertRun(sessionId, runId);
     } catch { /* the instance is going away */ }
   }
 
@@ -304,7 +303,7 @@ class Runtime {
           for (const w of waiting.splice(0)) w();
           if (started) {
             if (!settled && runId !== undefined && !runInst.dead) {
-              try { runInst.fast.cancel(runInst.core, runId); } catch { /* it ends anyway */ }
+              try { runInst.fast.cancel(runId); } catch { /* it ends anyway */ }
             }
             await started;
             // The run completed before its result reached the host: the
@@ -387,7 +386,7 @@ class Runtime {
    */
   cancelRun(runId) {
     if (typeof runId !== "string") throw argError("runId", "must be a string");
-    return Boolean(this.#call((core, inst) => inst.fast.cancel(core, runId)));
+    return this.#call((core, inst) => inst.fast.cancel(runId));
   }
 
   /**
@@ -398,7 +397,7 @@ class Runtime {
   session(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
     const key = wellFormed(id);
-    return this.#call((core) => core.getSession(key)) ?? null;
+    return this.#call((core, inst) => inst.fast.session(key));
   }
 
   /**
@@ -409,10 +408,10 @@ class Runtime {
   deleteSession(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
     const key = wellFormed(id);
-    return Boolean(this.#call((core, inst) => {
+    return this.#call((core, inst) => {
       inst.fast.forget(key);
-      return core.deleteSession(key);
-    }));
+      return inst.fast.deleteSession(key);
+    });
   }
 
   /**
@@ -420,7 +419,7 @@ class Runtime {
    * @returns {string[]}
    */
   listSessions() {
-    return this.#call((core) => core.listSessions());
+    return this.#call((core, inst) => inst.fast.listSessions());
   }
 
   /**
@@ -447,6 +446,11 @@ class Runtime {
     // As run refuses it (args.js): its bytes cannot be read.
     if (history instanceof Uint8Array && isDetached(history.buffer)) {
       throw argError("history", "is a Uint8Array whose buffer is detached (transferred)");
+    }
+    if (history instanceof Uint8Array) {
+      // Packed already: checked by the module's agentrt_check.
+      const { ok, problems } = this.#call((core, inst) => inst.fast.checkPacked(history));
+      return { ok, problems };
     }
     const v = this.#call((core) => core.checkHistory(history));
     if (v instanceof Error) throw toError(v);

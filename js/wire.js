@@ -14,7 +14,7 @@ export const VERSION = 1;
 
 export const KIND = Object.freeze({
   begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04, commit: 0x05, limitsQuery: 0x06,
-  action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14, committed: 0x15, limits: 0x16,
+  action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14, committed: 0x15, limits: 0x16, check: 0x17,
 });
 
 export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4, pending: 5 });
@@ -629,6 +629,49 @@ const seedEdits = new WeakMap();
  */
 export function editsOf(seed) {
   return seedEdits.get(seed);
+}
+
+/**
+ * Writes s as UTF-8 with no header and no length: the input of the
+ * control exports that take one id (agentrt_cancel, agentrt_session,
+ * agentrt_delete).
+ */
+export function writeText(w, s) {
+  w.raw(encoder.encode(s));
+  return w.bytes();
+}
+
+/** Writes the input of agentrt_revert: the session id and the run id. */
+export function writeRevert(w, sessionId, runId) {
+  w.string(sessionId);
+  w.string(runId);
+  return w.bytes();
+}
+
+/**
+ * Decodes a check-report frame (agentrt_check): { ok, problems: [{ code,
+ * index, message, repair }], awaiting: [{ index, toolCallId, name }] },
+ * repair being the kind's name or null, as checkHistory returns it.
+ */
+export function readCheck(buf) {
+  const r = reader(buf, KIND.check);
+  const ok = r.byte();
+  if (ok > 1) r.fail("ok must be 0 or 1");
+  const n = r.count("problem count");
+  const problems = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const code = r.string();
+    const u = r.uvarint();
+    const index = u % 2 === 0 ? u / 2 : -(u + 1) / 2;
+    const message = r.string();
+    const repair = r.string();
+    problems[i] = { code, index, message, repair: repair === "" ? null : repair };
+  }
+  const m = r.count("awaiting count");
+  const awaiting = new Array(m);
+  for (let i = 0; i < m; i++) awaiting[i] = { index: r.uvarint(), toolCallId: r.string(), name: r.string() };
+  r.end();
+  return { ok: ok === 1, problems, awaiting };
 }
 
 /** Decodes a refused frame: { code, message, index? }. */

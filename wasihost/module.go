@@ -60,6 +60,7 @@ type CompileOptions struct {
 var requiredExports = []string{
 	expIn, expOut, expCreate, expClose, expBegin, expFeed,
 	expNext, expCancel, expSession, expDelete, expSessions, expStats,
+	expRevert, expLimits, expCheck,
 }
 
 // Compile compiles the bytes of a WASI module. It fails if the module

@@ -2,8 +2,9 @@
 
 // Package wasmexport holds the //go:wasmexport functions of the boundary
 // wire (docs/wire.md) that do not depend on the host: buffers in linear
-// memory, and a turn's frames in and out for the runtimes a main package
-// has registered. A module links them by importing the package; it then
+// memory, a turn's frames in and out, and the control exports (cancel,
+// revert, session, delete, sessions, stats, limits, check, close; in the
+// WASI module create) for the runtimes a main package has registered. A module links them by importing the package; it then
 // creates its runtimes its own way (a JavaScript config, a config frame)
 // and registers each with Register, which gives it the number every
 // export takes first.
@@ -120,7 +121,20 @@ const (
 	opNext
 	opExpire
 	opCommit
+	// The control exports' (control.go).
+	opCancel
+	opRevert
+	opSession
+	opDelete
+	opSessions
+	opStats
+	opLimits
+	opCheck
 )
+
+// yes is the answer of the last yes-or-no operation (cancel, revert,
+// delete), which returns no frame.
+var yes bool
 
 // call is Call for this package's own exports, with the operation named
 // instead of passed as a function: no closure per call, and less code in
@@ -137,12 +151,15 @@ func call(op int, n, size int32, handle uint32) (length int32) {
 		}
 		length = int32(len(out))
 	}()
+	yes = false
 	x := Lookup(n)
 	switch {
 	case x == nil:
 		refusal = noNumber
 	case size < 0 || int(size) > len(in):
 		refusal = tooLong
+	case op >= opCancel:
+		out = control(x, op, in[:size], handle)
 	case op == opBegin:
 		out = x.Begin(in[:size])
 	case op == opFeed:

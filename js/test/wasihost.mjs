@@ -123,19 +123,12 @@ export class Runtime {
     const exports = {
       mem: x.memory, agentrt_in: x.agentrt_in, agentrt_out: x.agentrt_out, agentrt_begin: x.agentrt_begin,
       agentrt_feed: x.agentrt_feed, agentrt_next: x.agentrt_next, agentrt_commit: x.agentrt_commit,
-    };
-    const core = {
-      cancelRun: (runId) => {
-        const b = enc.encode(runId);
-        inst.write(b);
-        return x.agentrt_cancel(num, b.length) === 1;
-      },
-      // The WASI module has no revert: a turn the driver abandons after it
-      // completed stays (the tests never get there).
-      revertRun: () => {},
+      // The control exports, the same in both modules.
+      agentrt_cancel: x.agentrt_cancel, agentrt_revert: x.agentrt_revert, agentrt_delete: x.agentrt_delete,
+      agentrt_session: x.agentrt_session, agentrt_sessions: x.agentrt_sessions, agentrt_check: x.agentrt_check,
     };
     const model = config.model;
-    this.fast = new FastPath(exports, num, { model, tools: config.tools ?? [], systemPrompt: config.systemPrompt }, core);
+    this.fast = new FastPath(exports, num, { model, tools: config.tools ?? [], systemPrompt: config.systemPrompt }, {});
   }
 
   /** Runs one turn to its end: the result, or throws an AgentrtError (Refused). */

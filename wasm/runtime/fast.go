@@ -11,10 +11,12 @@ import (
 
 // The fast path: the //go:wasmexport functions of package wasmexport
 // (agentrt_in, agentrt_out, agentrt_begin, agentrt_feed, agentrt_next,
-// agentrt_commit),
-// which drive host-driven turns over wire frames in linear memory
-// (docs/wire.md, docs/module.md "Fast path"). The WASI module links the
-// same ones. A JavaScript host calls them through instance.exports; no
+// agentrt_commit), which drive host-driven turns over wire frames in
+// linear memory, and its control exports (agentrt_cancel, agentrt_revert,
+// agentrt_session, agentrt_delete, agentrt_sessions, agentrt_stats,
+// agentrt_limits, agentrt_check, agentrt_close; docs/wire.md, "Control
+// exports", docs/module.md "Fast path"). The WASI module links the same
+// ones, and agentrt_create. A JavaScript host calls them through instance.exports; no
 // js.Value is made per message. What is JavaScript's own is here: each
 // Runtime object the module returns carries its number in the property
 // fieldFastPath, and the exports take it as their first argument.

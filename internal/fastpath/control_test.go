@@ -1,0 +1,82 @@
+package fastpath_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/wire"
+)
+
+// Ensure Revert reverts a completed run as core does, and refuses a
+// malformed input with invalid_argument, changing nothing.
+func TestRuntime_Revert(t *testing.T) {
+	rt := mustRuntime(t, core.Config{Model: core.Echo{}})
+	defer rt.Close()
+	x := fastpath.New(rt, core.Echo{})
+	for _, id := range []string{"r1", "r2"} {
+		if _, err := rt.Execute(context.Background(), core.RunRequest{SessionID: "s", RunID: id, Input: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, ok := x.Revert(wire.AppendRevert(nil, "s", "r1")); out != nil || ok {
+		t.Fatalf("Revert of an earlier run = %q, %v; want nil, false", out, ok)
+	}
+	// The session was dropped: an earlier run is not the tail.
+	if _, ok := rt.Session("s"); ok {
+		t.Fatal("session kept after reverting an earlier run")
+	}
+	if _, err := rt.Execute(context.Background(), core.RunRequest{SessionID: "s", RunID: "r3", Input: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := rt.Session("s")
+	out, ok := x.Revert([]byte{1})
+	e, err := wire.DecodeRefused(out)
+	if ok || err != nil || e.Code != core.CodeInvalidArgument {
+		t.Fatalf("Revert of a malformed input = %v, %v, %v; want a refused frame", e, ok, err)
+	}
+	if after, _ := rt.Session("s"); !reflect.DeepEqual(after, before) {
+		t.Fatalf("session changed by a refused revert: %+v", after)
+	}
+	if out, ok := x.Revert(wire.AppendRevert(nil, "s", "r3")); out != nil || !ok {
+		t.Fatalf("Revert of the last run = %q, %v; want nil, true", out, ok)
+	}
+	if s, _ := rt.Session("s"); len(s.Messages) != 0 {
+		t.Fatalf("messages after revert: %+v", s.Messages)
+	}
+}
+
+// Ensure Limits answers the runtime's limits, and CheckHistory core's
+// report; a packed history over maxSeedMessages is refused as a begin
+// frame carrying it is.
+func TestRuntime_LimitsAndCheck(t *testing.T) {
+	l := core.Limits{MaxSeedMessages: 2, MaxMessageBytes: 100}
+	rt := mustRuntime(t, core.Config{Limits: l})
+	defer rt.Close()
+	x := fastpath.New(rt, nil)
+	got, err := wire.DecodeLimits(x.Limits())
+	if err != nil || *got != rt.Limits() {
+		t.Fatalf("Limits = %+v, %v; want %+v", got, err, rt.Limits())
+	}
+	for name, h := range map[string][]core.SeedMessage{
+		"OK":     {{Role: core.RoleUser, Content: "a"}},
+		"Orphan": {{Role: core.RoleUser, Content: "a"}, {Role: core.RoleTool, ToolCallID: "x", Content: "c"}},
+	} {
+		c, err := wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(h)))
+		if want := rt.CheckHistory(h); err != nil || !reflect.DeepEqual(*c, want) {
+			t.Fatalf("%s: CheckHistory = %+v, %v; want %+v", name, c, err, want)
+		}
+	}
+	many := []core.SeedMessage{{Role: core.RoleUser, Content: "a"}, {Role: core.RoleAssistant, Content: "b"}, {Role: core.RoleUser, Content: "c"}}
+	c, err := wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(many)))
+	_, want := wire.DecodeBegin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "x", WithHistory: true, History: many}), 2)
+	if err != nil || c.OK || len(c.Problems) != 1 || !reflect.DeepEqual(core.AsError(want), &core.Error{Code: c.Problems[0].Code, Index: c.Problems[0].Index, Message: c.Problems[0].Message}) {
+		t.Fatalf("CheckHistory over maxSeedMessages = %+v, %v; want the begin frame's refusal %v", c, err, want)
+	}
+	c, err = wire.DecodeCheck(x.CheckHistory([]byte("ARH\x09")))
+	if err != nil || c.OK || len(c.Problems) != 1 || c.Problems[0].Code != core.CodeInvalidHistory {
+		t.Fatalf("CheckHistory of an unknown version = %+v, %v", c, err)
+	}
+}

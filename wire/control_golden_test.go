@@ -1,0 +1,49 @@
+package wire_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/wire"
+)
+
+// controlGolden are the control exports' frames both implementations
+// must write and read byte for byte: js/test/control.test.mjs reads the
+// same files.
+func controlGolden() map[string][]byte {
+	return map[string][]byte{
+		"revert.bin": wire.AppendRevert(nil, "sé", "glue:7"),
+		"check.bin": wire.AppendCheck(nil, &core.HistoryCheck{
+			Problems: []core.Problem{
+				{Code: core.CodeInvalidHistory, Index: 1, Message: "orphan", Repair: core.RepairOrphanToolResult},
+				{Code: core.CodeLimitExceeded, Index: core.NoIndex, Message: "é"},
+			},
+			Awaiting: []core.AwaitingCall{{Index: 3, ToolCallID: "c1", Name: "clock"}},
+		}),
+		"check-ok.bin": wire.AppendCheck(nil, &core.HistoryCheck{OK: true}),
+	}
+}
+
+// TestGolden_Control checks the control frames against testdata/golden
+// (rewritten with -update).
+func TestGolden_Control(t *testing.T) {
+	for name, b := range controlGolden() {
+		path := filepath.Join("testdata", "golden", name)
+		if *update {
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, want) {
+			t.Errorf("%s: got % x, want % x", name, b, want)
+		}
+	}
+}
