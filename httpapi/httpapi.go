@@ -9,6 +9,8 @@
 // Routes:
 //
 //	POST   /v1/sessions/{id}/runs  {input, history?, policy?, runId?, inspect?}
+//	                               or {approvals, history?, ...} to resume
+//	                               calls awaiting approval
 //	                               -> 200 Result, or Server-Sent Events when
 //	                                  the request accepts text/event-stream
 //	GET    /v1/sessions/{id}       -> 200 {id, messageCount, messages}, or 404
@@ -306,6 +308,7 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 		WithHistory: req.WithHistory,
 		RunID:       req.RunID,
 		Inspect:     req.Inspect,
+		Approvals:   req.Approvals,
 	}
 	if !wantsStream(r) {
 		run, err := h.rt.Start(r.Context(), rr)
@@ -348,7 +351,8 @@ func (h *Handler) postCheck(w http.ResponseWriter, r *http.Request) {
 
 // stream answers a run as Server-Sent Events: one "event: TYPE" and
 // "data: JSON" per event, ending with run.completed (carrying result),
-// run.failed or run.cancelled (carrying error). A refused run answers
+// run.awaiting_approval (carrying result), run.failed or run.cancelled
+// (carrying error). A refused run answers
 // plain JSON with its status.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequest, body []byte) {
 	q := &eventQueue{signal: make(chan struct{}, 1)}
@@ -392,7 +396,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequ
 			buf.Write(data)
 			buf.WriteString("\n\n")
 			switch ev.Type {
-			case core.EventRunCompleted, core.EventRunFailed, core.EventRunCancelled:
+			case core.EventRunCompleted, core.EventRunAwaitingApproval, core.EventRunFailed, core.EventRunCancelled:
 				terminal = true
 			}
 		}

@@ -65,6 +65,8 @@ type wireRepair struct {
 type wireCheck struct {
 	OK       bool          `json:"ok"`
 	Problems []wireProblem `json:"problems"`
+	// Awaiting lists the calls pending at the history's end, if any.
+	Awaiting []wireAwaiting `json:"awaiting,omitempty"`
 }
 
 type wireProblem struct {
@@ -83,6 +85,7 @@ func toWireCheck(c core.HistoryCheck) wireCheck {
 			w.Problems[i].Repair = &kind
 		}
 	}
+	w.Awaiting = toWireAwaiting(c.Awaiting)
 	return w
 }
 
@@ -112,6 +115,8 @@ type wireResult struct {
 	Seed         wireSeed        `json:"seed"`
 	MessageCount int             `json:"messageCount"`
 	ModelCalls   []wireModelCall `json:"modelCalls"`
+	// PendingApprovals is set when Status is "awaiting_approval".
+	PendingApprovals []wirePending `json:"pendingApprovals,omitempty"`
 }
 
 type wireError struct {
@@ -180,6 +185,7 @@ func toWireResult(r *core.Result) *wireResult {
 			w.ModelCalls[i].Messages = toWireMessages(c.Messages)
 		}
 	}
+	w.PendingApprovals = toWirePending(r.PendingApprovals)
 	return w
 }
 
