@@ -43,8 +43,12 @@ type config struct {
 	Durable bool
 	// MaxStoredBytes is EnvMaxStoredBytes; 0 means the default.
 	MaxStoredBytes int64
-	// TestFaults enables the fault routes (EnvTestFaults).
+	// TestFaults enables the fault routes (EnvTestFaults), and the test
+	// tools (testTools).
 	TestFaults bool
+	// Tools are the runtime's tools; a tool's NeedsApproval pauses a run
+	// before it runs (docs/adr/0019-tool-approvals.md).
+	Tools []core.Tool
 }
 
 // configFrom reads the configuration through get (the worker's env). The
@@ -72,6 +76,9 @@ func configFrom(get func(string) string) (config, error) {
 		}
 		c.MaxStoredBytes = n
 	}
+	if c.TestFaults {
+		c.Tools = testTools()
+	}
 	switch m := strings.TrimSpace(get(EnvModel)); m {
 	case "", "echo":
 	case "openai":
@@ -91,7 +98,7 @@ func configFrom(get func(string) string) (config, error) {
 
 // runtimeConfig is the core configuration for c.
 func (c *config) runtimeConfig() core.Config {
-	cfg := core.Config{SystemPrompt: c.SystemPrompt, AfterFunc: afterFunc}
+	cfg := core.Config{SystemPrompt: c.SystemPrompt, AfterFunc: afterFunc, Tools: c.Tools}
 	if c.Model != nil {
 		cfg.Model = c.Model
 	}

@@ -74,14 +74,19 @@ func (c *recorder) copyTo(w http.ResponseWriter) {
 	_, _ = w.Write(c.body.Bytes())
 }
 
-// completedEvent starts the event that ends a completed run's stream.
-var completedEvent = []byte("event: " + string(core.EventRunCompleted) + "\n")
+// completedEvent starts the event that ends a completed run's stream;
+// awaitingEvent the one that ends a run paused for approvals, whose turn
+// is written as a completed one's.
+var (
+	completedEvent = []byte("event: " + string(core.EventRunCompleted) + "\n")
+	awaitingEvent  = []byte("event: " + string(core.EventRunAwaitingApproval) + "\n")
+)
 
 // eventStream passes a run's stream through event by event (the API
 // writes whole events), giving each an "id: <seq>" line from 1 and, for
 // a continued run, keeping it in the run's log. It holds back the
-// run.completed event, which finish sends once the turn is written, or
-// replaces with run.failed.
+// run.completed (or run.awaiting_approval) event, which finish sends once
+// the turn is written, or replaces with run.failed.
 type eventStream struct {
 	w       http.ResponseWriter
 	log     *runLog // nil unless the run continues without its client
@@ -104,7 +109,7 @@ func (s *eventStream) Write(p []byte) (int, error) {
 		}
 		ev := append([]byte(nil), s.partial[:i+2]...)
 		s.partial = append(s.partial[:0], s.partial[i+2:]...)
-		if s.held == nil && bytes.HasPrefix(ev, completedEvent) {
+		if s.held == nil && (bytes.HasPrefix(ev, completedEvent) || bytes.HasPrefix(ev, awaitingEvent)) {
 			s.held = ev
 			continue
 		}
