@@ -16,7 +16,8 @@
 //	GET    /v1/sessions/{id}       -> 200 {id, messageCount, messages}, or 404
 //	DELETE /v1/sessions/{id}       -> 204 (for an unknown session too)
 //	POST   /v1/history/check       {history} -> 200 {ok, problems: [{code,
-//	                                  index, message, repair}]}, running
+//	                                  index, message, repair}], awaiting?:
+//	                                  [{index, toolCallId, name}]}, running
 //	                                  nothing (core.CheckHistory)
 //	GET    /healthz                -> 200 {"ok": true, "version": ...}
 //
