@@ -367,3 +367,42 @@ func TestHandler_Approvals_CheckAwaiting(t *testing.T) {
 		t.Fatalf("check: %s", r.body)
 	}
 }
+
+// Ensure two approvals of one call sent at once run the tool once: one
+// resumes the run, the other is refused (the call is answered, or the
+// session busy).
+func TestHandler_Approvals_ConcurrentApprovalsRunOnce(t *testing.T) {
+	var mu sync.Mutex
+	runs := 0
+	release, started := make(chan struct{}), make(chan struct{}, 2)
+	pay := core.Tool{ToolSpec: core.ToolSpec{Name: "pay"},
+		NeedsApproval: func(core.ToolInvocation) (bool, error) { return true, nil },
+		Call: func(core.Context, core.ToolInvocation) (string, error) {
+			mu.Lock()
+			runs++
+			mu.Unlock()
+			started <- struct{}{}
+			<-release
+			return "paid", nil
+		}}
+	h := httpapi.New(httpapi.Config{Runtime: mustRuntime(t, core.Config{Tools: []core.Tool{pay}})})
+	id := pause(t, h, "s").PendingApprovals[0].ToolCallID
+	body := `{"approvals":[{"toolCallId":"` + id + `","approved":true}]}`
+	statuses := make(chan int, 2)
+	for range 2 {
+		go func() { statuses <- do(t, h, "POST", "/v1/sessions/s/runs", body).status }()
+	}
+	// The other is refused at once or waits for the session while the
+	// tool runs.
+	<-started
+	close(release)
+	first, second := <-statuses, <-statuses
+	if ok := (first == 200) != (second == 200); !ok || first == 502 || second == 502 {
+		t.Fatalf("statuses %d and %d, want one 200 and one refusal", first, second)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if runs != 1 {
+		t.Fatalf("pay ran %d times, want once", runs)
+	}
+}
