@@ -20,8 +20,8 @@ import (
 // serving r.
 type CommitFunc func(r *http.Request, res *core.Result) *core.Error
 
-// OnCommit sets the hook called with every completed run's Result (nil
-// removes it). Call it before the handler serves a request.
+// OnCommit sets the hook called with every completed or paused
+// (awaiting_approval) run's Result (nil removes it). Call it before the handler serves a request.
 func (h *Handler) OnCommit(f CommitFunc) { h.commit = f }
 
 // committed runs the commit hook on res, if one is set.

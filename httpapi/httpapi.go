@@ -9,12 +9,15 @@
 // Routes:
 //
 //	POST   /v1/sessions/{id}/runs  {input, history?, policy?, runId?, inspect?}
+//	                               or {approvals, history?, ...} to resume
+//	                               calls awaiting approval
 //	                               -> 200 Result, or Server-Sent Events when
 //	                                  the request accepts text/event-stream
 //	GET    /v1/sessions/{id}       -> 200 {id, messageCount, messages}, or 404
 //	DELETE /v1/sessions/{id}       -> 204 (for an unknown session too)
 //	POST   /v1/history/check       {history} -> 200 {ok, problems: [{code,
-//	                                  index, message, repair}]}, running
+//	                                  index, message, repair}], awaiting?:
+//	                                  [{index, toolCallId, name}]}, running
 //	                                  nothing (core.CheckHistory)
 //	GET    /healthz                -> 200 {"ok": true, "version": ...}
 //
@@ -307,6 +310,7 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 		WithHistory: req.WithHistory,
 		RunID:       req.RunID,
 		Inspect:     req.Inspect,
+		Approvals:   req.Approvals,
 	}
 	if !wantsStream(r) {
 		run, err := h.rt.Start(r.Context(), rr)
@@ -353,7 +357,8 @@ func (h *Handler) postCheck(w http.ResponseWriter, r *http.Request) {
 
 // stream answers a run as Server-Sent Events: one "event: TYPE" and
 // "data: JSON" per event, ending with run.completed (carrying result),
-// run.failed or run.cancelled (carrying error). A refused run answers
+// run.awaiting_approval (carrying result), run.failed or run.cancelled
+// (carrying error). A refused run answers
 // plain JSON with its status.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequest, body []byte) {
 	q := &eventQueue{signal: make(chan struct{}, 1)}
@@ -383,7 +388,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequ
 		terminal := false
 		for i := range evs {
 			ev := &evs[i]
-			if ev.Type == core.EventRunCompleted {
+			if ev.Type == core.EventRunCompleted || ev.Type == core.EventRunAwaitingApproval {
 				if cerr := h.committed(r, ev.Result); cerr != nil {
 					evs[i] = core.Event{Type: core.EventRunFailed, RunID: ev.RunID, SessionID: ev.SessionID, Seq: ev.Seq, Err: cerr}
 				}
@@ -402,7 +407,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequ
 			buf.Write(data)
 			buf.WriteString("\n\n")
 			switch ev.Type {
-			case core.EventRunCompleted, core.EventRunFailed, core.EventRunCancelled:
+			case core.EventRunCompleted, core.EventRunAwaitingApproval, core.EventRunFailed, core.EventRunCancelled:
 				terminal = true
 			}
 		}

@@ -24,6 +24,10 @@ type RunBody struct {
 	RunID       string
 	// Inspect asks for the messages of each model call in the result.
 	Inspect bool
+	// Approvals answer the tool calls the session awaits (the body's
+	// "approvals", or the decisions a UIMessage history carries when the
+	// body has none); Input is then empty.
+	Approvals []core.Approval
 }
 
 // rawRun is the first decoding pass: field types are checked one by one
@@ -34,6 +38,8 @@ type rawRun struct {
 	Policy  json.RawMessage `json:"policy"`
 	RunID   json.RawMessage `json:"runId"`
 	Inspect json.RawMessage `json:"inspect"`
+	// Approvals is read by decodeApprovals (approval_decode.go).
+	Approvals json.RawMessage `json:"approvals"`
 }
 
 func invalidArg(msg string) *core.Error { return core.NewError(core.CodeInvalidArgument, msg) }
@@ -44,7 +50,7 @@ func invalidArg(msg string) *core.Error { return core.NewError(core.CodeInvalidA
 // "HISTORY": null} would drop it; knownKeys refuses both first, as the
 // JavaScript edges read only the exact names.
 var (
-	runKeys   = []string{"input", "history", "policy", "runId", "inspect"}
+	runKeys   = []string{"input", "history", "policy", "runId", "inspect", "approvals"}
 	checkKeys = []string{"history"}
 )
 
@@ -153,8 +159,20 @@ func decodeRunBody(body []byte, maxMessages int) (*RunBody, *core.Error) {
 	}
 	out := &RunBody{}
 	var ok bool
-	if out.Input, ok = decodeString(raw.Input); !ok {
-		return nil, invalidArg("input must be a string")
+	if !isNull(raw.Approvals) {
+		a, err := decodeApprovals(raw.Approvals)
+		if err != nil {
+			return nil, err
+		}
+		out.Approvals = a
+	}
+	// A resume omits the input (core refuses an input next to
+	// approvals); an absent input is refused below when no approval
+	// came, in the body or in the history.
+	if len(raw.Input) != 0 {
+		if out.Input, ok = decodeString(raw.Input); !ok {
+			return nil, invalidArg("input must be a string")
+		}
 	}
 	if !isNull(raw.RunID) {
 		if out.RunID, ok = decodeString(raw.RunID); !ok {
@@ -183,6 +201,17 @@ func decodeRunBody(body []byte, maxMessages int) (*RunBody, *core.Error) {
 			return nil, err
 		}
 		out.History, out.WithHistory = h, true
+		// A body with neither input nor approvals resumes with the
+		// decisions its UIMessage history carries; next to an input the
+		// history is read as ever.
+		if isNull(raw.Approvals) && len(raw.Input) == 0 {
+			if out.Approvals, err = historyApprovals(raw.History); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(raw.Input) == 0 && len(out.Approvals) == 0 {
+		return nil, invalidArg("input must be a string")
 	}
 	return out, nil
 }

@@ -65,6 +65,8 @@ type wireRepair struct {
 type wireCheck struct {
 	OK       bool          `json:"ok"`
 	Problems []wireProblem `json:"problems"`
+	// Awaiting lists the calls pending at the history's end, if any.
+	Awaiting []wireAwaiting `json:"awaiting,omitempty"`
 }
 
 type wireProblem struct {
@@ -83,6 +85,7 @@ func toWireCheck(c core.HistoryCheck) wireCheck {
 			w.Problems[i].Repair = &kind
 		}
 	}
+	w.Awaiting = toWireAwaiting(c.Awaiting)
 	return w
 }
 
@@ -113,6 +116,8 @@ type wireResult struct {
 	MessageCount int             `json:"messageCount"`
 	ModelCalls   []wireModelCall `json:"modelCalls"`
 	Context      *wireContext    `json:"context,omitempty"`
+	// PendingApprovals is set when Status is "awaiting_approval".
+	PendingApprovals []wirePending `json:"pendingApprovals,omitempty"`
 }
 
 // wireContext is a core.ContextReport: what a model call was sent under
@@ -199,6 +204,7 @@ func toWireResult(r *core.Result) *wireResult {
 			w.ModelCalls[i].Messages = toWireMessages(c.Messages)
 		}
 	}
+	w.PendingApprovals = toWirePending(r.PendingApprovals)
 	return w
 }
 

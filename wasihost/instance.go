@@ -145,7 +145,8 @@ func refused(b []byte) error {
 
 // NewRuntime creates a runtime in the instance for cfg. A config the
 // module refuses (a negative limit, a tool with no name or a duplicate
-// name) returns its *core.Error with code invalid_argument.
+// name) returns its *core.Error with code invalid_argument, as does a
+// tool with NeedsApproval: approvals do not cross the wire yet.
 func (in *Instance) NewRuntime(cfg Config) (*Runtime, error) {
 	c := wire.Config{SystemPrompt: cfg.SystemPrompt, Echo: cfg.Model == nil, Limits: cfg.Limits}
 	tools := map[string]*core.Tool{}
@@ -153,6 +154,9 @@ func (in *Instance) NewRuntime(cfg Config) (*Runtime, error) {
 		t := &cfg.Tools[i]
 		if t.Call == nil {
 			return nil, core.NewError(core.CodeInvalidArgument, "tool "+t.Name+" has no Call")
+		}
+		if t.NeedsApproval != nil {
+			return nil, errNoApprovalTool(t.Name)
 		}
 		c.Tools = append(c.Tools, t.ToolSpec)
 		tools[t.Name] = t

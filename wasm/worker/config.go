@@ -49,12 +49,16 @@ type config struct {
 	Durable bool
 	// MaxStoredBytes is EnvMaxStoredBytes; 0 means the default.
 	MaxStoredBytes int64
-	// TestFaults enables the fault routes (EnvTestFaults).
+	// TestFaults enables the fault routes (EnvTestFaults), and the test
+	// tools (testTools).
 	TestFaults bool
 	// RunEvents and RunEventBytes are EnvTestRunEvents and
 	// EnvTestRunEventBytes; 0 means the defaults.
 	RunEvents     int
 	RunEventBytes int64
+	// Tools are the runtime's tools; a tool's NeedsApproval pauses a run
+	// before it runs (docs/adr/0019-tool-approvals.md).
+	Tools []core.Tool
 }
 
 // configFrom reads the configuration through get (the worker's env). The
@@ -98,6 +102,7 @@ func configFrom(get func(string) string) (config, error) {
 				b.set(n)
 			}
 		}
+		c.Tools = testTools()
 	}
 	switch m := strings.TrimSpace(get(EnvModel)); m {
 	case "", "echo":
@@ -118,7 +123,7 @@ func configFrom(get func(string) string) (config, error) {
 
 // runtimeConfig is the core configuration for c.
 func (c *config) runtimeConfig() core.Config {
-	cfg := core.Config{SystemPrompt: c.SystemPrompt, AfterFunc: afterFunc}
+	cfg := core.Config{SystemPrompt: c.SystemPrompt, AfterFunc: afterFunc, Tools: c.Tools}
 	if c.Model != nil {
 		cfg.Model = c.Model
 	}

@@ -417,7 +417,10 @@ func (h *Handler) load() ([]byte, error) {
 // history, with "reconcile" when the history is a prefix of them (core's
 // seeding rules). A body the API will refuse (a history it does not
 // take, or a policy it refuses) answers false: it goes to the API as it
-// is, which refuses it whether or not the session is live. In reconcile
+// is, which refuses it whether or not the session is live. A history
+// ending with calls the request's approvals answer is one the API takes
+// (awaitsOnly): the stored messages win over it as over any other, so an
+// old history cannot run an answered call again. In reconcile
 // mode the stored messages read are returned with the answer; on a live
 // session (which holds them) reconcile answers false without reading
 // them: the runtime applies the rule itself.
@@ -426,7 +429,7 @@ func (h *Handler) storedWins(body []byte, live bool) (bool, []byte, error) {
 	if derr != nil || !rb.WithHistory || rb.Policy.Validate() != nil {
 		return false, nil, nil
 	}
-	if c := h.rt.CheckHistory(rb.History); !c.OK {
+	if c := h.rt.CheckHistory(rb.History); !c.OK && !awaitsOnly(c, rb.Approvals) {
 		if !rb.Policy.Repair {
 			return false, nil, nil
 		}
@@ -493,6 +496,9 @@ func (h *Handler) seedBody(body, history []byte, replace bool) ([]byte, error) {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 			return nil, errors.New("the body is not a JSON object")
+		}
+		if a := carriedApprovals(fields); a != nil {
+			fields["approvals"] = a
 		}
 		fields["history"] = history
 		return json.Marshal(fields)

@@ -55,6 +55,9 @@ const (
 	runCompleted = "completed"
 	runFailed    = "failed"
 	runCancelled = "cancelled"
+	// runAwaiting is a run that paused for approvals: its turn is
+	// written and it is over; a run with the approvals resumes it.
+	runAwaiting = core.StatusAwaitingApproval
 )
 
 // runLog is a continued run's events and status.
@@ -93,6 +96,8 @@ func (l *runLog) add(seq int64, ev []byte) {
 	switch {
 	case hasEvent(ev, core.EventRunCompleted):
 		l.status = runCompleted
+	case hasEvent(ev, core.EventRunAwaitingApproval):
+		l.status = runAwaiting
 	case hasEvent(ev, core.EventRunFailed):
 		l.status = runFailed
 	case hasEvent(ev, core.EventRunCancelled):

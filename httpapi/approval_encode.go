@@ -1,0 +1,41 @@
+package httpapi
+
+import "github.com/agentrt/agentrt/core"
+
+// wirePending is a call awaiting approval in a result's
+// "pendingApprovals".
+type wirePending struct {
+	ToolCallID string `json:"toolCallId"`
+	Name       string `json:"name"`
+	Arguments  string `json:"arguments"`
+}
+
+// wireAwaiting is a call pending at the end of a checked history, in
+// "awaiting" of POST /v1/history/check.
+type wireAwaiting struct {
+	Index      int    `json:"index"`
+	ToolCallID string `json:"toolCallId"`
+	Name       string `json:"name"`
+}
+
+func toWirePending(ps []core.PendingApproval) []wirePending {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]wirePending, len(ps))
+	for i, p := range ps {
+		out[i] = wirePending(p)
+	}
+	return out
+}
+
+func toWireAwaiting(as []core.AwaitingCall) []wireAwaiting {
+	if len(as) == 0 {
+		return nil
+	}
+	out := make([]wireAwaiting, len(as))
+	for i, a := range as {
+		out[i] = wireAwaiting(a)
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+//go:build !js
+
+package workerd_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentrt/agentrt/internal/contract"
+	"github.com/agentrt/agentrt/wasm/worker/workerd"
+)
+
+// sendTo is a contract.Send to p.
+func sendTo(p *workerd.Process) contract.Send {
+	return func(method, path, body string) (int, []byte, error) {
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, err := http.NewRequest(method, p.URL+path, rd)
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := client.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return res.StatusCode, b, err
+	}
+}
+
+// Ensure the worker, in both deployments, resumes every approval case of
+// the corpus as docs/contract.md says (the fault switch gives it the
+// corpus's tools pay and look).
+func TestWorker_ApprovalContract(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		name := "isolate"
+		if durable {
+			name = "durable"
+		}
+		t.Run(name, func(t *testing.T) {
+			p := mustStart(t, workerd.Options{Durable: durable, StateDir: t.TempDir(), Env: durableEnv(nil)})
+			send := sendTo(p)
+			for _, c := range contract.MustLoadApprovals(t) {
+				t.Run(c.Name, func(t *testing.T) {
+					// The corpus's messages name session "s": each case
+					// starts from none.
+					if status, b, err := send("DELETE", "/v1/sessions/s", ""); err != nil || status != 204 {
+						t.Fatalf("DELETE: %d %v %s", status, err, b)
+					}
+					c.RunApprovalHTTP(t, send, "s", nil)
+				})
+			}
+		})
+	}
+}
+
+// approvalResult is what the approval tests read of a Result.
+type approvalResult struct {
+	Status           string `json:"status"`
+	PendingApprovals []struct {
+		ToolCallID string `json:"toolCallId"`
+		Name       string `json:"name"`
+	} `json:"pendingApprovals"`
+	Appended []msg `json:"appended"`
+	Error    struct {
+		Code string `json:"code"`
+	} `json:"error"`
+}
+
+func postApproval(t *testing.T, p *workerd.Process, id, body string) (int, approvalResult) {
+	t.Helper()
+	status, b, err := sendTo(p)("POST", "/v1/sessions/"+id+"/runs", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r approvalResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("POST %s: %d %q", id, status, b)
+	}
+	return status, r
+}
+
+// Ensure a paused run survives a restart of workerd on the same state
+// directory: the approval, sent without history, resumes the run from
+// storage and runs the tool exactly once ("count" answers "run N", its
+// runs in the instance); a denial never runs it; the same approval again
+// is refused.
+func TestDurable_Approval_SurvivesRestart(t *testing.T) {
+	o := workerd.Options{Durable: true, StateDir: t.TempDir(), Env: durableEnv(nil)}
+	p := mustStart(t, o)
+	ids := map[string]string{}
+	for _, conv := range []string{"approve", "deny"} {
+		status, r := postApproval(t, p, conv, `{"input":"/tool count {}"}`)
+		if status != 200 || r.Status != "awaiting_approval" || len(r.PendingApprovals) != 1 || r.PendingApprovals[0].Name != "count" {
+			t.Fatalf("pause %s: %d %+v", conv, status, r)
+		}
+		if len(r.Appended) != 2 || r.Appended[1].Role != "assistant" {
+			t.Fatalf("pause %s appended %+v", conv, r.Appended)
+		}
+		if s := storedOf(t, p, conv); s.Messages != 2 {
+			t.Fatalf("stored %+v, want the paused turn", s)
+		}
+		ids[conv] = r.PendingApprovals[0].ToolCallID
+	}
+	p.Stop()
+
+	p2 := mustStart(t, o)
+	approve := `{"approvals":[{"toolCallId":"` + ids["approve"] + `","approved":true}]}`
+	status, r := postApproval(t, p2, "approve", approve)
+	if status != 200 || r.Status != "completed" || len(r.Appended) != 2 || r.Appended[0].Content != "run 1" {
+		t.Fatalf("approve after restart: %d %+v", status, r)
+	}
+	status, r = postApproval(t, p2, "deny", `{"approvals":[{"toolCallId":"`+ids["deny"]+`","approved":false,"reason":"not now"}]}`)
+	if status != 200 || r.Status != "completed" || r.Appended[0].Content != "Tool call denied: not now" {
+		t.Fatalf("deny after restart: %d %+v", status, r)
+	}
+	if status, r = postApproval(t, p2, "approve", approve); status != 400 || r.Error.Code != "invalid_argument" {
+		t.Fatalf("second approval: %d %+v", status, r)
+	}
+	if s := storedOf(t, p2, "approve"); s.Messages != 4 {
+		t.Fatalf("stored %+v, want the call, its result and the reply", s)
+	}
+	if got := sessionCount(t, p2, "approve"); got != 4 {
+		t.Fatalf("session holds %d messages, want 4", got)
+	}
+}
