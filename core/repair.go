@@ -89,7 +89,7 @@ func checkAll(history []SeedMessage, limits Limits) HistoryCheck {
 	if _, err := validateHistory(history, limits); err == nil {
 		return HistoryCheck{OK: true}
 	} else if err.Code != CodeInvalidHistory {
-		return HistoryCheck{Problems: []Problem{{Code: err.Code, Index: err.Index, Message: err.Message}}}
+		return UnreadableCheck(err)
 	}
 	rep := repairHistory(history)
 	problems := rep.problems
@@ -528,5 +528,7 @@ func hostStarts(history []SeedMessage, pos int) int {
 // while decoding): its one problem is err, which no repair fixes.
 func UnreadableCheck(err error) HistoryCheck {
 	e := AsError(err)
-	return HistoryCheck{Problems: []Problem{{Code: e.Code, Index: e.Index, Message: e.Message}}}
+	// append, not a one-element literal: the module then needs no
+	// equality function for an array of one Problem.
+	return HistoryCheck{Problems: append([]Problem(nil), Problem{Code: e.Code, Index: e.Index, Message: e.Message})}
 }
