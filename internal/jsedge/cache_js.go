@@ -212,7 +212,7 @@ func (c *Cache) Lookup(session string, msgs []core.Message) js.Value {
 	sc := c.sessions[session]
 	for i := range msgs {
 		if sc != nil {
-			if e := sc.entries[keyOf(&msgs[i])]; e != nil {
+			if e, ok := sc.entries[keyOf(&msgs[i])]; ok {
 				vals[i] = e.v
 				continue
 			}
@@ -284,8 +284,11 @@ func (c *Cache) Len(session string) int {
 // get returns the entry of m, whose key is k, converting and adding it
 // when missing. The caller holds the lock.
 func (sc *sessionCache) get(m *core.Message, k msgKey) *cached {
-	e := sc.entries[k]
-	if e == nil {
+	// The comma-ok form, as everywhere with msgKey: the module then
+	// needs only the runtime's mapaccess2 for a key of that type, not
+	// mapaccess1 too.
+	e, ok := sc.entries[k]
+	if !ok {
 		v := frozenMessage(m)
 		e = &cached{key: k, msg: *m, v: v, arg: v, gen: sc.gen, pos: -1}
 		sc.entries[k] = e
