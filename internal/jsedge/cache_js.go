@@ -61,11 +61,14 @@ type cached struct {
 }
 
 // msgKey identifies a message by the addresses and lengths of its
-// fields' bytes. See Cache.
+// fields' bytes, its role's too. See Cache. It holds only pointers and
+// integers, so that the map hashes and compares it as memory, with no
+// hash and equality functions of its own in the module.
 type msgKey struct {
 	content    *byte
 	contentLen int
-	role       core.Role
+	role       *byte
+	roleLen    int
 	callID     *byte
 	callIDLen  int
 	calls      *core.ToolCall
@@ -78,7 +81,7 @@ type msgKey struct {
 func keyOf(m *core.Message) msgKey {
 	k := msgKey{
 		content: unsafe.StringData(m.Content), contentLen: len(m.Content),
-		role:   m.Role,
+		role: unsafe.StringData(string(m.Role)), roleLen: len(m.Role),
 		callID: unsafe.StringData(m.ToolCallID), callIDLen: len(m.ToolCallID),
 		id: unsafe.StringData(m.ID), idLen: len(m.ID),
 		callsLen: len(m.ToolCalls),
