@@ -73,11 +73,13 @@ func (Echo) Complete(ctx Context, req *ModelRequest) (*ModelReply, error) {
 				args = "{}"
 			}
 			if name != "" {
-				return &ModelReply{ToolCalls: []ToolCall{{
+				// append, not a one-element literal: the module then
+				// needs no equality function for an array of one ToolCall.
+				return &ModelReply{ToolCalls: append([]ToolCall(nil), ToolCall{
 					ID:        "echo_" + itoa(n),
 					Name:      name,
 					Arguments: args,
-				}}}, nil
+				})}, nil
 			}
 		}
 		content = "echo: " + text + received

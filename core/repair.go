@@ -89,7 +89,7 @@ func checkAll(history []SeedMessage, limits Limits) HistoryCheck {
 	if _, err := validateHistory(history, limits); err == nil {
 		return HistoryCheck{OK: true}
 	} else if err.Code != CodeInvalidHistory {
-		return HistoryCheck{Problems: []Problem{{Code: err.Code, Index: err.Index, Message: err.Message}}}
+		return UnreadableCheck(err)
 	}
 	rep := repairHistory(history)
 	problems := rep.problems
@@ -200,7 +200,7 @@ func repairHistory(history []SeedMessage) repaired {
 			// A repeated id with other content is an edit, not a
 			// duplicate: it is kept, for validation to refuse.
 			repeated := d.seenBefore(m.ID, i)
-			dropping = repeated && sameHostMessage(history, d.first[m.ID], i)
+			dropping = repeated && sameHostMessage(history, d.firstAt(m.ID), i)
 			editing = repeated && !dropping
 			if editing && r.edited < 0 {
 				r.edited = i
@@ -214,7 +214,7 @@ func repairHistory(history []SeedMessage) repaired {
 		}
 		if dropping {
 			if i == 0 || !m.Continues {
-				r.add(i, RepairDuplicateMessage, host, "", duplicateText(m.ID, HostIndex(history, d.first[m.ID])))
+				r.add(i, RepairDuplicateMessage, host, "", duplicateText(m.ID, HostIndex(history, d.firstAt(m.ID))))
 			}
 			continue
 		}
@@ -243,9 +243,12 @@ func repairHistory(history []SeedMessage) repaired {
 // the open tool-call block (the assistant message whose calls are being
 // answered: its position, host index, calls, and which are answered).
 type doctor struct {
-	history  []SeedMessage
-	r        repaired
-	first    map[string]int // host id -> position of its first message
+	history []SeedMessage
+	r       repaired
+	// first maps a host id to the position of its first message plus
+	// one (0 is absent: no comma-ok read of a string-keyed map, whose
+	// runtime code the module would carry for it alone); see firstAt.
+	first    map[string]int
 	open     int
 	openHost int
 	calls    []ToolCall
@@ -260,15 +263,19 @@ func (d *doctor) seenBefore(id string, i int) bool {
 	if id == "" {
 		return false
 	}
-	if _, ok := d.first[id]; ok {
+	if d.first[id] > 0 {
 		return true
 	}
 	if d.first == nil {
 		d.first = make(map[string]int)
 	}
-	d.first[id] = i
+	d.first[id] = i + 1
 	return false
 }
+
+// firstAt returns the position of the first message with host id id,
+// which seenBefore recorded.
+func (d *doctor) firstAt(id string) int { return d.first[id] - 1 }
 
 // openBlock opens the block of history[i]'s calls.
 //
@@ -528,5 +535,7 @@ func hostStarts(history []SeedMessage, pos int) int {
 // while decoding): its one problem is err, which no repair fixes.
 func UnreadableCheck(err error) HistoryCheck {
 	e := AsError(err)
-	return HistoryCheck{Problems: []Problem{{Code: e.Code, Index: e.Index, Message: e.Message}}}
+	// append, not a one-element literal: the module then needs no
+	// equality function for an array of one Problem.
+	return HistoryCheck{Problems: append([]Problem(nil), Problem{Code: e.Code, Index: e.Index, Message: e.Message})}
 }

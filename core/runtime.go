@@ -77,7 +77,7 @@ func New(cfg Config) (*Runtime, error) {
 		if t.Call == nil {
 			return nil, NewError(CodeInvalidArgument, "tool "+quote(t.Name)+" has no call function")
 		}
-		if _, dup := rt.tools[t.Name]; dup {
+		if rt.tools[t.Name] != nil {
 			return nil, NewError(CodeInvalidArgument, "tool name "+quote(t.Name)+" is used twice")
 		}
 		tc := *t

@@ -64,6 +64,10 @@ type session struct {
 // and letting go of a lane is a flag under a lock the turn takes anyway,
 // not a channel operation each way.
 type lane struct {
+	// The field of no size makes lane not comparable: no equality
+	// function is compiled into the module for it (nothing compares
+	// lanes). It is first, as a last field of no size would be padded.
+	_    [0]func()
 	id   string
 	refs int
 	held bool // a run holds the lane

@@ -299,7 +299,7 @@ func (t *turn) checkReply(a *ModelReply, err error) (Message, *Error) {
 	reply := *a
 	if len(reply.ToolCalls) > 0 {
 		reply.ToolCalls = append([]ToolCall(nil), reply.ToolCalls...)
-		seen := make(map[string]struct{}, len(reply.ToolCalls))
+		seen := make(map[string]bool, len(reply.ToolCalls))
 		for i := range reply.ToolCalls {
 			c := &reply.ToolCalls[i]
 			if c.ID == "" {
@@ -308,10 +308,10 @@ func (t *turn) checkReply(a *ModelReply, err error) (Message, *Error) {
 			if c.Name == "" {
 				return Message{}, NewError(CodeModelError, "the model asked for a tool call with no name")
 			}
-			if _, ok := seen[c.ID]; ok {
+			if seen[c.ID] {
 				return Message{}, NewError(CodeModelError, "the model used tool call id "+quote(c.ID)+" twice")
 			}
-			seen[c.ID] = struct{}{}
+			seen[c.ID] = true
 		}
 	}
 	return Message{Role: RoleAssistant, Content: reply.Content, ToolCalls: reply.ToolCalls}, nil

@@ -130,7 +130,7 @@ func checkHistory(history []SeedMessage, limits Limits, rep *repaired) (historyI
 					return info, NewIndexError(CodeInvalidHistory, i, "tool call id "+quote(c.ID)+" is used twice")
 				}
 				if ids != nil {
-					ids[c.ID] = j
+					ids[c.ID] = j + 1
 				}
 				answered = append(answered, false)
 			}
@@ -195,15 +195,16 @@ func quote(s string) string {
 const indexCalls = 16
 
 // callIndex returns the place of the call with id among calls, or -1.
-// ids, when not nil, maps the ids of calls to their place, and is read
-// instead of calls. It is not inlined (neither are Role.Valid and
+// ids, when not nil, maps the ids of calls to their place plus one (0 is
+// absent: the module then needs no comma-ok read of a string-keyed map,
+// and no runtime code for one), and is read instead of calls. It is not inlined (neither are Role.Valid and
 // inTurn): the module is smaller with one copy of each.
 //
 //go:noinline
 func callIndex(calls []ToolCall, ids map[string]int, id string) int {
 	if ids != nil {
-		if k, ok := ids[id]; ok {
-			return k
+		if k := ids[id]; k > 0 {
+			return k - 1
 		}
 		return -1
 	}

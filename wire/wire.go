@@ -209,6 +209,10 @@ func AppendRefused(dst []byte, e *core.Error) []byte {
 // and return zero values after it, so a decoder checks err once at the
 // end of a section.
 type reader struct {
+	// The field of no size makes reader not comparable: no equality
+	// function is compiled into the module for it (nothing compares
+	// readers). It is first, as a last field of no size would be padded.
+	_   [0]func()
 	s   string
 	pos int
 	err *core.Error

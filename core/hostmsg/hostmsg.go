@@ -369,13 +369,6 @@ func uiMessage[V Value[V]](out []core.SeedMessage, m *core.SeedMessage, parts V)
 	var results []core.SeedMessage
 	var text []byte
 	tools := 0 // tool parts since the last flush
-	flush := func() {
-		m.Content = string(text)
-		out = append(out, *m)
-		out = append(out, results...)
-		text, results, tools = text[:0], results[:0], 0
-		*m = core.SeedMessage{ID: m.ID, Role: m.Role}
-	}
 	for k, n := 0, parts.Len(); k < n; k++ {
 		p := parts.Index(k)
 		at := "parts[" + itoa(k) + "]"
@@ -390,7 +383,8 @@ func uiMessage[V Value[V]](out []core.SeedMessage, m *core.SeedMessage, parts V)
 				return out[:start], at + ".text must be a string"
 			}
 			if tools > 0 {
-				flush()
+				out = flush(out, m, text, results)
+				text, results, tools = text[:0], results[:0], 0
 			}
 			text = append(text, s...)
 		case t == TypeDynamicTool || len(t) > len(TypeToolPrefix) && t[:len(TypeToolPrefix)] == TypeToolPrefix:
@@ -412,11 +406,26 @@ func uiMessage[V Value[V]](out []core.SeedMessage, m *core.SeedMessage, parts V)
 			return out[:start], at + ": unknown part type " + quote(t)
 		}
 	}
-	flush()
+	out = flush(out, m, text, results)
 	for i := start + 1; i < len(out); i++ {
 		out[i].Continues = true
 	}
 	return out, ""
+}
+
+// flush ends the message m of a UIMessage read by uiMessage: its
+// content is text, and it is appended to out with the results of its
+// tool calls. m is then a new message with m's id and role. It is a
+// function of its own, not generic, so that the module holds its code
+// once.
+//
+//go:noinline
+func flush(out []core.SeedMessage, m *core.SeedMessage, text []byte, results []core.SeedMessage) []core.SeedMessage {
+	m.Content = string(text)
+	out = append(out, *m)
+	out = append(out, results...)
+	*m = core.SeedMessage{ID: m.ID, Role: m.Role}
+	return out
 }
 
 // Approvals reads the decisions a UIMessage history carries: the tool

@@ -177,43 +177,53 @@ func Handler(f js.Value, cache *Cache) func(core.Event) {
 func Config(v js.Value) (cfg core.Config, model js.Value, tools []js.Value, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	cfg.AfterFunc = AfterFunc
+	if model, tools, err = config(v, &cfg); err != nil {
+		model, tools = js.Undefined(), nil
+	}
+	return
+}
+
+// config is Config's reading of v into cfg, with one exit for the large
+// Config (each return of it by value is a copy of every field in the
+// module's code).
+func config(v js.Value, cfg *core.Config) (model js.Value, tools []js.Value, err error) {
 	const what = "config"
 	if ok, err := object(v, what); !ok {
-		return cfg, js.Undefined(), nil, err
+		return model, nil, err
 	}
 	if cfg.SystemPrompt, err = optStr(v, what, FieldSystemPrompt); err != nil {
-		return cfg, js.Undefined(), nil, err
+		return model, nil, err
 	}
 	switch m := get(v, FieldModel); m.Type() {
 	case js.TypeUndefined, js.TypeNull:
 	case js.TypeString:
 		if m.String() != ModelEcho {
-			return cfg, js.Undefined(), nil, argError("config.model must be \"echo\" or a function")
+			return model, nil, argError("config.model must be \"echo\" or a function")
 		}
 	case js.TypeFunction:
 		model = m
 	default:
-		return cfg, js.Undefined(), nil, argError("config.model must be \"echo\" or a function")
+		return model, nil, argError("config.model must be \"echo\" or a function")
 	}
 	if cfg.Limits, err = Limits(get(v, FieldLimits)); err != nil {
-		return cfg, js.Undefined(), nil, err
+		return model, nil, err
 	}
 	list := get(v, FieldTools)
 	if nullish(list) {
-		return cfg, model, nil, nil
+		return model, nil, nil
 	}
 	if !isArray(list) {
-		return cfg, js.Undefined(), nil, argError("config.tools must be an Array")
+		return model, nil, argError("config.tools must be an Array")
 	}
 	cfg.Tools = make([]core.Tool, length(list))
 	tools = make([]js.Value, len(cfg.Tools))
 	for i := range cfg.Tools {
 		tools[i] = get(list, i)
 		if cfg.Tools[i].ToolSpec, err = ToolSpec(tools[i], "config.tools["+itoa(i)+"]"); err != nil {
-			return cfg, js.Undefined(), nil, err
+			return model, nil, err
 		}
 	}
-	return cfg, model, tools, nil
+	return model, tools, nil
 }
 
 // StatsGC reads the options of stats(): whether options.gc is true (a

@@ -61,11 +61,14 @@ type cached struct {
 }
 
 // msgKey identifies a message by the addresses and lengths of its
-// fields' bytes. See Cache.
+// fields' bytes, its role's too. See Cache. It holds only pointers and
+// integers, so that the map hashes and compares it as memory, with no
+// hash and equality functions of its own in the module.
 type msgKey struct {
 	content    *byte
 	contentLen int
-	role       core.Role
+	role       *byte
+	roleLen    int
 	callID     *byte
 	callIDLen  int
 	calls      *core.ToolCall
@@ -78,7 +81,7 @@ type msgKey struct {
 func keyOf(m *core.Message) msgKey {
 	k := msgKey{
 		content: unsafe.StringData(m.Content), contentLen: len(m.Content),
-		role:   m.Role,
+		role: unsafe.StringData(string(m.Role)), roleLen: len(m.Role),
 		callID: unsafe.StringData(m.ToolCallID), callIDLen: len(m.ToolCallID),
 		id: unsafe.StringData(m.ID), idLen: len(m.ID),
 		callsLen: len(m.ToolCalls),
@@ -212,7 +215,7 @@ func (c *Cache) Lookup(session string, msgs []core.Message) js.Value {
 	sc := c.sessions[session]
 	for i := range msgs {
 		if sc != nil {
-			if e := sc.entries[keyOf(&msgs[i])]; e != nil {
+			if e, ok := sc.entries[keyOf(&msgs[i])]; ok {
 				vals[i] = e.v
 				continue
 			}
@@ -284,8 +287,11 @@ func (c *Cache) Len(session string) int {
 // get returns the entry of m, whose key is k, converting and adding it
 // when missing. The caller holds the lock.
 func (sc *sessionCache) get(m *core.Message, k msgKey) *cached {
-	e := sc.entries[k]
-	if e == nil {
+	// The comma-ok form, as everywhere with msgKey: the module then
+	// needs only the runtime's mapaccess2 for a key of that type, not
+	// mapaccess1 too.
+	e, ok := sc.entries[k]
+	if !ok {
 		v := frozenMessage(m)
 		e = &cached{key: k, msg: *m, v: v, arg: v, gen: sc.gen, pos: -1}
 		sc.entries[k] = e

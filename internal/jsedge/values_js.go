@@ -49,7 +49,7 @@ func makeRefs() {
 		theRefs.interned[s] = js.ValueOf(s)
 	}
 	for _, s := range hostmsgNames {
-		if _, ok := theRefs.interned[s]; !ok {
+		if theRefs.interned[s].IsUndefined() {
 			theRefs.interned[s] = js.ValueOf(s)
 		}
 	}
@@ -63,7 +63,7 @@ func makeRefs() {
 func get(v js.Value, key any) js.Value {
 	r := jsRefs()
 	if s, ok := key.(string); ok {
-		if k, ok := r.interned[s]; ok {
+		if k := r.interned[s]; !k.IsUndefined() {
 			key = k
 		}
 	}
@@ -101,7 +101,7 @@ func setString(o js.Value, name, s string) { o.Set(name, s) }
 //
 //go:noinline
 func str(s string) any {
-	if v, ok := jsRefs().interned[s]; ok {
+	if v := jsRefs().interned[s]; !v.IsUndefined() {
 		return v
 	}
 	return s

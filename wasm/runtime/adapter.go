@@ -110,8 +110,8 @@ func (d *adapter) call(ctx core.Context, r *core.Run, c *core.ToolCall) (out str
 			out, err = "", core.NewError(core.CodeToolError, "the tool panicked")
 		}
 	}()
-	obj, ok := d.tools[c.Name]
-	if !ok {
+	obj := d.tools[c.Name] // tools are objects: undefined is none
+	if obj.IsUndefined() {
 		return "", core.NewError(core.CodeToolError, "no tool "+c.Name)
 	}
 	args, callCtx, err := jsedge.ToolArgs(&core.ToolInvocation{RunID: r.ID(), SessionID: r.SessionID(),

@@ -73,6 +73,10 @@ func createRuntime(_ js.Value, args []js.Value) any {
 // sent to the model as (see jsedge.Cache), the adapter of its run
 // methods' turns, and its number on the fast path.
 type runtimeState struct {
+	// The field of no size makes runtimeState not comparable: no equality
+	// function is compiled into the module for it (nothing compares
+	// runtime states). It is first, as a last field of no size would be padded.
+	_     [0]func()
 	rt    *core.Runtime
 	cache *jsedge.Cache
 	drive *adapter
