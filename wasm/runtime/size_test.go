@@ -23,10 +23,10 @@ const (
 // and the typed turn calls of step 6 (about 3.8 KB together), the edited-
 // message rule, the healed copy and the UIMessage approval states; code
 // written smaller took back part of it. runtime.ReadMemStats
-// (stats().heapAlloc) alone costs about 4.7 KB. The room for 1.30 is
-// expected from the syscall/js adapter's conversions (internal/jsedge,
-// the largest package of the project's own in the module), which can
-// cross as text and one JSON.parse instead of one call per field. Package
+// (stats().heapAlloc) alone costs about 4.7 KB. Where the room for 1.30
+// is to come from is not found yet: the syscall/js adapter's conversions
+// (internal/jsedge) written as text and crossed with one JSON.parse were
+// measured and grew the module (docs/BENCHMARKS.md). Package
 // time (and context, which imports it) alone would cost about 0.1 of the
 // ratio, which is why core and the edge do without them. See
 // docs/BENCHMARKS.md, "Module size".
