@@ -32,7 +32,9 @@ import (
 	"github.com/agentrt/agentrt/wire"
 )
 
-// Driver drives the turns of one core.Runtime for its host.
+// Driver is the turn driver of the wire: it drives the turns of one
+// core.Runtime for its host, through frames (Begin, Feed, Next, Commit)
+// or typed calls (Start, Model, Tool, Step).
 type Driver struct {
 	rt *core.Runtime
 	// native answers model calls in the module (the built-in echo model);
