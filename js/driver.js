@@ -7,7 +7,7 @@ import { readReply } from "./history.js";
 import { packHistory as pack, PackMemo, PackScratch, mirrorInto } from "./pack.js";
 import { checkSeedSize, checkSeedCount } from "./seedsize.js";
 import {
-  ACTION, KIND, Writer, writeBegin, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
+  ACTION, KIND, Writer, writeBegin, writeCommit, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
   readLimits, writeText, writeRevert, readSessions, readCheck, readSession,
 } from "./wire.js";
 import { AgentrtError, historyError, isObject, text, refusedError, timeoutError, abortError } from "./errors.js";
@@ -16,15 +16,16 @@ import { Tools } from "./tools.js";
 import { QuickTurns } from "./quick.js";
 
 /**
- * FastPath runs turns through the module's wasmexport functions: one
+ * TurnDriver is the glue's one driver of a turn, the host side of the
+ * wire: it runs turns through the module's wasmexport functions, one
  * export call per model or tool answer, frames in linear memory, and a
  * mirror of each session's messages from which model requests are
- * sliced. See docs/adr/0007-js-boundary.md.
+ * sliced. See docs/adr/0007-js-boundary.md and docs/wire.md.
  */
-export class FastPath {
-  ex;
+export class TurnDriver {
+  #ex;
   #n;
-  w = new Writer(4096);
+  #w = new Writer(4096);
   // The last history packed: a host that passes its whole history on
   // every turn has only its new messages encoded.
   #memo = new PackMemo();
@@ -32,10 +33,11 @@ export class FastPath {
   // The buffer other histories are packed into: begin copies the bytes
   // into its frame before anything packs again.
   #scratch = new PackScratch();
-  modelFn;
-  system;
-  tools;
-  mirrors = new Map();
+  #model;
+  #system;
+  #tools;
+  // The host's mirror of each session's messages, by session id.
+  #mirrors = new Map();
   #active = new Map(); // runId -> turn
   #waiting = new Map(); // sessionId -> [wake]
   // The runtime object createRuntime returned (checkHistory).
@@ -46,25 +48,74 @@ export class FastPath {
   #settleFn = (turn, p) => this.settle(turn, p);
   // The limits in force, as the module reports them (wire.js readLimits):
   // sizes are checked against them before anything is copied.
-  limits;
-  // busy counts the turns in flight per session; quick holds the quick
+  #limits;
+  // #busy counts the turns in flight per session; #quick holds the quick
   // turns (docs/adr/0012-quick-turn.md).
-  busy = new Map(); // sessionId -> turns in flight
-  quick;
+  #busy = new Map(); // sessionId -> turns in flight
+  #quick;
 
   constructor(exports, number, config, core) {
     this.#core = core;
     if (!exports || typeof exports.agentrt_begin !== "function" || typeof exports.agentrt_revert !== "function" ||
       !(exports.mem instanceof WebAssembly.Memory) || !Number.isInteger(number)) {
-      throw new AgentrtError("load_failed", "agentrt: the module has no fast path (agentrt_begin)");
+      throw new AgentrtError("load_failed", "agentrt: the module has no wire exports (agentrt_begin)");
     }
-    this.ex = exports;
+    this.#ex = exports;
     this.#n = number;
-    this.modelFn = typeof config.model === "function" ? config.model : null;
-    this.system = typeof config.systemPrompt === "string" ? config.systemPrompt : "";
-    this.quick = new QuickTurns(this, exports);
-    this.limits = readLimits(this.call(exports.agentrt_feed, writeLimitsQuery(this.w.reset())));
-    this.tools = new Tools(config.tools);
+    this.#model = typeof config.model === "function" ? config.model : null;
+    this.#system = typeof config.systemPrompt === "string" ? config.systemPrompt : "";
+    this.#quick = new QuickTurns(this, exports);
+    this.#limits = readLimits(this.call(exports.agentrt_feed, writeLimitsQuery(this.#w.reset())));
+    this.#tools = new Tools(config.tools);
+  }
+
+  /** The limits in force, as the module reports them (wire.js readLimits). */
+  get limits() {
+    return this.#limits;
+  }
+
+  /** The host's model function, or null when the module answers model calls. */
+  get model() {
+    return this.#model;
+  }
+
+  /** The system prompt every model request carries. */
+  get system() {
+    return this.#system;
+  }
+
+  /** The quick turns of this driver (quick.js). */
+  get quick() {
+    return this.#quick;
+  }
+
+  /** The mirror of the session with id ({ gen, msgs }), or undefined. */
+  mirror(id) {
+    return this.#mirrors.get(id);
+  }
+
+  /** How many turns of the session with id are in flight. */
+  inFlight(id) {
+    return this.#busy.get(id) ?? 0;
+  }
+
+  /** Counts a turn of sessionId in; unbusy counts it out. */
+  busy(sessionId) {
+    this.#busy.set(sessionId, (this.#busy.get(sessionId) ?? 0) + 1);
+  }
+
+  /**
+   * Commits a quick turn in one call (agentrt_commit, docs/wire.md):
+   * the input and the reply's content on a mirror of generation gen and
+   * length n. Returns the answer's bytes (valid until the next call).
+   */
+  commit(sessionId, runId, input, gen, n, content) {
+    return this.call(this.#ex.agentrt_commit, writeCommit(this.#w.reset(), sessionId, runId, input, gen, n, content));
+  }
+
+  /** Feeds the model's reply, read already, to the turn with handle and returns the next action. */
+  feedReply(handle, reply) {
+    return this.action(this.call(this.#ex.agentrt_feed, this.replyFrame(handle, reply)));
   }
 
   /**
@@ -74,25 +125,25 @@ export class FastPath {
    * without quick turns.
    */
   enter() {
-    if (this.quick.pending.length !== 0) this.quick.enter();
+    if (this.#quick.pending.length !== 0) this.#quick.enter();
   }
 
   // call writes frame into the module's input buffer, calls fn and
   // returns the answer's bytes (valid until the next call).
   call(fn, frame) {
-    if (this.quick.pending.length !== 0) {
+    if (this.#quick.pending.length !== 0) {
       // Beginning the quick turns writes their frames over this one.
       frame = frame.slice();
       this.enter();
     }
-    const ex = this.ex;
+    const ex = this.#ex;
     const at = ex.agentrt_in(frame.length);
     new Uint8Array(ex.mem.buffer, at, frame.length).set(frame);
     return this.#out(fn(this.#n, frame.length));
   }
 
   #out(n) {
-    return new Uint8Array(this.ex.mem.buffer, this.ex.agentrt_out(), n);
+    return new Uint8Array(this.#ex.mem.buffer, this.#ex.agentrt_out(), n);
   }
 
   // #control enters the quick turns, writes the frame write(w) returns
@@ -100,8 +151,8 @@ export class FastPath {
   // its length: its integer result (docs/wire.md, "Control exports").
   #control(fn, write) {
     this.enter();
-    const frame = write(this.w.reset());
-    const ex = this.ex;
+    const frame = write(this.#w.reset());
+    const ex = this.#ex;
     const at = ex.agentrt_in(frame.length);
     new Uint8Array(ex.mem.buffer, at, frame.length).set(frame);
     return fn(this.#n, frame.length);
@@ -117,7 +168,7 @@ export class FastPath {
 
   /** Cancels the run with runId in the module (agentrt_cancel); reports whether this call did. */
   cancelRun(runId) {
-    return this.#control(this.ex.agentrt_cancel, (w) => writeText(w, runId)) === 1;
+    return this.#control(this.#ex.agentrt_cancel, (w) => writeText(w, runId)) === 1;
   }
 
   /**
@@ -126,14 +177,14 @@ export class FastPath {
    * session, which the host's history then seeds).
    */
   revertRun(sessionId, runId) {
-    const n = this.#control(this.ex.agentrt_revert, (w) => writeRevert(w, sessionId, runId));
+    const n = this.#control(this.#ex.agentrt_revert, (w) => writeRevert(w, sessionId, runId));
     if (n < 0) this.#frame(-n);
     return n === 1;
   }
 
   /** Removes the session with id in the module (agentrt_delete); reports whether there was one. */
   deleteSession(id) {
-    return this.#control(this.ex.agentrt_delete, (w) => writeText(w, id)) === 1;
+    return this.#control(this.#ex.agentrt_delete, (w) => writeText(w, id)) === 1;
   }
 
   /**
@@ -142,7 +193,7 @@ export class FastPath {
    * none (the module refuses it with invalid_argument).
    */
   session(id) {
-    const bytes = this.#out(this.#control(this.ex.agentrt_session, (w) => writeText(w, id)));
+    const bytes = this.#out(this.#control(this.#ex.agentrt_session, (w) => writeText(w, id)));
     if (bytes.length > 4 && bytes[4] === KIND.refused) {
       const e = readRefused(bytes);
       if (e.code === "invalid_argument") return null;
@@ -155,7 +206,7 @@ export class FastPath {
   /** The ids of the module's sessions, sorted (agentrt_sessions). */
   listSessions() {
     this.enter();
-    return readSessions(this.#frame(this.ex.agentrt_sessions(this.#n)));
+    return readSessions(this.#frame(this.#ex.agentrt_sessions(this.#n)));
   }
 
   /**
@@ -163,7 +214,7 @@ export class FastPath {
    * { ok, problems, awaiting }, as readCheck decodes it.
    */
   checkPacked(packed) {
-    return readCheck(this.#frame(this.#control(this.ex.agentrt_check, (w) => { w.raw(packed); return w.bytes(); })));
+    return readCheck(this.#frame(this.#control(this.#ex.agentrt_check, (w) => { w.raw(packed); return w.bytes(); })));
   }
 
   // action decodes an action frame, throwing a refusal as its error, and
@@ -183,8 +234,8 @@ export class FastPath {
       // The turns in flight keep their own mirrors (turn.mirror): the
       // module evicts only idle sessions, and a turn's next model action
       // counts on the mirror it was sent.
-      this.mirrors.clear();
-      for (const [id, k] of this.busy) if (k === 0) this.busy.delete(id);
+      this.#mirrors.clear();
+      for (const [id, k] of this.#busy) if (k === 0) this.#busy.delete(id);
       return;
     }
     for (const id of d) this.forget(id);
@@ -195,7 +246,7 @@ export class FastPath {
    * copied into the module's memory.
    */
   checkInput(input) {
-    const max = this.limits.maxMessageBytes;
+    const max = this.#limits.maxMessageBytes;
     if (utf8Over(input, max)) {
       throw new AgentrtError("limit_exceeded", `input is ${utf8Bytes(input)} bytes, more than maxMessageBytes (${max})`);
     }
@@ -207,8 +258,8 @@ export class FastPath {
    */
   checkSeed(packed, history, policy) {
     const check = (h) => this.#core.checkHistory(h);
-    checkSeedSize(this.limits, check, packed, history, policy);
-    checkSeedCount(this.limits, check, packed, history, policy);
+    checkSeedSize(this.#limits, check, packed, history, policy);
+    checkSeedCount(this.#limits, check, packed, history, policy);
   }
 
   /**
@@ -216,9 +267,9 @@ export class FastPath {
    * maxMessageBytes is refused unsent (the run fails limit_exceeded).
    */
   replyFrame(handle, reply) {
-    const max = this.limits.maxMessageBytes;
-    if (replyOver(reply, max)) return writeModelReply(this.w.reset(), handle, undefined, `the model's reply is more than maxMessageBytes (${max})`, true);
-    return writeModelReply(this.w.reset(), handle, reply);
+    const max = this.#limits.maxMessageBytes;
+    if (replyOver(reply, max)) return writeModelReply(this.#w.reset(), handle, undefined, `the model's reply is more than maxMessageBytes (${max})`, true);
+    return writeModelReply(this.#w.reset(), handle, reply);
   }
 
   /**
@@ -231,14 +282,14 @@ export class FastPath {
     const { sessionId, input, history, withHistory, runId, inspect, onEvent } = t;
     const policy = checkPolicy(t.policy);
     this.checkInput(input);
-    const mirror = this.mirrors.get(sessionId);
+    const mirror = this.#mirrors.get(sessionId);
     let packed;
     let historyMirror;
     if (withHistory) {
       // A cold session's mirror is built while packing, and only where a
       // JavaScript model will be handed the messages.
       let onRecord;
-      if (mirror === undefined && this.modelFn !== null && Array.isArray(history)) {
+      if (mirror === undefined && this.#model !== null && Array.isArray(history)) {
         onRecord = mirrorInto(historyMirror = []);
       }
       // The memo serves the session of the last history packed (a host
@@ -253,7 +304,7 @@ export class FastPath {
       }
       this.checkSeed(packed, history, policy);
     }
-    const frame = writeBegin(this.w.reset(), {
+    const frame = writeBegin(this.#w.reset(), {
       sessionId, input, runId, history: packed, inspect,
       events: onEvent !== undefined || (policy !== undefined && (policy.maxContextTokens ?? 0) !== 0),
       historyMirror: historyMirror !== undefined, policy,
@@ -262,7 +313,7 @@ export class FastPath {
       historyValid: packed !== undefined && packed !== history,
       mirrorGen: mirror ? mirror.gen : 0, mirrorLen: mirror ? mirror.msgs.length : 0,
     });
-    const first = this.action(this.call(this.ex.agentrt_begin, frame));
+    const first = this.action(this.call(this.#ex.agentrt_begin, frame));
     const turn = {
       handle: first.handle, runId, sessionId, onEvent, historyMirror, first,
       timeoutMs: policy ? policy.timeoutMs ?? 0 : 0, timer: undefined, expired: false,
@@ -270,7 +321,7 @@ export class FastPath {
       wake: null, interrupted: false, closed: false, request: undefined, gen: 0, open: true,
       // mirror is the mirror the module counts on for this turn: the one
       // begin described, then the one each model action extended. It is
-      // the session's mirror in this.mirrors until the session is
+      // the session's mirror in this.#mirrors until the session is
       // forgotten (detached): a turn on a removed or reverted session
       // goes on with its own, and leaves the map to the session's next
       // turns.
@@ -279,7 +330,7 @@ export class FastPath {
       context: undefined,
     };
     this.#active.set(runId, turn);
-    this.busy.set(sessionId, (this.busy.get(sessionId) ?? 0) + 1);
+    this.busy(sessionId);
     return turn;
   }
 
@@ -287,8 +338,8 @@ export class FastPath {
   // map until the session goes (forget, dropped): deleting and adding a
   // key on every turn costs V8 more than the whole check it serves.
   unbusy(sessionId) {
-    const k = this.busy.get(sessionId);
-    if (k !== undefined && k > 0) this.busy.set(sessionId, k - 1);
+    const k = this.#busy.get(sessionId);
+    if (k !== undefined && k > 0) this.#busy.set(sessionId, k - 1);
   }
 
   // #interrupt stops waiting for the turn's model, tool or session: it is
@@ -313,15 +364,15 @@ export class FastPath {
    * it: the next turn on id starts from no mirror.
    */
   forget(id) {
-    this.mirrors.delete(id);
-    const k = this.busy.get(id);
-    if (k === 0) this.busy.delete(id);
+    this.#mirrors.delete(id);
+    const k = this.#busy.get(id);
+    if (k === 0) this.#busy.delete(id);
     else if (k !== undefined) for (const turn of this.#active.values()) if (turn.sessionId === id) turn.detached = true;
   }
 
   /** Drops every mirror and stops waiting turns (the runtime closed). */
   close() {
-    this.mirrors.clear();
+    this.#mirrors.clear();
     for (const turn of this.#active.values()) this.#interrupt(turn);
   }
 
@@ -333,18 +384,18 @@ export class FastPath {
   // #callTool calls the tool the action names and feeds its answer;
   // it returns the next action.
   async #callTool(turn, a) {
-    const r = await this.tools.call(turn, a.call, this.#settleFn);
+    const r = await this.#tools.call(turn, a.call, this.#settleFn);
     if (r === null) return this.resume(turn);
-    const w = this.w.reset();
+    const w = this.#w.reset();
     let frame;
-    if (r.out !== undefined && toolOver(r.out, a.call.id, this.limits.maxMessageBytes)) {
+    if (r.out !== undefined && toolOver(r.out, a.call.id, this.#limits.maxMessageBytes)) {
       // The module would fail the turn for this output once copied: it is
       // told so unsent (oversize), and fails it as it would have.
       frame = writeToolResult(w, turn.handle, true, "", true);
     } else {
       frame = r.failure === undefined ? writeToolResult(w, turn.handle, false, r.out) : writeToolResult(w, turn.handle, true, r.failure);
     }
-    return this.action(this.call(this.ex.agentrt_feed, frame));
+    return this.action(this.call(this.#ex.agentrt_feed, frame));
   }
 
   /**
@@ -456,17 +507,17 @@ export class FastPath {
     turn.open = false;
     try {
       this.cancelRun(turn.runId);
-      let a = this.action(this.#out(this.ex.agentrt_next(this.#n, turn.handle, 0)));
+      let a = this.action(this.#out(this.#ex.agentrt_next(this.#n, turn.handle, 0)));
       for (let i = 0; i < 16; i++) {
         if (a.kind === ACTION.done) {
           this.revertRun(turn.sessionId, turn.runId);
           break;
         }
         if (a.kind === ACTION.failed) break;
-        const w = this.w.reset();
-        if (a.kind === ACTION.model) a = this.action(this.call(this.ex.agentrt_feed, writeModelReply(w, turn.handle, undefined, "the run was abandoned")));
-        else if (a.kind === ACTION.tool) a = this.action(this.call(this.ex.agentrt_feed, writeToolResult(w, turn.handle, true, "the run was abandoned")));
-        else a = this.action(this.#out(this.ex.agentrt_next(this.#n, turn.handle, 0)));
+        const w = this.#w.reset();
+        if (a.kind === ACTION.model) a = this.action(this.call(this.#ex.agentrt_feed, writeModelReply(w, turn.handle, undefined, "the run was abandoned")));
+        else if (a.kind === ACTION.tool) a = this.action(this.call(this.#ex.agentrt_feed, writeToolResult(w, turn.handle, true, "the run was abandoned")));
+        else a = this.action(this.#out(this.#ex.agentrt_next(this.#n, turn.handle, 0)));
       }
     } catch {
       // Refused: the module has ended the turn already.
@@ -506,8 +557,8 @@ export class FastPath {
   #dropMirror(turn) {
     turn.mirror = undefined;
     if (turn.detached) return;
-    const m = this.mirrors.get(turn.sessionId);
-    if (m !== undefined && turn.gen !== 0 && m.gen === turn.gen) this.mirrors.delete(turn.sessionId);
+    const m = this.#mirrors.get(turn.sessionId);
+    if (m !== undefined && turn.gen !== 0 && m.gen === turn.gen) this.#mirrors.delete(turn.sessionId);
   }
 
   // end takes an ended turn off the path.
@@ -523,7 +574,7 @@ export class FastPath {
   resume(turn) {
     this.enter();
     turn.interrupted = false;
-    return this.action(this.#out(this.ex.agentrt_next(this.#n, turn.handle, turn.expired ? 1 : 0)));
+    return this.action(this.#out(this.#ex.agentrt_next(this.#n, turn.handle, turn.expired ? 1 : 0)));
   }
 
   // #arm starts the policy's timeout once the turn holds its session.
@@ -571,13 +622,13 @@ export class FastPath {
   // returns the messages [start, end) as a new array. The module counts
   // the mirror per turn, from the one begin described (turn.mirror), so
   // the turn's own mirror is the one extended, whatever became of the
-  // session's entry in this.mirrors meanwhile (forget, dropped, close);
+  // session's entry in this.#mirrors meanwhile (forget, dropped, close);
   // it is shared there again unless the turn is detached.
   messages(turn, a) {
     if (a.generation === 0) {
       // The module sent the window alone: no mirror of this session.
       turn.mirror = undefined;
-      if (!turn.detached) this.mirrors.delete(turn.sessionId);
+      if (!turn.detached) this.#mirrors.delete(turn.sessionId);
       turn.historyMirror = undefined;
       return a.tail.slice();
     }
@@ -587,13 +638,13 @@ export class FastPath {
     if (m === undefined || m.gen !== a.generation || m.msgs.length < a.from) {
       // A mirror of the same generation is the same messages: the
       // session's, when it holds what the module counts on, serves too.
-      const shared = turn.detached ? undefined : this.mirrors.get(turn.sessionId);
+      const shared = turn.detached ? undefined : this.#mirrors.get(turn.sessionId);
       if (shared !== undefined && shared.gen === a.generation && shared.msgs.length >= a.from) m = shared;
       else if (a.from !== 0) {
         // The module counted on a mirror this glue does not hold: use the
         // window if the tail covers it, and start the mirror again.
         turn.mirror = undefined;
-        if (!turn.detached) this.mirrors.delete(turn.sessionId);
+        if (!turn.detached) this.#mirrors.delete(turn.sessionId);
         if (a.from <= a.start) return a.tail.slice(a.start - a.from);
         throw new AgentrtError("internal", "agentrt: the session mirror is out of step with the module");
       } else m = { gen: a.generation, msgs: [] };
@@ -603,14 +654,14 @@ export class FastPath {
     for (const x of a.tail) msgs.push(x);
     m.gen = turn.gen = a.generation;
     turn.mirror = m;
-    if (!turn.detached) this.mirrors.set(turn.sessionId, m);
+    if (!turn.detached) this.#mirrors.set(turn.sessionId, m);
     return msgs.slice(a.start, a.end);
   }
 
   // allowedSpecs returns the tool specs the turn's policy allows, as a
   // new array (the shared empty one when there are none).
   allowedSpecs(turn) {
-    return this.tools.specs(turn.allowed);
+    return this.#tools.specs(turn.allowed);
   }
 
   // #callModel hands the model its request and feeds its reply. It
@@ -619,16 +670,16 @@ export class FastPath {
   #callModel(turn, a) {
     const handle = turn.handle;
     let answered = false;
-    const req = new ModelRequest(turn.runId, turn.sessionId, this.system, this.messages(turn, a), this.allowedSpecs(turn), a.step,
+    const req = new ModelRequest(turn.runId, turn.sessionId, this.#system, this.messages(turn, a), this.allowedSpecs(turn), a.step,
       (t) => {
         if (answered || turn.closed || typeof t !== "string") return;
-        const out = this.action(this.call(this.ex.agentrt_feed, writeDelta(this.w.reset(), handle, t)));
+        const out = this.action(this.call(this.#ex.agentrt_feed, writeDelta(this.#w.reset(), handle, t)));
         if (out.events !== undefined) deliverEvents(turn, out.events, out);
       });
     let v;
     let failure;
     try {
-      v = this.modelFn(req);
+      v = this.#model(req);
     } catch (e) {
       failure = "model threw: " + text(e);
     }
@@ -666,7 +717,7 @@ export class FastPath {
         failure = e instanceof ReplyRefused ? e.message : "the model's reply cannot be read: " + text(e);
       }
     }
-    const frame = failure === undefined ? this.replyFrame(handle, reply) : writeModelReply(this.w.reset(), handle, undefined, failure);
-    return this.action(this.call(this.ex.agentrt_feed, frame));
+    const frame = failure === undefined ? this.replyFrame(handle, reply) : writeModelReply(this.#w.reset(), handle, undefined, failure);
+    return this.action(this.call(this.#ex.agentrt_feed, frame));
   }
 }

@@ -3,7 +3,7 @@
 // under their own global names.
 
 import { AgentrtError, argError, toError, isObject, isBytes } from "./errors.js";
-import { FastPath } from "./driver.js";
+import { TurnDriver } from "./driver.js";
 
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
 const GLOBAL_PREFIX = "agentrt_";
@@ -343,7 +343,7 @@ export async function startInstance(boot) {
   } catch (e) {
     throw loadFailed("an instance of the module", e);
   }
-  const inst = { go, name, core: null, fast: null, version: "", dead: false, pending: new Set(), onExit: null };
+  const inst = { go, name, core: null, driver: null, version: "", dead: false, pending: new Set(), onExit: null };
   const exited = () => {
     if (inst.onExit) inst.onExit();
   };
@@ -367,7 +367,7 @@ export async function startInstance(boot) {
     throw toError(e, "invalid_argument");
   }
   try {
-    inst.fast = new FastPath(instance.exports, core.fastPath, boot.config, core);
+    inst.driver = new TurnDriver(instance.exports, core.fastPath, boot.config, core);
   } catch (e) {
     delete globalThis[name];
     throw e;
@@ -398,7 +398,7 @@ function quietAfterExit(go) {
 // disposeInstance closes an instance's runtime and deletes its global.
 export function disposeInstance(inst) {
   try {
-    if (inst.fast) inst.fast.close();
+    if (inst.driver) inst.driver.close();
     if (!inst.dead && !inst.go.exited) inst.core.close();
   } catch {
     // The instance is being dropped: nothing to report.

@@ -3,7 +3,7 @@
 // and whose input and reply are then committed in one call.
 
 import { readReply } from "./history.js";
-import { ACTION, KIND, writeCommit, readCommitted } from "./wire.js";
+import { ACTION, KIND, readCommitted } from "./wire.js";
 import { AgentrtError, isObject, text, timeoutError, abortError } from "./errors.js";
 import { ModelRequest, ReplyRefused, adopt, utf8Over } from "./request.js";
 
@@ -15,26 +15,26 @@ const ALL_TOOLS = Object.freeze({ allowed: undefined });
 function ignoreDelta() {}
 
 /**
- * QuickTurns runs the quick turns of one FastPath. `pending` holds the
- * quick turns whose model is running and that have not begun in the
+ * QuickTurns runs the quick turns of one TurnDriver. `pending` holds
+ * the quick turns whose model is running and that have not begun in the
  * module (innermost last). A quick turn checks the module's limits
- * (FastPath.limits) before calling its model.
+ * (TurnDriver.limits) before calling its model.
  */
 export class QuickTurns {
-  #fp;
+  #driver;
   pending = [];
   #quickOK;
-  #onDropped = (d) => this.#fp.dropped(d);
+  #onDropped = (d) => this.#driver.dropped(d);
 
-  constructor(fp, exports) {
-    this.#fp = fp;
-    this.#quickOK = fp.modelFn !== null && typeof exports.agentrt_commit === "function" &&
+  constructor(driver, exports) {
+    this.#driver = driver;
+    this.#quickOK = driver.model !== null && typeof exports.agentrt_commit === "function" &&
       typeof String.prototype.toWellFormed === "function";
   }
 
   /**
    * Begins the pending quick turns in the module, as they would have
-   * begun before their model was called (FastPath.enter).
+   * begun before their model was called (TurnDriver.enter).
    */
   enter() {
     for (const q of this.pending.splice(0)) this.#upgrade(q);
@@ -54,13 +54,13 @@ export class QuickTurns {
    * refused commit runs the turn the ordinary way.
    */
   quickable(sessionId, input) {
-    const fp = this.#fp;
-    if (!this.#quickOK || fp.busy.get(sessionId) > 0) return false;
-    const m = fp.mirrors.get(sessionId);
+    const d = this.#driver;
+    if (!this.#quickOK || d.inFlight(sessionId) > 0) return false;
+    const m = d.mirror(sessionId);
     if (m === undefined) return false;
     const msgs = m.msgs;
     const n = msgs.length;
-    const limits = fp.limits;
+    const limits = d.limits;
     if (n === 0 || n + 2 > limits.maxMessagesPerSession || input.length * 3 > limits.maxMessageBytes) return false;
     const last = msgs[n - 1];
     return !(last.role === "user" && last.content === input.toWellFormed());
@@ -76,8 +76,8 @@ export class QuickTurns {
    * drive returns.
    */
   run(sessionId, input, runId) {
-    const fp = this.#fp;
-    const m = fp.mirrors.get(sessionId);
+    const d = this.#driver;
+    const m = d.mirror(sessionId);
     const n = m.msgs.length;
     const inputMsg = Object.freeze({ role: "user", content: input.toWellFormed() });
     // One copy of the right length: slicing first and pushing after
@@ -86,9 +86,9 @@ export class QuickTurns {
     msgs.push(inputMsg);
     const messages = msgs.slice();
     msgs.pop();
-    const req = new ModelRequest(runId, sessionId, fp.system, messages, fp.allowedSpecs(ALL_TOOLS), 1, ignoreDelta);
+    const req = new ModelRequest(runId, sessionId, d.system, messages, d.allowedSpecs(ALL_TOOLS), 1, ignoreDelta);
     const q = { sessionId, input, runId, gen: m.gen, n, req, turn: undefined, error: undefined, matched: false };
-    fp.busy.set(sessionId, (fp.busy.get(sessionId) ?? 0) + 1);
+    d.busy(sessionId);
     this.pending.push(q);
     let v;
     let failure;
@@ -96,7 +96,7 @@ export class QuickTurns {
     let pending;
     try {
       try {
-        v = fp.modelFn(req);
+        v = d.model(req);
       } catch (e) {
         failure = "model threw: " + text(e);
       }
@@ -123,11 +123,11 @@ export class QuickTurns {
     } finally {
       const at = this.pending.lastIndexOf(q);
       if (at >= 0) this.pending.length = at;
-      fp.unbusy(sessionId);
+      d.unbusy(sessionId);
     }
     if (q.turn === undefined && q.error === undefined) {
       // Nothing called the module while the model ran: it is as it was.
-      if (reply !== undefined && reply.toolCalls.length === 0 && !utf8Over(reply.content, fp.limits.maxMessageBytes)) {
+      if (reply !== undefined && reply.toolCalls.length === 0 && !utf8Over(reply.content, d.limits.maxMessageBytes)) {
         const res = this.#commit(q, m, inputMsg, reply.content);
         if (res !== undefined) return res;
       }
@@ -135,17 +135,16 @@ export class QuickTurns {
     }
     if (q.error !== undefined) throw q.error;
     const turn = q.turn;
-    if (!q.matched) return fp.drive(turn);
+    if (!q.matched) return d.drive(turn);
     const held = { v, reply, failure, pending };
-    return fp.driveFrom(turn, () => this.#feedHeld(turn, req, held));
+    return d.driveFrom(turn, () => this.#feedHeld(turn, req, held));
   }
 
   // #commit stores the quick turn q in one call and returns its Result,
   // or undefined when the module did not store it (stale or refused).
   #commit(q, m, inputMsg, content) {
-    const fp = this.#fp;
-    const frame = writeCommit(fp.w.reset(), q.sessionId, q.runId, q.input, q.gen, q.n, content);
-    const out = fp.call(fp.ex.agentrt_commit, frame);
+    const d = this.#driver;
+    const out = d.commit(q.sessionId, q.runId, q.input, q.gen, q.n, content);
     if (out.length < 5 || out[4] !== KIND.committed) return undefined;
     const count = readCommitted(out, this.#onDropped);
     if (count < 0) return undefined;
@@ -166,10 +165,10 @@ export class QuickTurns {
   // answer to that call (q.matched); otherwise the first request's signal
   // aborts and the turn goes on as any other, calling the model again.
   #upgrade(q) {
-    const fp = this.#fp;
+    const d = this.#driver;
     let turn;
     try {
-      turn = fp.begin({ sessionId: q.sessionId, input: q.input, runId: q.runId });
+      turn = d.begin({ sessionId: q.sessionId, input: q.input, runId: q.runId });
     } catch (e) {
       q.error = e;
       ModelRequest.stop(q.req, e);
@@ -180,7 +179,7 @@ export class QuickTurns {
     if (a.kind === ACTION.model && a.step === 1 && a.generation === q.gen && !a.adopt && a.from === q.n &&
       a.start === 0 && a.end === q.n + 1) {
       turn.first = undefined;
-      fp.messages(turn, a);
+      d.messages(turn, a);
       turn.request = q.req;
       q.matched = true;
       return;
@@ -192,7 +191,7 @@ export class QuickTurns {
   // already, a failure, or a value or thenable to read) to its turn, as
   // #callModel would have, and returns the next action or a Promise of it.
   #feedHeld(turn, req, held) {
-    const fp = this.#fp;
+    const d = this.#driver;
     const handle = turn.handle;
     let v = held.v;
     let failure = held.failure;
@@ -205,18 +204,18 @@ export class QuickTurns {
       else failure = "the model's reply cannot be read: " + text(s.reason);
     }
     if (p !== undefined) {
-      return fp.settle(turn, p).then((s) => {
+      return d.settle(turn, p).then((s) => {
         turn.request = undefined;
         if (s === null) {
           ModelRequest.stop(req, turn.expired ? timeoutError() : abortError());
-          return fp.resume(turn);
+          return d.resume(turn);
         }
-        return s.ok ? fp.feedModel(turn, handle, s.value) : fp.feedModel(turn, handle, undefined, "model rejected: " + text(s.reason));
+        return s.ok ? d.feedModel(turn, handle, s.value) : d.feedModel(turn, handle, undefined, "model rejected: " + text(s.reason));
       });
     }
     turn.request = undefined;
-    if (held.reply === undefined) return fp.feedModel(turn, handle, v, failure);
-    if (turn.interrupted) return fp.resume(turn);
-    return fp.action(fp.call(fp.ex.agentrt_feed, fp.replyFrame(handle, held.reply)));
+    if (held.reply === undefined) return d.feedModel(turn, handle, v, failure);
+    if (turn.interrupted) return d.resume(turn);
+    return d.feedReply(handle, held.reply);
   }
 }

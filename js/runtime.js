@@ -55,7 +55,7 @@ class Runtime {
     delete globalThis[inst.name];
     for (const reject of inst.pending) reject(lostError(cause));
     inst.pending.clear();
-    if (inst.fast) inst.fast.abortModels(lostError(cause));
+    if (inst.driver) inst.driver.abortModels(lostError(cause));
     if (!this.#closed && this.#inst === inst && !this.#restarting) this.#restart();
   }
 
@@ -105,7 +105,7 @@ class Runtime {
     const core = inst.core;
     const signal = options && options.signal ? options.signal : undefined;
     if (signal && signal.aborted) throw abortError(signal.reason);
-    const fast = inst.fast;
+    const driver = inst.driver;
     const runId = options && options.runId !== undefined ? options.runId : `${GLUE_RUN_PREFIX}${++this.#runs}`;
     const onEvent = options && options.onEvent;
     const listener = onEvent ? (ev) => {
@@ -121,10 +121,10 @@ class Runtime {
     const held = withHistory && policy && policy.repair === true && Array.isArray(history) ? history.slice() : undefined;
     let driven;
     if (!onStarted && !withHistory && policy === undefined && !listener && !inspect &&
-      !(options && options.runId !== undefined) && fast.quick.quickable(sessionId, input)) {
+      !(options && options.runId !== undefined) && driver.quick.quickable(sessionId, input)) {
       // A quick turn (docs/adr/0012-quick-turn.md): begin and drive in one.
       try {
-        driven = fast.quick.run(sessionId, input, runId);
+        driven = driver.quick.run(sessionId, input, runId);
       } catch (e) {
         if (inst.go.exited) {
           this.#lost(inst, e);
@@ -135,7 +135,7 @@ class Runtime {
     } else {
       let turn;
       try {
-        turn = fast.begin({ sessionId, input, policy, history, withHistory, runId, inspect, onEvent: listener });
+        turn = driver.begin({ sessionId, input, policy, history, withHistory, runId, inspect, onEvent: listener });
       } catch (e) {
         if (inst.go.exited) {
           this.#lost(inst, e);
@@ -145,7 +145,7 @@ class Runtime {
       }
       if (onStarted) onStarted(runId, inst);
       try {
-        driven = fast.drive(turn);
+        driven = driver.drive(turn);
       } catch (e) {
         if (inst.go.exited) this.#lost(inst, e);
         throw toError(e);
@@ -169,7 +169,7 @@ class Runtime {
     let aborted = false;
     const onAbort = () => {
       try {
-        if (!inst.dead && fast.cancel(runId)) aborted = true;
+        if (!inst.dead && driver.cancel(runId)) aborted = true;
       } catch { /* the run ends anyway */ }
     };
     if (signal) signal.addEventListener("abort", onAbort, { once: true });
@@ -189,9 +189,9 @@ class Runtime {
     if (inst.dead || inst.go.exited) return; // a fresh instance is cold
     sessionId = wellFormed(sessionId);
     try {
-      inst.fast.enter();
-      inst.fast.forget(sessionId);
-      inst.fast.revertRun(sessionId, runId);
+      inst.driver.enter();
+      inst.driver.forget(sessionId);
+      inst.driver.revertRun(sessionId, runId);
     } catch { /* the instance is going away */ }
   }
 
@@ -303,7 +303,7 @@ class Runtime {
           for (const w of waiting.splice(0)) w();
           if (started) {
             if (!settled && runId !== undefined && !runInst.dead) {
-              try { runInst.fast.cancel(runId); } catch { /* it ends anyway */ }
+              try { runInst.driver.cancel(runId); } catch { /* it ends anyway */ }
             }
             await started;
             // The run completed before its result reached the host: the
@@ -386,7 +386,7 @@ class Runtime {
    */
   cancelRun(runId) {
     if (typeof runId !== "string") throw argError("runId", "must be a string");
-    return this.#call((core, inst) => inst.fast.cancel(runId));
+    return this.#call((core, inst) => inst.driver.cancel(runId));
   }
 
   /**
@@ -397,7 +397,7 @@ class Runtime {
   session(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
     const key = wellFormed(id);
-    return this.#call((core, inst) => inst.fast.session(key));
+    return this.#call((core, inst) => inst.driver.session(key));
   }
 
   /**
@@ -409,8 +409,8 @@ class Runtime {
     if (typeof id !== "string") throw argError("id", "must be a string");
     const key = wellFormed(id);
     return this.#call((core, inst) => {
-      inst.fast.forget(key);
-      return inst.fast.deleteSession(key);
+      inst.driver.forget(key);
+      return inst.driver.deleteSession(key);
     });
   }
 
@@ -419,7 +419,7 @@ class Runtime {
    * @returns {string[]}
    */
   listSessions() {
-    return this.#call((core, inst) => inst.fast.listSessions());
+    return this.#call((core, inst) => inst.driver.listSessions());
   }
 
   /**
@@ -449,7 +449,7 @@ class Runtime {
     }
     if (history instanceof Uint8Array) {
       // Packed already: checked by the module's agentrt_check.
-      const { ok, problems } = this.#call((core, inst) => inst.fast.checkPacked(history));
+      const { ok, problems } = this.#call((core, inst) => inst.driver.checkPacked(history));
       return { ok, problems };
     }
     const v = this.#call((core) => core.checkHistory(history));
@@ -467,7 +467,7 @@ class Runtime {
     const inst = this.#inst;
     this.#inst = { ...inst, core: null, dead: true, pending: new Set() };
     try {
-      if (inst.fast && !inst.dead && !inst.go.exited) inst.fast.enter();
+      if (inst.driver && !inst.dead && !inst.go.exited) inst.driver.enter();
     } catch { /* it is being closed */ }
     disposeInstance(inst);
   }
@@ -476,7 +476,7 @@ class Runtime {
     const inst = this.#now();
     let v;
     try {
-      inst.fast.enter();
+      inst.driver.enter();
       v = f(inst.core, inst);
     } catch (e) {
       if (inst.go.exited) {

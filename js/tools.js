@@ -44,7 +44,7 @@ export class Tools {
    * the output as a string, or `{ failure }`, the text the module records
    * as the tool's error; or null when the turn was interrupted while the
    * tool worked. settle waits for a thenable's answer as the driver does
-   * (FastPath.settle). A throw, a rejection, a thenable that throws and
+   * (TurnDriver.settle). A throw, a rejection, a thenable that throws and
    * output that is no JSON are failures: nothing here throws.
    *
    * @param {object} turn the driver's turn

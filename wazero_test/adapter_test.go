@@ -250,7 +250,7 @@ func TestAdapter_SharedWithWire(t *testing.T) {
 	})
 	rt := mustRuntime(t, in, "agentrt", map[string]any{"model": model})
 	n, _ := jshost.Export(jshost.Get(rt, "fastPath").(jshost.Value)).(float64)
-	f := &fastRuntime{t: t, x: in.Exports(), rt: uint64(n)}
+	f := &wireRuntime{t: t, x: in.Exports(), rt: uint64(n)}
 	action := func(out []byte) *wire.Action {
 		t.Helper()
 		a, err := wire.DecodeAction(out)

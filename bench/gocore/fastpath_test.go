@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/internal/hostturn"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -18,7 +18,7 @@ type hostMirror struct {
 // fastTurn runs one turn over wire frames as the glue does (begin, then
 // the model's reply), keeping the mirror in step, and fails on anything
 // but a completed run.
-func fastTurn(b *testing.B, x *fastpath.Runtime, m *hostMirror, buf []byte, input string, history []byte) []byte {
+func fastTurn(b *testing.B, x *hostturn.Driver, m *hostMirror, buf []byte, input string, history []byte) []byte {
 	bg := wire.Begin{SessionID: "s", Input: input, MirrorGen: m.gen, MirrorLen: m.n}
 	if history != nil {
 		bg.WithHistory, bg.HistoryMirror, bg.Packed = true, m.gen == 0, history
@@ -46,7 +46,7 @@ func fastTurn(b *testing.B, x *fastpath.Runtime, m *hostMirror, buf []byte, inpu
 func fastWarmTurn(b *testing.B, withHistory bool) {
 	history := wire.AppendHistory(nil, makeHistory(100)[:98])
 	rt := mustRuntime(b, core.Config{})
-	x := fastpath.New(rt, nil)
+	x := hostturn.New(rt, nil)
 	var m hostMirror
 	var buf []byte
 	var h []byte
@@ -79,7 +79,7 @@ func BenchmarkFastWarmTurn100History(b *testing.B) { fastWarmTurn(b, true) }
 func BenchmarkFastSeed1000(b *testing.B) {
 	history := wire.AppendHistory(nil, makeHistory(1000))
 	rt := mustRuntime(b, core.Config{})
-	x := fastpath.New(rt, nil)
+	x := hostturn.New(rt, nil)
 	var buf []byte
 	b.ReportAllocs()
 	b.ResetTimer()

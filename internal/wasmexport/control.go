@@ -5,7 +5,7 @@ package wasmexport
 import (
 	"runtime"
 
-	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/internal/hostturn"
 )
 
 // The control exports (docs/wire.md, "Control exports"): every operation
@@ -32,7 +32,7 @@ func exportClose(n int32) int32 {
 // control runs a control operation for call on x with the input frame b
 // (for opStats, handle 1 collects garbage first). It returns the output
 // frame, or nil with the answer in yes.
-func control(x *fastpath.Runtime, op int, b []byte, handle uint32) (out []byte) {
+func control(x *hostturn.Driver, op int, b []byte, handle uint32) (out []byte) {
 	switch op {
 	case opCancel:
 		yes = x.Cancel(string(b))

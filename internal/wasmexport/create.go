@@ -4,7 +4,7 @@ package wasmexport
 
 import (
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/internal/hostturn"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -57,7 +57,7 @@ func exportCreate(size int32) (n int32) {
 	if c.Echo {
 		native = core.Echo{}
 	}
-	n = Register(fastpath.New(rt, native))
+	n = Register(hostturn.New(rt, native))
 	Answer(nil)
 	return n
 }

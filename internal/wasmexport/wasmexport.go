@@ -9,7 +9,7 @@
 // and registers each with Register, which gives it the number every
 // export takes first.
 //
-//	n := wasmexport.Register(fastpath.New(rt, nil))
+//	n := wasmexport.Register(hostturn.New(rt, nil))
 //	// the host now calls agentrt_begin(n, size), agentrt_feed(n, size), ...
 //
 // Frames in: the host asks agentrt_in(size) for the address of a buffer
@@ -31,20 +31,20 @@ import (
 	"unsafe"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/internal/hostturn"
 	"github.com/agentrt/agentrt/wire"
 )
 
 // A wasm module runs one goroutine at a time, and nothing here yields to
 // another, so these need no lock.
 var (
-	runtimes []*fastpath.Runtime // by number; nil once unregistered
+	runtimes []*hostturn.Driver // by number; nil once unregistered
 	in       []byte
 	out      []byte
 )
 
 // Register gives x the next number and returns it.
-func Register(x *fastpath.Runtime) int32 {
+func Register(x *hostturn.Driver) int32 {
 	runtimes = append(runtimes, x)
 	return int32(len(runtimes) - 1)
 }
@@ -58,7 +58,7 @@ func Unregister(n int32) {
 }
 
 // Lookup returns the runtime with number n, or nil.
-func Lookup(n int32) *fastpath.Runtime {
+func Lookup(n int32) *hostturn.Driver {
 	if n < 0 || int(n) >= len(runtimes) {
 		return nil
 	}
@@ -97,7 +97,7 @@ const (
 // returns the length of the frame f returns, kept as the output. It
 // answers a refused frame instead when the runtime is unknown, the size
 // is wrong, or f panics. Main packages define their own exports with it.
-func Call(n, size int32, f func(x *fastpath.Runtime, frame []byte) []byte) (length int32) {
+func Call(n, size int32, f func(x *hostturn.Driver, frame []byte) []byte) (length int32) {
 	defer func() {
 		if recover() != nil {
 			length = Refuse(core.NewError(core.CodeInternal, failed))

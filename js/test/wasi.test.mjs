@@ -76,6 +76,30 @@ describe("agentrt-wasi.wasm under node:wasi", () => {
     assert.equal(r2.messageCount, 10);
   });
 
+  // Ensure the glue's turn driver keeps its state private (no own
+  // fields a caller could overwrite, getters without setters) and answers
+  // what quick turns ask of it: the session's mirror, the turns in flight
+  // and the module's limits.
+  test("the turn driver's state is private; quick turns ask it through methods", async () => {
+    const rt = (await Instance.start()).runtime({ model: echoModel });
+    const d = rt.driver;
+    assert.deepEqual(Object.keys(d), []);
+    assert.equal(d.mirror("s"), undefined);
+    const r = await rt.run("s", "one", { history: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] });
+    assert.equal(r.messageCount, 4);
+    assert.deepEqual(plain(d.mirror("s").msgs), ["hi", "hello", "one", r.reply.content]);
+    assert.equal(d.inFlight("s"), 0);
+    assert.equal(d.quick.quickable("s", "two"), true);
+    assert.equal(d.quick.quickable("s", "x".repeat(d.limits.maxMessageBytes)), false);
+    const r2 = await rt.run("s", "two");
+    assert.equal(r2.reply.content, "echo: two (model received 5 messages)");
+    assert.deepEqual(plain(d.mirror("s").msgs), plain(rt.session("s").messages));
+    for (const name of ["limits", "model", "system", "quick"]) {
+      assert.throws(() => { d[name] = null; }, TypeError, name);
+    }
+    assert.equal(d.model, echoModel);
+  });
+
   // Ensure bad input gets typed errors and leaves the instance serving.
   test("bad input: typed errors, the instance stays alive", async () => {
     const inst = await Instance.start();

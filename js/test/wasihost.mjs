@@ -7,7 +7,7 @@ import { readFile, stat } from "node:fs/promises";
 import { dist } from "./env.mjs";
 import { KIND, Writer, frameKind, readRefused, readSession, readSessions, readStats } from "../wire.js";
 import { AgentrtError, refusedError } from "../errors.js";
-import { FastPath } from "../driver.js";
+import { TurnDriver } from "../driver.js";
 import { wellFormed } from "../request.js";
 
 /** The WASI module's URL, next to agentrt.wasm. */
@@ -128,21 +128,21 @@ export class Runtime {
       agentrt_session: x.agentrt_session, agentrt_sessions: x.agentrt_sessions, agentrt_check: x.agentrt_check,
     };
     const model = config.model;
-    this.fast = new FastPath(exports, num, { model, tools: config.tools ?? [], systemPrompt: config.systemPrompt }, {});
+    this.driver = new TurnDriver(exports, num, { model, tools: config.tools ?? [], systemPrompt: config.systemPrompt }, {});
   }
 
   /** Runs one turn to its end: the result, or throws an AgentrtError (Refused). */
   async run(sessionId, input, { history, policy, runId, events } = {}) {
-    const fast = this.fast;
+    const driver = this.driver;
     sessionId = wellFormed(sessionId);
     const id = runId ?? `glue:${++this.runs}`;
     if (history === undefined && policy === undefined && events === undefined && runId === undefined &&
-      fast.quick.quickable(sessionId, input)) {
-      return fast.quick.run(sessionId, input, id);
+      driver.quick.quickable(sessionId, input)) {
+      return driver.quick.run(sessionId, input, id);
     }
     const onEvent = events === undefined ? undefined : (e) => events.push(e);
-    const turn = fast.begin({ sessionId, input, policy, history, withHistory: history !== undefined, runId: id, onEvent });
-    return fast.drive(turn);
+    const turn = driver.begin({ sessionId, input, policy, history, withHistory: history !== undefined, runId: id, onEvent });
+    return driver.drive(turn);
   }
 
   /** The session { generation, messages }, or null. */

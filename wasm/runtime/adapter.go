@@ -6,22 +6,22 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/internal/hostturn"
 	"github.com/agentrt/agentrt/internal/jsedge"
 )
 
 // adapter answers the model and tool calls of the turns a Runtime
 // object's run methods start. It drives no turn of its own: each turn is
 // begun, fed and stepped through the typed calls of the runtime's
-// fastpath.Runtime, the driver the wire's exports call too, so handles,
+// hostturn.Driver, the driver the wire's exports call too, so handles,
 // holds, cancels, timeouts and the count of live turns are kept in one
 // place. Package jsedge converts the values. Each turn runs in the
 // goroutine of the Promise its run method returned (jsedge.Async), which
-// may block: while its session is busy (fastpath.Runtime.Hold) and while
+// may block: while its session is busy (hostturn.Driver.Hold) and while
 // a Promise of the model or a tool is pending (jsedge.Await, which
 // yields to the event loop).
 type adapter struct {
-	x     *fastpath.Runtime
+	x     *hostturn.Driver
 	cache *jsedge.Cache
 	// model is the JavaScript model function; when it is not a function,
 	// x answers model calls in the module (the echo model).

@@ -18,7 +18,7 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/internal/hostturn"
 	"github.com/agentrt/agentrt/internal/jsedge"
 	"github.com/agentrt/agentrt/internal/jsutil"
 )
@@ -61,17 +61,17 @@ func createRuntime(_ js.Value, args []js.Value) any {
 	if err != nil {
 		return jsedge.Error(err)
 	}
-	d.x = fastpath.New(rt, native)
+	d.x = hostturn.New(rt, native)
 	st := &runtimeState{rt: rt, cache: d.cache, drive: d}
 	o := newRuntime(st)
-	st.fast = registerFast(o, d.x)
+	st.wire = registerDriver(o, d.x)
 	return o
 }
 
 // runtimeState is what the methods of one Runtime object share: the core
 // runtime, the cache of the JavaScript message objects its sessions were
 // sent to the model as (see jsedge.Cache), the adapter of its run
-// methods' turns, and its number on the fast path.
+// methods' turns, and its number on the wire.
 type runtimeState struct {
 	// The field of no size makes runtimeState not comparable: no equality
 	// function is compiled into the module for it (nothing compares
@@ -80,8 +80,8 @@ type runtimeState struct {
 	rt    *core.Runtime
 	cache *jsedge.Cache
 	drive *adapter
-	fast  int32
-	// closed: close was called; the number on the fast path goes once
+	wire  int32
+	// closed: close was called; the number on the wire goes once
 	// no turn is left.
 	closed bool
 }
@@ -164,7 +164,7 @@ func newRuntime(st *runtimeState) js.Value {
 	o.Set(jsedge.MethodCheckHistory, jsedge.CheckHistory(rt))
 	setMethod(o, jsedge.MethodClose, nil, func(js.Value, []js.Value) any {
 		st.closed = true
-		unregisterFast(st.fast)
+		unregisterDriver(st.wire)
 		rt.Close()
 		st.cache.Reset()
 		return nil
@@ -218,7 +218,7 @@ func startRun(st *runtimeState, l layout, args []js.Value) js.Value {
 		res, err := st.drive.run(req)
 		st.prune()
 		if st.closed {
-			unregisterFast(st.fast)
+			unregisterDriver(st.wire)
 		}
 		if err != nil {
 			return js.Undefined(), err

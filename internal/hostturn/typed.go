@@ -1,4 +1,4 @@
-package fastpath
+package hostturn
 
 import "github.com/agentrt/agentrt/core"
 
@@ -23,7 +23,7 @@ import "github.com/agentrt/agentrt/core"
 // Start begins req's turn and returns its handle and its first action
 // (native model calls answered), or the error that refused the run (then
 // nothing changed).
-func (x *Runtime) Start(req core.RunRequest) (uint64, core.Action, error) {
+func (x *Driver) Start(req core.RunRequest) (uint64, core.Action, error) {
 	ht := x.hostTurn()
 	*ht = hostTurn{events: ht.events[:0], emit: ht.emit}
 	_, a, err := x.begin(ht, req)
@@ -34,21 +34,21 @@ func (x *Runtime) Start(req core.RunRequest) (uint64, core.Action, error) {
 // the model's reply, or its error (a non-*core.Error fails the run with
 // model_error). It returns the turn's next action; for an unknown handle
 // an ActionFailed with code invalid_argument.
-func (x *Runtime) Model(h uint64, reply *core.ModelReply, err error) core.Action {
+func (x *Driver) Model(h uint64, reply *core.ModelReply, err error) core.Action {
 	return x.answer(h, opModel, reply, "", err)
 }
 
 // Tool answers the tool call of turn h, a.Call of its last action: the
 // tool's output, or its error. It returns the turn's next action, as
 // Model does.
-func (x *Runtime) Tool(h uint64, out string, err error) core.Action {
+func (x *Driver) Tool(h uint64, out string, err error) core.Action {
 	return x.answer(h, opTool, nil, out, err)
 }
 
 // Step returns the next action of turn h: after an ActionWait, or once
 // its Context is done while a call is out (the call is abandoned). With
 // expire set it first stops the run with a timeout, as Next does.
-func (x *Runtime) Step(h uint64, expire bool) core.Action {
+func (x *Driver) Step(h uint64, expire bool) core.Action {
 	if expire {
 		return x.answer(h, opExpire, nil, "", nil)
 	}
@@ -65,7 +65,7 @@ const (
 
 // answer is the typed calls' one body: Model, Tool and Step name their
 // operation instead of repeating the lookup of the turn.
-func (x *Runtime) answer(h uint64, op int, reply *core.ModelReply, out string, err error) core.Action {
+func (x *Driver) answer(h uint64, op int, reply *core.ModelReply, out string, err error) core.Action {
 	ht := x.turn(h)
 	if ht == nil {
 		return core.Action{Kind: core.ActionFailed, Err: core.AsError(unknownTurn(h))}
@@ -86,7 +86,7 @@ func (x *Runtime) answer(h uint64, op int, reply *core.ModelReply, out string, e
 // first (see core.Turn.Hold): the next Step answers no ActionWait. It is
 // for a host that drives a turn from a goroutine that may block; a host
 // that cannot block calls Step again once a turn on the session ended.
-func (x *Runtime) Hold(h uint64) {
+func (x *Driver) Hold(h uint64) {
 	if ht := x.turn(h); ht != nil {
 		ht.turn.Hold()
 	}
@@ -95,7 +95,7 @@ func (x *Runtime) Hold(h uint64) {
 // Context returns the context of turn h's run (see core.Turn.Context),
 // or nil for an unknown handle. A host awaiting a model or tool answer
 // stops waiting once it is done and calls Step.
-func (x *Runtime) Context(h uint64) core.Context {
+func (x *Driver) Context(h uint64) core.Context {
 	if ht := x.turn(h); ht != nil {
 		return ht.turn.Context()
 	}
@@ -104,7 +104,7 @@ func (x *Runtime) Context(h uint64) core.Context {
 
 // Run returns the run of turn h (for its id and session), or nil for an
 // unknown handle.
-func (x *Runtime) Run(h uint64) *core.Run {
+func (x *Driver) Run(h uint64) *core.Run {
 	if ht := x.turn(h); ht != nil {
 		return ht.turn.Run()
 	}

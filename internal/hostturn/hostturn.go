@@ -1,11 +1,12 @@
-// Package fastpath drives host-driven turns (core.Turn) over wire frames:
-// it is what the module's //go:wasmexport functions call. A host begins a
-// turn with a begin frame and gets an action frame back (call the model,
-// call a tool, wait, done, failed, with the events emitted meanwhile);
-// it answers with a model-reply or tool-result frame and gets the next
-// action frame; and so on until the turn ends. See docs/wire.md.
+// Package hostturn is the turn driver of the wire: it drives host-driven
+// turns (core.Turn) over wire frames, and it is what the module's
+// //go:wasmexport functions call. A host begins a turn with a begin
+// frame and gets an action frame back (call the model, call a tool,
+// wait, done, failed, with the events emitted meanwhile); it answers
+// with a model-reply or tool-result frame and gets the next action
+// frame; and so on until the turn ends. See docs/wire.md.
 //
-//	x := fastpath.New(rt, nil)       // the host answers model calls
+//	x := hostturn.New(rt, nil)       // the host answers model calls
 //	out := x.Begin(frame)            // an action or refused frame
 //	out = x.FeedModel(replyFrame)    // the next action frame
 //
@@ -21,18 +22,20 @@
 // # Notes
 //
 //   - The frame a method returns is valid until the next call on the
-//     same Runtime: the buffer is reused.
+//     same Driver: the buffer is reused.
 //   - Not safe for concurrent use: a wasm module's exports are called
 //     one at a time.
-package fastpath
+package hostturn
 
 import (
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/wire"
 )
 
-// Runtime drives the turns of one core.Runtime for its host.
-type Runtime struct {
+// Driver is the turn driver of the wire: it drives the turns of one
+// core.Runtime for its host, through frames (Begin, Feed, Next, Commit)
+// or typed calls (Start, Model, Tool, Step).
+type Driver struct {
 	rt *core.Runtime
 	// native answers model calls in the module (the built-in echo model);
 	// nil means the host answers them.
@@ -91,14 +94,14 @@ func (ht *hostTurn) onEvent(ev core.Event) {
 	}
 }
 
-// New returns a Runtime over rt. native, when not nil, answers every
+// New returns a Driver over rt. native, when not nil, answers every
 // model call inside the module (pass core.Echo{} for the built-in echo
 // model); nil hands model calls to the host.
-func New(rt *core.Runtime, native core.Model) *Runtime {
-	return &Runtime{rt: rt, native: native}
+func New(rt *core.Runtime, native core.Model) *Driver {
+	return &Driver{rt: rt, native: native}
 }
 
-func (x *Runtime) refuse(err error) []byte {
+func (x *Driver) refuse(err error) []byte {
 	x.out = wire.AppendRefused(x.out[:0], core.AsError(err))
 	return x.out
 }
@@ -110,7 +113,7 @@ func unknownTurn(h uint64) error {
 // Begin decodes a begin frame and begins its turn. It returns the turn's
 // first action frame, or a refused frame when the frame or the run is
 // refused (then nothing changed).
-func (x *Runtime) Begin(frame []byte) []byte {
+func (x *Driver) Begin(frame []byte) []byte {
 	var b wire.Begin
 	if err := wire.DecodeBeginInto(&b, frame, x.rt.Limits().MaxSeedMessages, &x.hist); err != nil {
 		return x.refuse(err)
@@ -135,7 +138,7 @@ func (x *Runtime) Begin(frame []byte) []byte {
 }
 
 // hostTurn returns the spare hostTurn, or a new one.
-func (x *Runtime) hostTurn() *hostTurn {
+func (x *Driver) hostTurn() *hostTurn {
 	ht := x.spare
 	if ht == nil {
 		ht = &hostTurn{}
@@ -147,7 +150,7 @@ func (x *Runtime) hostTurn() *hostTurn {
 // begin begins req's turn in ht, gives it a slot and a handle, and
 // returns its core turn and first action (see step). A refused run
 // leaves ht spare and changes nothing.
-func (x *Runtime) begin(ht *hostTurn, req core.RunRequest) (*core.Turn, core.Action, error) {
+func (x *Driver) begin(ht *hostTurn, req core.RunRequest) (*core.Turn, core.Action, error) {
 	tn, err := x.rt.Begin(core.Background(), req)
 	if err != nil {
 		// A refused run emits nothing: ht stays spare.
@@ -176,7 +179,7 @@ func (x *Runtime) begin(ht *hostTurn, req core.RunRequest) (*core.Turn, core.Act
 //
 // A limits query frame (wire.KindLimits) is answered with the limits in
 // force (wire.AppendLimits).
-func (x *Runtime) Feed(frame []byte) []byte {
+func (x *Driver) Feed(frame []byte) []byte {
 	if wire.IsLimitsQuery(frame) {
 		l := x.rt.Limits()
 		x.out = wire.AppendLimits(x.out[:0], &l)
@@ -228,7 +231,7 @@ func (x *Runtime) Feed(frame []byte) []byte {
 // a committed frame (stale when the session is not the host's mirror:
 // then nothing changed), or a refused frame when the frame or the turn
 // is refused (nothing changed either).
-func (x *Runtime) Commit(frame []byte) []byte {
+func (x *Driver) Commit(frame []byte) []byte {
 	var c core.Commit
 	if err := wire.DecodeCommitInto(&c, frame); err != nil {
 		return x.refuse(err)
@@ -250,7 +253,7 @@ const actionPending core.ActionKind = -1
 // a cancel or an expiry. A call that is out is asked for again. With
 // expire set, it first stops the turn with a timeout, as the policy's
 // timeout does (the host keeps the timers).
-func (x *Runtime) Next(handle uint64, expire bool) []byte {
+func (x *Driver) Next(handle uint64, expire bool) []byte {
 	ht := x.turn(handle)
 	if ht == nil {
 		return x.refuse(unknownTurn(handle))
@@ -261,7 +264,7 @@ func (x *Runtime) Next(handle uint64, expire bool) []byte {
 
 // next is the action of tn after a wait, a cancel or, with expire, a
 // timeout it is stopped with first.
-func (x *Runtime) next(tn *core.Turn, expire bool) core.Action {
+func (x *Driver) next(tn *core.Turn, expire bool) core.Action {
 	if expire {
 		tn.Expire()
 	}
@@ -271,11 +274,11 @@ func (x *Runtime) next(tn *core.Turn, expire bool) core.Action {
 // Cancel cancels the active run with runID (of this path or any other)
 // and reports whether this call did. The turn's host learns it from its
 // next frame.
-func (x *Runtime) Cancel(runID string) bool { return x.rt.CancelRun(runID) }
+func (x *Driver) Cancel(runID string) bool { return x.rt.CancelRun(runID) }
 
 // Session returns a session frame for id, or a refused frame when there
 // is no such session (code invalid_argument).
-func (x *Runtime) Session(id string) []byte {
+func (x *Driver) Session(id string) []byte {
 	s, ok := x.rt.Session(id)
 	if !ok {
 		return x.refuse(core.NewError(core.CodeInvalidArgument, "no session "+id))
@@ -285,26 +288,26 @@ func (x *Runtime) Session(id string) []byte {
 }
 
 // Delete removes the session with id and reports whether there was one.
-func (x *Runtime) Delete(id string) bool { return x.rt.DeleteSession(id) }
+func (x *Driver) Delete(id string) bool { return x.rt.DeleteSession(id) }
 
 // Stats returns a stats frame; heap is the module's heap in use.
-func (x *Runtime) Stats(heap uint64) []byte {
+func (x *Driver) Stats(heap uint64) []byte {
 	x.out = wire.AppendStats(x.out[:0], &wire.Stats{Stats: x.rt.Stats(), HeapAlloc: heap})
 	return x.out
 }
 
 // Sessions returns a session-ids frame, sorted.
-func (x *Runtime) Sessions() []byte {
+func (x *Driver) Sessions() []byte {
 	x.out = wire.AppendSessions(x.out[:0], x.rt.ListSessions())
 	return x.out
 }
 
 // Turns returns the number of turns that have not ended.
-func (x *Runtime) Turns() int { return x.live }
+func (x *Driver) Turns() int { return x.live }
 
 // turn returns the turn with handle, or nil. Few turns are out at once:
 // a scan is cheaper than a map.
-func (x *Runtime) turn(handle uint64) *hostTurn {
+func (x *Driver) turn(handle uint64) *hostTurn {
 	for _, ht := range x.turns {
 		if ht != nil && ht.handle == handle {
 			return ht
@@ -315,7 +318,7 @@ func (x *Runtime) turn(handle uint64) *hostTurn {
 
 // forget drops an ended turn; its hostTurn serves the next one (an
 // ended run emits no more events).
-func (x *Runtime) forget(ht *hostTurn) {
+func (x *Driver) forget(ht *hostTurn) {
 	x.turns[ht.slot] = nil
 	x.live--
 	ht.turn = nil
@@ -325,9 +328,9 @@ func (x *Runtime) forget(ht *hostTurn) {
 // step answers the native model's calls of ht's turn, from its action
 // a on, and returns the first action for the host; a turn that has ended
 // is forgotten (its core turn is the caller's, to recycle or not). Every
-// route of a turn through this Runtime, frames and typed calls, takes
+// route of a turn through this Driver, frames and typed calls, takes
 // its actions through step: the bookkeeping of turns is here alone.
-func (x *Runtime) step(ht *hostTurn, a core.Action) core.Action {
+func (x *Driver) step(ht *hostTurn, a core.Action) core.Action {
 	for a.Kind == core.ActionModel && x.native != nil {
 		reply, err := complete(x.native, a.Request)
 		a = ht.turn.FeedModel(reply, err)
@@ -341,7 +344,7 @@ func (x *Runtime) step(ht *hostTurn, a core.Action) core.Action {
 // frame encodes a, the action of ht's core turn tn (see step): events,
 // and the model window against the host's mirror. An ended turn is
 // recycled once its frame is written.
-func (x *Runtime) frame(ht *hostTurn, tn *core.Turn, a core.Action) []byte {
+func (x *Driver) frame(ht *hostTurn, tn *core.Turn, a core.Action) []byte {
 	wa := wire.Action{Handle: ht.handle, Events: ht.events}
 	x.dropped, wa.DroppedAll = x.rt.TakeDropped(x.dropped)
 	wa.Dropped = x.dropped
@@ -374,7 +377,7 @@ func (x *Runtime) frame(ht *hostTurn, tn *core.Turn, a core.Action) []byte {
 
 // window sets the model action's window and the tail the host's mirror
 // lacks, and counts the mirror as holding the whole window afterwards.
-func (x *Runtime) window(ht *hostTurn, req *core.ModelRequest, wa *wire.Action) {
+func (x *Driver) window(ht *hostTurn, req *core.ModelRequest, wa *wire.Action) {
 	end := req.Offset + len(req.Messages)
 	wa.Step, wa.Generation, wa.Start, wa.End = req.Step, req.Generation, req.Offset, end
 	if ht.historyMirror && ht.seeded && (ht.seed.Mode == core.SeedCold || ht.seed.Mode == core.SeedReplaced) &&

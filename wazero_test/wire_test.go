@@ -11,9 +11,9 @@ import (
 	"github.com/agentrt/agentrt/wire"
 )
 
-// fastRuntime drives a runtime through the module's wasmexport functions
+// wireRuntime drives a runtime through the module's wasmexport functions
 // and the wire, as js/glue.js does, keeping a mirror of one session.
-type fastRuntime struct {
+type wireRuntime struct {
 	t  *testing.T
 	x  jshost.Exports
 	rt uint64
@@ -22,7 +22,7 @@ type fastRuntime struct {
 	msgs []core.Message
 }
 
-func (f *fastRuntime) call(export string, frame []byte) []byte {
+func (f *wireRuntime) call(export string, frame []byte) []byte {
 	f.t.Helper()
 	ctx := context.Background()
 	res, err := f.x.Call(ctx, "agentrt_in", uint64(len(frame)))
@@ -49,7 +49,7 @@ func (f *fastRuntime) call(export string, frame []byte) []byte {
 
 // turn runs one turn, answering the model with model and every tool with
 // "3"; it returns the result or the error, and the requests' messages.
-func (f *fastRuntime) turn(b *wire.Begin, model func(step int, msgs []core.Message) core.ModelReply) (*core.Result, *core.Error, [][]core.Message) {
+func (f *wireRuntime) turn(b *wire.Begin, model func(step int, msgs []core.Message) core.ModelReply) (*core.Result, *core.Error, [][]core.Message) {
 	f.t.Helper()
 	b.MirrorGen, b.MirrorLen = f.gen, len(f.msgs)
 	out := f.call("agentrt_begin", wire.AppendBegin(nil, b))
@@ -131,10 +131,10 @@ func jsMessages(v any) []core.Message {
 
 func str(v any) string { s, _ := v.(string); return s }
 
-// Ensure the fast path (wasmexport functions and the wire, under wazero)
+// Ensure the wire (wasmexport functions and the wire, under wazero)
 // and the syscall/js path give the same sessions, replies and model
 // requests for the same turns.
-func TestFastPath_SameAsSyscallPath(t *testing.T) {
+func TestWire_SameAsSyscallPath(t *testing.T) {
 	ctx := context.Background()
 	tool := map[string]any{"name": "add", "call": jshost.Func(func(jshost.Value, []jshost.Value) (any, error) { return "3", nil })}
 
@@ -153,14 +153,14 @@ func TestFastPath_SameAsSyscallPath(t *testing.T) {
 	})
 	raw := mustRuntime(t, rawIn, "agentrt", map[string]any{"model": rawModel, "tools": []any{tool}})
 
-	// The fast path: the same configuration; the test answers the model.
+	// The wire: the same configuration; the test answers the model.
 	fastIn := mustInstance(t, nil)
 	fastRT := mustRuntime(t, fastIn, "agentrt", map[string]any{"model": rawModel, "tools": []any{tool}})
 	n, ok := jshost.Export(jshost.Get(fastRT, "fastPath").(jshost.Value)).(float64)
 	if !ok {
 		t.Fatalf("the runtime has no fastPath number")
 	}
-	fast := &fastRuntime{t: t, x: fastIn.Exports(), rt: uint64(n)}
+	fast := &wireRuntime{t: t, x: fastIn.Exports(), rt: uint64(n)}
 
 	hist := []core.SeedMessage{
 		{Role: core.RoleSystem, Content: "be brief"},
@@ -220,11 +220,11 @@ func TestFastPath_SameAsSyscallPath(t *testing.T) {
 
 // Ensure bad frames through the exports are refused with a typed error
 // and leave the instance serving.
-func TestFastPath_BadFrames(t *testing.T) {
+func TestWire_BadFrames(t *testing.T) {
 	in := mustInstance(t, nil)
 	rt := mustRuntime(t, in, "agentrt", map[string]any{})
 	n, _ := jshost.Export(jshost.Get(rt, "fastPath").(jshost.Value)).(float64)
-	f := &fastRuntime{t: t, x: in.Exports(), rt: uint64(n)}
+	f := &wireRuntime{t: t, x: in.Exports(), rt: uint64(n)}
 	for _, frame := range [][]byte{nil, []byte("ARW"), {'A', 'R', 'W', 1, 1, 0xff}, wire.AppendModelReply(nil, &wire.ModelReply{Handle: 7})} {
 		e, err := wire.DecodeRefused(f.call("agentrt_begin", frame))
 		if err != nil || e.Code != core.CodeInvalidArgument {
@@ -242,12 +242,12 @@ func TestFastPath_BadFrames(t *testing.T) {
 // without the history-valid flag, and under it (a host that vouched
 // wrongly) runs without harming the instance: the bytes are stored as
 // they came and read back through syscall/js.
-func TestFastPath_HistoryValidFlag(t *testing.T) {
+func TestWire_HistoryValidFlag(t *testing.T) {
 	in := mustInstance(t, nil)
 	ctx := context.Background()
 	rt := mustRuntime(t, in, "agentrt", map[string]any{})
 	n, _ := jshost.Export(jshost.Get(rt, "fastPath").(jshost.Value)).(float64)
-	f := &fastRuntime{t: t, x: in.Exports(), rt: uint64(n)}
+	f := &wireRuntime{t: t, x: in.Exports(), rt: uint64(n)}
 	bad := []core.SeedMessage{{Role: core.RoleUser, Content: "a\xffb", ID: "\xc3"}, {Role: core.RoleAssistant, Content: "ok"}}
 	_, ferr, _ := f.turn(&wire.Begin{SessionID: "s", Input: "hi", WithHistory: true, History: bad}, scriptModel)
 	if ferr == nil || ferr.Code != core.CodeInvalidHistory || ferr.Index != 0 {

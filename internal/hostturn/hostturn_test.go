@@ -1,11 +1,11 @@
-package fastpath_test
+package hostturn_test
 
 import (
 	"reflect"
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/internal/hostturn"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -49,9 +49,9 @@ func (m *mirror) apply(a *wire.Action, hist []core.Message) []core.Message {
 	return m.msgs[a.Start:a.End]
 }
 
-func TestRuntime_Mirror(t *testing.T) {
+func TestDriver_Mirror(t *testing.T) {
 	rt := mustRuntime(t, core.Config{})
-	x := fastpath.New(rt, nil)
+	x := hostturn.New(rt, nil)
 	hist := []core.SeedMessage{{Role: core.RoleSystem, Content: "s"}, {Role: core.RoleUser, Content: "a"}, {Role: core.RoleAssistant, Content: "b"}}
 	histMsgs := []core.Message{{Role: core.RoleUser, Content: "a"}, {Role: core.RoleAssistant, Content: "b"}}
 	var m mirror
@@ -96,8 +96,8 @@ func TestRuntime_Mirror(t *testing.T) {
 	}
 }
 
-func TestRuntime_Refusals(t *testing.T) {
-	x := fastpath.New(mustRuntime(t, core.Config{}), nil)
+func TestDriver_Refusals(t *testing.T) {
+	x := hostturn.New(mustRuntime(t, core.Config{}), nil)
 	refused := func(frame []byte) *core.Error {
 		e, err := wire.DecodeRefused(frame)
 		if err != nil {
@@ -136,10 +136,10 @@ func TestRuntime_Refusals(t *testing.T) {
 	}
 }
 
-// cp copies a frame: the Runtime reuses its output buffer.
+// cp copies a frame: the Driver reuses its output buffer.
 func cp(b []byte) []byte { return append([]byte(nil), b...) }
 
-func mustStats(t *testing.T, x *fastpath.Runtime) *wire.Stats {
+func mustStats(t *testing.T, x *hostturn.Driver) *wire.Stats {
 	s, err := wire.DecodeStats(x.Stats(0))
 	if err != nil {
 		t.Fatal(err)
@@ -147,9 +147,9 @@ func mustStats(t *testing.T, x *fastpath.Runtime) *wire.Stats {
 	return s
 }
 
-func TestRuntime_NativeModel(t *testing.T) {
+func TestDriver_NativeModel(t *testing.T) {
 	// Ensure a native model is answered inside: one frame per turn.
-	x := fastpath.New(mustRuntime(t, core.Config{}), core.Echo{})
+	x := hostturn.New(mustRuntime(t, core.Config{}), core.Echo{})
 	a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi"})))
 	if a.Kind != wire.ActDone || a.Result.MessageCount != 2 {
 		t.Errorf("got %+v", a)
@@ -162,7 +162,7 @@ func FuzzBegin(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Ensure any begin frame either refuses or runs to an end, and
 		// leaves no turn behind.
-		x := fastpath.New(mustRuntime(t, core.Config{}), core.Echo{})
+		x := hostturn.New(mustRuntime(t, core.Config{}), core.Echo{})
 		out := x.Begin(b)
 		if k, err := wire.FrameKind(out); err != nil || (k != wire.KindAction && k != wire.KindRefused) {
 			t.Fatalf("bad answer %v %v", k, err)
@@ -173,13 +173,13 @@ func FuzzBegin(f *testing.F) {
 	})
 }
 
-func TestRuntime_StaleHandle(t *testing.T) {
+func TestDriver_StaleHandle(t *testing.T) {
 	// A handle dies with its turn; the ended turn's state serves the next
 	// turn. Ensure an answer, a delta or a next for a dead handle is
 	// refused, with the next turn (on the same session or another one)
 	// left as it was, whether its turn took the dead turn's slot or not.
 	rt := mustRuntime(t, core.Config{})
-	x := fastpath.New(rt, nil)
+	x := hostturn.New(rt, nil)
 	begin := func(session, input string) *wire.Action {
 		t.Helper()
 		a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: session, Input: input, Events: true})))
@@ -247,8 +247,8 @@ func TestRuntime_StaleHandle(t *testing.T) {
 // Ensure a commit frame stores a turn on the host's mirror, answers
 // stale on any other session, and refuses a malformed frame or a limit,
 // changing nothing.
-func TestRuntime_Commit(t *testing.T) {
-	x := fastpath.New(mustRuntime(t, core.Config{Limits: core.Limits{MaxMessageBytes: 100}}), core.Echo{})
+func TestDriver_Commit(t *testing.T) {
+	x := hostturn.New(mustRuntime(t, core.Config{Limits: core.Limits{MaxMessageBytes: 100}}), core.Echo{})
 	a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi"})))
 	gen, msgs, err := wire.DecodeSession(x.Session("s"))
 	if err != nil || a.Kind != wire.ActDone || len(msgs) != 2 {
@@ -286,7 +286,7 @@ func FuzzCommit(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Ensure any commit frame is answered with a committed or refused
 		// frame, and that the runtime serves the next turn.
-		x := fastpath.New(mustRuntime(t, core.Config{}), core.Echo{})
+		x := hostturn.New(mustRuntime(t, core.Config{}), core.Echo{})
 		mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi"})))
 		out := x.Commit(b)
 		if k, err := wire.FrameKind(out); err != nil || (k != wire.KindCommitted && k != wire.KindRefused) {
@@ -301,9 +301,9 @@ func FuzzCommit(f *testing.F) {
 // Ensure a limits query is answered with the limits in force, and that a
 // reply the host refused as oversize fails the run with limit_exceeded,
 // rolled back, the session free.
-func TestRuntime_LimitsAndOversize(t *testing.T) {
+func TestDriver_LimitsAndOversize(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Limits: core.Limits{MaxMessageBytes: 4096, MaxSessions: 3}})
-	x := fastpath.New(rt, nil)
+	x := hostturn.New(rt, nil)
 	l, err := wire.DecodeLimits(x.Feed(wire.AppendLimitsQuery(nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -326,9 +326,9 @@ func TestRuntime_LimitsAndOversize(t *testing.T) {
 
 // Ensure the sessions the store evicts or deletes are reported once, in
 // the next action or committed frame, whichever turn it belongs to.
-func TestRuntime_Dropped(t *testing.T) {
+func TestDriver_Dropped(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Limits: core.Limits{MaxSessions: 2}})
-	x := fastpath.New(rt, core.Echo{})
+	x := hostturn.New(rt, core.Echo{})
 	turn := func(id string) *wire.Action {
 		return mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: id, Input: "hi"})))
 	}
@@ -349,9 +349,9 @@ func TestRuntime_Dropped(t *testing.T) {
 // Ensure a repaired history is not adopted as the host's mirror: the
 // host mirrored the history it sent, not the repaired one, so the model
 // action carries the whole window, the fix in place.
-func TestRuntime_MirrorRepaired(t *testing.T) {
+func TestDriver_MirrorRepaired(t *testing.T) {
 	rt := mustRuntime(t, core.Config{})
-	x := fastpath.New(rt, nil)
+	x := hostturn.New(rt, nil)
 	hist := []core.SeedMessage{{Role: core.RoleUser, Content: "a"},
 		{Role: core.RoleAssistant, ContentMissing: true, ToolCalls: []core.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}}}
 	b := &wire.Begin{SessionID: "s", Input: "q", WithHistory: true, HistoryMirror: true, Events: true,
@@ -381,10 +381,10 @@ func TestRuntime_MirrorRepaired(t *testing.T) {
 
 // Ensure a tool output the host refused unsent as oversize fails the run
 // limit_exceeded, whatever toolErrors says, rolled back, the session free.
-func TestRuntime_ToolOversize(t *testing.T) {
+func TestDriver_ToolOversize(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "big"},
 		Call: func(core.Context, core.ToolInvocation) (string, error) { return "", nil }}}})
-	x := fastpath.New(rt, nil)
+	x := hostturn.New(rt, nil)
 	a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi", Policy: core.Policy{ToolErrors: core.ToolErrorsReport}})))
 	a = mustAction(t, x.Feed(wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Reply: core.ModelReply{ToolCalls: []core.ToolCall{{ID: "c", Name: "big", Arguments: "{}"}}}})))
 	if a.Kind != wire.ActTool {

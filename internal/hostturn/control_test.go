@@ -1,4 +1,4 @@
-package fastpath_test
+package hostturn_test
 
 import (
 	"context"
@@ -6,16 +6,16 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/internal/hostturn"
 	"github.com/agentrt/agentrt/wire"
 )
 
 // Ensure Revert reverts a completed run as core does, and refuses a
 // malformed input with invalid_argument, changing nothing.
-func TestRuntime_Revert(t *testing.T) {
+func TestDriver_Revert(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Model: core.Echo{}})
 	defer rt.Close()
-	x := fastpath.New(rt, core.Echo{})
+	x := hostturn.New(rt, core.Echo{})
 	for _, id := range []string{"r1", "r2"} {
 		if _, err := rt.Execute(context.Background(), core.RunRequest{SessionID: "s", RunID: id, Input: id}); err != nil {
 			t.Fatal(err)
@@ -51,11 +51,11 @@ func TestRuntime_Revert(t *testing.T) {
 // Ensure Limits answers the runtime's limits, and CheckHistory core's
 // report; a packed history over maxSeedMessages is refused as a begin
 // frame carrying it is.
-func TestRuntime_LimitsAndCheck(t *testing.T) {
+func TestDriver_LimitsAndCheck(t *testing.T) {
 	l := core.Limits{MaxSeedMessages: 2, MaxMessageBytes: 100}
 	rt := mustRuntime(t, core.Config{Limits: l})
 	defer rt.Close()
-	x := fastpath.New(rt, nil)
+	x := hostturn.New(rt, nil)
 	got, err := wire.DecodeLimits(x.Limits())
 	if err != nil || *got != rt.Limits() {
 		t.Fatalf("Limits = %+v, %v; want %+v", got, err, rt.Limits())

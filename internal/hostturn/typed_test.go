@@ -1,11 +1,11 @@
-package fastpath_test
+package hostturn_test
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/fastpath"
+	"github.com/agentrt/agentrt/internal/hostturn"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -13,10 +13,10 @@ import (
 // handles and the count of turns with the frames, takes model and tool
 // answers as Go values, reports its events to OnEvent, and is refused or
 // failed with codes as a frame turn is.
-func TestRuntime_Typed(t *testing.T) {
+func TestDriver_Typed(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "look"},
 		Call: func(core.Context, core.ToolInvocation) (string, error) { return "", errors.New("not here") }}}})
-	x := fastpath.New(rt, nil)
+	x := hostturn.New(rt, nil)
 	var events []core.EventType
 	h, a, err := x.Start(core.RunRequest{SessionID: "s", Input: "hi", OnEvent: func(ev core.Event) { events = append(events, ev.Type) }})
 	if err != nil || a.Kind != core.ActionModel || len(a.Request.Messages) != 1 {
@@ -62,9 +62,9 @@ func TestRuntime_Typed(t *testing.T) {
 
 // Ensure a typed turn waits for a session a frame turn holds, Hold
 // returns once it is cancelled, and Step with expire times a turn out.
-func TestRuntime_TypedWaitCancelExpire(t *testing.T) {
+func TestDriver_TypedWaitCancelExpire(t *testing.T) {
 	rt := mustRuntime(t, core.Config{})
-	x := fastpath.New(rt, nil)
+	x := hostturn.New(rt, nil)
 	act := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "first"})))
 	h, a, err := x.Start(core.RunRequest{SessionID: "s", Input: "second", RunID: "r2"})
 	if err != nil || a.Kind != core.ActionWait {

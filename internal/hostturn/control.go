@@ -1,4 +1,4 @@
-package fastpath
+package hostturn
 
 import (
 	"github.com/agentrt/agentrt/core"
@@ -13,7 +13,7 @@ import (
 // reverts the run's messages in the session (core.Runtime.RevertRun). It
 // returns nil and whether the run was reverted, or a refused frame and
 // false for a malformed input.
-func (x *Runtime) Revert(frame []byte) ([]byte, bool) {
+func (x *Driver) Revert(frame []byte) ([]byte, bool) {
 	session, run, err := wire.DecodeRevert(frame)
 	if err != nil {
 		return x.refuse(err), false
@@ -23,7 +23,7 @@ func (x *Runtime) Revert(frame []byte) ([]byte, bool) {
 
 // Limits returns a limits frame: the limits in force, for a host that
 // checks sizes against them before it copies anything into the module.
-func (x *Runtime) Limits() []byte {
+func (x *Driver) Limits() []byte {
 	l := x.rt.Limits()
 	x.out = wire.AppendLimits(x.out[:0], &l)
 	return x.out
@@ -35,7 +35,7 @@ func (x *Runtime) Limits() []byte {
 // maxSeedMessages, is reported as its one problem (core.UnreadableCheck)
 // with the refusal a begin frame carrying it gets, as the syscall/js
 // checkHistory reports a packed history it cannot read.
-func (x *Runtime) CheckHistory(packed []byte) []byte {
+func (x *Driver) CheckHistory(packed []byte) []byte {
 	var c core.HistoryCheck
 	if h, err := wire.DecodeHistoryBytes(packed, x.rt.Limits().MaxSeedMessages); err != nil {
 		c = core.UnreadableCheck(err)
@@ -48,4 +48,4 @@ func (x *Runtime) CheckHistory(packed []byte) []byte {
 
 // Close closes the runtime (core.Runtime.Close): its sessions are
 // dropped and its turns fail at their next call.
-func (x *Runtime) Close() { x.rt.Close() }
+func (x *Driver) Close() { x.rt.Close() }

@@ -1,0 +1,47 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"syscall/js"
+
+	"github.com/agentrt/agentrt/internal/hostturn"
+	"github.com/agentrt/agentrt/internal/wasmexport"
+)
+
+// The wire: the //go:wasmexport functions of package wasmexport
+// (agentrt_in, agentrt_out, agentrt_begin, agentrt_feed, agentrt_next,
+// agentrt_commit), which drive host-driven turns over wire frames in
+// linear memory through a hostturn.Driver, and its control exports
+// (agentrt_cancel, agentrt_revert, agentrt_session, agentrt_delete,
+// agentrt_sessions, agentrt_stats, agentrt_limits, agentrt_check,
+// agentrt_close; docs/wire.md, "Control exports", docs/module.md "Fast
+// path"). The WASI module links the same ones, and agentrt_create. A
+// JavaScript host calls them through instance.exports; no js.Value is
+// made per message. What is JavaScript's own is here: each Runtime
+// object the module returns carries its number in the property
+// fieldFastPath, and the exports take it as their first argument.
+
+// fieldFastPath names the property of a Runtime object that holds its
+// number on the wire. The name is from when the wire was the glue's fast
+// path beside the syscall/js API; js/load.js and the tests read it.
+const fieldFastPath = "fastPath"
+
+// registerDriver gives x, the driver of a runtime's turns on both its
+// routes (the wire and the Runtime object's run methods), a number on
+// the wire, sets it on o and returns it.
+func registerDriver(o js.Value, x *hostturn.Driver) int32 {
+	n := wasmexport.Register(x)
+	o.Set(fieldFastPath, n)
+	return n
+}
+
+// unregisterDriver drops the runtime with number n (it was closed), unless
+// turns are still to be driven to their end (cancelled): a host that
+// closes a runtime with active runs leaves its entry in place, which the
+// end of the last turn of a run method drops.
+func unregisterDriver(n int32) {
+	if x := wasmexport.Lookup(n); x != nil && x.Turns() == 0 {
+		wasmexport.Unregister(n)
+	}
+}
