@@ -8,8 +8,9 @@ import { packHistory as pack, PackMemo, PackScratch, mirrorInto } from "./pack.j
 import { checkSeedSize, checkSeedCount } from "./seedsize.js";
 import {
   ACTION, KIND, Writer, writeBegin, writeCommit, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
-  readLimits, writeText, writeRevert, readSessions, readCheck, readSession,
+  readLimits,
 } from "./wire.js";
+import { WireIO, Control } from "./control.js";
 import { AgentrtError, historyError, isObject, text, refusedError, timeoutError, abortError } from "./errors.js";
 import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, utf8Bytes, replyOver, toolOver, deliverEvents } from "./request.js";
 import { Tools } from "./tools.js";
@@ -26,6 +27,9 @@ export class TurnDriver {
   #ex;
   #n;
   #w = new Writer(4096);
+  // Frames in and out of linear memory, and the control exports.
+  #io;
+  #control;
   // The last history packed: a host that passes its whole history on
   // every turn has only its new messages encoded.
   #memo = new PackMemo();
@@ -62,6 +66,8 @@ export class TurnDriver {
     }
     this.#ex = exports;
     this.#n = number;
+    this.#io = new WireIO(exports, number);
+    this.#control = new Control(exports, number, this.#io, this.#w, () => this.enter());
     this.#model = typeof config.model === "function" ? config.model : null;
     this.#system = typeof config.systemPrompt === "string" ? config.systemPrompt : "";
     this.#quick = new QuickTurns(this, exports);
@@ -136,86 +142,22 @@ export class TurnDriver {
       frame = frame.slice();
       this.enter();
     }
-    const ex = this.#ex;
-    const at = ex.agentrt_in(frame.length);
-    new Uint8Array(ex.mem.buffer, at, frame.length).set(frame);
-    return this.#out(fn(this.#n, frame.length));
+    return this.#io.out(this.#io.put(fn, frame));
   }
 
-  #out(n) {
-    return new Uint8Array(this.#ex.mem.buffer, this.#ex.agentrt_out(), n);
-  }
-
-  // #control enters the quick turns, writes the frame write(w) returns
-  // into the module's input buffer, and calls the control export fn with
-  // its length: its integer result (docs/wire.md, "Control exports").
-  #control(fn, write) {
-    this.enter();
-    const frame = write(this.#w.reset());
-    const ex = this.#ex;
-    const at = ex.agentrt_in(frame.length);
-    new Uint8Array(ex.mem.buffer, at, frame.length).set(frame);
-    return fn(this.#n, frame.length);
-  }
-
-  // #frame returns the output frame of length n, throwing a refusal as
-  // its error.
-  #frame(n) {
-    const bytes = this.#out(n);
-    if (bytes.length > 4 && bytes[4] === KIND.refused) throw refusedError(readRefused(bytes));
-    return bytes;
-  }
-
-  /** Cancels the run with runId in the module (agentrt_cancel); reports whether this call did. */
-  cancelRun(runId) {
-    return this.#control(this.#ex.agentrt_cancel, (w) => writeText(w, runId)) === 1;
-  }
-
-  /**
-   * Takes the completed run runId off the session (agentrt_revert);
-   * reports whether it did (when not, the module may have dropped the
-   * session, which the host's history then seeds).
-   */
-  revertRun(sessionId, runId) {
-    const n = this.#control(this.#ex.agentrt_revert, (w) => writeRevert(w, sessionId, runId));
-    if (n < 0) this.#frame(-n);
-    return n === 1;
-  }
-
-  /** Removes the session with id in the module (agentrt_delete); reports whether there was one. */
-  deleteSession(id) {
-    return this.#control(this.#ex.agentrt_delete, (w) => writeText(w, id)) === 1;
-  }
-
-  /**
-   * A snapshot of the session with id (agentrt_session): { id,
-   * messageCount, messages }, its messages frozen, or null when there is
-   * none (the module refuses it with invalid_argument).
-   */
-  session(id) {
-    const bytes = this.#out(this.#control(this.#ex.agentrt_session, (w) => writeText(w, id)));
-    if (bytes.length > 4 && bytes[4] === KIND.refused) {
-      const e = readRefused(bytes);
-      if (e.code === "invalid_argument") return null;
-      throw refusedError(e);
-    }
-    const { messages } = readSession(bytes);
-    return { id, messageCount: messages.length, messages };
-  }
-
-  /** The ids of the module's sessions, sorted (agentrt_sessions). */
-  listSessions() {
-    this.enter();
-    return readSessions(this.#frame(this.#ex.agentrt_sessions(this.#n)));
-  }
-
-  /**
-   * What seeding a packed history would meet (agentrt_check):
-   * { ok, problems, awaiting }, as readCheck decodes it.
-   */
-  checkPacked(packed) {
-    return readCheck(this.#frame(this.#control(this.#ex.agentrt_check, (w) => { w.raw(packed); return w.bytes(); })));
-  }
+  // The control exports (js/control.js).
+  /** Cancels the run with runId in the module; reports whether this call did. */
+  cancelRun(runId) { return this.#control.cancelRun(runId); }
+  /** Takes the completed run runId off the session; reports whether it did. */
+  revertRun(sessionId, runId) { return this.#control.revertRun(sessionId, runId); }
+  /** Removes the session with id in the module; reports whether there was one. */
+  deleteSession(id) { return this.#control.deleteSession(id); }
+  /** A snapshot of the session with id, or null when there is none. */
+  session(id) { return this.#control.session(id); }
+  /** The ids of the module's sessions, sorted. */
+  listSessions() { return this.#control.listSessions(); }
+  /** What seeding a packed history would meet: { ok, problems, awaiting }. */
+  checkPacked(packed) { return this.#control.checkPacked(packed); }
 
   // action decodes an action frame, throwing a refusal as its error, and
   // drops the mirrors of the sessions it reports dropped.
@@ -507,7 +449,7 @@ export class TurnDriver {
     turn.open = false;
     try {
       this.cancelRun(turn.runId);
-      let a = this.action(this.#out(this.#ex.agentrt_next(this.#n, turn.handle, 0)));
+      let a = this.action(this.#io.out(this.#ex.agentrt_next(this.#n, turn.handle, 0)));
       for (let i = 0; i < 16; i++) {
         if (a.kind === ACTION.done) {
           this.revertRun(turn.sessionId, turn.runId);
@@ -517,7 +459,7 @@ export class TurnDriver {
         const w = this.#w.reset();
         if (a.kind === ACTION.model) a = this.action(this.call(this.#ex.agentrt_feed, writeModelReply(w, turn.handle, undefined, "the run was abandoned")));
         else if (a.kind === ACTION.tool) a = this.action(this.call(this.#ex.agentrt_feed, writeToolResult(w, turn.handle, true, "the run was abandoned")));
-        else a = this.action(this.#out(this.#ex.agentrt_next(this.#n, turn.handle, 0)));
+        else a = this.action(this.#io.out(this.#ex.agentrt_next(this.#n, turn.handle, 0)));
       }
     } catch {
       // Refused: the module has ended the turn already.
@@ -574,7 +516,7 @@ export class TurnDriver {
   resume(turn) {
     this.enter();
     turn.interrupted = false;
-    return this.action(this.#out(this.#ex.agentrt_next(this.#n, turn.handle, turn.expired ? 1 : 0)));
+    return this.action(this.#io.out(this.#ex.agentrt_next(this.#n, turn.handle, turn.expired ? 1 : 0)));
   }
 
   // #arm starts the policy's timeout once the turn holds its session.
