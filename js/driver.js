@@ -131,13 +131,13 @@ export class TurnDriver {
    * without quick turns.
    */
   enter() {
-    if (this.#quick.pending.length !== 0) this.#quick.enter();
+    if (this.#quick.waiting) this.#quick.enter();
   }
 
   // call writes frame into the module's input buffer, calls fn and
   // returns the answer's bytes (valid until the next call).
   call(fn, frame) {
-    if (this.#quick.pending.length !== 0) {
+    if (this.#quick.waiting) {
       // Beginning the quick turns writes their frames over this one.
       frame = frame.slice();
       this.enter();

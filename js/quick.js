@@ -15,14 +15,14 @@ const ALL_TOOLS = Object.freeze({ allowed: undefined });
 function ignoreDelta() {}
 
 /**
- * QuickTurns runs the quick turns of one TurnDriver. `pending` holds
- * the quick turns whose model is running and that have not begun in the
- * module (innermost last). A quick turn checks the module's limits
+ * QuickTurns runs the quick turns of one TurnDriver. It holds the quick
+ * turns whose model is running and that have not begun in the module
+ * (innermost last); `waiting` says whether there are any. A quick turn checks the module's limits
  * (TurnDriver.limits) before calling its model.
  */
 export class QuickTurns {
   #driver;
-  pending = [];
+  #pending = [];
   #quickOK;
   #onDropped = (d) => this.#driver.dropped(d);
 
@@ -32,12 +32,17 @@ export class QuickTurns {
       typeof String.prototype.toWellFormed === "function";
   }
 
+  /** Whether a quick turn's model is running and its turn has not begun in the module. */
+  get waiting() {
+    return this.#pending.length !== 0;
+  }
+
   /**
    * Begins the pending quick turns in the module, as they would have
    * begun before their model was called (TurnDriver.enter).
    */
   enter() {
-    for (const q of this.pending.splice(0)) this.#upgrade(q);
+    for (const q of this.#pending.splice(0)) this.#upgrade(q);
   }
 
   /**
@@ -89,7 +94,7 @@ export class QuickTurns {
     const req = new ModelRequest(runId, sessionId, d.system, messages, d.allowedSpecs(ALL_TOOLS), 1, ignoreDelta);
     const q = { sessionId, input, runId, gen: m.gen, n, req, turn: undefined, error: undefined, matched: false };
     d.busy(sessionId);
-    this.pending.push(q);
+    this.#pending.push(q);
     let v;
     let failure;
     let reply;
@@ -121,8 +126,8 @@ export class QuickTurns {
         }
       }
     } finally {
-      const at = this.pending.lastIndexOf(q);
-      if (at >= 0) this.pending.length = at;
+      const at = this.#pending.lastIndexOf(q);
+      if (at >= 0) this.#pending.length = at;
       d.unbusy(sessionId);
     }
     if (q.turn === undefined && q.error === undefined) {
