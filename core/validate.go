@@ -48,6 +48,17 @@ func validateHistory(history []SeedMessage, limits Limits) (historyInfo, *Error)
 // info.bytes, which the run reserves), and an earlier message named in an
 // error is named by its index in the host's history.
 func checkHistory(history []SeedMessage, limits Limits, rep *repaired) (historyInfo, *Error) {
+	var hostIDs idTable // the host ids met, from the first one on
+	info, err := checkLinks(history, limits, rep, &hostIDs)
+	// Released here, not deferred in checkLinks: its many returns made
+	// that defer a heap-style one, whose runtime code the module carried
+	// for it alone. A panic in checkLinks only leaves the spare unset.
+	hostIDs.release()
+	return info, err
+}
+
+// checkLinks is checkHistory with the table of host ids it fills.
+func checkLinks(history []SeedMessage, limits Limits, rep *repaired, hostIDs *idTable) (historyInfo, *Error) {
 	var info historyInfo
 	var seedBytes int64 // the bytes that count against MaxSeedBytes
 	if len(history) > limits.MaxSeedMessages {
@@ -64,8 +75,6 @@ func checkHistory(history []SeedMessage, limits Limits, rep *repaired) (historyI
 	var answered []bool
 	var ids map[string]int
 	left := 0
-	var hostIDs idTable // the host ids met, from the first one on
-	defer hostIDs.release()
 	for i := range history {
 		m := &history[i]
 		if m.ID != "" && startsHostMessage(history, i) {

@@ -117,15 +117,10 @@ func newRuntime(st *runtimeState) js.Value {
 	rt := st.rt
 	o := jsutil.Object.New()
 	null := js.Null()
-	start := func(name string, l layout) {
-		setMethod(o, name, null, func(_ js.Value, args []js.Value) any {
-			return startRun(st, l, args)
-		})
-	}
-	start(jsedge.MethodStartRun, layoutRun)
-	start(jsedge.MethodStartRunWithPolicy, layoutRunWithPolicy)
-	start(jsedge.MethodStartRunWithHistory, layoutRunWithHistory)
-	start(jsedge.MethodStartRunWithPolicyAndHistory, layoutRunWithPolicyHistory)
+	setStart(o, st, jsedge.MethodStartRun, layoutRun)
+	setStart(o, st, jsedge.MethodStartRunWithPolicy, layoutRunWithPolicy)
+	setStart(o, st, jsedge.MethodStartRunWithHistory, layoutRunWithHistory)
+	setStart(o, st, jsedge.MethodStartRunWithPolicyAndHistory, layoutRunWithPolicyHistory)
 	setMethod(o, jsedge.MethodCancelRun, false, func(_ js.Value, args []js.Value) any {
 		id := jsutil.Arg(args, 0)
 		return id.Type() == js.TypeString && rt.CancelRun(id.String())
@@ -189,6 +184,16 @@ func stats(rt *core.Runtime) func(js.Value, []js.Value) any {
 		v.Set(jsedge.FieldHeapAlloc, float64(ms.HeapAlloc))
 		return v
 	}
+}
+
+// setStart sets o[name] to the run method of layout l. It is not
+// inlined: inlined at its four calls, it compiled its closure four times.
+//
+//go:noinline
+func setStart(o js.Value, st *runtimeState, name string, l layout) {
+	setMethod(o, name, js.Null(), func(_ js.Value, args []js.Value) any {
+		return startRun(st, l, args)
+	})
 }
 
 // setMethod sets o[name] to a function calling fn that returns onPanic

@@ -26,7 +26,10 @@ const (
 // (stats().heapAlloc) alone costs about 4.7 KB. Where the room for 1.30
 // is to come from is not found yet: the syscall/js adapter's conversions
 // (internal/jsedge) written as text and crossed with one JSON.parse were
-// measured and grew the module (docs/BENCHMARKS.md). Package
+// measured and grew the module (docs/BENCHMARKS.md). The room is in the
+// syscall/js API itself: the module measured 1.225x without it (its run
+// methods alone are about 31 KB), and the glue reaches it for four calls
+// only (createRuntime, stats, checkHistory of an Array, close). Package
 // time (and context, which imports it) alone would cost about 0.1 of the
 // ratio, which is why core and the edge do without them. See
 // docs/BENCHMARKS.md, "Module size".
@@ -61,8 +64,8 @@ func TestModule_Size(t *testing.T) {
 	t.Logf("minimal %d bytes raw, %d bytes gzip", b.Raw, b.Gzip)
 	c := sizes["coreonly"]
 	t.Logf("core    %d bytes raw, %d bytes gzip (core with the least glue)", c.Raw, c.Gzip)
-	t.Logf("ratio   %.3f raw, %.3f gzip (goal 1.3, bound 1.32 gzip); core alone %.3f raw, %.3f gzip",
-		raw, gz, float64(c.Raw)/float64(b.Raw), float64(c.Gzip)/float64(b.Gzip))
+	t.Logf("ratio   %.3f raw, %.3f gzip (goal 1.3, bound %.2f gzip); core alone %.3f raw, %.3f gzip",
+		raw, gz, maxGzipRatio, float64(c.Raw)/float64(b.Raw), float64(c.Gzip)/float64(b.Gzip))
 	if gz > maxGzipRatio {
 		t.Errorf("module gzip size is %.3fx the minimal module's, more than %.2fx: something heavy was linked in (check GOOS=js GOARCH=wasm go list -deps ./wasm/runtime for fmt, encoding/json, reflect)", gz, maxGzipRatio)
 	}
