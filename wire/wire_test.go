@@ -205,7 +205,7 @@ func TestHostFrames_RoundTrip(t *testing.T) {
 	if g, err := wire.DecodeDelta(wire.AppendDelta(nil, &d)); err != nil || *g != d {
 		t.Errorf("delta: got %+v, %v", g, err)
 	}
-	s := wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 3, ActiveRuns: 4, Evictions: 5, RunsCompleted: 6, RunsFailed: 7, RunsCancelled: 8}, HeapAlloc: 9}
+	s := wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 3, ActiveRuns: 4, Evictions: 5, RunsCompleted: 6, RunsFailed: 7, RunsCancelled: 8, BudgetUsed: 10, BudgetBytes: 11}, HeapAlloc: 9}
 	if g, err := wire.DecodeStats(wire.AppendStats(nil, &s)); err != nil || *g != s {
 		t.Errorf("stats: got %+v, %v", g, err)
 	}
