@@ -559,14 +559,22 @@ export function readSession(buf) {
   return { generation, messages };
 }
 
-/** Decodes a stats frame into the module's stats object. */
+/**
+ * Decodes a stats frame into the module's stats object (budgetUsed and
+ * budgetBytes come after heapAlloc: 0 when an older module's frame ends
+ * before them).
+ */
 export function readStats(buf) {
   const r = reader(buf, KIND.stats);
   const s = {
     sessions: r.uvarint(), messages: r.uvarint(), bytes: r.uvarint(), activeRuns: r.uvarint(),
     evictions: r.uvarint(), runsCompleted: r.uvarint(), runsFailed: r.uvarint(), runsCancelled: r.uvarint(),
-    heapAlloc: r.uvarint(),
+    budgetUsed: 0, budgetBytes: 0, heapAlloc: r.uvarint(),
   };
+  if (r.pos < buf.length) {
+    s.budgetUsed = r.uvarint();
+    s.budgetBytes = r.uvarint();
+  }
   r.end();
   return s;
 }
@@ -640,6 +648,18 @@ export function writeText(w, s) {
   w.raw(encoder.encode(s));
   return w.bytes();
 }
+
+/**
+ * Writes a config frame of version 3 (docs/wire.md, "Config frame"):
+ * "ARC", 3, then text, a config as JSON text, to the frame's end.
+ */
+export function writeConfig(w, text) {
+  w.raw(CONFIG_MAGIC);
+  w.raw(encoder.encode(text));
+  return w.bytes();
+}
+
+const CONFIG_MAGIC = [0x41, 0x52, 0x43, 3];
 
 /** Writes the input of agentrt_revert: the session id and the run id. */
 export function writeRevert(w, sessionId, runId) {

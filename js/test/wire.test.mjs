@@ -78,6 +78,8 @@ describe("wire decoders", () => {
     const stats = readStats(golden("stats.bin"));
     assert.equal(stats.bytes, 300);
     assert.equal(stats.heapAlloc, 2 ** 33);
+    assert.equal(stats.budgetUsed, 500);
+    assert.equal(stats.budgetBytes, 2 ** 20);
     assert.deepEqual(readSessions(golden("sessions.bin")), ["a", "b"]);
     assert.deepEqual(readRefused(golden("refused.bin")), { code: "invalid_history", message: "bad", index: 2 });
     assert.equal(frameKind(golden("refused.bin")), 0x13);
