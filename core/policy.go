@@ -80,8 +80,6 @@ type Policy struct {
 	// means MaxContextTokens / DefaultContextChunk; it may not exceed
 	// MaxContextTokens.
 	ContextChunkTokens int64
-	// MaxToolCalls caps tool calls in one run; 0 means no cap.
-	MaxToolCalls int
 }
 
 // Bounds of policy and limit fields, the same at every edge (the glue,
@@ -139,10 +137,6 @@ func (p *Policy) Validate() error {
 		msg = "policy.maxContextTokens is too large (at most 9007199254740991)"
 	case p.ContextChunkTokens < 0 || (p.MaxContextTokens > 0 && p.ContextChunkTokens > p.MaxContextTokens):
 		msg = "policy.contextChunkTokens must be from 0 to policy.maxContextTokens"
-	case p.MaxToolCalls < 0:
-		msg = "policy.maxToolCalls must not be negative"
-	case p.MaxToolCalls > MaxCount:
-		msg = "policy.maxToolCalls is too large (at most 2147483647)"
 	default:
 		return nil
 	}

@@ -167,8 +167,6 @@ export interface Policy {
   maxContextTokens?: number | undefined;
   /** How far the token window moves at once; default half of maxContextTokens. */
   contextChunkTokens?: number | undefined;
-  /** The most tool calls one run makes; default 0: no cap. */
-  maxToolCalls?: number | undefined;
 }
 
 /** The kinds of defect `policy.repair` fixes. */

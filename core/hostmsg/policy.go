@@ -14,7 +14,7 @@ var (
 	policyFields = [...]string{
 		FieldSeedMode, FieldOnBusy, FieldToolErrors,
 		FieldMaxSteps, FieldMaxContextMessages, FieldMaxContextBytes, FieldTimeoutMs,
-		FieldMaxContextTokens, FieldContextChunkTokens, FieldMaxToolCalls,
+		FieldMaxContextTokens, FieldContextChunkTokens,
 		FieldAllowedTools, FieldRepair,
 	}
 	limitsFields = [...]string{
@@ -34,7 +34,6 @@ const (
 	FieldTimeoutMs             = "timeoutMs"
 	FieldMaxContextTokens      = "maxContextTokens"
 	FieldContextChunkTokens    = "contextChunkTokens"
-	FieldMaxToolCalls          = "maxToolCalls"
 	FieldAllowedTools          = "allowedTools"
 	FieldRepair                = "repair"
 	FieldMaxSessions           = "maxSessions"
@@ -130,7 +129,7 @@ func Policy[V Value[V]](v V, extra ...string) (p core.Policy, err error) {
 			return p, argError(what + "." + policyFields[i] + " must be a string")
 		}
 	}
-	var n [7]int64
+	var n [6]int64
 	for i := range n {
 		if n[i], err = integer(v, what, policyFields[len(s)+i]); err != nil {
 			return p, err
@@ -138,7 +137,7 @@ func Policy[V Value[V]](v V, extra ...string) (p core.Policy, err error) {
 	}
 	p = core.Policy{SeedMode: core.SeedMode(s[0]), OnBusy: core.BusyMode(s[1]), ToolErrors: core.ToolErrorMode(s[2]),
 		MaxSteps: int(n[0]), MaxContextMessages: int(n[1]), MaxContextBytes: n[2], TimeoutMs: n[3],
-		MaxContextTokens: n[4], ContextChunkTokens: n[5], MaxToolCalls: int(n[6])}
+		MaxContextTokens: n[4], ContextChunkTokens: n[5]}
 	switch r := v.Get(FieldRepair); r.Kind() {
 	case Undefined, Null:
 	case Bool:
@@ -205,7 +204,7 @@ func AppendPolicyJSON(dst []byte, p *core.Policy) []byte {
 		}
 	}
 	for i, n := range [...]int64{int64(p.MaxSteps), int64(p.MaxContextMessages), p.MaxContextBytes, p.TimeoutMs,
-		p.MaxContextTokens, p.ContextChunkTokens, int64(p.MaxToolCalls)} {
+		p.MaxContextTokens, p.ContextChunkTokens} {
 		if n != 0 {
 			dst = appendInt(appendKey(dst, start, policyFields[3+i]), n)
 		}
