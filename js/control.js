@@ -3,8 +3,34 @@
 // export call with a frame in linear memory and an integer or a frame
 // back.
 
-import { KIND, readRefused, writeText, writeRevert, readSessions, readCheck, readSession } from "./wire.js";
-import { refusedError } from "./errors.js";
+import {
+  KIND, Writer, readRefused, writeText, writeRevert, writeConfig, readSessions, readCheck, readSession, readStats,
+} from "./wire.js";
+import { AgentrtError, refusedError } from "./errors.js";
+import { configText } from "./request.js";
+import { packHistory } from "./pack.js";
+
+// An empty packed history ("ARH", version 1, no messages): what
+// checkArray sends for an Array the module refuses for its count alone.
+const EMPTY_PACKED = new Uint8Array([0x41, 0x52, 0x48, 1, 0]);
+
+/**
+ * Creates a runtime in the module from the glue's config (systemPrompt,
+ * model, tools, limits) with agentrt_create and a config frame of its
+ * JSON text (request.js configText), and returns its number. A config the
+ * module refuses throws its error (invalid_argument).
+ */
+export function createRuntime(exports, config) {
+  if (typeof exports.agentrt_create !== "function" || typeof exports.agentrt_in !== "function") {
+    throw new AgentrtError("load_failed", "agentrt: the module has no wire exports (agentrt_create)");
+  }
+  const frame = writeConfig(new Writer(256), configText(config));
+  const at = exports.agentrt_in(frame.length);
+  new Uint8Array(exports.mem.buffer, at, frame.length).set(frame);
+  const n = exports.agentrt_create(frame.length);
+  if (n < 0) throw refusedError(readRefused(new Uint8Array(exports.mem.buffer, exports.agentrt_out(), -n)));
+  return n;
+}
 
 /**
  * WireIO writes frames into the module's input buffer and reads its output
@@ -114,9 +140,53 @@ export class Control {
 
   /**
    * What seeding a packed history would meet (agentrt_check):
-   * { ok, problems, awaiting }, as readCheck decodes it.
+   * { ok, problems, awaiting }, as readCheck decodes it. hosts is 0 for
+   * a history the host packed, or the count of host messages of the
+   * Array it packs (checkArray).
    */
-  checkPacked(packed) {
-    return readCheck(this.#io.frame(this.#call(this.#ex.agentrt_check, (w) => { w.raw(packed); return w.bytes(); })));
+  checkPacked(packed, hosts = 0) {
+    this.#enter();
+    const w = this.#w.reset();
+    w.raw(packed);
+    const n = this.#io.put((rt, len) => this.#ex.agentrt_check(rt, len, hosts), w.bytes());
+    return readCheck(this.#io.frame(n));
+  }
+
+  /**
+   * What seeding an Array of host messages would meet, as the runtime
+   * object's checkHistory reports it: { ok, problems }. The Array is
+   * packed (pack.js) and checked by agentrt_check, bounded by its count
+   * of host messages; a message the packer cannot read is the report's
+   * one problem (repair null), and an Array of more messages than
+   * maxSeedMessages is refused by the module before any is read.
+   */
+  checkArray(history, maxSeedMessages) {
+    const hosts = history.length;
+    let packed = EMPTY_PACKED;
+    if (hosts <= maxSeedMessages) {
+      try {
+        packed = packHistory(history);
+      } catch (e) {
+        if (!(e instanceof AgentrtError) || e.code !== "invalid_history") throw e;
+        return { ok: false, problems: [{ code: e.code, index: e.index ?? -1, message: e.message, repair: null }] };
+      }
+    }
+    const { ok, problems } = this.checkPacked(packed, hosts);
+    return { ok, problems };
+  }
+
+  /**
+   * The runtime's counters (agentrt_stats): the stats object of the
+   * module; gc collects garbage first, so that heapAlloc counts live
+   * objects only.
+   */
+  stats(gc) {
+    this.#enter();
+    return readStats(this.#io.frame(this.#ex.agentrt_stats(this.#n, gc ? 1 : 0)));
+  }
+
+  /** Closes the runtime in the module (agentrt_close): its sessions go. */
+  close() {
+    this.#ex.agentrt_close(this.#n);
   }
 }

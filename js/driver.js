@@ -44,8 +44,6 @@ export class TurnDriver {
   #mirrors = new Map();
   #active = new Map(); // runId -> turn
   #waiting = new Map(); // sessionId -> [wake]
-  // The runtime object createRuntime returned (checkHistory).
-  #core;
   // dropped as a callback of the frame decoders.
   #onDropped = (d) => this.dropped(d);
   // settle, for the tools' calls.
@@ -58,8 +56,7 @@ export class TurnDriver {
   #busy = new Map(); // sessionId -> turns in flight
   #quick;
 
-  constructor(exports, number, config, core) {
-    this.#core = core;
+  constructor(exports, number, config) {
     if (!exports || typeof exports.agentrt_begin !== "function" || typeof exports.agentrt_revert !== "function" ||
       !(exports.mem instanceof WebAssembly.Memory) || !Number.isInteger(number)) {
       throw new AgentrtError("load_failed", "agentrt: the module has no wire exports (agentrt_begin)");
@@ -158,6 +155,12 @@ export class TurnDriver {
   listSessions() { return this.#control.listSessions(); }
   /** What seeding a packed history would meet: { ok, problems, awaiting }. */
   checkPacked(packed) { return this.#control.checkPacked(packed); }
+  /** What seeding an Array of host messages would meet: { ok, problems }. */
+  checkHistory(history) { return this.#control.checkArray(history, this.#limits.maxSeedMessages); }
+  /** The runtime's counters; gc collects garbage first. */
+  stats(gc) { return this.#control.stats(gc); }
+  /** Closes the runtime in the module. */
+  closeRuntime() { this.#control.close(); }
 
   // action decodes an action frame, throwing a refusal as its error, and
   // drops the mirrors of the sessions it reports dropped.
@@ -199,7 +202,7 @@ export class TurnDriver {
    * count, before it is copied into the module's memory (js/seedsize.js).
    */
   checkSeed(packed, history, policy) {
-    const check = (h) => this.#core.checkHistory(h);
+    const check = (h) => this.checkHistory(h);
     checkSeedSize(this.#limits, check, packed, history, policy);
     checkSeedCount(this.#limits, check, packed, history, policy);
   }

@@ -4,6 +4,7 @@
 
 import { AgentrtError, argError, toError, isObject, isBytes } from "./errors.js";
 import { TurnDriver } from "./driver.js";
+import { createRuntime } from "./control.js";
 
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
 const GLOBAL_PREFIX = "agentrt_";
@@ -330,7 +331,7 @@ export function checkConfig(options) {
 
 // startInstance starts a Go instance of boot.module under a new global name
 // and creates its runtime from boot.config. It resolves with the instance:
-// { go, name, core, version, dead, pending, onExit }.
+// { go, name, number, driver, version, dead, pending, onExit }.
 export async function startInstance(boot) {
   const name = uniqueName();
   const go = new boot.Go();
@@ -343,7 +344,7 @@ export async function startInstance(boot) {
   } catch (e) {
     throw loadFailed("an instance of the module", e);
   }
-  const inst = { go, name, core: null, driver: null, version: "", dead: false, pending: new Set(), onExit: null };
+  const inst = { go, name, number: -1, driver: null, version: "", dead: false, pending: new Set(), onExit: null };
   const exited = () => {
     if (inst.onExit) inst.onExit();
   };
@@ -351,28 +352,26 @@ export async function startInstance(boot) {
   // when go.run returns.
   go.run(instance).then(exited, exited);
   const api = globalThis[name];
-  if (!isObject(api) || typeof api.createRuntime !== "function") {
+  if (!isObject(api)) {
     delete globalThis[name];
     throw new AgentrtError("load_failed", `agentrt: the module did not publish globalThis.${name}` +
       (go.exited ? " (it exited)" : ""));
   }
-  let core;
+  // The runtime is created over the wire (agentrt_create, a config frame
+  // of JSON text, js/control.js): the glue calls the module's wire exports
+  // only.
   try {
-    core = api.createRuntime(boot.config);
-    // The module answers a refused configuration with an Error value (Go
-    // cannot throw into JavaScript).
-    if (core instanceof Error || !isObject(core)) throw core;
+    inst.number = createRuntime(instance.exports, boot.config);
   } catch (e) {
     delete globalThis[name];
     throw toError(e, "invalid_argument");
   }
   try {
-    inst.driver = new TurnDriver(instance.exports, core.fastPath, boot.config, core);
+    inst.driver = new TurnDriver(instance.exports, inst.number, boot.config);
   } catch (e) {
     delete globalThis[name];
     throw e;
   }
-  inst.core = core;
   inst.version = typeof api.version === "string" ? api.version : "";
   return inst;
 }
@@ -399,7 +398,7 @@ function quietAfterExit(go) {
 export function disposeInstance(inst) {
   try {
     if (inst.driver) inst.driver.close();
-    if (!inst.dead && !inst.go.exited) inst.core.close();
+    if (inst.driver && !inst.dead && !inst.go.exited) inst.driver.closeRuntime();
   } catch {
     // The instance is being dropped: nothing to report.
   } finally {

@@ -96,6 +96,41 @@ export function checkPolicy(p) {
   return { json, timeoutMs: c.timeoutMs, allowedTools: c.allowedTools, repair: c.repair, maxContextTokens: c.maxContextTokens };
 }
 
+// configText returns the JSON text of a runtime's config c (the glue's
+// options systemPrompt, model, tools and limits, checked for their types
+// by load.js) for agentrt_create's config frame: what JSON carries of it.
+// The module reads the text with its createRuntime's own config reader
+// (docs/wire.md, "Config frame"), so a config's rules and error texts are
+// the module's. A model function is "host" (the glue answers model
+// calls); a tool is its name, description and parameters (its call stays
+// here); parameters given as an object are its JSON text, as the module
+// reads one, and a value JSON has no form for is written so that the
+// reader refuses it as that value (as toJSONForm does for limits).
+export function configText(c) {
+  const tools = Array.isArray(c.tools) ? c.tools.map((t, i) => ({ name: t.name, description: t.description, parameters: parametersText(t.parameters, i) })) : c.tools;
+  const model = typeof c.model === "function" ? "host" : c.model;
+  try {
+    return JSON.stringify({ systemPrompt: c.systemPrompt, model, tools, limits: c.limits }, toJSONForm);
+  } catch (e) {
+    // A throwing getter, a cycle: as the module's createRuntime answers.
+    throw new AgentrtError("invalid_argument", `config: reading the value threw: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+// parametersText is a tool's parameters as configText writes them.
+function parametersText(p, i) {
+  if (p === undefined || p === null || typeof p === "string") return p;
+  if (typeof p !== "object") return false; // refused by the module as the value would be: not an object or a string
+  let text;
+  try {
+    text = JSON.stringify(p);
+  } catch {
+    text = undefined;
+  }
+  if (typeof text !== "string") throw new AgentrtError("invalid_argument", `config.tools[${i}].parameters cannot be converted to JSON`);
+  return text;
+}
+
 const PROMISE_THEN = Promise.prototype.then;
 
 /**

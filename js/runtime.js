@@ -102,7 +102,6 @@ class Runtime {
   async #start(sessionId, input, policy, history, withHistory, options, onStarted) {
     sessionId = wellFormed(sessionId);
     const inst = this.#restarting || this.#inst.dead || this.#inst.go.exited ? await this.#ready() : this.#now();
-    const core = inst.core;
     const signal = options && options.signal ? options.signal : undefined;
     if (signal && signal.aborted) throw abortError(signal.reason);
     const driver = inst.driver;
@@ -386,7 +385,7 @@ class Runtime {
    */
   cancelRun(runId) {
     if (typeof runId !== "string") throw argError("runId", "must be a string");
-    return this.#call((core, inst) => inst.driver.cancel(runId));
+    return this.#call((inst) => inst.driver.cancel(runId));
   }
 
   /**
@@ -397,7 +396,7 @@ class Runtime {
   session(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
     const key = wellFormed(id);
-    return this.#call((core, inst) => inst.driver.session(key));
+    return this.#call((inst) => inst.driver.session(key));
   }
 
   /**
@@ -408,7 +407,7 @@ class Runtime {
   deleteSession(id) {
     if (typeof id !== "string") throw argError("id", "must be a string");
     const key = wellFormed(id);
-    return this.#call((core, inst) => {
+    return this.#call((inst) => {
       inst.driver.forget(key);
       return inst.driver.deleteSession(key);
     });
@@ -419,7 +418,7 @@ class Runtime {
    * @returns {string[]}
    */
   listSessions() {
-    return this.#call((core, inst) => inst.driver.listSessions());
+    return this.#call((inst) => inst.driver.listSessions());
   }
 
   /**
@@ -427,7 +426,7 @@ class Runtime {
    * @returns {object}
    */
   stats() {
-    return this.#call((core) => core.stats());
+    return this.#call((inst) => inst.driver.stats(false));
   }
 
   /**
@@ -449,12 +448,11 @@ class Runtime {
     }
     if (history instanceof Uint8Array) {
       // Packed already: checked by the module's agentrt_check.
-      const { ok, problems } = this.#call((core, inst) => inst.driver.checkPacked(history));
+      const { ok, problems } = this.#call((inst) => inst.driver.checkPacked(history));
       return { ok, problems };
     }
-    const v = this.#call((core) => core.checkHistory(history));
-    if (v instanceof Error) throw toError(v);
-    return v;
+    // An Array: packed and checked by agentrt_check too (control.js).
+    return this.#call((inst) => inst.driver.checkHistory(history));
   }
 
   /**
@@ -465,7 +463,7 @@ class Runtime {
     if (this.#closed) return;
     this.#closed = true;
     const inst = this.#inst;
-    this.#inst = { ...inst, core: null, dead: true, pending: new Set() };
+    this.#inst = { ...inst, dead: true, pending: new Set() };
     try {
       if (inst.driver && !inst.dead && !inst.go.exited) inst.driver.enter();
     } catch { /* it is being closed */ }
@@ -477,7 +475,7 @@ class Runtime {
     let v;
     try {
       inst.driver.enter();
-      v = f(inst.core, inst);
+      v = f(inst);
     } catch (e) {
       if (inst.go.exited) {
         this.#lost(inst, e);

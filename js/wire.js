@@ -166,8 +166,9 @@ export function encodeShort(s, buf, start) {
 /**
  * Writes a begin frame. `history` is a packed history (Uint8Array) or
  * undefined for a run without one; `policy` is checkPolicy's answer, whose
- * `json` (the policy's JSON text) is written as it is; a policy without
- * one is written in the binary form, its fields as they are. `historyValid`
+ * `json` (the policy's JSON text) is written as it is; without one the
+ * frame carries the default policy (a policy that is not the default
+ * crosses as its JSON text only, docs/wire.md). `historyValid`
  * sets the flag that says every string of the history is valid UTF-8
  * (set it only for a history packed from JavaScript strings).
  */
@@ -182,36 +183,18 @@ export function writeBegin(w, b) {
   if (b.events) flags |= 4;
   if (b.historyMirror) flags |= 8;
   if (b.historyValid) flags |= 16;
-  const p = b.policy || {};
-  if (p.json !== undefined) {
+  const p = b.policy;
+  if (p !== undefined && p.json !== undefined) {
     // A policy goes as its JSON text (beginMore, then beginPolicyJSON):
     // the module reads it with the reader every edge shares.
     w.byte(flags | 0x80);
     w.uvarint(1);
     w.string(p.json);
-    return writeBeginTail(w, b);
-  }
-  if (p.repair) flags |= 32;
-  // Flag bit 6: the token fields follow the policy's (docs/wire.md).
-  const tokens = (p.maxContextTokens ?? 0) !== 0 || (p.contextChunkTokens ?? 0) !== 0;
-  if (tokens) flags |= 64;
-  w.byte(flags);
-  w.string(p.seedMode ?? "");
-  w.string(p.onBusy ?? "");
-  w.string(p.toolErrors ?? "");
-  w.svarint(p.maxSteps ?? 0);
-  w.svarint(p.maxContextMessages ?? 0);
-  w.svarint(p.maxContextBytes ?? 0);
-  w.svarint(p.timeoutMs ?? 0);
-  const tools = p.allowedTools;
-  if (tools === undefined || tools === null) w.uvarint(0);
-  else {
-    w.uvarint(tools.length + 1);
-    for (const t of tools) w.string(t);
-  }
-  if (tokens) {
-    w.svarint(p.maxContextTokens ?? 0);
-    w.svarint(p.contextChunkTokens ?? 0);
+  } else {
+    // No policy (request.js checkPolicy: undefined for an empty one):
+    // the default policy's eight zero bytes.
+    w.byte(flags);
+    for (let i = 0; i < 8; i++) w.byte(0);
   }
   return writeBeginTail(w, b);
 }
@@ -559,14 +542,22 @@ export function readSession(buf) {
   return { generation, messages };
 }
 
-/** Decodes a stats frame into the module's stats object. */
+/**
+ * Decodes a stats frame into the module's stats object (budgetUsed and
+ * budgetBytes come after heapAlloc: 0 when an older module's frame ends
+ * before them).
+ */
 export function readStats(buf) {
   const r = reader(buf, KIND.stats);
   const s = {
     sessions: r.uvarint(), messages: r.uvarint(), bytes: r.uvarint(), activeRuns: r.uvarint(),
     evictions: r.uvarint(), runsCompleted: r.uvarint(), runsFailed: r.uvarint(), runsCancelled: r.uvarint(),
-    heapAlloc: r.uvarint(),
+    budgetUsed: 0, budgetBytes: 0, heapAlloc: r.uvarint(),
   };
+  if (r.pos < buf.length) {
+    s.budgetUsed = r.uvarint();
+    s.budgetBytes = r.uvarint();
+  }
   r.end();
   return s;
 }
@@ -640,6 +631,18 @@ export function writeText(w, s) {
   w.raw(encoder.encode(s));
   return w.bytes();
 }
+
+/**
+ * Writes a config frame of version 3 (docs/wire.md, "Config frame"):
+ * "ARC", 3, then text, a config as JSON text, to the frame's end.
+ */
+export function writeConfig(w, text) {
+  w.raw(CONFIG_MAGIC);
+  w.raw(encoder.encode(text));
+  return w.bytes();
+}
+
+const CONFIG_MAGIC = [0x41, 0x52, 0x43, 3];
 
 /** Writes the input of agentrt_revert: the session id and the run id. */
 export function writeRevert(w, sessionId, runId) {

@@ -39,7 +39,12 @@ func budgetUsed(t *testing.T, rt *Runtime) (used int64, sessions, evictions int)
 	if st.ActiveRuns != 0 {
 		t.Fatalf("%d runs active after every run returned", st.ActiveRuns)
 	}
-	return st.Bytes + int64(st.Messages)*core.MessageOverhead, st.Sessions, st.Evictions
+	used = st.Bytes + int64(st.Messages)*core.MessageOverhead
+	// The stats frame carries the module's own count (core.Stats.BudgetUsed).
+	if st.BudgetUsed != used || st.BudgetBytes <= 0 {
+		t.Fatalf("stats: budgetUsed %d, budgetBytes %d; want %d and the limit", st.BudgetUsed, st.BudgetBytes, used)
+	}
+	return used, st.Sessions, st.Evictions
 }
 
 // Ensure the module enforces Limits.MaxTotalBytes set through wasihost:

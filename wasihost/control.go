@@ -58,7 +58,8 @@ func (rt *Runtime) Limits() (*core.Limits, error) {
 // runtime's limits (core.CheckHistory), checked in the module: the
 // history crosses in the packed format. Nothing is seeded or changed.
 func (rt *Runtime) CheckHistory(history []core.SeedMessage) (*core.HistoryCheck, error) {
-	out, err := rt.exchange(expCheck, wire.EncodeHistory(history))
+	// hosts 0: the history is bounded by its packed messages, as packed.
+	out, err := rt.exchange(expCheck, wire.EncodeHistory(history), 0)
 	if err != nil {
 		return nil, err
 	}

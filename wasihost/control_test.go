@@ -140,7 +140,7 @@ func TestRuntime_CheckHistory(t *testing.T) {
 		got.Problems[0] != (core.Problem{Code: e.Code, Index: e.Index, Message: e.Message}) {
 		t.Fatalf("CheckHistory over maxSeedMessages = %+v, %v; want the run's refusal %v", got, err, runErr)
 	}
-	out, err := rt.exchange(expCheck, []byte("not a packed history"))
+	out, err := rt.exchange(expCheck, []byte("not a packed history"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

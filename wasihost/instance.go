@@ -115,14 +115,14 @@ func (in *Instance) output(n int32) ([]byte, error) {
 	return append([]byte(nil), b...), nil
 }
 
-// exchange writes frame, calls export name with the runtime's number
-// and the frame's length, and returns the output frame. The caller holds
-// mu.
-func (in *Instance) exchange(name string, rt int32, frame []byte) ([]byte, int32, error) {
+// exchange writes frame, calls export name with the runtime's number,
+// the frame's length and args, and returns the output frame. The caller
+// holds mu.
+func (in *Instance) exchange(name string, rt int32, frame []byte, args ...uint64) ([]byte, int32, error) {
 	if err := in.write(frame); err != nil {
 		return nil, 0, err
 	}
-	n, err := in.call(name, uint64(uint32(rt)), uint64(len(frame)))
+	n, err := in.call(name, append([]uint64{uint64(uint32(rt)), uint64(len(frame))}, args...)...)
 	if err != nil {
 		return nil, 0, err
 	}

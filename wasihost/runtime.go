@@ -291,10 +291,10 @@ func (rt *Runtime) wake() {
 
 // exchange sends frame to export name of this runtime and returns the
 // output frame.
-func (rt *Runtime) exchange(name string, frame []byte) ([]byte, error) {
+func (rt *Runtime) exchange(name string, frame []byte, args ...uint64) ([]byte, error) {
 	rt.in.mu.Lock()
 	defer rt.in.mu.Unlock()
-	out, _, err := rt.in.exchange(name, rt.num, frame)
+	out, _, err := rt.in.exchange(name, rt.num, frame, args...)
 	return out, err
 }
 

@@ -2,6 +2,7 @@ package wazero_test
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -267,4 +268,109 @@ func TestWire_HistoryValidFlag(t *testing.T) {
 		t.Errorf("getSession = %v", jshost.Export(v))
 	}
 	mustServe(t, in, rt, "after")
+}
+
+// create calls agentrt_create with frame; it returns the runtime's number,
+// or the refusal.
+func create(t *testing.T, in *jshost.Instance, frame []byte) (uint64, *core.Error) {
+	t.Helper()
+	ctx := context.Background()
+	x := in.Exports()
+	res, err := x.Call(ctx, "agentrt_in", uint64(len(frame)))
+	if err != nil {
+		t.Fatalf("agentrt_in: %v", err)
+	}
+	if err := x.Write(ctx, uint32(res[0]), frame); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = x.Call(ctx, "agentrt_create", uint64(len(frame))); err != nil {
+		t.Fatalf("agentrt_create: %v", err)
+	}
+	if n := int32(uint32(res[0])); n >= 0 {
+		return uint64(n), nil
+	}
+	at, err := x.Call(ctx, "agentrt_out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := x.Read(ctx, uint32(at[0]), uint32(-int32(uint32(res[0]))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := wire.DecodeRefused(out)
+	if err != nil {
+		t.Fatalf("agentrt_create's refusal: %v", err)
+	}
+	return 0, e
+}
+
+// Ensure agentrt_create makes a runtime from a config frame of JSON text,
+// read as createRuntime reads a config: its refusals have createRuntime's
+// texts, a binary config frame (the WASI module's) and text that is not
+// JSON are refused, and none of it harms the instance. A runtime made so
+// runs a turn whose model and tool the host answers, and agentrt_close
+// ends it.
+func TestWire_Create(t *testing.T) {
+	ctx := context.Background()
+	in := mustInstance(t, nil)
+	api := in.Global("agentrt")
+	for _, config := range []string{
+		`{"limits":{"maxSessions":-1}}`,
+		`{"limits":{"maxSessionz":1}}`,
+		`{"model":"remote"}`,
+		`{"tools":[{"name":"t","parameters":42}]}`,
+		`{"tools":[{"name":"t"},{"name":"t"}]}`,
+	} {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(config), &obj); err != nil {
+			t.Fatal(err)
+		}
+		// createRuntime's tools carry their call.
+		tools, _ := obj["tools"].([]any)
+		for _, tl := range tools {
+			tl.(map[string]any)["call"] = jshost.Func(func(jshost.Value, []jshost.Value) (any, error) { return "", nil })
+		}
+		v, err := in.Call(ctx, api, "createRuntime", obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := in.Export(in.Get(v, "message")).(string)
+		_, e := create(t, in, wire.AppendConfigJSON(nil, config))
+		if e == nil || e.Code != core.CodeInvalidArgument || want == "" || e.Message != want {
+			t.Errorf("%s: agentrt_create refused with %v; createRuntime with %q", config, e, want)
+		}
+	}
+	for _, frame := range [][]byte{
+		wire.AppendConfig(nil, &wire.Config{SystemPrompt: "binary"}),
+		wire.AppendConfigJSON(nil, "{"),
+		[]byte("ARC"),
+	} {
+		if _, e := create(t, in, frame); e == nil || e.Code != core.CodeInvalidArgument {
+			t.Errorf("frame % x: got %v, want invalid_argument", frame, e)
+		}
+	}
+	n, e := create(t, in, wire.AppendConfigJSON(nil, `{"systemPrompt":"be brief","model":"host","tools":[{"name":"add","parameters":{"type":"object"}}]}`))
+	if e != nil {
+		t.Fatalf("create: %v", e)
+	}
+	f := &wireRuntime{t: t, x: in.Exports(), rt: n}
+	res, ferr, seen := f.turn(&wire.Begin{SessionID: "s", Input: "add please"}, scriptModel)
+	if ferr != nil || len(seen) != 2 || res.Reply.Content != "3:3" {
+		t.Fatalf("turn: %+v, %v, %v", res, ferr, seen)
+	}
+	if r, err := f.x.Call(ctx, "agentrt_close", n); err != nil || r[0] != 1 {
+		t.Fatalf("agentrt_close = %v, %v; want 1", r, err)
+	}
+	if _, ferr, _ := f.turn(&wire.Begin{SessionID: "s", Input: "again"}, scriptModel); ferr == nil || ferr.Code != core.CodeInvalidArgument {
+		t.Fatalf("a turn after close: %v, want invalid_argument (no such runtime)", ferr)
+	}
+	echo, e := create(t, in, wire.AppendConfigJSON(nil, `{}`))
+	if e != nil {
+		t.Fatalf("create echo: %v", e)
+	}
+	f = &wireRuntime{t: t, x: in.Exports(), rt: echo}
+	if res, ferr, _ := f.turn(&wire.Begin{SessionID: "s", Input: "hi"}, scriptModel); ferr != nil || !strings.HasPrefix(res.Reply.Content, "echo: hi") {
+		t.Fatalf("echo turn: %+v, %v", res, ferr)
+	}
+	mustServe(t, in, mustRuntime(t, in, "agentrt", map[string]any{}), "after")
 }

@@ -481,7 +481,8 @@ func DecodeSession(b []byte) (gen uint64, msgs []core.Message, err error) {
 }
 
 // Stats are the counters a stats frame carries: core.Stats and the
-// module's heap in use.
+// module's heap in use. BudgetUsed and BudgetBytes come last, after
+// HeapAlloc; a frame without them (an older module's) decodes with 0.
 type Stats struct {
 	core.Stats
 	HeapAlloc uint64
@@ -494,7 +495,9 @@ func AppendStats(dst []byte, s *Stats) []byte {
 		int64(s.Evictions), int64(s.RunsCompleted), int64(s.RunsFailed), int64(s.RunsCancelled)} {
 		dst = AppendUvarint(dst, uint64(v))
 	}
-	return AppendUvarint(dst, s.HeapAlloc)
+	dst = AppendUvarint(dst, s.HeapAlloc)
+	dst = AppendUvarint(dst, uint64(max(s.BudgetUsed, 0)))
+	return AppendUvarint(dst, uint64(max(s.BudgetBytes, 0)))
 }
 
 // DecodeStats decodes a stats frame.
@@ -510,6 +513,10 @@ func DecodeStats(b []byte) (*Stats, error) {
 	s.RunsFailed = r.int("runsFailed", maxInt32)
 	s.RunsCancelled = r.int("runsCancelled", maxInt32)
 	s.HeapAlloc = r.uvarint()
+	if r.err == nil && r.pos < len(r.s) {
+		s.BudgetUsed = int64(r.int("budgetUsed", 1<<53))
+		s.BudgetBytes = int64(r.int("budgetBytes", 1<<53))
+	}
 	if err := r.end(); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,30 @@ const ConfigVersion = 2
 // decodes with MaxTotalBytes 0, the default.
 const ConfigVersion1 = 1
 
+// ConfigVersionJSON is the config frame version whose config is JSON
+// text: "ARC", 3, then the text as UTF-8 to the frame's end (docs/wire.md,
+// "Config frame"). The GOOS=js module reads this version only, with the
+// reader of its createRuntime's config (JSON.parse, then that reader);
+// the WASI module reads ConfigVersion and ConfigVersion1, with
+// DecodeConfig.
+const ConfigVersionJSON = 3
+
+// AppendConfigJSON appends a config frame of version ConfigVersionJSON
+// carrying text, a config as JSON text.
+func AppendConfigJSON(dst []byte, text string) []byte {
+	return append(append(append(dst, ConfigMagic...), ConfigVersionJSON), text...)
+}
+
+// ConfigJSON returns the JSON text a config frame of version
+// ConfigVersionJSON carries; any other frame is refused with
+// invalid_argument.
+func ConfigJSON(b []byte) (string, error) {
+	if len(b) < len(ConfigMagic)+1 || string(b[:len(ConfigMagic)]) != ConfigMagic || b[len(ConfigMagic)] != ConfigVersionJSON {
+		return "", core.NewError(core.CodeInvalidArgument, "config frame: this module reads a config frame of version 3 (JSON text) only")
+	}
+	return string(b[len(ConfigMagic)+1:]), nil
+}
+
 // configLimits names the limits of core.Limits in the order a config
 // frame carries them, with the largest value each may have. A limit added
 // to core.Limits is added at the end (wire's tests check that every

@@ -1,6 +1,9 @@
 package wire
 
-import "github.com/agentrt/agentrt/core"
+import (
+	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
+)
 
 // Begin is a begin-turn frame: everything one run needs, as the four
 // entry points of the JavaScript API carry it, plus the state of the
@@ -25,10 +28,12 @@ type Begin struct {
 	// it over other bytes gets them back as they are.
 	HistoryValid bool
 	Policy       core.Policy
-	// PolicyJSON, when not empty, is the policy as its JSON text (as the
-	// glue sends a policy that is not the default): AppendBegin writes it
-	// instead of Policy's binary form, and DecodeBegin reads it into
-	// Policy with hostmsg.Policy, the reader every edge shares.
+	// PolicyJSON, when not empty, is the policy as its JSON text (the
+	// glue sends it so). AppendBegin writes it, or else Policy's JSON text
+	// (hostmsg.AppendPolicyJSON) when Policy is not the zero Policy: a
+	// policy that is not the default crosses as its JSON text only.
+	// DecodeBegin reads the text into Policy with hostmsg.Policy, the
+	// reader every edge shares, and sets PolicyJSON to it.
 	PolicyJSON string
 	// MirrorGen and MirrorLen describe the host's mirror of the session
 	// before the turn: its generation and length (0, 0: none).
@@ -47,13 +52,10 @@ const (
 	beginEvents        = 1 << 2
 	beginHistoryMirror = 1 << 3
 	beginHistoryValid  = 1 << 4
-	// beginRepair carries Policy.Repair, outside the policy's bytes so
-	// that a default policy keeps its short form.
-	beginRepair = 1 << 5
-	// beginTokens says Policy.MaxContextTokens and ContextChunkTokens
-	// follow the policy's bytes: a policy without a token budget keeps
-	// its form, and a host that knows nothing of tokens writes none.
-	beginTokens = 1 << 6
+	// beginRetired are the bits that once said Policy.Repair and the
+	// token fields followed a binary policy; a policy that is not the
+	// default is its JSON text now, and a frame with them is refused.
+	beginRetired = 1<<5 | 1<<6
 	// beginMore says a uvarint of further flags follows the flags byte.
 	beginMore = 1 << 7
 )
@@ -61,8 +63,7 @@ const (
 // Further begin flag bits (after beginMore).
 const (
 	// beginPolicyJSON says the policy is one string, its JSON text, in
-	// place of its binary form (beginRepair and beginTokens are then
-	// unset: the text carries those fields).
+	// place of the default policy's bytes.
 	beginPolicyJSON      = 1 << 0
 	beginReservedFurther = ^uint64(beginPolicyJSON)
 )
@@ -89,24 +90,19 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 	if b.HistoryValid {
 		flags |= beginHistoryValid
 	}
-	if b.PolicyJSON != "" {
+	text := b.PolicyJSON
+	if text == "" {
+		if j := hostmsg.AppendPolicyJSON(nil, &b.Policy); len(j) > len("{}") {
+			text = string(j)
+		}
+	}
+	if text != "" {
 		dst = append(dst, flags|beginMore)
 		dst = AppendUvarint(dst, beginPolicyJSON)
-		dst = AppendString(dst, b.PolicyJSON)
-		return appendBeginTail(dst, b)
-	}
-	if b.Policy.Repair {
-		flags |= beginRepair
-	}
-	tokens := b.Policy.MaxContextTokens != 0 || b.Policy.ContextChunkTokens != 0
-	if tokens {
-		flags |= beginTokens
-	}
-	dst = append(dst, flags)
-	dst = appendPolicy(dst, &b.Policy)
-	if tokens {
-		dst = AppendUvarint(dst, zigzag(b.Policy.MaxContextTokens))
-		dst = AppendUvarint(dst, zigzag(b.Policy.ContextChunkTokens))
+		dst = AppendString(dst, text)
+	} else {
+		dst = append(dst, flags)
+		dst = append(dst, defaultPolicy...)
 	}
 	return appendBeginTail(dst, b)
 }
@@ -126,37 +122,18 @@ func appendBeginTail(dst []byte, b *Begin) []byte {
 	return dst
 }
 
-// zigzag maps signed to unsigned varints, so that a negative policy
-// field reaches core's validation instead of being unencodable.
+// zigzag maps signed to unsigned varints (a check-report frame's
+// problem index).
 func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
 
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
-
-func appendPolicy(dst []byte, p *core.Policy) []byte {
-	dst = AppendString(dst, string(p.SeedMode))
-	dst = AppendString(dst, string(p.OnBusy))
-	dst = AppendString(dst, string(p.ToolErrors))
-	dst = AppendUvarint(dst, zigzag(int64(p.MaxSteps)))
-	dst = AppendUvarint(dst, zigzag(int64(p.MaxContextMessages)))
-	dst = AppendUvarint(dst, zigzag(p.MaxContextBytes))
-	dst = AppendUvarint(dst, zigzag(p.TimeoutMs))
-	if p.AllowedTools == nil {
-		return AppendUvarint(dst, 0)
-	}
-	dst = AppendUvarint(dst, uint64(len(p.AllowedTools))+1)
-	for _, t := range p.AllowedTools {
-		dst = AppendString(dst, t)
-	}
-	return dst
-}
 
 // maxInt32 bounds integers that become Go ints in the module (32 bits
 // on wasm).
 const maxInt32 = 1<<31 - 1
 
 // sint reads a zigzag integer that a JavaScript number holds exactly
-// (core.MaxBytes either way): any such integer is passed on, for
-// core.Policy.Validate to bound with its one error text.
+// (core.MaxBytes either way).
 func (r *reader) sint(what string) int64 {
 	v := unzigzag(r.uvarint())
 	if v > core.MaxBytes || v < -core.MaxBytes {
@@ -166,32 +143,11 @@ func (r *reader) sint(what string) int64 {
 	return v
 }
 
-// defaultPolicy is how a policy of defaults is written: three empty
-// strings, four zeros and no tool list.
+// defaultPolicy is the default policy's place in a begin frame without
+// beginPolicyJSON: the bytes of the binary form a policy once had, for a
+// policy of defaults (three empty strings, four zeros and no tool list),
+// kept so that the frame of a turn with no policy is as it was.
 const defaultPolicy = "\x00\x00\x00\x00\x00\x00\x00\x00"
-
-func (r *reader) policy(p *core.Policy) {
-	if r.err == nil && len(r.s)-r.pos >= len(defaultPolicy) && r.s[r.pos:r.pos+len(defaultPolicy)] == defaultPolicy {
-		// Most turns take the default policy: the zero p.
-		r.pos += len(defaultPolicy)
-		return
-	}
-	p.SeedMode = core.SeedMode(r.str("policy"))
-	p.OnBusy = core.BusyMode(r.str("policy"))
-	p.ToolErrors = core.ToolErrorMode(r.str("policy"))
-	p.MaxSteps = int(r.sint("policy"))
-	p.MaxContextMessages = int(r.sint("policy"))
-	p.MaxContextBytes = r.sint("policy")
-	p.TimeoutMs = r.sint("policy")
-	n := r.count("policy", 1)
-	if r.err != nil || n == 0 {
-		return
-	}
-	p.AllowedTools = make([]string, n-1)
-	for i := range p.AllowedTools {
-		p.AllowedTools[i] = r.str("policy")
-	}
-}
 
 // DecodeBegin decodes a begin frame. maxMessages bounds the history's
 // message count as packed.Decode does (zero: the default limit).
@@ -257,10 +213,10 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 	out.Events = flags&beginEvents != 0
 	out.HistoryMirror = flags&beginHistoryMirror != 0
 	out.HistoryValid = flags&beginHistoryValid != 0
+	if flags&beginRetired != 0 {
+		r.fail("begin flag bits 5 and 6 are retired: a policy that is not the default comes as its JSON text")
+	}
 	if further&beginPolicyJSON != 0 {
-		if flags&(beginRepair|beginTokens) != 0 {
-			r.fail("a JSON policy with the repair or tokens flag")
-		}
 		out.PolicyJSON = r.str("policy")
 		if r.err == nil {
 			var err error
@@ -268,13 +224,11 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 				r.err, r.pos = core.AsError(err), len(r.s)
 			}
 		}
-	} else {
-		r.policy(&out.Policy)
-	}
-	out.Policy.Repair = out.Policy.Repair || flags&beginRepair != 0
-	if flags&beginTokens != 0 {
-		out.Policy.MaxContextTokens = r.sint("policy")
-		out.Policy.ContextChunkTokens = r.sint("policy")
+	} else if r.err == nil {
+		if len(r.s)-r.pos < len(defaultPolicy) || r.s[r.pos:r.pos+len(defaultPolicy)] != defaultPolicy {
+			r.fail("a policy that is not the default comes as its JSON text (further flag bit 0)")
+		}
+		r.pos += len(defaultPolicy)
 	}
 	out.MirrorGen = r.uvarint()
 	out.MirrorLen = r.int("mirror length", maxInt32)

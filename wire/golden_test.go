@@ -31,7 +31,7 @@ func goldenFrames() map[string][]byte {
 		"action-done.bin":    wire.AppendAction(nil, &acts[3]),
 		"action-failed.bin":  wire.AppendAction(nil, &acts[4]),
 		"session.bin":        wire.AppendSession(nil, 4, sampleResult().Appended),
-		"stats.bin":          wire.AppendStats(nil, &wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 300, ActiveRuns: 4}, HeapAlloc: 1 << 33}),
+		"stats.bin":          wire.AppendStats(nil, &wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 300, ActiveRuns: 4, BudgetUsed: 500, BudgetBytes: 1 << 20}, HeapAlloc: 1 << 33}),
 		"sessions.bin":       wire.AppendSessions(nil, []string{"a", "b"}),
 		"commit.bin":         wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "glue:7", Input: "héllo", MirrorGen: 3, MirrorLen: 200, Reply: "ok"}),
 		"committed.bin":      wire.AppendCommitted(nil, committed()),

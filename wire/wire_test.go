@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/wire"
 )
 
 var sampleBegin = wire.Begin{
 	SessionID: "s", Input: "hi", RunID: "r1", WithHistory: true, Inspect: true, Events: true, HistoryMirror: true,
-	Policy: core.Policy{SeedMode: core.SeedReconcile, OnBusy: core.BusyReject, MaxSteps: -3, MaxContextMessages: 4,
+	Policy: core.Policy{SeedMode: core.SeedReconcile, OnBusy: core.BusyReject, MaxSteps: 3, MaxContextMessages: 4,
 		MaxContextBytes: 1 << 40, TimeoutMs: 100, AllowedTools: []string{"a", "é"}, ToolErrors: core.ToolErrorsReport},
 	MirrorGen: 7, MirrorLen: 9,
 	History: []core.SeedMessage{
@@ -46,7 +47,6 @@ func TestBegin_RoundTrip(t *testing.T) {
 		// another, and a negative one reaches core's validation.
 		{"OKTokens", wire.Begin{SessionID: "s", Policy: core.Policy{MaxContextTokens: 8000}}},
 		{"OKTokensPolicy", wire.Begin{SessionID: "s", Policy: core.Policy{MaxContextTokens: 8000, ContextChunkTokens: 1000, MaxSteps: 2, Repair: true}}},
-		{"OKTokensNegative", wire.Begin{SessionID: "s", Policy: core.Policy{ContextChunkTokens: -1}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,10 +56,28 @@ func TestBegin_RoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			got.Packed = nil
+			// A policy that is not the default crossed as its JSON text.
+			if want := string(hostmsg.AppendPolicyJSON(nil, &tc.b.Policy)); want != "{}" && got.PolicyJSON != want {
+				t.Errorf("PolicyJSON %q, want %q", got.PolicyJSON, want)
+			}
+			got.PolicyJSON = ""
 			if !reflect.DeepEqual(*got, tc.b) {
 				t.Errorf("got %+v\nwant %+v", *got, tc.b)
 			}
 		})
+	}
+}
+
+// Ensure a policy out of core's bounds written by a Go host is refused
+// when the frame is decoded, with core's code and text (its JSON text is
+// read by hostmsg.Policy, which calls core.Policy.Validate).
+func TestBegin_PolicyOutOfBounds(t *testing.T) {
+	for _, p := range []core.Policy{{MaxSteps: -3}, {ContextChunkTokens: -1}, {TimeoutMs: core.MaxTimeoutMs + 1}, {SeedMode: "sometimes"}} {
+		_, err := wire.DecodeBegin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Policy: p}), 0)
+		want := p.Validate()
+		if want == nil || !reflect.DeepEqual(err, want) {
+			t.Errorf("%+v: got %v, want core's %v", p, err, want)
+		}
 	}
 }
 
@@ -86,10 +104,12 @@ func TestDecodeBegin_Errors(t *testing.T) {
 		// Ensure trailing bytes are refused.
 		{"ErrTrailing", append(append([]byte(nil), good...), 0), core.CodeInvalidArgument, core.NoIndex},
 		// Ensure a bad message inside the history is refused with its index.
-		// Ensure the reserved flag bit is refused, and a token flag with
-		// no token fields.
+		// Ensure the reserved flag bit is refused, the retired repair and
+		// token bits, and a binary policy that is not the default.
 		{"ErrFlagReserved", []byte("ARW\x01\x01\x01s\x00\x00\x80" + "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), core.CodeInvalidArgument, core.NoIndex},
-		{"ErrTokensMissing", []byte("ARW\x01\x01\x01s\x00\x00\x40" + "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), core.CodeInvalidArgument, core.NoIndex},
+		{"ErrTokensRetired", []byte("ARW\x01\x01\x01s\x00\x00\x40" + "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" + "\x00\x00"), core.CodeInvalidArgument, core.NoIndex},
+		{"ErrRepairRetired", []byte("ARW\x01\x01\x01s\x00\x00\x20" + "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), core.CodeInvalidArgument, core.NoIndex},
+		{"ErrBinaryPolicy", []byte("ARW\x01\x01\x01s\x00\x00\x00" + "\x00\x00\x00\x06\x00\x00\x00\x00\x00\x00"), core.CodeInvalidArgument, core.NoIndex},
 		{"ErrHistoryRole", wire.AppendBegin(nil, &wire.Begin{SessionID: "s", WithHistory: true,
 			Packed: []byte{'A', 'R', 'H', 1, 2, 0, 1, 1, 'a', 9, 0}}), core.CodeInvalidHistory, 1},
 	}
@@ -205,7 +225,7 @@ func TestHostFrames_RoundTrip(t *testing.T) {
 	if g, err := wire.DecodeDelta(wire.AppendDelta(nil, &d)); err != nil || *g != d {
 		t.Errorf("delta: got %+v, %v", g, err)
 	}
-	s := wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 3, ActiveRuns: 4, Evictions: 5, RunsCompleted: 6, RunsFailed: 7, RunsCancelled: 8}, HeapAlloc: 9}
+	s := wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 3, ActiveRuns: 4, Evictions: 5, RunsCompleted: 6, RunsFailed: 7, RunsCancelled: 8, BudgetUsed: 10, BudgetBytes: 11}, HeapAlloc: 9}
 	if g, err := wire.DecodeStats(wire.AppendStats(nil, &s)); err != nil || *g != s {
 		t.Errorf("stats: got %+v, %v", g, err)
 	}

@@ -2,6 +2,7 @@ package hostturn
 
 import (
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -34,10 +35,23 @@ func (x *Driver) Limits() []byte {
 // history the format does not hold, or one that packs more messages than
 // maxSeedMessages, is reported as its one problem (core.UnreadableCheck)
 // with the refusal a begin frame carrying it gets, as the syscall/js
-// checkHistory reports a packed history it cannot read.
-func (x *Driver) CheckHistory(packed []byte) []byte {
+// checkHistory reports a packed history it cannot read. hosts > 0 says
+// that the history packs an Array of that many host messages (the glue's
+// checkHistory of an Array): it is bounded as that API bounds an Array,
+// by its host messages (hostmsg.CheckCount), so that one which packs to
+// more messages than maxSeedMessages gets core's answer, as there.
+func (x *Driver) CheckHistory(packed []byte, hosts int) []byte {
 	var c core.HistoryCheck
-	if h, err := wire.DecodeHistoryBytes(packed, x.rt.Limits().MaxSeedMessages); err != nil {
+	max := x.rt.Limits().MaxSeedMessages
+	err := hostmsg.CheckCount(hosts, max)
+	if hosts > 0 {
+		max = maxPacked
+	}
+	var h []core.SeedMessage
+	if err == nil {
+		h, err = wire.DecodeHistoryBytes(packed, max)
+	}
+	if err != nil {
 		c = core.UnreadableCheck(err)
 	} else {
 		c = x.rt.CheckHistory(h)
@@ -46,6 +60,18 @@ func (x *Driver) CheckHistory(packed []byte) []byte {
 	return x.out
 }
 
-// Close closes the runtime (core.Runtime.Close): its sessions are
-// dropped and its turns fail at their next call.
-func (x *Driver) Close() { x.rt.Close() }
+// maxPacked bounds the packed messages of an Array's history (it is
+// bounded by its host messages): the decoder refuses a count its bytes
+// cannot hold, so this bounds nothing a frame can carry.
+const maxPacked = 1<<31 - 1
+
+// Close closes the runtime (core.Runtime.Close): its runs are
+// cancelled, which each turn's next action reports, and later runs are
+// refused.
+func (x *Driver) Close() {
+	x.closed = true
+	x.rt.Close()
+}
+
+// Closed reports whether Close was called.
+func (x *Driver) Closed() bool { return x.closed }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/internal/hostturn"
 	"github.com/agentrt/agentrt/wire"
 )
@@ -64,19 +65,32 @@ func TestDriver_LimitsAndCheck(t *testing.T) {
 		"OK":     {{Role: core.RoleUser, Content: "a"}},
 		"Orphan": {{Role: core.RoleUser, Content: "a"}, {Role: core.RoleTool, ToolCallID: "x", Content: "c"}},
 	} {
-		c, err := wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(h)))
+		c, err := wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(h), 0))
 		if want := rt.CheckHistory(h); err != nil || !reflect.DeepEqual(*c, want) {
 			t.Fatalf("%s: CheckHistory = %+v, %v; want %+v", name, c, err, want)
 		}
 	}
 	many := []core.SeedMessage{{Role: core.RoleUser, Content: "a"}, {Role: core.RoleAssistant, Content: "b"}, {Role: core.RoleUser, Content: "c"}}
-	c, err := wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(many)))
+	c, err := wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(many), 0))
 	_, want := wire.DecodeBegin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "x", WithHistory: true, History: many}), 2)
 	if err != nil || c.OK || len(c.Problems) != 1 || !reflect.DeepEqual(core.AsError(want), &core.Error{Code: c.Problems[0].Code, Index: c.Problems[0].Index, Message: c.Problems[0].Message}) {
 		t.Fatalf("CheckHistory over maxSeedMessages = %+v, %v; want the begin frame's refusal %v", c, err, want)
 	}
-	c, err = wire.DecodeCheck(x.CheckHistory([]byte("ARH\x09")))
+	c, err = wire.DecodeCheck(x.CheckHistory([]byte("ARH\x09"), 0))
 	if err != nil || c.OK || len(c.Problems) != 1 || c.Problems[0].Code != core.CodeInvalidHistory {
 		t.Fatalf("CheckHistory of an unknown version = %+v, %v", c, err)
+	}
+	// The same three messages as the glue packs an Array of two host
+	// messages: bounded by those, so core answers (here: nothing wrong).
+	c, err = wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(many), 2))
+	if want := rt.CheckHistory(many); err != nil || !reflect.DeepEqual(*c, want) {
+		t.Fatalf("CheckHistory of an Array of 2 = %+v, %v; want core's %+v", c, err, want)
+	}
+	// An Array of more host messages than maxSeedMessages is refused as
+	// the syscall/js checkHistory refuses it (hostmsg.CheckCount).
+	c, err = wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(many), 3))
+	want2 := core.AsError(hostmsg.CheckCount(3, 2))
+	if err != nil || c.OK || len(c.Problems) != 1 || !reflect.DeepEqual(want2, &core.Error{Code: c.Problems[0].Code, Index: c.Problems[0].Index, Message: c.Problems[0].Message}) {
+		t.Fatalf("CheckHistory of an Array of 3 = %+v, %v; want %v", c, err, want2)
 	}
 }

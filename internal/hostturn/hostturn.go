@@ -45,6 +45,8 @@ type Driver struct {
 	// turns leave for later ones.
 	turns []*hostTurn
 	live  int
+	// closed: Close was called.
+	closed bool
 	// handles numbers turns: a handle names one turn, never a later one
 	// that took its slot or its state, so that a late answer for a dead
 	// turn is refused instead of driving another. A uint32, as the

@@ -177,16 +177,35 @@ func Handler(f js.Value, cache *Cache) func(core.Event) {
 func Config(v js.Value) (cfg core.Config, model js.Value, tools []js.Value, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	cfg.AfterFunc = AfterFunc
-	if model, tools, err = config(v, &cfg); err != nil {
+	if model, tools, err = config(v, &cfg, false); err != nil {
 		model, tools = js.Undefined(), nil
 	}
 	return
 }
 
+// ConfigJSON reads the JSON text of a config frame (wire.ConfigVersionJSON,
+// the frame the glue passes to agentrt_create) as Config reads a config:
+// JSON.parse, then the same reader, so that a config has one reader and
+// one set of error texts in the module. The text is Config's object with
+// what JSON carries: a model of "echo" or "host" (the host answers model
+// calls; host is true), and tools with no call (the module hands each
+// call to the host). cfg.Tools' Call functions are left for the caller.
+func ConfigJSON(text string) (cfg core.Config, host bool, err error) {
+	defer catch(&err, core.CodeInvalidArgument, nil)
+	cfg.AfterFunc = AfterFunc
+	v, err := parse(text)
+	if err != nil {
+		return cfg, false, argError("config is not valid JSON")
+	}
+	model, _, err := config(v, &cfg, true)
+	return cfg, model.Type() == js.TypeString, err
+}
+
 // config is Config's reading of v into cfg, with one exit for the large
 // Config (each return of it by value is a copy of every field in the
-// module's code).
-func config(v js.Value, cfg *core.Config) (model js.Value, tools []js.Value, err error) {
+// module's code). For a config frame's JSON text (text), a model may be
+// "host", returned as the string, and a tool has no call.
+func config(v js.Value, cfg *core.Config, text bool) (model js.Value, tools []js.Value, err error) {
 	const what = "config"
 	if ok, err := object(v, what); !ok {
 		return model, nil, err
@@ -197,7 +216,9 @@ func config(v js.Value, cfg *core.Config) (model js.Value, tools []js.Value, err
 	switch m := get(v, FieldModel); m.Type() {
 	case js.TypeUndefined, js.TypeNull:
 	case js.TypeString:
-		if m.String() != ModelEcho {
+		if text && m.String() == ModelHost {
+			model = m
+		} else if m.String() != ModelEcho {
 			return model, nil, argError("config.model must be \"echo\" or a function")
 		}
 	case js.TypeFunction:
@@ -219,8 +240,12 @@ func config(v js.Value, cfg *core.Config) (model js.Value, tools []js.Value, err
 	tools = make([]js.Value, len(cfg.Tools))
 	for i := range cfg.Tools {
 		tools[i] = get(list, i)
-		if cfg.Tools[i].ToolSpec, err = ToolSpec(tools[i], "config.tools["+itoa(i)+"]"); err != nil {
+		what := "config.tools[" + itoa(i) + "]"
+		if cfg.Tools[i].ToolSpec, err = ToolSpec(tools[i], what); err != nil {
 			return model, nil, err
+		}
+		if !text && get(tools[i], FieldCall).Type() != js.TypeFunction {
+			return model, nil, argError(what + ".call must be a function")
 		}
 	}
 	return model, tools, nil

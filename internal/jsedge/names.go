@@ -99,6 +99,9 @@ const (
 	FieldMaxTotalBytes         = "maxTotalBytes"
 	// ModelEcho selects the built-in model (as does an omitted model).
 	ModelEcho = "echo"
+	// ModelHost, in a config frame's JSON text only, has the host answer
+	// model calls (createRuntime takes the model function instead).
+	ModelHost = "host"
 )
 
 // Policy fields.

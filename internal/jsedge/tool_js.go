@@ -11,9 +11,9 @@ import (
 // ToolSpec converts a JavaScript tool { name, description?,
 // parameters?, call(args, ctx) } to its core.ToolSpec; what names it in
 // errors (for example "config.tools[2]"). parameters is a JSON Schema as
-// an object (it is stringified) or as JSON text. Wrong types, and a call
-// that is not a function, are refused with invalid_argument; core
-// refuses an empty or duplicate name.
+// an object (it is stringified) or as JSON text. Wrong types are refused
+// with invalid_argument (Config refuses a call that is not a function,
+// after them); core refuses an empty or duplicate name.
 //
 // The tool's call is made as a method of the tool object (see Method):
 //
@@ -43,9 +43,6 @@ func ToolSpec(v js.Value, what string) (core.ToolSpec, error) {
 		}
 	default:
 		return t, argError(what + ".parameters must be an object or a JSON string")
-	}
-	if get(v, FieldCall).Type() != js.TypeFunction {
-		return t, argError(what + ".call must be a function")
 	}
 	return t, nil
 }

@@ -15,17 +15,22 @@ import (
 // object carries its number.
 
 // agentrt_close(rt): closes the runtime with number rt, dropping its
-// sessions and failing its turns' next calls. Returns 1 when rt was
-// open.
+// sessions and cancelling its runs. Returns 1 when rt was open. The
+// number goes at once when no turn is left, or else with the end of the
+// last turn: each turn's next action is its cancellation (as the
+// syscall/js Runtime object's close leaves its turns), and later calls
+// with the number are refused.
 //
 //go:wasmexport agentrt_close
 func exportClose(n int32) int32 {
 	x := Lookup(n)
-	if x == nil {
+	if x == nil || x.Closed() {
 		return 0
 	}
-	Unregister(n)
 	x.Close()
+	if x.Turns() == 0 {
+		Unregister(n)
+	}
 	return 1
 }
 
@@ -54,7 +59,7 @@ func control(x *hostturn.Driver, op int, b []byte, handle uint32) (out []byte) {
 	case opLimits:
 		out = x.Limits()
 	default:
-		out = x.CheckHistory(b)
+		out = x.CheckHistory(b, int(handle))
 	}
 	return out
 }
@@ -115,13 +120,15 @@ func exportStats(rt, gc int32) int32 { return call(opStats, rt, 0, uint32(gc)) }
 //go:wasmexport agentrt_limits
 func exportLimits(rt int32) int32 { return call(opLimits, rt, 0, 0) }
 
-// agentrt_check(rt, n): the input holds a packed history
+// agentrt_check(rt, n, hosts): the input holds a packed history
 // (docs/packed-history.md); the output is a check-report frame of what
 // seeding it would meet (core.CheckHistory under the runtime's limits).
-// Nothing is seeded or changed.
+// hosts is 0 for a history a host packed, or the number of host messages
+// of the Array the glue packed (bounded by that count, as the syscall/js
+// checkHistory bounds an Array). Nothing is seeded or changed.
 //
 //go:wasmexport agentrt_check
-func exportCheck(rt, size int32) int32 { return call(opCheck, rt, size, 0) }
+func exportCheck(rt, size, hosts int32) int32 { return call(opCheck, rt, size, uint32(max(hosts, 0))) }
 
 func boolInt(b bool) int32 {
 	if b {

@@ -1,30 +1,18 @@
-//go:build wasip1
+//go:build wasm
 
 package wasmexport
 
 import (
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/internal/hostturn"
-	"github.com/agentrt/agentrt/wire"
 )
 
-// agentrt_create is linked by the WASI module only, for now: the GOOS=js
-// module's glue creates its runtimes with createRuntime, and the export
-// costs that module about 3.5 KB of gzip (the config frame's decoder),
-// more than its size bar's margin until the second driver goes (ADR 0017,
-// step 6).
-
-// AfterFunc is the AfterFunc of the runtimes agentrt_create makes
-// (core.Config.AfterFunc); nil is core's default, Go's timers. A module
-// whose goroutines run only during export calls (a WASI reactor) sets it
-// before its host calls agentrt_create.
-var AfterFunc func(ms int64, f func()) (stop func())
-
-// hostTool is the Call of every tool a config frame names: the module
-// hands tool calls to the host in tool actions, so it is never called.
-func hostTool(core.Context, core.ToolInvocation) (string, error) {
-	return "", core.NewError(core.CodeToolError, "tools run in the host")
-}
+// NewDriver makes the runtime of a config frame for agentrt_create: each
+// module reads the frame its own way (create_wasip1.go: the binary frame,
+// with wire.DecodeConfig; the GOOS=js module sets it to read the frame's
+// JSON text with its createRuntime's reader, which that module carries
+// anyway). A refused config is a *core.Error. Nil refuses every frame.
+var NewDriver func(frame []byte) (*hostturn.Driver, error)
 
 // agentrt_create(n): the input holds a config frame. Returns the new
 // runtime's number (0 or more), or minus the length of a refused frame
@@ -41,23 +29,14 @@ func exportCreate(size int32) (n int32) {
 	if !ok {
 		return -Refuse(core.NewError(core.CodeInvalidArgument, tooLong))
 	}
-	c, err := wire.DecodeConfig(frame)
+	if NewDriver == nil {
+		return -Refuse(core.NewError(core.CodeInvalidArgument, "config frame: this module creates no runtime from a frame"))
+	}
+	x, err := NewDriver(frame)
 	if err != nil {
 		return -Refuse(core.AsError(err))
 	}
-	cfg := core.Config{SystemPrompt: c.SystemPrompt, Limits: c.Limits, AfterFunc: AfterFunc}
-	for _, s := range c.Tools {
-		cfg.Tools = append(cfg.Tools, core.Tool{ToolSpec: s, Call: hostTool})
-	}
-	rt, err := core.New(cfg)
-	if err != nil {
-		return -Refuse(core.AsError(err))
-	}
-	var native core.Model
-	if c.Echo {
-		native = core.Echo{}
-	}
-	n = Register(hostturn.New(rt, native))
+	n = Register(x)
 	Answer(nil)
 	return n
 }

@@ -169,6 +169,10 @@ func call(op int, n, size int32, handle uint32) (length int32) {
 	default:
 		out = x.Next(uint64(handle), op == opExpire)
 	}
+	if x != nil && x.Closed() && x.Turns() == 0 {
+		// Closed with turns left (agentrt_close): the last one has ended.
+		Unregister(n)
+	}
 	return 0
 }
 

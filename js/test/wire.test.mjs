@@ -21,10 +21,13 @@ describe("wire encoders", () => {
     ]);
     const begin = writeBegin(new Writer(8), {
       sessionId: "s", input: "héllo", runId: "r", history, events: true, historyMirror: true,
-      policy: { seedMode: "reconcile", maxSteps: 3, timeoutMs: -1, allowedTools: ["t"] }, mirrorGen: 2, mirrorLen: 300,
+      policy: { json: JSON.stringify({ seedMode: "reconcile", maxSteps: 3, timeoutMs: -1, allowedTools: ["t"] }) }, mirrorGen: 2, mirrorLen: 300,
     });
     assert.deepEqual([...begin], [...golden("begin.bin")]);
-    assert.deepEqual([...writeBegin(new Writer(), { sessionId: "s", input: "x", policy: { repair: true } })], [...golden("begin-repair.bin")]);
+    // Go hosts write a policy as its JSON text too, as JSON.stringify does.
+    assert.deepEqual([...writeBegin(new Writer(), { sessionId: "s", input: "x", policy: { json: '{"repair":true}' } })], [...golden("begin-repair.bin")]);
+    const tokens = { json: JSON.stringify({ maxContextTokens: 8000, contextChunkTokens: 1000 }) };
+    assert.deepEqual([...writeBegin(new Writer(), { sessionId: "s", input: "x", policy: tokens })], [...golden("begin-tokens.bin")]);
     const reply = writeModelReply(new Writer(), 200, { content: "ok", toolCalls: [{ id: "c", name: "n", arguments: '{"a":1}' }] });
     assert.deepEqual([...reply], [...golden("model-reply.bin")]);
     assert.deepEqual([...writeModelReply(new Writer(), 1, undefined, "boom")], [...golden("model-failed.bin")]);
@@ -78,6 +81,8 @@ describe("wire decoders", () => {
     const stats = readStats(golden("stats.bin"));
     assert.equal(stats.bytes, 300);
     assert.equal(stats.heapAlloc, 2 ** 33);
+    assert.equal(stats.budgetUsed, 500);
+    assert.equal(stats.budgetBytes, 2 ** 20);
     assert.deepEqual(readSessions(golden("sessions.bin")), ["a", "b"]);
     assert.deepEqual(readRefused(golden("refused.bin")), { code: "invalid_history", message: "bad", index: 2 });
     assert.equal(frameKind(golden("refused.bin")), 0x13);

@@ -160,7 +160,7 @@ func newRuntime(st *runtimeState) js.Value {
 	setMethod(o, jsedge.MethodClose, nil, func(js.Value, []js.Value) any {
 		st.closed = true
 		unregisterDriver(st.wire)
-		rt.Close()
+		st.drive.x.Close()
 		st.cache.Reset()
 		return nil
 	})

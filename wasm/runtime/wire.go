@@ -5,8 +5,11 @@ package main
 import (
 	"syscall/js"
 
+	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/internal/hostturn"
+	"github.com/agentrt/agentrt/internal/jsedge"
 	"github.com/agentrt/agentrt/internal/wasmexport"
+	"github.com/agentrt/agentrt/wire"
 )
 
 // The wire: the //go:wasmexport functions of package wasmexport
@@ -16,9 +19,10 @@ import (
 // (agentrt_cancel, agentrt_revert, agentrt_session, agentrt_delete,
 // agentrt_sessions, agentrt_stats, agentrt_limits, agentrt_check,
 // agentrt_close; docs/wire.md, "Control exports", docs/module.md "Fast
-// path"). The WASI module links the same ones, and agentrt_create. A
-// JavaScript host calls them through instance.exports; no js.Value is
-// made per message. What is JavaScript's own is here: each Runtime
+// path"). The WASI module links the same ones. agentrt_create reads a
+// config frame of JSON text here (frameDriver), the frame the glue
+// creates its runtimes with. A JavaScript host calls them through
+// instance.exports; no js.Value is made per message. What is JavaScript's own is here: each Runtime
 // object the module returns carries its number in the property
 // fieldFastPath, and the exports take it as their first argument.
 
@@ -44,4 +48,35 @@ func unregisterDriver(n int32) {
 	if x := wasmexport.Lookup(n); x != nil && x.Turns() == 0 {
 		wasmexport.Unregister(n)
 	}
+}
+
+func init() { wasmexport.NewDriver = frameDriver }
+
+// frameDriver makes the runtime of agentrt_create's config frame: its
+// JSON text (wire.ConfigVersionJSON) is read by createRuntime's own
+// config reader (jsedge.ConfigJSON), so that the export costs the module
+// no reader of its own and a config gets one set of error texts. The
+// runtime has no Runtime object: its host answers model calls (unless
+// the config's model is "echo") and tool calls over the wire.
+func frameDriver(frame []byte) (*hostturn.Driver, error) {
+	text, err := wire.ConfigJSON(frame)
+	if err != nil {
+		return nil, err
+	}
+	cfg, host, err := jsedge.ConfigJSON(text)
+	if err != nil {
+		return nil, err
+	}
+	for i := range cfg.Tools {
+		cfg.Tools[i].Call = hostTool
+	}
+	rt, err := core.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var native core.Model
+	if !host {
+		native = core.Echo{}
+	}
+	return hostturn.New(rt, native), nil
 }
