@@ -74,9 +74,9 @@ func (rt *Runtime) fixedTokens(p *Policy) (int64, *Error) {
 // alone exceed the policy's MaxContextTokens, before seeding: nothing
 // changes. It keeps the input's count for the cache (tokenSums).
 func (t *turn) checkInputTokens() *Error {
-	t.inputTokens = -1
 	p := &t.run.req.Policy
 	if p.MaxContextTokens == 0 {
+		t.inputTokens = -1
 		return nil
 	}
 	rt := t.run.rt
@@ -84,9 +84,12 @@ func (t *turn) checkInputTokens() *Error {
 	if err != nil {
 		return err
 	}
-	n, err := rt.countTokens(Message{Role: RoleUser, Content: t.run.req.Input})
-	if err != nil {
-		return err
+	// The count phase may have had the host count it (turn_count.go).
+	n := t.inputTokens
+	if !t.cnt.input {
+		if n, err = rt.countTokens(Message{Role: RoleUser, Content: t.run.req.Input}); err != nil {
+			return err
+		}
 	}
 	t.inputTokens = n
 	if fixed+n > p.MaxContextTokens {
@@ -114,9 +117,9 @@ func (t *turn) tokenSums(ss *session, msgs []Message, gen uint64) ([]int64, *Err
 	}
 	for i := len(c.sums) - 1; i < len(msgs); i++ {
 		n := t.inputTokens
-		if m := &msgs[i]; i != t.inputAt || n < 0 || m.ID != "" || m.Role != RoleUser || m.Content != t.run.req.Input {
+		if !t.knownInput(i, &msgs[i]) {
 			var err *Error
-			if n, err = t.run.rt.countTokens(*m); err != nil {
+			if n, err = t.run.rt.countTokens(msgs[i]); err != nil {
 				return nil, err
 			}
 		}
