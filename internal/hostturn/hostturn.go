@@ -173,7 +173,7 @@ func (x *Driver) begin(ht *hostTurn, req core.RunRequest) (*core.Turn, core.Acti
 }
 
 // Feed decodes a host frame that answers a turn (a model reply, a tool
-// result or a delta) and hands it to its turn. It returns the turn's next
+// result, a delta or counts) and hands it to its turn. It returns the turn's next
 // action frame (after a delta: a pending frame with the events it
 // emitted), or a refused frame for a malformed frame or an unknown handle.
 //
@@ -184,6 +184,9 @@ func (x *Driver) Feed(frame []byte) []byte {
 		l := x.rt.Limits()
 		x.out = wire.AppendLimits(x.out[:0], &l)
 		return x.out
+	}
+	if k, _ := wire.FrameKind(frame); k == wire.KindCounts {
+		return x.feedCounts(frame)
 	}
 	var a wire.Answer
 	if err := wire.DecodeAnswerInto(&a, frame); err != nil {
@@ -359,6 +362,8 @@ func (x *Driver) frame(ht *hostTurn, tn *core.Turn, a core.Action) []byte {
 		x.window(ht, a.Request, &wa)
 	case core.ActionTool:
 		wa.Kind, wa.Call = wire.ActTool, *a.Call
+	case core.ActionCount:
+		wa.Kind, wa.Count = wire.ActCount, a.Messages
 	case core.ActionDone:
 		wa.Kind, wa.Result, ended = wire.ActDone, a.Result, true
 	case core.ActionFailed:

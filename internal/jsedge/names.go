@@ -83,10 +83,13 @@ const (
 
 // Config, tool and limits fields.
 const (
-	FieldSystemPrompt          = "systemPrompt"
-	FieldModel                 = "model"
-	FieldTools                 = "tools"
-	FieldLimits                = "limits"
+	FieldSystemPrompt = "systemPrompt"
+	FieldModel        = "model"
+	FieldTools        = "tools"
+	FieldLimits       = "limits"
+	// FieldCountByAction (true) has the host count tokens: the glue's
+	// countTokens answers the wire's count actions.
+	FieldCountByAction         = "countByAction"
 	FieldDescription           = "description"
 	FieldParameters            = "parameters"
 	FieldCall                  = "call"

@@ -45,7 +45,7 @@ func exportCreate(size int32) (n int32) {
 	if err != nil {
 		return -Refuse(core.AsError(err))
 	}
-	cfg := core.Config{SystemPrompt: c.SystemPrompt, Limits: c.Limits, AfterFunc: AfterFunc}
+	cfg := core.Config{SystemPrompt: c.SystemPrompt, Limits: c.Limits, AfterFunc: AfterFunc, CountByAction: c.CountByAction}
 	for _, s := range c.Tools {
 		cfg.Tools = append(cfg.Tools, core.Tool{ToolSpec: s, Call: hostTool})
 	}
