@@ -193,7 +193,7 @@ func (r *Run) execute() {
 		case ActionTool:
 			tn.t.answerTool(tn.t.callTool(a.Call))
 		case ActionCount:
-			tn.t.answerCounts(nil, NewError(CodeInvalidArgument, "the runtime counts tokens by action (Config.CountByAction): drive the run with Begin"))
+			tn.t.fail(NewError(CodeInvalidArgument, "the runtime counts tokens by action (Config.CountByAction): drive the run with Begin"))
 		default:
 			return
 		}

@@ -79,7 +79,7 @@ func New(cfg Config) (*Runtime, error) {
 		if cfg.CountTokens != nil {
 			return nil, NewError(CodeInvalidArgument, "CountTokens and CountByAction are both set: one counter only")
 		}
-		rt.countByAction, rt.countTokensFn = true, countByActionCounter
+		rt.countByAction = true
 	}
 	if rt.afterFunc == nil {
 		rt.afterFunc = defaultAfterFunc

@@ -68,10 +68,10 @@ func (t *turn) next() step {
 	for {
 		switch t.phase {
 		case phaseStart:
-			if t.askCounts(phaseStart) {
+			if err := t.begin(); err == errNeedCounts {
+				t.askCounts(phaseStart)
 				continue
-			}
-			if err := t.begin(); err != nil {
+			} else if err != nil {
 				t.fail(err)
 				continue
 			}
@@ -86,10 +86,11 @@ func (t *turn) next() step {
 				t.fail(tooManySteps(policy))
 				continue
 			}
-			if t.askCounts(phaseModel) {
+			req, err := t.modelRequest()
+			if err == errNeedCounts {
+				t.askCounts(phaseModel)
 				continue
 			}
-			req, err := t.modelRequest()
 			if err != nil {
 				t.fail(err)
 				continue
@@ -137,7 +138,9 @@ func (t *turn) begin() *Error {
 		return r.stopError()
 	}
 	if !t.cnt.announced {
+		// Once: a pass that lacked token counts runs again.
 		r.emit(Event{Type: EventRunStarted})
+		t.cnt.announced = true
 	}
 	if err := t.checkInputTokens(); err != nil {
 		return err
@@ -558,7 +561,7 @@ func (tn *Turn) Next() Action {
 		case phaseToolIn:
 			tn.t.answerTool("", r.stopError())
 		case phaseCountIn:
-			tn.t.answerCounts(nil, r.stopError())
+			tn.t.fail(r.stopError())
 		}
 	}
 	s := tn.t.next()

@@ -6,6 +6,7 @@
 // here is configured with stand-ins that ask the page by message.
 
 import { loadRuntime, AgentrtError } from "./glue.js";
+import { COUNTS_ALL } from "./count.js";
 
 const scope = globalThis;
 
@@ -127,6 +128,11 @@ async function load(options) {
   };
   if (options.model === "echo") config.model = "echo";
   else if (options.model === "function") config.model = modelStandIn;
+  if (options.countTokens) {
+    // The page counts each count action's messages (js/count.js).
+    config.countTokens = (messages) => ask("count", { messages });
+    config.countTokens[COUNTS_ALL] = true;
+  }
   if (options.tools) config.tools = options.tools.map((t) => ({ ...t, call: toolStandIn(t.name) }));
   if (options.progress) config.onProgress = (p) => post({ op: "progress", p });
   for (const k of Object.keys(config)) if (config[k] === undefined) delete config[k];

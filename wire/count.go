@@ -5,7 +5,8 @@ import "github.com/agentrt/agentrt/core"
 // The token count over the wire (docs/wire.md, "Counts"): a runtime
 // whose host counts tokens (Config.CountByAction) asks for the counts of
 // the messages its caches lack with a count action, and the host answers
-// with a counts frame. See docs/adr/0018-context-window-by-tokens.md.
+// with a counts frame, which DecodeAnswer reads. See
+// docs/adr/0018-context-window-by-tokens.md.
 
 // ActCount: count the tokens of each of Action.Count, in order, and feed
 // a counts frame.
@@ -27,14 +28,15 @@ type Counts struct {
 	Err    *core.Error
 }
 
-// AppendCounts appends a counts frame: the handle, a status byte (0: the
-// counts follow, as a uvarint count and a uvarint each; 1: an error
-// follows).
+// AppendCounts appends a counts frame: the handle, a status byte, then
+// for status 0 a uvarint count and a uvarint per count, for status 1 the
+// failure's code and message (strings).
 func AppendCounts(dst []byte, c *Counts) []byte {
 	dst = appendHeader(dst, KindCounts)
 	dst = AppendUvarint(dst, c.Handle)
 	if c.Err != nil {
-		return AppendError(append(dst, statusFailed), c.Err)
+		dst = append(dst, statusFailed)
+		return AppendString(AppendString(dst, string(c.Err.Code)), c.Err.Message)
 	}
 	dst = append(dst, statusOK)
 	dst = AppendUvarint(dst, uint64(len(c.Counts)))
@@ -44,28 +46,31 @@ func AppendCounts(dst []byte, c *Counts) []byte {
 	return dst
 }
 
-// DecodeCounts decodes a counts frame. A count may be as large as 2^53:
-// core checks its range (core.MaxTokenCount), failing the run.
-func DecodeCounts(b []byte) (*Counts, error) {
-	r := newReader(b, KindCounts)
-	var c Counts
-	c.Handle = r.uvarint()
-	switch r.byte() {
-	case statusOK:
-		n := r.count("token count count", 1)
-		if r.err == nil {
-			c.Counts = make([]int, n)
-			for i := range c.Counts {
-				c.Counts[i] = r.int("token count", maxInt53)
-			}
-		}
-	case statusFailed:
-		c.Err = r.error()
-	default:
-		r.fail("counts status must be 0 or 1")
+// counts reads a counts frame's counts into a. A count may be as large
+// as 2^53: core checks its range (core.MaxTokenCount), failing the run.
+func (r *reader) counts(a *Answer) {
+	n := r.count("token count count", 1)
+	if r.err != nil {
+		return
 	}
-	if err := r.end(); err != nil {
+	a.Counts = make([]int, n)
+	for i := range a.Counts {
+		a.Counts[i] = r.int("token count", maxInt53)
+	}
+}
+
+// DecodeCounts decodes a counts frame (DecodeAnswer reads it too).
+func DecodeCounts(b []byte) (*Counts, error) {
+	if len(b) > header && Kind(b[header-1]) != KindCounts {
+		return nil, newReader(b, KindCounts).end()
+	}
+	a, err := DecodeAnswer(b)
+	if err != nil {
 		return nil, err
 	}
-	return &c, nil
+	c := &Counts{Handle: a.Handle, Counts: a.Counts}
+	if a.Failed {
+		c.Err = core.NewError(a.Code, a.Text)
+	}
+	return c, nil
 }

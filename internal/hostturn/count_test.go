@@ -103,10 +103,10 @@ func TestDriver_ErrCount(t *testing.T) {
 	if err != nil || ta.Kind != core.ActionCount {
 		t.Fatalf("typed: %+v, %v", ta, err)
 	}
-	if ta = x.Count(h, []int{-1}, nil); ta.Kind != core.ActionFailed || ta.Err.Code != core.CodeInvalidArgument {
-		t.Fatalf("typed negative: %+v", ta)
+	if ta = x.FailCount(h, core.NewError(core.CodeTimeout, "slow")); ta.Kind != core.ActionFailed || ta.Err.Code != core.CodeTimeout {
+		t.Fatalf("typed failure: %+v", ta)
 	}
-	if ta = x.Count(h, []int{1}, nil); ta.Kind != core.ActionFailed {
+	if ta = x.FailCount(h, core.NewError(core.CodeTimeout, "slow")); ta.Kind != core.ActionFailed || ta.Err.Code != core.CodeInvalidArgument {
 		t.Fatalf("typed, unknown handle: %+v", ta)
 	}
 }

@@ -185,9 +185,6 @@ func (x *Driver) Feed(frame []byte) []byte {
 		x.out = wire.AppendLimits(x.out[:0], &l)
 		return x.out
 	}
-	if k, _ := wire.FrameKind(frame); k == wire.KindCounts {
-		return x.feedCounts(frame)
-	}
 	var a wire.Answer
 	if err := wire.DecodeAnswerInto(&a, frame); err != nil {
 		return x.refuse(err)
@@ -210,6 +207,11 @@ func (x *Driver) Feed(frame []byte) []byte {
 	case wire.KindDelta:
 		tn.Delta(a.Text)
 		act.Kind = actionPending
+	case wire.KindCounts:
+		if a.Failed {
+			fail = core.NewError(a.Code, a.Text)
+		}
+		act = tn.FeedCounts(a.Counts, fail)
 	case wire.KindToolResult:
 		switch {
 		case a.Oversize:
