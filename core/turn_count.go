@@ -31,7 +31,8 @@ type counting struct {
 	// fixed is how many of msgs are the system prompt's and the tool
 	// specs' (the runtime's cache), first in the order.
 	fixed int
-	// announced: run.started was emitted by a pass that lacked counts.
+	// announced: run.started was emitted (begin runs again after the
+	// count phase).
 	announced bool
 }
 
