@@ -15,9 +15,10 @@ export const MAX_TOKEN_COUNT = 2 ** 31 - 1;
  * Marks a counter that takes the whole array of messages and answers
  * with { counts } or { error }, or a Promise of it (worker mode's
  * stand-in, which asks the page by message), as opposed to the host's
- * countTokens, which takes one message and returns a number.
+ * countTokens, which takes one message and returns a number. A
+ * registered symbol: worker.js imports the glue through "./glue.js" only.
  */
-export const COUNTS_ALL = Symbol("agentrt.countsAll");
+export const COUNTS_ALL = Symbol.for("agentrt.countsAll");
 
 /**
  * countWith counts messages with the host's countTokens, one call per

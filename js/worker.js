@@ -6,7 +6,6 @@
 // here is configured with stand-ins that ask the page by message.
 
 import { loadRuntime, AgentrtError } from "./glue.js";
-import { COUNTS_ALL } from "./count.js";
 
 const scope = globalThis;
 
@@ -131,7 +130,7 @@ async function load(options) {
   if (options.countTokens) {
     // The page counts each count action's messages (js/count.js).
     config.countTokens = (messages) => ask("count", { messages });
-    config.countTokens[COUNTS_ALL] = true;
+    config.countTokens[Symbol.for("agentrt.countsAll")] = true; // js/count.js COUNTS_ALL
   }
   if (options.tools) config.tools = options.tools.map((t) => ({ ...t, call: toolStandIn(t.name) }));
   if (options.progress) config.onProgress = (p) => post({ op: "progress", p });
