@@ -332,3 +332,43 @@ func TestCountByAction_Contract(t *testing.T) {
 		})
 	}
 }
+
+// Ensure two turns whose counts of the system prompt are out at once
+// (other sessions) both complete: the first counts fed are cached, and
+// the later turn's own count of the prompt goes unused, its input's
+// count taken in its place.
+func TestCountByAction_FixedCountedMeanwhile(t *testing.T) {
+	rt := mustRuntime(t, core.Config{CountByAction: true, SystemPrompt: "sys"})
+	policy := core.Policy{MaxContextTokens: 100}
+	begin := func(session string) (*core.Turn, core.Action) {
+		tn, err := rt.Begin(bg, core.RunRequest{SessionID: session, Input: "hi", Policy: policy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := tn.Next()
+		if a.Kind != core.ActionCount || len(a.Messages) != 2 || a.Messages[0].Role != core.RoleSystem {
+			t.Fatalf("%s: got %+v, want the prompt's and the input's counts", session, a)
+		}
+		return tn, a
+	}
+	ta, _ := begin("a")
+	tb, _ := begin("b")
+	fed := map[string][]int{"a": {10, 3}, "b": {20, 5}}
+	finish := func(session string, tn *core.Turn) *core.Result {
+		a := tn.FeedCounts(fed[session], nil)
+		for a.Kind == core.ActionModel {
+			a = tn.FeedModel(core.Echo{}.Complete(bg, a.Request))
+		}
+		if a.Kind != core.ActionDone {
+			t.Fatalf("%s: got %+v, want done", session, a)
+		}
+		return a.Result
+	}
+	if got := finish("b", tb).Context.Tokens; got != 25 {
+		t.Fatalf("b: %d tokens, want 25", got)
+	}
+	// a's prompt count (10) goes unused: b's (20) is the runtime's.
+	if got := finish("a", ta).Context.Tokens; got != 23 {
+		t.Fatalf("a: %d tokens, want 23", got)
+	}
+}
