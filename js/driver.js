@@ -668,7 +668,10 @@ export class TurnDriver {
   // page), which a cancel or the timeout stops waiting for.
   #count(turn, a) {
     this.#arm(turn);
-    const feed = (r) => turn.interrupted ? this.resume(turn) : this.action(this.call(this.#ex.agentrt_feed, writeCounts(this.#w.reset(), turn.handle, r)));
+    const feed = (r) => {
+      if (turn.interrupted) return this.resume(turn);
+      return this.action(this.call(this.#ex.agentrt_feed, writeCounts(this.#w.reset(), turn.handle, r)));
+    };
     const r = this.#counter === null ? countRejected("the runtime has no countTokens") : this.#counter(a.count);
     if (!(r instanceof Promise)) return feed(r);
     return this.settle(turn, r.then((value) => ({ ok: true, value }), (reason) => ({ ok: false, reason })))

@@ -81,15 +81,17 @@ const (
 	FieldArguments       = hostmsg.FieldArguments
 )
 
+// FieldCountByAction (true) has the host count tokens
+// (core.Config.CountByAction): the glue's countTokens answers the wire's
+// count actions.
+const FieldCountByAction = "countByAction"
+
 // Config, tool and limits fields.
 const (
-	FieldSystemPrompt = "systemPrompt"
-	FieldModel        = "model"
-	FieldTools        = "tools"
-	FieldLimits       = "limits"
-	// FieldCountByAction (true) has the host count tokens: the glue's
-	// countTokens answers the wire's count actions.
-	FieldCountByAction         = "countByAction"
+	FieldSystemPrompt          = "systemPrompt"
+	FieldModel                 = "model"
+	FieldTools                 = "tools"
+	FieldLimits                = "limits"
 	FieldDescription           = "description"
 	FieldParameters            = "parameters"
 	FieldCall                  = "call"
