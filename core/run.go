@@ -192,6 +192,8 @@ func (r *Run) execute() {
 			tn.t.answerModel(tn.t.callModel(a.Request))
 		case ActionTool:
 			tn.t.answerTool(tn.t.callTool(a.Call))
+		case ActionCount:
+			tn.t.fail(NewError(CodeInvalidArgument, "the runtime counts tokens by action (Config.CountByAction): drive the run with Begin"))
 		default:
 			return
 		}

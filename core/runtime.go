@@ -17,6 +17,14 @@ type Config struct {
 	// CountTokens counts a message's tokens for Policy.MaxContextTokens;
 	// nil means EstimateTokens. See TokenCounter.
 	CountTokens TokenCounter
+	// CountByAction has the host count tokens through its Turn: under
+	// Policy.MaxContextTokens, Next answers ActionCount with the
+	// messages whose counts the caches lack, and FeedCounts takes them
+	// (turn_count.go). It is for a host that drives its turns and whose
+	// counter answers across a boundary (a wasm host); CountTokens must
+	// then be nil, and runs started with Start or Execute fail under a
+	// token budget (nothing can answer them).
+	CountByAction bool
 }
 
 // Runtime holds live sessions and runs turns on them. It is safe for
@@ -37,6 +45,7 @@ type Runtime struct {
 	// (one per spec, nil until counted) are the counts of the system
 	// prompt and the tool specs, guarded by mu.
 	countTokensFn TokenCounter
+	countByAction bool
 	systemTokens  int64
 	specTokens    []int64
 
@@ -66,6 +75,12 @@ func New(cfg Config) (*Runtime, error) {
 	_, rt.directModel = rt.model.(ContextHonouring)
 	rt.afterFunc = cfg.AfterFunc
 	rt.countTokensFn = cfg.CountTokens
+	if cfg.CountByAction {
+		if cfg.CountTokens != nil {
+			return nil, NewError(CodeInvalidArgument, "CountTokens and CountByAction are both set: one counter only")
+		}
+		rt.countByAction = true
+	}
 	if rt.afterFunc == nil {
 		rt.afterFunc = defaultAfterFunc
 	}

@@ -9,7 +9,12 @@ func (rt *Runtime) countTokens(m Message) (int64, *Error) {
 	if count == nil {
 		count = EstimateTokens
 	}
-	n, err := callCounter(count, m)
+	return checkCount(callCounter(count, m))
+}
+
+// checkCount checks a counter's answer: an error (an *Error keeps its
+// code) or a count outside 0..MaxTokenCount is CodeInvalidArgument.
+func checkCount(n int, err error) (int64, *Error) {
 	if err != nil {
 		if e := findError(err); e != nil {
 			return 0, e
@@ -33,17 +38,25 @@ func callCounter(count TokenCounter, m Message) (n int, err error) {
 }
 
 // fixedTokens returns the count of the system prompt and of the tool
-// specs p allows, each counted once per runtime.
-func (rt *Runtime) fixedTokens(p *Policy) (int64, *Error) {
+// specs p allows, each counted once per runtime. A pass that lacks
+// counts (turn_count.go) caches none.
+func (t *turn) fixedTokens(p *Policy) (int64, *Error) {
+	rt := t.run.rt
 	rt.mu.Lock()
 	have := rt.specTokens != nil
 	sys, specs := rt.systemTokens, rt.specTokens
 	rt.mu.Unlock()
+	if have {
+		// Another run cached them while the host counted them for this
+		// one: the host's counts of them go unused.
+		t.cnt.k += t.cnt.fixed
+	}
+	t.cnt.fixed = 0
 	if !have {
 		specs = make([]int64, len(rt.specs))
 		sys = 0
 		if rt.system != "" {
-			n, err := rt.countTokens(Message{Role: RoleSystem, Content: rt.system})
+			n, err := t.count(Message{Role: RoleSystem, Content: rt.system})
 			if err != nil {
 				return 0, err
 			}
@@ -51,11 +64,15 @@ func (rt *Runtime) fixedTokens(p *Policy) (int64, *Error) {
 		}
 		for i := range rt.specs {
 			s := &rt.specs[i]
-			n, err := rt.countTokens(Message{Role: RoleSystem, Content: s.Name + "\n" + s.Description + "\n" + s.Parameters})
+			n, err := t.count(Message{Role: RoleSystem, Content: s.Name + "\n" + s.Description + "\n" + s.Parameters})
 			if err != nil {
 				return 0, err
 			}
 			specs[i] = n
+		}
+		if t.cnt.need {
+			t.cnt.fixed = len(t.cnt.msgs)
+			return 0, nil
 		}
 		rt.mu.Lock()
 		rt.systemTokens, rt.specTokens = sys, specs
@@ -74,19 +91,21 @@ func (rt *Runtime) fixedTokens(p *Policy) (int64, *Error) {
 // alone exceed the policy's MaxContextTokens, before seeding: nothing
 // changes. It keeps the input's count for the cache (tokenSums).
 func (t *turn) checkInputTokens() *Error {
-	t.inputTokens = -1
 	p := &t.run.req.Policy
 	if p.MaxContextTokens == 0 {
+		t.inputTokens = -1
 		return nil
 	}
-	rt := t.run.rt
-	fixed, err := rt.fixedTokens(p)
+	fixed, err := t.fixedTokens(p)
 	if err != nil {
 		return err
 	}
-	n, err := rt.countTokens(Message{Role: RoleUser, Content: t.run.req.Input})
+	n, err := t.count(Message{Role: RoleUser, Content: t.run.req.Input})
 	if err != nil {
 		return err
+	}
+	if t.cnt.need {
+		return errNeedCounts
 	}
 	t.inputTokens = n
 	if fixed+n > p.MaxContextTokens {
@@ -116,11 +135,16 @@ func (t *turn) tokenSums(ss *session, msgs []Message, gen uint64) ([]int64, *Err
 		n := t.inputTokens
 		if m := &msgs[i]; i != t.inputAt || n < 0 || m.ID != "" || m.Role != RoleUser || m.Content != t.run.req.Input {
 			var err *Error
-			if n, err = t.run.rt.countTokens(*m); err != nil {
+			if n, err = t.count(*m); err != nil {
 				return nil, err
 			}
 		}
-		c.sums = append(c.sums, c.sums[i]+n)
+		if !t.cnt.need {
+			c.sums = append(c.sums, c.sums[i]+n)
+		}
+	}
+	if t.cnt.need {
+		return nil, errNeedCounts
 	}
 	return c.sums[:len(msgs)+1], nil
 }
@@ -176,7 +200,7 @@ func (t *turn) contextWindow(all []Message, gen uint64) ([]Message, *Error) {
 	if p.MaxContextTokens == 0 {
 		return msgs, nil
 	}
-	fixed, err := r.rt.fixedTokens(p)
+	fixed, err := t.fixedTokens(p)
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,8 @@ type turn struct {
 	// input's count (-1: not counted), counted before seeding.
 	inputAt     int
 	inputTokens int64
+	// cnt is the count phase's state (turn_count.go).
+	cnt counting
 }
 
 // fail ends the machine with err.
@@ -66,7 +68,10 @@ func (t *turn) next() step {
 	for {
 		switch t.phase {
 		case phaseStart:
-			if err := t.begin(); err != nil {
+			if err := t.begin(); err == errNeedCounts {
+				t.askCounts(phaseStart)
+				continue
+			} else if err != nil {
 				t.fail(err)
 				continue
 			}
@@ -82,6 +87,10 @@ func (t *turn) next() step {
 				continue
 			}
 			req, err := t.modelRequest()
+			if err == errNeedCounts {
+				t.askCounts(phaseModel)
+				continue
+			}
 			if err != nil {
 				t.fail(err)
 				continue
@@ -113,6 +122,8 @@ func (t *turn) next() step {
 			t.phase = phaseToolIn
 		case phaseToolIn:
 			return step{phase: phaseToolIn, call: &t.reply.ToolCalls[t.call]}
+		case phaseCountIn:
+			return step{phase: phaseCountIn}
 		case phaseDone, phaseFailed:
 			return step{phase: t.phase}
 		}
@@ -126,7 +137,11 @@ func (t *turn) begin() *Error {
 	if r.ctx.stopped.Load() {
 		return r.stopError()
 	}
-	r.emit(Event{Type: EventRunStarted})
+	if !t.cnt.announced {
+		// Once: a pass that lacked token counts runs again.
+		r.emit(Event{Type: EventRunStarted})
+		t.cnt.announced = true
+	}
 	if err := t.checkInputTokens(); err != nil {
 		return err
 	}
@@ -491,9 +506,12 @@ type Action struct {
 	// messages, which stay unchanged until the answer is fed.
 	Request *ModelRequest
 	// Call is the tool call (ActionTool).
-	Call   *ToolCall
-	Result *Result
-	Err    *Error
+	Call *ToolCall
+	// Messages are the messages to count (ActionCount), valid until
+	// FeedCounts.
+	Messages []Message
+	Result   *Result
+	Err      *Error
 }
 
 // Begin validates req and registers its run as Start does, refusing it
@@ -542,6 +560,8 @@ func (tn *Turn) Next() Action {
 			tn.t.answerModel(nil, r.stopError())
 		case phaseToolIn:
 			tn.t.answerTool("", r.stopError())
+		case phaseCountIn:
+			tn.t.fail(r.stopError())
 		}
 	}
 	s := tn.t.next()
@@ -550,6 +570,8 @@ func (tn *Turn) Next() Action {
 		return Action{Kind: ActionModel, Request: s.req}
 	case phaseToolIn:
 		return Action{Kind: ActionTool, Call: s.call}
+	case phaseCountIn:
+		return Action{Kind: ActionCount, Messages: tn.t.cnt.msgs}
 	}
 	if tn.t.err != nil {
 		tn.t.rollback()

@@ -15,6 +15,7 @@ import { AgentrtError, historyError, isObject, text, refusedError, timeoutError,
 import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, utf8Bytes, replyOver, toolOver, deliverEvents } from "./request.js";
 import { Tools } from "./tools.js";
 import { QuickTurns } from "./quick.js";
+import { counterOf, countRejected, writeCounts } from "./count.js";
 
 /**
  * TurnDriver is the glue's one driver of a turn, the host side of the
@@ -55,6 +56,8 @@ export class TurnDriver {
   // turns (docs/adr/0012-quick-turn.md).
   #busy = new Map(); // sessionId -> turns in flight
   #quick;
+  // The host's token counter (js/count.js), or null.
+  #counter;
 
   constructor(exports, number, config) {
     if (!exports || typeof exports.agentrt_begin !== "function" || typeof exports.agentrt_revert !== "function" ||
@@ -70,6 +73,7 @@ export class TurnDriver {
     this.#quick = new QuickTurns(this, exports);
     this.#limits = readLimits(this.call(exports.agentrt_feed, writeLimitsQuery(this.#w.reset())));
     this.#tools = new Tools(config.tools);
+    this.#counter = counterOf(config.countTokens);
   }
 
   /** The limits in force, as the module reports them (wire.js readLimits). */
@@ -367,6 +371,15 @@ export class TurnDriver {
             a = next;
             continue;
           }
+          case ACTION.count: {
+            const next = this.#count(turn, a);
+            if (next instanceof Promise) {
+              ends = false;
+              return this.driveAsync(turn, next);
+            }
+            a = next;
+            continue;
+          }
           case ACTION.done:
           case ACTION.failed:
             return this.#outcome(turn, a);
@@ -422,6 +435,9 @@ export class TurnDriver {
           case ACTION.tool:
             this.#arm(turn);
             a = await this.#callTool(turn, a);
+            continue;
+          case ACTION.count:
+            a = await this.#count(turn, a);
             continue;
           case ACTION.done:
           case ACTION.failed:
@@ -648,6 +664,21 @@ export class TurnDriver {
     }
     answered = true;
     return this.feedModel(turn, handle, v, failure);
+  }
+
+  // #count answers a count action with the host's counter (js/count.js):
+  // the next action, or a Promise of it (worker mode's counter asks the
+  // page), which a cancel or the timeout stops waiting for.
+  #count(turn, a) {
+    this.#arm(turn);
+    const feed = (r) => {
+      if (turn.interrupted) return this.resume(turn);
+      return this.action(this.call(this.#ex.agentrt_feed, writeCounts(this.#w.reset(), turn.handle, r)));
+    };
+    const r = this.#counter === null ? countRejected("the runtime has no countTokens") : this.#counter(a.count);
+    if (!(r instanceof Promise)) return feed(r);
+    return this.settle(turn, r.then((value) => ({ ok: true, value }), (reason) => ({ ok: false, reason })))
+      .then((s) => s === null ? this.resume(turn) : feed(s.ok ? s.value : countRejected(s.reason)));
   }
 
   // feedModel feeds the model's answer v, or its failure, to the turn

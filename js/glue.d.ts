@@ -363,6 +363,19 @@ export interface LoadOptions {
   tools?: Tool[] | undefined;
   limits?: Limits | undefined;
   /**
+   * Counts a message's tokens for `policy.maxContextTokens`, in place of
+   * the built-in estimate (docs/contract.md). Synchronous: it must return
+   * an integer from 0 to 2^31-1. A throw, a non-number (a Promise
+   * included), a non-finite, fractional, negative or larger number fails
+   * the run with "invalid_argument" and changes nothing. The runtime
+   * caches the counts: each stored message is counted once, the system
+   * prompt and each tool spec once (as system messages). In worker mode
+   * it stays in the caller's thread, asked by message.
+   * @example
+   * await loadRuntime({ model, countTokens: (m) => encode(m.content ?? "").length + 4 });
+   */
+  countTokens?: ((message: Message) => number) | undefined;
+  /**
    * Worker mode (docs/adr/0021-worker-mode.md): `true` runs the glue and
    * the module in a dedicated Web Worker started from the worker.js
    * shipped beside glue.js; a URL or string names a worker entry served

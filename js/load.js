@@ -302,11 +302,10 @@ export function checkConfig(options) {
   if (systemPrompt !== undefined && systemPrompt !== null && typeof systemPrompt !== "string") {
     throw argError("options.systemPrompt", "must be a string");
   }
-  // A host's counter needs the wire's token action, which the module
-  // does not have yet: refused rather than left unused, so that a budget
-  // is never counted other than the host asked.
-  if (options.countTokens !== undefined) {
-    throw argError("options.countTokens", "is not supported yet: the module counts tokens with the estimate (docs/contract.md)");
+  // The host's token counter (js/count.js): the module asks for counts
+  // under a token budget.
+  if (options.countTokens !== undefined && typeof options.countTokens !== "function") {
+    throw argError("options.countTokens", "must be a function (message) => number");
   }
   if (model !== undefined && model !== "echo" && typeof model !== "function") {
     throw argError("options.model", 'must be "echo" or a function');

@@ -7,6 +7,7 @@
 import { AgentrtError, argError, toError, isObject, isBytes, closedError, describe, reportCallbackError } from "./errors.js";
 import { readRequest, readOptions } from "./args.js";
 import { toURL } from "./load.js";
+import { countWith } from "./count.js";
 
 // fromWire rebuilds an error that crossed from the worker.
 function fromWire(e) {
@@ -67,6 +68,8 @@ class RemoteRuntime {
   #events = new Map();
   #model;
   #tools;
+  // The page's countTokens (js/count.js), which the worker asks by message.
+  #countTokens;
   #calls = new Map();
   #releases = new Map();
   // The messages of each session's last model call, by the worker's ids
@@ -74,8 +77,9 @@ class RemoteRuntime {
   // page has not seen.
   #held = new Map();
 
-  constructor(w, info, model, tools) {
+  constructor(w, info, model, tools, countTokens) {
     this.#w = w;
+    this.#countTokens = countTokens;
     this.#version = info.version;
     this.#globalName = info.globalName;
     this.#model = model;
@@ -223,6 +227,8 @@ class RemoteRuntime {
         req.messages = this.#messages(payload);
         delete req.dropped;
         v = await this.#model(req);
+      } else if (kind === "count") {
+        v = countWith(this.#countTokens, payload.messages);
       } else {
         const tool = this.#tools.get(payload.name);
         v = await tool.call(payload.args, payload.ctx);
@@ -477,7 +483,7 @@ export async function loadRemote(options) {
       wasmExec: wasmExec === undefined ? undefined : toURL(wasmExec, "options.wasmExec").href,
       systemPrompt, limits: limits === undefined ? undefined : structuredClone(limits),
       model: model === undefined ? undefined : model === "echo" ? "echo" : "function",
-      progress: options.onProgress !== undefined,
+      progress: options.onProgress !== undefined, countTokens: options.countTokens !== undefined,
       tools: options.tools ? options.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) : undefined,
     };
   } catch (e) {
@@ -524,5 +530,5 @@ export async function loadRemote(options) {
     w.terminate();
     throw e;
   });
-  return new RemoteRuntime(w, info, options.model, tools);
+  return new RemoteRuntime(w, info, options.model, tools, options.countTokens);
 }

@@ -98,7 +98,8 @@ export function checkPolicy(p) {
 
 // configText returns the JSON text of a runtime's config c (the glue's
 // options systemPrompt, model, tools and limits, checked for their types
-// by load.js) for agentrt_create's config frame: what JSON carries of it.
+// by load.js, and countByAction when the host counts tokens) for
+// agentrt_create's config frame: what JSON carries of it.
 // The module reads the text with its createRuntime's own config reader
 // (docs/wire.md, "Config frame"), so a config's rules and error texts are
 // the module's. A model function is "host" (the glue answers model
@@ -110,7 +111,7 @@ export function configText(c) {
   const tools = Array.isArray(c.tools) ? c.tools.map((t, i) => ({ name: t.name, description: t.description, parameters: parametersText(t.parameters, i) })) : c.tools;
   const model = typeof c.model === "function" ? "host" : c.model;
   try {
-    return JSON.stringify({ systemPrompt: c.systemPrompt, model, tools, limits: c.limits }, toJSONForm);
+    return JSON.stringify({ systemPrompt: c.systemPrompt, model, tools, limits: c.limits, countByAction: c.countByAction }, toJSONForm);
   } catch (e) {
     // A throwing getter, a cycle: as the module's createRuntime answers.
     throw new AgentrtError("invalid_argument", `config: reading the value threw: ${e instanceof Error ? e.message : String(e)}`);

@@ -532,6 +532,8 @@ export async function loadRuntime(options = {}) {
   if (model !== undefined) config.model = model;
   if (tools !== undefined) config.tools = tools;
   if (limits !== undefined) config.limits = limits;
+  // The module asks the driver for token counts (js/count.js).
+  if (options.countTokens !== undefined) [config.countTokens, config.countByAction] = [options.countTokens, true];
   const boot = { module, Go, config };
   const rt = new Runtime(boot, await startInstance(boot));
   if (report) report("done");

@@ -13,11 +13,11 @@ export const MAGIC = [0x41, 0x52, 0x57];
 export const VERSION = 1;
 
 export const KIND = Object.freeze({
-  begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04, commit: 0x05, limitsQuery: 0x06,
+  begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04, commit: 0x05, limitsQuery: 0x06, counts: 0x07,
   action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14, committed: 0x15, limits: 0x16, check: 0x17,
 });
 
-export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4, pending: 5 });
+export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4, pending: 5, count: 6 });
 
 const ROLES = ["user", "assistant", "tool", "system"];
 const EVENT_TYPES = ["run.started", "session.seeded", "message.appended", "model.delta",
@@ -492,7 +492,7 @@ function reader(buf, kind) {
 /**
  * Decodes an action frame: { handle, events, kind, ... } with, by kind,
  * model: step, generation, adopt, from, start, end, tail; tool: call;
- * done: result; failed: error. Events are decoded only when `events` is
+ * done: result; failed: error; count: count (the messages). Events are decoded only when `events` is
  * true (their count is read either way and must be zero otherwise).
  * onDropped, when given, is handed the frame's dropped sessions (true:
  * all; or the ids), after the frame is decoded.
@@ -523,6 +523,7 @@ export function readAction(buf, onDropped) {
       break;
     }
     case ACTION.tool: a = { handle, events, kind, call: r.call() }; break;
+    case ACTION.count: a = { handle, events, kind, count: r.messages() }; break; // js/count.js
     case ACTION.done: a = { handle, events, kind, result: r.result() }; break;
     case ACTION.failed: a = { handle, events, kind, error: r.error() }; break;
     default: r.fail(`unknown action ${kind}`);

@@ -127,6 +127,11 @@ async function load(options) {
   };
   if (options.model === "echo") config.model = "echo";
   else if (options.model === "function") config.model = modelStandIn;
+  if (options.countTokens) {
+    // The page counts each count action's messages (js/count.js).
+    config.countTokens = (messages) => ask("count", { messages });
+    config.countTokens[Symbol.for("agentrt.countsAll")] = true; // js/count.js COUNTS_ALL
+  }
   if (options.tools) config.tools = options.tools.map((t) => ({ ...t, call: toolStandIn(t.name) }));
   if (options.progress) config.onProgress = (p) => post({ op: "progress", p });
   for (const k of Object.keys(config)) if (config[k] === undefined) delete config[k];

@@ -148,7 +148,7 @@ func refused(b []byte) error {
 // name) returns its *core.Error with code invalid_argument, as does a
 // tool with NeedsApproval: approvals do not cross the wire yet.
 func (in *Instance) NewRuntime(cfg Config) (*Runtime, error) {
-	c := wire.Config{SystemPrompt: cfg.SystemPrompt, Echo: cfg.Model == nil, Limits: cfg.Limits}
+	c := wire.Config{SystemPrompt: cfg.SystemPrompt, Echo: cfg.Model == nil, Limits: cfg.Limits, CountByAction: cfg.CountTokens != nil}
 	tools := map[string]*core.Tool{}
 	for i := range cfg.Tools {
 		t := &cfg.Tools[i]

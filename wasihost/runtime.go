@@ -22,6 +22,12 @@ type Config struct {
 	// runs in Go when the module asks for it.
 	Tools  []core.Tool
 	Limits core.Limits
+	// CountTokens counts a message's tokens for Policy.MaxContextTokens,
+	// as core.Config.CountTokens does; nil means the module's
+	// core.EstimateTokens. The module asks for the counts its caches lack
+	// (a count action) and this host calls CountTokens for each (see
+	// count.go).
+	CountTokens core.TokenCounter
 }
 
 // Runtime is one runtime inside an Instance: live sessions, seeded from
@@ -82,8 +88,8 @@ func errProtocol(msg string) *core.Error {
 //     with code model_error whatever the error's code, and a tool's
 //     error is the tool's result, as in core. A panic is such an error.
 //   - Under req.Policy.MaxContextTokens the module counts tokens with
-//     core.EstimateTokens: a Go counter (core.Config.CountTokens) cannot
-//     be called from inside the module yet.
+//     Config.CountTokens, called here when the module asks, or with
+//     core.EstimateTokens when there is none.
 //   - A run with req.Approvals is refused with code invalid_argument:
 //     approvals do not cross the wire yet.
 //   - When ctx or the timeout ends a model or tool call first, Run

@@ -105,6 +105,8 @@ func (t *turn) step(a *wire.Action) (*wire.Action, error) {
 		return t.rt.feed(t, wire.AppendToolResult(nil, &r))
 	case wire.ActPending:
 		return t.rt.next(t, false)
+	case wire.ActCount:
+		return t.count(a)
 	}
 	return nil, errProtocol("unknown action " + strconv.Itoa(int(a.Kind)))
 }

@@ -49,6 +49,9 @@ type Action struct {
 	// Tool call (ActTool).
 	Call core.ToolCall
 
+	// Count are the messages to count (ActCount; wire/count.go).
+	Count []core.Message
+
 	// Outcome (ActDone, ActFailed).
 	Result *core.Result
 	Err    *core.Error
@@ -410,6 +413,8 @@ func AppendAction(dst []byte, a *Action) []byte {
 		dst = AppendMessages(dst, a.Tail)
 	case ActTool:
 		dst = appendCall(dst, &a.Call)
+	case ActCount:
+		dst = AppendMessages(dst, a.Count)
 	case ActDone:
 		dst = AppendResult(dst, a.Result)
 	case ActFailed:
@@ -447,6 +452,8 @@ func DecodeAction(b []byte) (*Action, error) {
 		}
 	case ActTool:
 		r.call(&a.Call)
+	case ActCount:
+		a.Count = r.messages()
 	case ActDone:
 		a.Result = r.result()
 	case ActFailed:

@@ -92,6 +92,10 @@ type Config struct {
 	// Limits bound the store; zero fields mean the defaults. A field
 	// larger than the frame can carry is refused.
 	Limits core.Limits
+	// CountByAction says the host counts tokens (core.Config.
+	// CountByAction): bit 1 of the model byte. A module that does not
+	// know the bit refuses the frame.
+	CountByAction bool
 }
 
 const maxInt53 = 1 << 53
@@ -105,11 +109,14 @@ func AppendConfig(dst []byte, c *Config) []byte {
 	dst = append(dst, ConfigMagic...)
 	dst = append(dst, ConfigVersion)
 	dst = AppendString(dst, c.SystemPrompt)
+	model := byte(configModelHost)
 	if c.Echo {
-		dst = append(dst, configModelEcho)
-	} else {
-		dst = append(dst, configModelHost)
+		model = configModelEcho
 	}
+	if c.CountByAction {
+		model |= configCountByAction
+	}
+	dst = append(dst, model)
 	dst = AppendUvarint(dst, uint64(len(c.Tools)))
 	for i := range c.Tools {
 		t := &c.Tools[i]
@@ -150,7 +157,9 @@ func DecodeConfig(b []byte) (*Config, error) {
 	r.pos = len(ConfigMagic) + 1
 	var c Config
 	c.SystemPrompt = r.str("systemPrompt")
-	switch r.byte() {
+	model := r.byte()
+	c.CountByAction = model&configCountByAction != 0
+	switch model &^ configCountByAction {
 	case configModelHost:
 	case configModelEcho:
 		c.Echo = true

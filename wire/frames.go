@@ -374,9 +374,9 @@ func DecodeToolResult(b []byte) (*ToolResult, error) {
 }
 
 // Answer is any host frame that answers a turn: a model reply, a tool
-// result or a delta, as DecodeAnswer returns it.
+// result, a delta or counts, as DecodeAnswer returns it.
 type Answer struct {
-	Kind   Kind // KindModelReply, KindToolResult or KindDelta
+	Kind   Kind // KindModelReply, KindToolResult, KindDelta or KindCounts
 	Handle uint64
 	Failed bool
 	// Oversize, with Failed: the host refused the answer unsent, as more
@@ -385,9 +385,14 @@ type Answer struct {
 	// Text is the tool's output, the failure's text, or the delta.
 	Text  string
 	Reply core.ModelReply
+	// Counts are a counts frame's counts; Code is its failure's code
+	// (wire/count.go).
+	Counts []int
+	Code   core.Code
 }
 
-// DecodeAnswer decodes a model-reply, tool-result or delta frame.
+// DecodeAnswer decodes a model-reply, tool-result, delta or counts
+// frame.
 func DecodeAnswer(b []byte) (*Answer, error) {
 	var a Answer
 	if err := DecodeAnswerInto(&a, b); err != nil {
@@ -404,7 +409,7 @@ func DecodeAnswerInto(a *Answer, b []byte) error {
 	if len(b) >= header {
 		k = Kind(b[header-1])
 	}
-	if k != KindModelReply && k != KindToolResult {
+	if k != KindModelReply && k != KindToolResult && k != KindCounts {
 		k = KindDelta
 	}
 	r := newReader(b, k)
@@ -413,10 +418,16 @@ func DecodeAnswerInto(a *Answer, b []byte) error {
 	if k != KindDelta {
 		a.Failed, a.Oversize = r.status("status")
 	}
-	if k == KindModelReply && !a.Failed {
+	switch {
+	case k == KindModelReply && !a.Failed:
 		a.Reply.Content = r.str("content")
 		a.Reply.ToolCalls = r.calls()
-	} else {
+	case k == KindCounts && !a.Failed:
+		r.counts(a)
+	default:
+		if k == KindCounts {
+			a.Code = core.Code(r.str("code"))
+		}
 		a.Text = r.str("text")
 	}
 	return r.end()

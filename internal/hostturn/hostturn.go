@@ -175,7 +175,7 @@ func (x *Driver) begin(ht *hostTurn, req core.RunRequest) (*core.Turn, core.Acti
 }
 
 // Feed decodes a host frame that answers a turn (a model reply, a tool
-// result or a delta) and hands it to its turn. It returns the turn's next
+// result, a delta or counts) and hands it to its turn. It returns the turn's next
 // action frame (after a delta: a pending frame with the events it
 // emitted), or a refused frame for a malformed frame or an unknown handle.
 //
@@ -209,6 +209,11 @@ func (x *Driver) Feed(frame []byte) []byte {
 	case wire.KindDelta:
 		tn.Delta(a.Text)
 		act.Kind = actionPending
+	case wire.KindCounts:
+		if a.Failed {
+			fail = core.NewError(a.Code, a.Text)
+		}
+		act = tn.FeedCounts(a.Counts, fail)
 	case wire.KindToolResult:
 		switch {
 		case a.Oversize:
@@ -361,6 +366,8 @@ func (x *Driver) frame(ht *hostTurn, tn *core.Turn, a core.Action) []byte {
 		x.window(ht, a.Request, &wa)
 	case core.ActionTool:
 		wa.Kind, wa.Call = wire.ActTool, *a.Call
+	case core.ActionCount:
+		wa.Kind, wa.Count = wire.ActCount, a.Messages
 	case core.ActionDone:
 		wa.Kind, wa.Result, ended = wire.ActDone, a.Result, true
 	case core.ActionFailed:

@@ -45,6 +45,15 @@ func (x *Driver) Tool(h uint64, out string, err error) core.Action {
 	return x.answer(h, opTool, nil, out, err)
 }
 
+// FailCount answers the count action of turn h (core.ActionCount) with
+// err, the failure of the host's counter, which fails the run (see
+// core.Turn.FeedCounts). The typed calls carry no counts: a host that
+// counts answers with a counts frame (Feed). It returns the turn's next
+// action, as Model does.
+func (x *Driver) FailCount(h uint64, err error) core.Action {
+	return x.answer(h, opCount, nil, "", err)
+}
+
 // Step returns the next action of turn h: after an ActionWait, or once
 // its Context is done while a call is out (the call is abandoned). With
 // expire set it first stops the run with a timeout, as Next does.
@@ -61,6 +70,7 @@ const (
 	opTool
 	opNext
 	opExpire
+	opCount
 )
 
 // answer is the typed calls' one body: Model, Tool and Step name their
@@ -76,6 +86,8 @@ func (x *Driver) answer(h uint64, op int, reply *core.ModelReply, out string, er
 		a = ht.turn.FeedModel(reply, err)
 	case opTool:
 		a = ht.turn.FeedTool(out, err)
+	case opCount:
+		a = ht.turn.FeedCounts(nil, err)
 	default:
 		a = x.next(ht.turn, op == opExpire)
 	}

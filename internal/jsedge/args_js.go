@@ -165,7 +165,8 @@ func Handler(f js.Value, cache *Cache) func(core.Event) {
 //	{ systemPrompt?: string,
 //	  model?: "echo" | function(request) -> reply | Promise<reply>,
 //	  tools?: [{ name, description?, parameters?, call(args, ctx) }],
-//	  limits?: { ... } }
+//	  limits?: { ... },
+//	  countByAction?: true }
 //
 // null or undefined is the zero Config (the Echo model). An omitted,
 // null or "echo" model leaves cfg.Model nil and model undefined; a
@@ -229,6 +230,7 @@ func config(v js.Value, cfg *core.Config, text bool) (model js.Value, tools []js
 	if cfg.Limits, err = Limits(get(v, FieldLimits)); err != nil {
 		return model, nil, err
 	}
+	cfg.CountByAction = get(v, FieldCountByAction).Equal(js.ValueOf(true))
 	list := get(v, FieldTools)
 	if nullish(list) {
 		return model, nil, nil

@@ -81,6 +81,11 @@ const (
 	FieldArguments       = hostmsg.FieldArguments
 )
 
+// FieldCountByAction (true) has the host count tokens
+// (core.Config.CountByAction): the glue's countTokens answers the wire's
+// count actions.
+const FieldCountByAction = "countByAction"
+
 // Config, tool and limits fields.
 const (
 	FieldSystemPrompt          = "systemPrompt"

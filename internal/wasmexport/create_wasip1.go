@@ -30,7 +30,7 @@ func configDriver(frame []byte) (*hostturn.Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := core.Config{SystemPrompt: c.SystemPrompt, Limits: c.Limits, AfterFunc: AfterFunc}
+	cfg := core.Config{SystemPrompt: c.SystemPrompt, Limits: c.Limits, AfterFunc: AfterFunc, CountByAction: c.CountByAction}
 	for _, s := range c.Tools {
 		cfg.Tools = append(cfg.Tools, core.Tool{ToolSpec: s, Call: hostTool})
 	}

@@ -60,6 +60,8 @@ export async function usage(): Promise<void> {
   });
   await loadRuntime({ wasm: new Uint8Array(8), model: "echo" });
   await loadRuntime({ wasm: "/agentrt.wasm" });
+  // The host's token counter: a message in, a number out.
+  await loadRuntime({ countTokens: (m: Message) => Math.ceil((m.content ?? "").length / 4) + 4 });
   // Without wasm: the agentrt.wasm shipped next to glue.js.
   await loadRuntime();
   await loadRuntime({ systemPrompt: "x", model: () => "a plain string answer" });

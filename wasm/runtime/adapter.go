@@ -67,6 +67,10 @@ func (d *adapter) run(req core.RunRequest) (*core.Result, error) {
 				continue
 			}
 			a = x.Tool(h, out, err)
+		case core.ActionCount:
+			// Only the wire's turns have a host that counts (the glue's
+			// countTokens); a run method has none to ask.
+			a = x.FailCount(h, core.NewError(core.CodeInvalidArgument, "a runtime whose host counts tokens runs its turns on the wire"))
 		case core.ActionWait:
 			x.Hold(h)
 			a = x.Step(h, false)
