@@ -192,6 +192,8 @@ func (r *Run) execute() {
 			tn.t.answerModel(tn.t.callModel(a.Request))
 		case ActionTool:
 			tn.t.answerTool(tn.t.callTool(a.Call))
+		case ActionApproval:
+			tn.t.answerAsk(tn.t.askHere(a.Call))
 		default:
 			return
 		}

@@ -113,6 +113,10 @@ func (t *turn) next() step {
 			t.phase = phaseToolIn
 		case phaseToolIn:
 			return step{phase: phaseToolIn, call: &t.reply.ToolCalls[t.call]}
+		case phaseAsk:
+			t.askNext()
+		case phaseAskIn:
+			return step{phase: phaseAskIn, call: &t.reply.ToolCalls[t.call]}
 		case phaseDone, phaseFailed:
 			return step{phase: t.phase}
 		}
@@ -277,7 +281,7 @@ func (t *turn) answerModel(reply *ModelReply, err error) {
 		t.complete()
 		return
 	}
-	t.reply, t.call, t.phase = msg, 0, phaseTool
+	t.reply, t.call, t.phase = msg, 0, t.toolsDue()
 }
 
 func tooManySteps(p *Policy) *Error {
@@ -490,7 +494,7 @@ type Action struct {
 	// Request is the model request (ActionModel). It shares the session's
 	// messages, which stay unchanged until the answer is fed.
 	Request *ModelRequest
-	// Call is the tool call (ActionTool).
+	// Call is the tool call (ActionTool, ActionApproval).
 	Call   *ToolCall
 	Result *Result
 	Err    *Error
@@ -542,6 +546,8 @@ func (tn *Turn) Next() Action {
 			tn.t.answerModel(nil, r.stopError())
 		case phaseToolIn:
 			tn.t.answerTool("", r.stopError())
+		case phaseAskIn:
+			tn.t.answerAsk(false, r.stopError())
 		}
 	}
 	s := tn.t.next()
@@ -550,6 +556,8 @@ func (tn *Turn) Next() Action {
 		return Action{Kind: ActionModel, Request: s.req}
 	case phaseToolIn:
 		return Action{Kind: ActionTool, Call: s.call}
+	case phaseAskIn:
+		return Action{Kind: ActionApproval, Call: s.call}
 	}
 	if tn.t.err != nil {
 		tn.t.rollback()
