@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/mock"
 )
 
 // hostAsked is a runtime whose "pay" and "send" tools ask their host for
@@ -118,10 +119,29 @@ func TestTurnApprove_Failures(t *testing.T) {
 	if a.Kind != core.ActionFailed || a.Err.Code != core.CodeCancelled || len(ran) != 0 {
 		t.Fatalf("cancelled: %+v, ran %q", a, ran)
 	}
-	// A run with no host to ask fails typed, never runs the tool.
+}
+
+// Ensure a run with no host to ask (Execute) fails typed and never runs
+// the tool, unless the tool has a NeedsApproval to call instead.
+func TestTurnApprove_NoHost(t *testing.T) {
+	model := &mock.Model{CompleteFn: func(_ core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+		if req.Messages[len(req.Messages)-1].Role == core.RoleUser {
+			return &core.ModelReply{ToolCalls: []core.ToolCall{{ID: "p", Name: "pay"}}}, nil
+		}
+		return &core.ModelReply{Content: "ok"}, nil
+	}}
+	runs := 0
+	call := func(core.Context, core.ToolInvocation) (string, error) { runs++; return "paid", nil }
+	rt := mustRuntime(t, core.Config{Model: model, Tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "pay"}, ApprovalByHost: true, Call: call}}})
 	_, err := rt.Execute(bg, core.RunRequest{SessionID: "x", Input: "q"})
-	if e := core.AsError(err); e == nil || e.Code != core.CodeToolError {
-		t.Fatalf("Execute: %v", err)
+	if e := core.AsError(err); e == nil || e.Code != core.CodeToolError || runs != 0 {
+		t.Fatalf("Execute: %v, %d runs", err, runs)
+	}
+	rt = mustRuntime(t, core.Config{Model: model, Tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "pay"}, ApprovalByHost: true, Call: call,
+		NeedsApproval: func(core.ToolInvocation) (bool, error) { return true, nil }}}})
+	res, err := rt.Execute(bg, core.RunRequest{SessionID: "x", Input: "q"})
+	if err != nil || res.Status != core.StatusAwaitingApproval || runs != 0 {
+		t.Fatalf("Execute with NeedsApproval: %+v, %v, %d runs", res, err, runs)
 	}
 }
 
