@@ -35,6 +35,9 @@ type Begin struct {
 	MirrorGen uint64
 	MirrorLen int
 	History   []core.SeedMessage
+	// Approvals answer the calls awaiting approval in the session (a
+	// run that resumes them; Input is then empty).
+	Approvals []core.Approval
 	// Packed is the history as it came, a packed history (set by
 	// DecodeBegin; AppendBegin writes it when History is nil).
 	Packed []byte
@@ -64,7 +67,7 @@ const (
 	// place of its binary form (beginRepair and beginTokens are then
 	// unset: the text carries those fields).
 	beginPolicyJSON      = 1 << 0
-	beginReservedFurther = ^uint64(beginPolicyJSON)
+	beginReservedFurther = ^uint64(beginPolicyJSON | beginApprovals)
 )
 
 // AppendBegin appends a begin frame for b.
@@ -89,9 +92,13 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 	if b.HistoryValid {
 		flags |= beginHistoryValid
 	}
+	var further uint64
+	if len(b.Approvals) > 0 {
+		further |= beginApprovals
+	}
 	if b.PolicyJSON != "" {
 		dst = append(dst, flags|beginMore)
-		dst = AppendUvarint(dst, beginPolicyJSON)
+		dst = AppendUvarint(dst, further|beginPolicyJSON)
 		dst = AppendString(dst, b.PolicyJSON)
 		return appendBeginTail(dst, b)
 	}
@@ -102,7 +109,12 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 	if tokens {
 		flags |= beginTokens
 	}
-	dst = append(dst, flags)
+	if further != 0 {
+		dst = append(dst, flags|beginMore)
+		dst = AppendUvarint(dst, further)
+	} else {
+		dst = append(dst, flags)
+	}
 	dst = appendPolicy(dst, &b.Policy)
 	if tokens {
 		dst = AppendUvarint(dst, zigzag(b.Policy.MaxContextTokens))
@@ -122,6 +134,9 @@ func appendBeginTail(dst []byte, b *Begin) []byte {
 		}
 		dst = AppendUvarint(dst, uint64(len(h)))
 		dst = append(dst, h...)
+	}
+	if len(b.Approvals) > 0 {
+		dst = appendApprovals(dst, b.Approvals)
 	}
 	return dst
 }
@@ -289,6 +304,11 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 			r.pos += int(n)
 		}
 	}
+	if further&beginApprovals != 0 {
+		if out.Approvals = r.approvals(); r.err == nil && len(out.Approvals) == 0 {
+			r.fail("the approvals flag with no approval")
+		}
+	}
 	if err := r.end(); err != nil {
 		return err
 	}
@@ -431,9 +451,12 @@ type Answer struct {
 	// Text is the tool's output, the failure's text, or the delta.
 	Text  string
 	Reply core.ModelReply
+	// Need is an approval frame's answer: the call needs approval.
+	Need bool
 }
 
-// DecodeAnswer decodes a model-reply, tool-result or delta frame.
+// DecodeAnswer decodes a model-reply, tool-result, approval or delta
+// frame.
 func DecodeAnswer(b []byte) (*Answer, error) {
 	var a Answer
 	if err := DecodeAnswerInto(&a, b); err != nil {
@@ -450,7 +473,7 @@ func DecodeAnswerInto(a *Answer, b []byte) error {
 	if len(b) >= header {
 		k = Kind(b[header-1])
 	}
-	if k != KindModelReply && k != KindToolResult {
+	if k != KindModelReply && k != KindToolResult && k != KindApproval {
 		k = KindDelta
 	}
 	r := newReader(b, k)
@@ -459,10 +482,15 @@ func DecodeAnswerInto(a *Answer, b []byte) error {
 	if k != KindDelta {
 		a.Failed, a.Oversize = r.status("status")
 	}
-	if k == KindModelReply && !a.Failed {
+	switch {
+	case k == KindApproval && a.Oversize:
+		r.fail("an approval's status must be 0 or 1")
+	case k == KindApproval && !a.Failed:
+		a.Need = r.bool("need flag")
+	case k == KindModelReply && !a.Failed:
 		a.Reply.Content = r.str("content")
 		a.Reply.ToolCalls = r.calls()
-	} else {
+	default:
 		a.Text = r.str("text")
 	}
 	return r.end()

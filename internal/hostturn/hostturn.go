@@ -123,7 +123,7 @@ func (x *Driver) Begin(frame []byte) []byte {
 		events: ht.events[:0], emit: ht.emit}
 	req := core.RunRequest{
 		SessionID: b.SessionID, Input: b.Input, Policy: b.Policy, RunID: b.RunID, Inspect: b.Inspect,
-		WithHistory: b.WithHistory, History: b.History,
+		WithHistory: b.WithHistory, History: b.History, Approvals: b.Approvals,
 	}
 	if b.Events || b.WithHistory {
 		// Without them, no event need be handed over: the seed report
@@ -173,7 +173,7 @@ func (x *Driver) begin(ht *hostTurn, req core.RunRequest) (*core.Turn, core.Acti
 }
 
 // Feed decodes a host frame that answers a turn (a model reply, a tool
-// result or a delta) and hands it to its turn. It returns the turn's next
+// result, an approval or a delta) and hands it to its turn. It returns the turn's next
 // action frame (after a delta: a pending frame with the events it
 // emitted), or a refused frame for a malformed frame or an unknown handle.
 //
@@ -207,6 +207,8 @@ func (x *Driver) Feed(frame []byte) []byte {
 	case wire.KindDelta:
 		tn.Delta(a.Text)
 		act.Kind = actionPending
+	case wire.KindApproval:
+		act = feedApproval(tn, &a)
 	case wire.KindToolResult:
 		switch {
 		case a.Oversize:
@@ -359,6 +361,8 @@ func (x *Driver) frame(ht *hostTurn, tn *core.Turn, a core.Action) []byte {
 		x.window(ht, a.Request, &wa)
 	case core.ActionTool:
 		wa.Kind, wa.Call = wire.ActTool, *a.Call
+	case core.ActionApproval:
+		wa.Kind, wa.Call = wire.ActApprove, *a.Call
 	case core.ActionDone:
 		wa.Kind, wa.Result, ended = wire.ActDone, a.Result, true
 	case core.ActionFailed:

@@ -222,6 +222,7 @@ func config(v js.Value, cfg *core.Config) (model js.Value, tools []js.Value, err
 		if cfg.Tools[i].ToolSpec, err = ToolSpec(tools[i], "config.tools["+itoa(i)+"]"); err != nil {
 			return model, nil, err
 		}
+		cfg.Tools[i].ApprovalByHost = AskedByHost(tools[i])
 	}
 	return model, tools, nil
 }

@@ -90,6 +90,7 @@ const (
 	FieldDescription           = "description"
 	FieldParameters            = "parameters"
 	FieldCall                  = "call"
+	FieldNeedsApproval         = "needsApproval"
 	FieldMaxSessions           = "maxSessions"
 	FieldMaxMessagesPerSession = "maxMessagesPerSession"
 	FieldMaxSessionBytes       = "maxSessionBytes"

@@ -26,6 +26,10 @@ func hostTool(core.Context, core.ToolInvocation) (string, error) {
 	return "", core.NewError(core.CodeToolError, "tools run in the host")
 }
 
+// always is the approval predicate of a tool whose every call needs
+// approval (wire.ApprovalAlways).
+func always(core.ToolInvocation) (bool, error) { return true, nil }
+
 // agentrt_create(n): the input holds a config frame. Returns the new
 // runtime's number (0 or more), or minus the length of a refused frame
 // that agentrt_out then points at.
@@ -46,8 +50,17 @@ func exportCreate(size int32) (n int32) {
 		return -Refuse(core.AsError(err))
 	}
 	cfg := core.Config{SystemPrompt: c.SystemPrompt, Limits: c.Limits, AfterFunc: AfterFunc}
-	for _, s := range c.Tools {
-		cfg.Tools = append(cfg.Tools, core.Tool{ToolSpec: s, Call: hostTool})
+	for i, s := range c.Tools {
+		t := core.Tool{ToolSpec: s, Call: hostTool}
+		if i < len(c.Approval) {
+			switch c.Approval[i] {
+			case wire.ApprovalAlways:
+				t.NeedsApproval = always
+			case wire.ApprovalAsk:
+				t.ApprovalByHost = true
+			}
+		}
+		cfg.Tools = append(cfg.Tools, t)
 	}
 	rt, err := core.New(cfg)
 	if err != nil {

@@ -67,6 +67,13 @@ func (d *adapter) run(req core.RunRequest) (*core.Result, error) {
 				continue
 			}
 			a = x.Tool(h, out, err)
+		case core.ActionApproval:
+			need, err := d.ask(ctx, r, a.Call)
+			if ctx.Err() != nil {
+				a = x.Step(h, false)
+				continue
+			}
+			a = x.Approval(h, need, err)
 		case core.ActionWait:
 			x.Hold(h)
 			a = x.Step(h, false)
@@ -99,6 +106,18 @@ func (d *adapter) complete(ctx core.Context, req *core.ModelRequest) (reply *cor
 		return nil, err
 	}
 	return jsedge.Reply(v)
+}
+
+// ask asks the JavaScript tool of call c of run r whether the call
+// needs approval (jsedge.NeedsApproval).
+func (d *adapter) ask(ctx core.Context, r *core.Run, c *core.ToolCall) (need bool, err error) {
+	defer func() {
+		if recover() != nil {
+			need, err = false, core.NewError(core.CodeToolError, "needsApproval panicked")
+		}
+	}()
+	return jsedge.NeedsApproval(ctx, d.tools[c.Name], &core.ToolInvocation{RunID: r.ID(), SessionID: r.SessionID(),
+		ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
 }
 
 // call makes one tool call of run r: the JavaScript
