@@ -116,10 +116,13 @@ func TestApprovals_Refused(t *testing.T) {
 	cfg := wire.AppendConfig(nil, &wire.Config{Tools: []core.ToolSpec{{Name: "a"}}, Approval: []wire.ApprovalMode{wire.ApprovalAsk}})
 	set := func(b []byte, i int, v byte) []byte { b = bytes.Clone(b); b[i] = v; return b }
 	cases := map[string]func() error{
-		"need flag 2":        func() error { _, err := wire.DecodeApproval(set(good, len(good)-1, 2)); return err },
-		"oversize status":    func() error { _, err := wire.DecodeApproval(set(good, len(good)-2, 2)); return err },
-		"truncated":          func() error { _, err := wire.DecodeApproval(good[:len(good)-1]); return err },
-		"not an approval":    func() error { _, err := wire.DecodeApproval(wire.AppendToolResult(nil, &wire.ToolResult{Handle: 1})); return err },
+		"need flag 2":     func() error { _, err := wire.DecodeApproval(set(good, len(good)-1, 2)); return err },
+		"oversize status": func() error { _, err := wire.DecodeApproval(set(good, len(good)-2, 2)); return err },
+		"truncated":       func() error { _, err := wire.DecodeApproval(good[:len(good)-1]); return err },
+		"not an approval": func() error {
+			_, err := wire.DecodeApproval(wire.AppendToolResult(nil, &wire.ToolResult{Handle: 1}))
+			return err
+		},
 		"approved flag 2":    func() error { _, err := wire.DecodeBegin(set(begin, len(begin)-2, 2), 0); return err },
 		"no approval":        func() error { _, err := wire.DecodeBegin(append(begin[:len(begin)-5:len(begin)-5], 0), 0); return err },
 		"approvals past end": func() error { _, err := wire.DecodeBegin(begin[:len(begin)-1], 0); return err },
