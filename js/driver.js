@@ -8,13 +8,14 @@ import { packHistory as pack, PackMemo, PackScratch, mirrorInto } from "./pack.j
 import { checkSeedSize, checkSeedCount } from "./seedsize.js";
 import {
   ACTION, KIND, Writer, writeBegin, writeCommit, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
-  readLimits,
+  readLimits, writeApproval,
 } from "./wire.js";
 import { WireIO, Control } from "./control.js";
 import { AgentrtError, historyError, isObject, text, refusedError, timeoutError, abortError } from "./errors.js";
 import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, utf8Bytes, replyOver, toolOver, deliverEvents } from "./request.js";
 import { Tools } from "./tools.js";
 import { QuickTurns } from "./quick.js";
+import { askApproval } from "./approve.js";
 
 /**
  * TurnDriver is the glue's one driver of a turn, the host side of the
@@ -217,11 +218,11 @@ export class TurnDriver {
   /**
    * Begins a turn; throws (a refusal) or returns the turn to drive. `t`
    * is { sessionId, input, runId, policy?, history?, withHistory?,
-   * inspect?, onEvent? }: one object, so that a field added later is a
+   * inspect?, onEvent?, approvals? }: one object, so that a field added later is a
    * name, not a ninth position.
    */
   begin(t) {
-    const { sessionId, input, history, withHistory, runId, inspect, onEvent } = t;
+    const { sessionId, input, history, withHistory, runId, inspect, onEvent, approvals } = t;
     const policy = checkPolicy(t.policy);
     this.checkInput(input);
     const mirror = this.#mirrors.get(sessionId);
@@ -253,7 +254,7 @@ export class TurnDriver {
       // A history the glue packed from an array holds only strings it
       // encoded itself: valid UTF-8 (docs/adr/0011-history-valid-flag.md).
       historyValid: packed !== undefined && packed !== history,
-      mirrorGen: mirror ? mirror.gen : 0, mirrorLen: mirror ? mirror.msgs.length : 0,
+      mirrorGen: mirror ? mirror.gen : 0, mirrorLen: mirror ? mirror.msgs.length : 0, approvals,
     });
     const first = this.action(this.call(this.#ex.agentrt_begin, frame));
     const turn = {
@@ -369,6 +370,7 @@ export class TurnDriver {
             return this.#outcome(turn, a);
           case ACTION.wait:
           case ACTION.tool:
+          case ACTION.approve:
             ends = false;
             return this.driveAsync(turn, a);
           default:
@@ -420,6 +422,13 @@ export class TurnDriver {
             this.#arm(turn);
             a = await this.#callTool(turn, a);
             continue;
+          case ACTION.approve: {
+            // Ask the tool's needsApproval (js/approve.js).
+            this.#arm(turn);
+            const r = await askApproval(this.#tools.get(a.call.name), turn, a.call, this.#settleFn);
+            a = r === null ? this.resume(turn) : this.action(this.call(this.#ex.agentrt_feed, writeApproval(this.#w.reset(), turn.handle, r)));
+            continue;
+          }
           case ACTION.done:
           case ACTION.failed:
             return this.#outcome(turn, a);

@@ -240,7 +240,8 @@ export function deliverEvents(turn, events, a) {
     // events, asked for with or without a listener: the last is the
     // result's context (the done action's result does not carry it).
     if (e.type === "model.context") turn.context = e.context;
-    if (e.type === "run.completed" && a.kind === ACTION.done && turn.context !== undefined) a.result.context = turn.context;
+    const end = (e.type === "run.completed" || e.type === "run.awaiting_approval") && a.kind === ACTION.done;
+    if (end && turn.context !== undefined) a.result.context = turn.context;
     if (!turn.onEvent) continue;
     const ev = { type: e.type, runId: turn.runId, sessionId: turn.sessionId, seq: e.seq };
     if (e.seed !== undefined) ev.seed = e.seed;
@@ -254,7 +255,7 @@ export function deliverEvents(turn, events, a) {
     }
     if (e.toolCall !== undefined) ev.toolCall = e.toolCall;
     if (e.message !== undefined) ev.message = e.message;
-    if (e.type === "run.completed" && a.kind === ACTION.done) ev.result = a.result;
+    if (end) ev.result = a.result;
     if (e.error !== undefined) ev.error = refusedError(e.error);
     turn.onEvent(ev);
   }

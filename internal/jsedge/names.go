@@ -155,6 +155,7 @@ const (
 	FieldRepair           = "repair"
 	FieldOK               = "ok"
 	FieldProblems         = "problems"
+	FieldAwaiting         = "awaiting"
 	FieldRepairToolCallID = "toolCallId"
 )
 
