@@ -62,30 +62,6 @@ func AskedByHost(v js.Value) bool {
 	return n.Type() == js.TypeFunction || (n.Type() == js.TypeBoolean && n.Bool())
 }
 
-// NeedsApproval asks a JavaScript tool whether a call needs approval:
-// its needsApproval true, or what its needsApproval(args, ctx) method
-// answers, settled (see Await). A throw, a rejection or an answer that is
-// not a boolean is refused with tool_error.
-func NeedsApproval(ctx core.Context, obj js.Value, inv *core.ToolInvocation) (bool, error) {
-	if n := get(obj, FieldNeedsApproval); n.Type() != js.TypeFunction {
-		return n.Type() == js.TypeBoolean && n.Bool(), nil
-	}
-	args, callCtx, err := ToolArgs(inv)
-	if err != nil {
-		return false, err
-	}
-	v, err := Method(obj, FieldNeedsApproval, args, callCtx)
-	if err != nil {
-		return false, toolError("needsApproval threw: " + err.Error())
-	}
-	if v, err = Await(ctx, v, core.CodeToolError); err != nil {
-		return false, err
-	}
-	if v.Type() != js.TypeBoolean {
-		return false, toolError("needsApproval must answer a boolean")
-	}
-	return v.Bool(), nil
-}
 
 func toolError(msg string) error { return core.NewError(core.CodeToolError, msg) }
 

@@ -68,12 +68,7 @@ func (d *adapter) run(req core.RunRequest) (*core.Result, error) {
 			}
 			a = x.Tool(h, out, err)
 		case core.ActionApproval:
-			need, err := d.ask(ctx, r, a.Call)
-			if ctx.Err() != nil {
-				a = x.Step(h, false)
-				continue
-			}
-			a = x.Approval(h, need, err)
+			a = x.Approval(h, false, errAskGlue)
 		case core.ActionWait:
 			x.Hold(h)
 			a = x.Step(h, false)
@@ -108,17 +103,12 @@ func (d *adapter) complete(ctx core.Context, req *core.ModelRequest) (reply *cor
 	return jsedge.Reply(v)
 }
 
-// ask asks the JavaScript tool of call c of run r whether the call
-// needs approval (jsedge.NeedsApproval).
-func (d *adapter) ask(ctx core.Context, r *core.Run, c *core.ToolCall) (need bool, err error) {
-	defer func() {
-		if recover() != nil {
-			need, err = false, core.NewError(core.CodeToolError, "needsApproval panicked")
-		}
-	}()
-	return jsedge.NeedsApproval(ctx, d.tools[c.Name], &core.ToolInvocation{RunID: r.ID(), SessionID: r.SessionID(),
-		ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
-}
+// errAskGlue fails a run of these entry points that reaches a tool with
+// needsApproval: the glue asks it (js/approve.js, over the wire's
+// approval action); these entry points carry no approvals, and a tool
+// that needs approval never runs without one. Asking here too would cost
+// the module's size what no host of the glue uses.
+var errAskGlue = core.NewError(core.CodeToolError, "needsApproval is asked by the glue (loadRuntime): this entry point runs no tool that needs approval")
 
 // call makes one tool call of run r: the JavaScript
 // tool's call method, whose answer may be a thenable. Core refused the
