@@ -62,7 +62,6 @@ func AskedByHost(v js.Value) bool {
 	return n.Type() == js.TypeFunction || (n.Type() == js.TypeBoolean && n.Bool())
 }
 
-
 func toolError(msg string) error { return core.NewError(core.CodeToolError, msg) }
 
 // ToolArgs converts a tool invocation to the arguments of the tool's
