@@ -619,7 +619,7 @@ function steps(ctx) {
       await waitReady(p);
       const t = await sendTurn(p, '/tool pay {"amount":5,"to":"Bob"}');
       assertEqual(t.errors.length, 0, `errors shown on the page (${t.errors.join(" | ")})`);
-      await p.waitForSelector('[data-testid="approval-card"]');
+      await p.waitForFunction(() => document.querySelector('[data-testid="approval-card"]') !== null);
       const card = await p.evaluate(() => document.querySelector('[data-testid="approval-card"]').textContent);
       assert(card.includes('pay({"amount":5,"to":"Bob"})'), `card text: ${card}`);
       assert(await p.evaluate(() => document.querySelector('[data-testid="history-problems"]').hidden), "the pending call is shown as a history problem");
@@ -627,7 +627,7 @@ function steps(ctx) {
       // comes back from IndexedDB alone.
       await p.reload();
       await waitReady(p);
-      await p.waitForSelector('[data-testid="approval-card"]');
+      await p.waitForFunction(() => document.querySelector('[data-testid="approval-card"]') !== null);
       const before = await settledCount(p);
       await p.click('[data-testid="approve"]');
       await waitSettled(p, before + 1);
@@ -641,7 +641,7 @@ function steps(ctx) {
     ["a denied call never runs: the model gets the denial", async () => {
       const p = ctx.page;
       await sendTurn(p, '/tool pay {"amount":7,"to":"Eve"}');
-      await p.waitForSelector('[data-testid="approval-card"]');
+      await p.waitForFunction(() => document.querySelector('[data-testid="approval-card"]') !== null);
       const before = await settledCount(p);
       await p.click('[data-testid="deny"]');
       await waitSettled(p, before + 1);
