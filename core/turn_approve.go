@@ -100,3 +100,16 @@ func (tn *Turn) FeedApproval(need bool, err error) Action {
 	}
 	return tn.Next()
 }
+
+// awaits reports whether msgs end with calls awaiting approval: no
+// input may follow them (a quick turn's commit is stale there, and the
+// turn begun instead is refused; docs/adr/0019-tool-approvals.md, point
+// 4). A session that ends with a plain message pays one look.
+func awaits(msgs []Message) bool {
+	n := len(msgs)
+	if n == 0 || (msgs[n-1].Role != RoleTool && len(msgs[n-1].ToolCalls) == 0) {
+		return false
+	}
+	_, calls := pendingCalls(msgs)
+	return calls != nil
+}

@@ -156,3 +156,22 @@ func TestTurnApprove_OutOfTurn(t *testing.T) {
 		t.Fatalf("out of turn: %+v", a)
 	}
 }
+
+// Ensure a quick turn's commit on a session whose calls await approval
+// is stale and changes nothing: an input must not follow them.
+func TestTurnApprove_CommitStale(t *testing.T) {
+	rt := hostAsked(t)
+	var ran []string
+	a := driveAsk(t, rt, core.RunRequest{SessionID: "s", Input: "q"}, func(c core.ToolCall) (bool, error) { return c.Name == "pay", nil }, &ran)
+	if a.Kind != core.ActionDone || a.Result.Status != core.StatusAwaitingApproval {
+		t.Fatalf("%+v", a)
+	}
+	s, _ := rt.Session("s")
+	n, stale, err := rt.Commit(&core.Commit{SessionID: "s", RunID: "host:1", Input: "other", MirrorGen: s.Generation, MirrorLen: len(s.Messages), Reply: "ok"})
+	if err != nil || !stale || n != 0 {
+		t.Fatalf("commit on a paused session: %d, %v, %v", n, stale, err)
+	}
+	if after, _ := rt.Session("s"); len(after.Messages) != len(s.Messages) {
+		t.Fatalf("the session changed: %d to %d messages", len(s.Messages), len(after.Messages))
+	}
+}

@@ -90,6 +90,27 @@ for (const mode of runtimeModes) {
       release(w.rt);
     });
 
+    test("an input on a session paused with only the approval call is refused, the model not called", async () => {
+      // The paused session ends with the assistant's call: a turn with an
+      // input (a quick turn where the glue holds the session's mirror)
+      // must not follow it.
+      let calls = 0;
+      const model = (req) => {
+        calls++;
+        const last = req.messages[req.messages.length - 1];
+        return last.role === "user" ? { content: "", toolCalls: [{ id: "p1", name: "pay", arguments: "{}" }] } : { content: "ok" };
+      };
+      const rt = await load(modeConfig(mode, { model, tools: [{ name: "pay", needsApproval: true, call: () => "paid" }] }));
+      assert.equal((await rt.run({ sessionId: "s", input: "q" })).status, "awaiting_approval");
+      for (const input of ["other", "q"]) {
+        await rejectsWith(assert, rt.run({ sessionId: "s", input }), "invalid_argument");
+      }
+      assert.equal(calls, 1);
+      assert.equal((await messagesOf(rt, "s")).length, 2);
+      assert.equal((await rt.run({ sessionId: "s", approvals: [{ toolCallId: "p1", approved: true }] })).status, "completed");
+      release(rt);
+    });
+
     test("deny with a reason: the tool never runs, the model continues", async () => {
       const w = await world(mode);
       await pause(w);
