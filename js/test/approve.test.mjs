@@ -80,7 +80,8 @@ for (const mode of runtimeModes) {
       await pause(w);
       await refused(w, { sessionId: "s", approvals: [{ toolCallId: "nope", approved: true }] }, "invalid_argument");
       await refused(w, { sessionId: "s", input: "other" }, "invalid_argument");
-      const res = await w.rt.run({ sessionId: "s", approvals: [{ toolCallId: "pay-q", approved: true }] });
+      // With a policy too: its JSON text and the approvals share the begin frame's further flags.
+      const res = await w.rt.run({ sessionId: "s", approvals: [{ toolCallId: "pay-q", approved: true }], policy: { maxSteps: 5 } });
       assert.equal(res.status, "completed");
       assert.equal(res.pendingApprovals, undefined);
       assert.equal(res.reply.content, "done: looked | paid");
