@@ -9,7 +9,7 @@
 import { argError, historyError, isObject, text } from "./errors.js";
 import { adopt } from "./request.js";
 
-/** Whether ev ends a run that returns a Result (run.completed or run.awaiting_approval). */
+/** Whether an event of this type ends a run with its Result (run.completed or run.awaiting_approval). */
 export const endsRun = (type) => type === "run.completed" || type === "run.awaiting_approval";
 
 /** The type of the event that ends a run with res. */
