@@ -1,12 +1,9 @@
-//go:build !js || !agentrt_nocontext
-
 package core
 
-// The logic of tool approvals (docs/adr/0019-tool-approvals.md), left out
-// of the module the glue loads (GOOS=js built with the agentrt_nocontext
-// tag) until its edges carry needsApproval and approvals
-// (approval_js.go): no JavaScript host can declare or answer an approval
-// yet, so the module would carry code no call reaches.
+// The logic of tool approvals (docs/adr/0019-tool-approvals.md): seeding
+// a paused history, checking a resume's approvals, asking the tools'
+// predicates and pausing. A predicate its host answers is the turn's
+// approval phase (turn_approve.go).
 
 // pendingCalls returns the index of the assistant message whose calls
 // are pending at the end of msgs, and those calls; -1 when none is.
@@ -204,30 +201,49 @@ func (t *turn) awaitingError(msgs []Message) *Error {
 
 // askApprovals asks each call of the reply whether it needs approval,
 // and sets the turn's approval state: nil when none does. A predicate
-// that fails or panics fails the run with CodeToolError.
+// that fails or panics fails the run with CodeToolError. The calls of a
+// tool whose host decides (Tool.ApprovalByHost) are left to ask in the
+// turn's approval phase (turn_approve.go).
 func (t *turn) askApprovals(reply *Message) *Error {
 	t.appr = nil
 	r := t.run
 	for k := range reply.ToolCalls {
 		c := &reply.ToolCalls[k]
 		tool := r.rt.tools[c.Name]
-		if tool == nil || tool.NeedsApproval == nil || !r.req.Policy.toolAllowed(c.Name) {
+		if tool == nil || (tool.NeedsApproval == nil && !tool.ApprovalByHost) || !r.req.Policy.toolAllowed(c.Name) {
 			continue
 		}
-		need, err := askTool(tool, ToolInvocation{RunID: r.id, SessionID: r.req.SessionID, ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
-		if err != nil {
-			return err
-		}
-		if !need {
-			continue
+		mode := callAsk
+		if !tool.ApprovalByHost {
+			need, err := askTool(tool, ToolInvocation{RunID: r.id, SessionID: r.req.SessionID, ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			if err != nil {
+				return err
+			}
+			if !need {
+				continue
+			}
+			mode = callWait
 		}
 		if t.appr == nil {
 			t.appr = &approvals{modes: make([]callMode, len(reply.ToolCalls))}
 		}
-		t.appr.modes[k] = callWait
-		t.appr.pending = append(t.appr.pending, PendingApproval{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		t.appr.modes[k] = mode
+	}
+	if t.appr != nil {
+		t.appr.collect(reply)
 	}
 	return nil
+}
+
+// collect lists the calls of reply left waiting as pending, in order.
+func (a *approvals) collect(reply *Message) {
+	a.pending = nil
+	for k, m := range a.modes {
+		if m == callWait {
+			c := &reply.ToolCalls[k]
+			a.pending = append(a.pending, PendingApproval{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+	}
 }
 
 // askTool calls a tool's NeedsApproval, turning its error or panic into
@@ -240,13 +256,19 @@ func askTool(tool *Tool, inv ToolInvocation) (need bool, e *Error) {
 	}()
 	need, err := tool.NeedsApproval(inv)
 	if err != nil {
-		text := err.Error()
-		if fe := findError(err); fe != nil {
-			text = fe.Message
-		}
-		return false, NewError(CodeToolError, "the approval check of tool "+quote(inv.Name)+" failed: "+text)
+		return false, approvalFailed(inv.Name, err)
 	}
 	return need, nil
+}
+
+// approvalFailed is the CodeToolError of a tool's approval check that
+// returned err.
+func approvalFailed(name string, err error) *Error {
+	text := err.Error()
+	if fe := findError(err); fe != nil {
+		text = fe.Message
+	}
+	return NewError(CodeToolError, "the approval check of tool "+quote(name)+" failed: "+text)
 }
 
 // approvalStep handles the call due when the turn has approval state:

@@ -94,6 +94,14 @@ type Tool struct {
 	// when the model's reply arrives; an error or a panic fails the run
 	// with CodeToolError. See docs/adr/0019-tool-approvals.md.
 	NeedsApproval func(call ToolInvocation) (bool, error)
+	// ApprovalByHost says the host of a Turn decides, for each call,
+	// whether it needs approval: the turn yields an ActionApproval for
+	// the call, answered with Turn.FeedApproval (an edge whose predicate
+	// lives across a boundary, as a JavaScript needsApproval function or
+	// a WASI host's Go func). It wins over NeedsApproval, which a run
+	// with no host to ask (Runtime.Start, Execute) calls instead; with
+	// neither, such a run fails with CodeToolError.
+	ApprovalByHost bool
 }
 
 // ToolInvocation is one call of a tool.

@@ -26,8 +26,9 @@ type Commit struct {
 // It changes nothing and reports stale (with a nil error) when the
 // session is not exactly what the host mirrors: no session with id, a
 // generation other than c.MirrorGen, other than c.MirrorLen messages, a
-// run holding or waiting for the session, or a last message that is the
-// same user input (a turn would not append it again). The host then runs
+// run holding or waiting for the session, a last message that is the
+// same user input (a turn would not append it again), or calls awaiting
+// approval at its end (a turn with an input is refused there). The host then runs
 // the turn the ordinary way. It changes nothing either when it refuses
 // with an *Error: the same codes Start and a turn's append use.
 func (rt *Runtime) Commit(c *Commit) (count int, stale bool, err error) {
@@ -61,7 +62,7 @@ func (s *store) commit(c *Commit) (int, bool, *Error) {
 	ss := s.sessions[c.SessionID]
 	n := c.MirrorLen
 	if ss == nil || ss.gen != c.MirrorGen || len(ss.msgs) != n || !s.idle(c.SessionID) ||
-		n > 0 && ss.msgs[n-1].Role == RoleUser && ss.msgs[n-1].Content == c.Input {
+		n > 0 && ss.msgs[n-1].Role == RoleUser && ss.msgs[n-1].Content == c.Input || awaits(ss.msgs) {
 		s.mu.Unlock()
 		return 0, true, nil
 	}

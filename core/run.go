@@ -194,6 +194,8 @@ func (r *Run) execute() {
 			tn.t.answerTool(tn.t.callTool(a.Call))
 		case ActionCount:
 			tn.t.fail(NewError(CodeInvalidArgument, "the runtime counts tokens by action (Config.CountByAction): drive the run with Begin"))
+		case ActionApproval:
+			tn.t.answerAsk(tn.t.askHere(a.Call))
 		default:
 			return
 		}

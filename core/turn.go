@@ -124,6 +124,10 @@ func (t *turn) next() step {
 			return step{phase: phaseToolIn, call: &t.reply.ToolCalls[t.call]}
 		case phaseCountIn:
 			return step{phase: phaseCountIn}
+		case phaseAsk:
+			t.askNext()
+		case phaseAskIn:
+			return step{phase: phaseAskIn, call: &t.reply.ToolCalls[t.call]}
 		case phaseDone, phaseFailed:
 			return step{phase: t.phase}
 		}
@@ -292,7 +296,7 @@ func (t *turn) answerModel(reply *ModelReply, err error) {
 		t.complete()
 		return
 	}
-	t.reply, t.call, t.phase = msg, 0, phaseTool
+	t.reply, t.call, t.phase = msg, 0, t.toolsDue()
 }
 
 func tooManySteps(p *Policy) *Error {
@@ -505,7 +509,7 @@ type Action struct {
 	// Request is the model request (ActionModel). It shares the session's
 	// messages, which stay unchanged until the answer is fed.
 	Request *ModelRequest
-	// Call is the tool call (ActionTool).
+	// Call is the tool call (ActionTool, ActionApproval).
 	Call *ToolCall
 	// Messages are the messages to count (ActionCount), valid until
 	// FeedCounts.
@@ -562,6 +566,8 @@ func (tn *Turn) Next() Action {
 			tn.t.answerTool("", r.stopError())
 		case phaseCountIn:
 			tn.t.fail(r.stopError())
+		case phaseAskIn:
+			tn.t.answerAsk(false, r.stopError())
 		}
 	}
 	s := tn.t.next()
@@ -572,6 +578,8 @@ func (tn *Turn) Next() Action {
 		return Action{Kind: ActionTool, Call: s.call}
 	case phaseCountIn:
 		return Action{Kind: ActionCount, Messages: tn.t.cnt.msgs}
+	case phaseAskIn:
+		return Action{Kind: ActionApproval, Call: s.call}
 	}
 	if tn.t.err != nil {
 		tn.t.rollback()

@@ -3,6 +3,7 @@
 // invalid_argument, and a request's fields are read once.
 
 import { argError, toError, isObject, isSignal } from "./errors.js";
+import { readResume } from "./approve.js";
 
 /**
  * Prefixes of generated run ids: the glue's, and the runtime's own
@@ -68,8 +69,9 @@ export function readRequest(req) {
     if (!isObject(req)) throw argError("request", "must be an object");
     const r = {
       sessionId: req.sessionId, input: req.input, policy: req.policy, history: req.history,
-      runId: req.runId, signal: req.signal, onEvent: req.onEvent, inspect: req.inspect,
+      runId: req.runId, signal: req.signal, onEvent: req.onEvent, inspect: req.inspect, approvals: req.approvals,
     };
+    readResume(r);
     checkRunArgs(r.sessionId, r.input, r.policy, r, "request.");
     checkHistory(r.history, "request.history");
     return r;

@@ -8,7 +8,7 @@ import { packHistory as pack, PackMemo, PackScratch, mirrorInto } from "./pack.j
 import { checkSeedSize, checkSeedCount } from "./seedsize.js";
 import {
   ACTION, KIND, Writer, writeBegin, writeCommit, writeModelReply, writeToolResult, writeDelta, writeLimitsQuery, readAction, readRefused,
-  readLimits,
+  readLimits, writeApproval,
 } from "./wire.js";
 import { WireIO, Control } from "./control.js";
 import { AgentrtError, historyError, isObject, text, refusedError, timeoutError, abortError } from "./errors.js";
@@ -16,6 +16,7 @@ import { ModelRequest, ReplyRefused, checkPolicy, adopt, utf8Over, utf8Bytes, re
 import { Tools } from "./tools.js";
 import { QuickTurns } from "./quick.js";
 import { counterOf, countRejected, writeCounts } from "./count.js";
+import { askApproval } from "./approve.js";
 
 /**
  * TurnDriver is the glue's one driver of a turn, the host side of the
@@ -224,11 +225,11 @@ export class TurnDriver {
   /**
    * Begins a turn; throws (a refusal) or returns the turn to drive. `t`
    * is { sessionId, input, runId, policy?, history?, withHistory?,
-   * inspect?, onEvent? }: one object, so that a field added later is a
+   * inspect?, onEvent?, approvals? }: one object, so that a field added later is a
    * name, not a ninth position.
    */
   begin(t) {
-    const { sessionId, input, history, withHistory, runId, inspect, onEvent } = t;
+    const { sessionId, input, history, withHistory, runId, inspect, onEvent, approvals } = t;
     const policy = checkPolicy(t.policy);
     this.checkInput(input);
     const mirror = this.#mirrors.get(sessionId);
@@ -260,7 +261,7 @@ export class TurnDriver {
       // A history the glue packed from an array holds only strings it
       // encoded itself: valid UTF-8 (docs/adr/0011-history-valid-flag.md).
       historyValid: packed !== undefined && packed !== history,
-      mirrorGen: mirror ? mirror.gen : 0, mirrorLen: mirror ? mirror.msgs.length : 0,
+      mirrorGen: mirror ? mirror.gen : 0, mirrorLen: mirror ? mirror.msgs.length : 0, approvals,
     });
     const first = this.action(this.call(this.#ex.agentrt_begin, frame));
     const turn = {
@@ -385,6 +386,7 @@ export class TurnDriver {
             return this.#outcome(turn, a);
           case ACTION.wait:
           case ACTION.tool:
+          case ACTION.approve:
             ends = false;
             return this.driveAsync(turn, a);
           default:
@@ -439,6 +441,13 @@ export class TurnDriver {
           case ACTION.count:
             a = await this.#count(turn, a);
             continue;
+          case ACTION.approve: {
+            // Ask the tool's needsApproval (js/approve.js).
+            this.#arm(turn);
+            const r = await askApproval(this.#tools.get(a.call.name), turn, a.call, this.#settleFn);
+            a = r === null ? this.resume(turn) : this.action(this.call(this.#ex.agentrt_feed, writeApproval(this.#w.reset(), turn.handle, r)));
+            continue;
+          }
           case ACTION.done:
           case ACTION.failed:
             return this.#outcome(turn, a);

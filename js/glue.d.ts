@@ -209,15 +209,51 @@ export interface HistoryProblem {
 export interface HistoryCheck {
   ok: boolean;
   problems: HistoryProblem[];
+  /**
+   * The calls awaiting approval at the end of the history (present only
+   * when there are some); they are also missing_tool_result problems.
+   */
+  awaiting?: AwaitingCall[];
 }
 
-/** The result of a completed run. */
+/** A call awaiting approval at the end of a history; index is the assistant message's. */
+export interface AwaitingCall {
+  index: number;
+  toolCallId: string;
+  name: string;
+}
+
+/** A tool call a paused run waits on (Result.pendingApprovals). */
+export interface PendingApproval {
+  toolCallId: string;
+  name: string;
+  /** The JSON text the model gave. */
+  arguments: string;
+}
+
+/**
+ * A person's decision on a pending call: approved, the tool runs;
+ * denied, the call's result is "Tool call denied." or "Tool call denied: REASON".
+ */
+export interface Approval {
+  toolCallId: string;
+  approved: boolean;
+  reason?: string | undefined;
+}
+
+/** The result of a completed run, or of one paused for approvals. */
 export interface Result {
   runId: string;
   sessionId: string;
-  status: "completed";
-  /** The final assistant message (frozen: see ModelRequest.messages). */
+  /** "awaiting_approval": the run stopped before calls that need approval (pendingApprovals). */
+  status: "completed" | "awaiting_approval";
+  /**
+   * The final assistant message (frozen: see ModelRequest.messages); for
+   * a paused run, the one whose calls wait.
+   */
   reply: Message;
+  /** The calls awaiting approval (status "awaiting_approval" only). */
+  pendingApprovals?: PendingApproval[];
   /**
    * The messages this turn added, in order (frozen objects in a new
    * array). Append them to the host's store and pass the store back as
@@ -260,6 +296,7 @@ export type RunEvent =
   | (EventBase & { type: "tool.started"; toolCall: ToolCall })
   | (EventBase & { type: "tool.finished"; toolCall: ToolCall; message?: Message; error?: AgentrtError })
   | (EventBase & { type: "run.completed"; result: Result })
+  | (EventBase & { type: "run.awaiting_approval"; result: Result })
   | (EventBase & { type: "run.failed"; error: AgentrtError })
   | (EventBase & { type: "run.cancelled"; error?: AgentrtError });
 
@@ -318,6 +355,13 @@ export interface Tool {
   parameters?: unknown;
   /** Returns a string, or a JSON-able value (stringified), or a Promise of one. */
   call(args: any, ctx: ToolContext): unknown;
+  /**
+   * Whether a call needs a person's approval before it runs: true for
+   * every call, or asked once per call when the model's reply arrives. A
+   * throw, a rejection or an answer that is not a boolean fails the run
+   * with "tool_error". Omitted or false: never.
+   */
+  needsApproval?: boolean | ((args: any, ctx: ToolContext) => boolean | PromiseLike<boolean>) | null | undefined;
 }
 
 /** Store and history limits; omitted fields use the defaults. */
@@ -430,14 +474,24 @@ export interface RunOptions {
   inspect?: boolean | undefined;
 }
 
-/** One turn. */
-export interface RunRequest extends RunOptions {
+/** What every run request has. */
+export interface RunRequestBase extends RunOptions {
   sessionId: string;
-  input: string;
   /** Prior turns; omitted means none (seed mode "none"). */
   history?: History | null | undefined;
   policy?: Policy | null | undefined;
 }
+
+/**
+ * One turn: a user's input; or a resume of the calls the session awaits
+ * approval for, with approvals and no input, or with neither and a
+ * UIMessage history whose last message carries the decisions (parts in
+ * state approval-responded).
+ */
+export type RunRequest = RunRequestBase & (
+  | { input: string; approvals?: undefined }
+  | { input?: undefined; approvals: Approval[] }
+  | { input?: undefined; approvals?: undefined; history: History });
 
 /** A snapshot of a session. */
 export interface Session {

@@ -5,6 +5,7 @@
 import { AgentrtError, argError, toError, isObject, isBytes } from "./errors.js";
 import { TurnDriver } from "./driver.js";
 import { createRuntime } from "./control.js";
+import { checkNeedsApproval } from "./approve.js";
 
 /** Prefix of the global names the glue gives its instances (AGENTRT_GLOBAL). */
 const GLOBAL_PREFIX = "agentrt_";
@@ -316,11 +317,7 @@ export function checkConfig(options) {
       if (!isObject(t)) throw argError(`options.tools[${i}]`, "must be an object");
       if (typeof t.name !== "string" || t.name === "") throw argError(`options.tools[${i}].name`, "must be a non-empty string");
       if (typeof t.call !== "function") throw argError(`options.tools[${i}].call`, "must be a function");
-      // Approvals do not reach this module yet (docs/adr/0019-tool-approvals.md):
-      // refused, rather than a tool that needs approval running without one.
-      if (t.needsApproval !== undefined && t.needsApproval !== false) {
-        throw argError(`options.tools[${i}].needsApproval`, "is not supported by this module yet: the tool would run without approval");
-      }
+      checkNeedsApproval(t.needsApproval, i);
     });
   }
   if (limits !== undefined && limits !== null && (!isObject(limits) || Array.isArray(limits))) {

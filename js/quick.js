@@ -68,6 +68,8 @@ export class QuickTurns {
     const limits = d.limits;
     if (n === 0 || n + 2 > limits.maxMessagesPerSession || input.length * 3 > limits.maxMessageBytes) return false;
     const last = msgs[n - 1];
+    // Calls awaiting approval end the session: the module refuses an input.
+    if (last.tool_calls !== undefined) return false;
     return !(last.role === "user" && last.content === input.toWellFormed());
   }
 

@@ -231,7 +231,7 @@ class RemoteRuntime {
         v = countWith(this.#countTokens, payload.messages);
       } else {
         const tool = this.#tools.get(payload.name);
-        v = await tool.call(payload.args, payload.ctx);
+        v = await (kind === "approve" ? tool.needsApproval(payload.args, payload.ctx) : tool.call(payload.args, payload.ctx));
       }
       reply({ ok: true, value: v });
     } catch (e) {
@@ -296,8 +296,8 @@ class RemoteRuntime {
     } catch (e) {
       return Promise.reject(e);
     }
-    const { sessionId, input, policy, history } = r;
-    return this.#turn("run", [{ sessionId, input, policy, history }], r, 0, "request");
+    const { sessionId, input, policy, history, approvals } = r;
+    return this.#turn("run", [{ sessionId, input, policy, history, approvals }], r, 0, "request");
   }
 
   /** The ADR entry point (see Runtime.startRun). */
@@ -340,12 +340,12 @@ class RemoteRuntime {
   stream(request) {
     const r = readRequest(request);
     if (this.#closed) throw closedError();
-    const { sessionId, input, policy, history } = r;
+    const { sessionId, input, policy, history, approvals } = r;
     let started = null;
     let finished = false;
     let streamId;
     const pull = async (method) => {
-      started ??= this.#turn("stream", [{ sessionId, input, policy, history }], r, 0, "request");
+      started ??= this.#turn("stream", [{ sessionId, input, policy, history, approvals }], r, 0, "request");
       streamId ??= await started;
       let step;
       try {
@@ -484,7 +484,8 @@ export async function loadRemote(options) {
       systemPrompt, limits: limits === undefined ? undefined : structuredClone(limits),
       model: model === undefined ? undefined : model === "echo" ? "echo" : "function",
       progress: options.onProgress !== undefined, countTokens: options.countTokens !== undefined,
-      tools: options.tools ? options.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) : undefined,
+      tools: options.tools ? options.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters,
+        needsApproval: typeof t.needsApproval === "function" ? "function" : t.needsApproval })) : undefined,
     };
   } catch (e) {
     throw toError(e, "invalid_argument");

@@ -108,7 +108,7 @@ export function checkPolicy(p) {
 // reads one, and a value JSON has no form for is written so that the
 // reader refuses it as that value (as toJSONForm does for limits).
 export function configText(c) {
-  const tools = Array.isArray(c.tools) ? c.tools.map((t, i) => ({ name: t.name, description: t.description, parameters: parametersText(t.parameters, i) })) : c.tools;
+  const tools = Array.isArray(c.tools) ? c.tools.map(toolConfig) : c.tools;
   const model = typeof c.model === "function" ? "host" : c.model;
   try {
     return JSON.stringify({ systemPrompt: c.systemPrompt, model, tools, limits: c.limits, countByAction: c.countByAction }, toJSONForm);
@@ -116,6 +116,15 @@ export function configText(c) {
     // A throwing getter, a cycle: as the module's createRuntime answers.
     throw new AgentrtError("invalid_argument", `config: reading the value threw: ${e instanceof Error ? e.message : String(e)}`);
   }
+}
+
+// toolConfig is tool t (the i-th) as configText writes it: needsApproval
+// is true when the tool's calls are asked of the glue (js/approve.js), as
+// the module reads a tool whose needsApproval is true or a function.
+function toolConfig(t, i) {
+  const c = { name: t.name, description: t.description, parameters: parametersText(t.parameters, i) };
+  if (t.needsApproval === true || typeof t.needsApproval === "function") c.needsApproval = true;
+  return c;
 }
 
 // parametersText is a tool's parameters as configText writes them.
@@ -276,7 +285,8 @@ export function deliverEvents(turn, events, a) {
     // events, asked for with or without a listener: the last is the
     // result's context (the done action's result does not carry it).
     if (e.type === "model.context") turn.context = e.context;
-    if (e.type === "run.completed" && a.kind === ACTION.done && turn.context !== undefined) a.result.context = turn.context;
+    const end = (e.type === "run.completed" || e.type === "run.awaiting_approval") && a.kind === ACTION.done;
+    if (end && turn.context !== undefined) a.result.context = turn.context;
     if (!turn.onEvent) continue;
     const ev = { type: e.type, runId: turn.runId, sessionId: turn.sessionId, seq: e.seq };
     if (e.seed !== undefined) ev.seed = e.seed;
@@ -290,7 +300,7 @@ export function deliverEvents(turn, events, a) {
     }
     if (e.toolCall !== undefined) ev.toolCall = e.toolCall;
     if (e.message !== undefined) ev.message = e.message;
-    if (e.type === "run.completed" && a.kind === ACTION.done) ev.result = a.result;
+    if (end) ev.result = a.result;
     if (e.error !== undefined) ev.error = refusedError(e.error);
     turn.onEvent(ev);
   }

@@ -6,6 +6,7 @@ import {
 } from "./errors.js";
 import { wellFormed } from "./request.js";
 import { withRepaired } from "./heal.js";
+import { endsRun, endType } from "./approve.js";
 import { GLUE_RUN_PREFIX, readRequest, readOptions, isDetached } from "./args.js";
 import { loadRemote } from "./remote.js";
 import { compileModule, loadGo, progressReporter, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
@@ -119,7 +120,8 @@ class Runtime {
     // to the host's array do not reach it.
     const held = withHistory && policy && policy.repair === true && Array.isArray(history) ? history.slice() : undefined;
     let driven;
-    if (!onStarted && !withHistory && policy === undefined && !listener && !inspect &&
+    const approvals = options ? options.approvals : undefined;
+    if (!onStarted && !withHistory && policy === undefined && !listener && !inspect && approvals === undefined &&
       !(options && options.runId !== undefined) && driver.quick.quickable(sessionId, input)) {
       // A quick turn (docs/adr/0012-quick-turn.md): begin and drive in one.
       try {
@@ -134,7 +136,7 @@ class Runtime {
     } else {
       let turn;
       try {
-        turn = driver.begin({ sessionId, input, policy, history, withHistory, runId, inspect, onEvent: listener });
+        turn = driver.begin({ sessionId, input, policy, history, withHistory, runId, inspect, onEvent: listener, approvals });
       } catch (e) {
         if (inst.go.exited) {
           this.#lost(inst, e);
@@ -249,7 +251,7 @@ class Runtime {
           reportCallbackError(e);
         }
       }
-      if (isObject(ev) && ev.type === "run.completed") {
+      if (isObject(ev) && endsRun(ev.type)) {
         if (ev.result === undefined) {
           heldCompleted = ev;
           return;
@@ -259,7 +261,7 @@ class Runtime {
       push({ event: ev });
     };
     const start = () => {
-      const options = { runId: req.runId, signal: req.signal, inspect: req.inspect, onEvent };
+      const options = { runId: req.runId, signal: req.signal, inspect: req.inspect, onEvent, approvals: req.approvals };
       started = this.#start(sessionId, input, policy ?? undefined, history,
         history !== undefined && history !== null, options, (id, inst) => { runId = id; runInst = inst; })
         .then((res) => {
@@ -269,7 +271,7 @@ class Runtime {
           let done = heldCompleted;
           if (done) done.result = res;
           else if (!completedPushed) {
-            done = { type: "run.completed", runId: res.runId, sessionId: res.sessionId, seq: lastSeq + 1, result: res };
+            done = { type: endType(res), runId: res.runId, sessionId: res.sessionId, seq: lastSeq + 1, result: res };
           }
           if (done) push({ event: done });
           push({ end: true });
@@ -289,7 +291,7 @@ class Runtime {
         }
         const item = queue.shift();
         if (item.event !== undefined) {
-          if (isObject(item.event) && item.event.type === "run.completed") delivered = true;
+          if (isObject(item.event) && endsRun(item.event.type)) delivered = true;
           return { value: item.event, done: false };
         }
         finished = true;
@@ -448,8 +450,8 @@ class Runtime {
     }
     if (history instanceof Uint8Array) {
       // Packed already: checked by the module's agentrt_check.
-      const { ok, problems } = this.#call((inst) => inst.driver.checkPacked(history));
-      return { ok, problems };
+      const { ok, problems, awaiting } = this.#call((inst) => inst.driver.checkPacked(history));
+      return awaiting.length > 0 ? { ok, problems, awaiting } : { ok, problems };
     }
     // An Array: packed and checked by agentrt_check too (control.js).
     return this.#call((inst) => inst.driver.checkHistory(history));

@@ -23,6 +23,11 @@ export class Tools {
     }
   }
 
+  /** The tool named name, or undefined. */
+  get(name) {
+    return this.#byName.get(name);
+  }
+
   /**
    * Returns the specs of the tools allowed (every tool for undefined), as
    * a new array (the shared empty one when there are none).

@@ -13,15 +13,15 @@ export const MAGIC = [0x41, 0x52, 0x57];
 export const VERSION = 1;
 
 export const KIND = Object.freeze({
-  begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04, commit: 0x05, limitsQuery: 0x06, counts: 0x07,
+  begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04, commit: 0x05, limitsQuery: 0x06, counts: 0x07, approval: 0x08,
   action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14, committed: 0x15, limits: 0x16, check: 0x17,
 });
 
-export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4, pending: 5, count: 6 });
+export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4, pending: 5, count: 6, approve: 7 });
 
 const ROLES = ["user", "assistant", "tool", "system"];
 const EVENT_TYPES = ["run.started", "session.seeded", "message.appended", "model.delta",
-  "tool.started", "tool.finished", "run.completed", "run.failed", "run.cancelled", "model.context"];
+  "tool.started", "tool.finished", "run.completed", "run.failed", "run.cancelled", "model.context", "run.awaiting_approval"];
 const SEED_MODES = ["none", "cold", "noop", "appended", "replaced"];
 // Keep in sync with repairKinds in wire/action.go.
 const REPAIR_KINDS = ["missing_tool_result", "orphan_tool_result", "duplicate_tool_result", "duplicate_message"];
@@ -184,16 +184,19 @@ export function writeBegin(w, b) {
   if (b.historyMirror) flags |= 8;
   if (b.historyValid) flags |= 16;
   const p = b.policy;
+  // Further flag 2: the frame ends with the run's approvals.
+  const more = b.approvals !== undefined ? 2 : 0;
   if (p !== undefined && p.json !== undefined) {
     // A policy goes as its JSON text (beginMore, then beginPolicyJSON):
     // the module reads it with the reader every edge shares.
     w.byte(flags | 0x80);
-    w.uvarint(1);
+    w.uvarint(1 | more);
     w.string(p.json);
   } else {
     // No policy (request.js checkPolicy: undefined for an empty one):
     // the default policy's eight zero bytes.
-    w.byte(flags);
+    w.byte(more ? flags | 0x80 : flags);
+    if (more) w.uvarint(more);
     for (let i = 0; i < 8; i++) w.byte(0);
   }
   return writeBeginTail(w, b);
@@ -206,6 +209,28 @@ function writeBeginTail(w, b) {
   if (b.history !== undefined) {
     w.uvarint(b.history.length);
     w.raw(b.history);
+  }
+  if (b.approvals !== undefined) {
+    w.uvarint(b.approvals.length);
+    for (const a of b.approvals) {
+      w.string(a.toolCallId);
+      w.byte(a.approved ? 1 : 0);
+      w.string(a.reason);
+    }
+  }
+  return w.bytes();
+}
+
+/** Writes an approval frame: whether the call needs approval, or the predicate's failure. */
+export function writeApproval(w, handle, r) {
+  w.header(KIND.approval);
+  w.uvarint(handle);
+  if (r.failure !== undefined) {
+    w.byte(1);
+    w.string(r.failure);
+  } else {
+    w.byte(0);
+    w.byte(r.need ? 1 : 0);
   }
   return w.bytes();
 }
@@ -470,7 +495,15 @@ export class Reader {
       if (this.byte() === 1) c.messages = this.messages();
       modelCalls[i] = c;
     }
-    return { runId, sessionId, status: "completed", reply, appended, seed, messageCount, modelCalls };
+    // A run awaiting approval: its pending calls, and its reply the
+    // assistant message whose calls wait.
+    const k = this.count("pending approval count");
+    if (k === 0) return { runId, sessionId, status: "completed", reply, appended, seed, messageCount, modelCalls };
+    const pendingApprovals = new Array(k);
+    for (let i = 0; i < k; i++) pendingApprovals[i] = { toolCallId: this.string(), name: this.string(), arguments: this.string() };
+    const asked = appended.findLast((m) => m.role === "assistant");
+    if (asked === undefined) this.fail("a result awaiting approval appends the reply whose calls wait");
+    return { runId, sessionId, status: "awaiting_approval", reply: asked, appended, seed, messageCount, modelCalls, pendingApprovals };
   }
 }
 
@@ -522,7 +555,7 @@ export function readAction(buf, onDropped) {
       a = { handle, events, kind, step, generation, adopt, from, start, end, tail };
       break;
     }
-    case ACTION.tool: a = { handle, events, kind, call: r.call() }; break;
+    case ACTION.tool: case ACTION.approve: a = { handle, events, kind, call: r.call() }; break;
     case ACTION.count: a = { handle, events, kind, count: r.messages() }; break; // js/count.js
     case ACTION.done: a = { handle, events, kind, result: r.result() }; break;
     case ACTION.failed: a = { handle, events, kind, error: r.error() }; break;

@@ -103,8 +103,8 @@ function modelStandIn(req) {
   return ask("model", payload, req.signal, (text) => req.delta(text));
 }
 
-function toolStandIn(name) {
-  return (args, ctx) => ask("tool", { name, args, ctx: { runId: ctx.runId, sessionId: ctx.sessionId, toolCallId: ctx.toolCallId } });
+function toolStandIn(name, kind = "tool") {
+  return (args, ctx) => ask(kind, { name, args, ctx: { runId: ctx.runId, sessionId: ctx.sessionId, toolCallId: ctx.toolCallId } });
 }
 
 // options rebuilds a run's options from what the page sent: a signal the
@@ -132,7 +132,11 @@ async function load(options) {
     config.countTokens = (messages) => ask("count", { messages });
     config.countTokens[Symbol.for("agentrt.countsAll")] = true; // js/count.js COUNTS_ALL
   }
-  if (options.tools) config.tools = options.tools.map((t) => ({ ...t, call: toolStandIn(t.name) }));
+  // A needsApproval function stays on the page: "function" marks it.
+  if (options.tools) {
+    config.tools = options.tools.map((t) => ({ ...t, call: toolStandIn(t.name),
+      needsApproval: t.needsApproval === "function" ? toolStandIn(t.name, "approve") : t.needsApproval }));
+  }
   if (options.progress) config.onProgress = (p) => post({ op: "progress", p });
   for (const k of Object.keys(config)) if (config[k] === undefined) delete config[k];
   rt = await loadRuntime(config);

@@ -2,37 +2,297 @@ package wasihost
 
 import (
 	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
+	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
+	"github.com/agentrt/agentrt/internal/contract"
+	"github.com/agentrt/agentrt/mock"
 )
 
-// Ensure what approvals need and the wire does not carry yet is refused,
-// typed: a tool that needs approval (it would run without one) and a run
-// with approvals (its decisions would be dropped); the instance stays
-// usable and nothing runs.
-func TestRuntime_Approvals_Refused(t *testing.T) {
+// approvals is a runtime in the WASI module whose Go model asks, for
+// each user message, for a "pay" call (which needs approval as the
+// predicate says) and a "look" call (which never does), and answers tool
+// results with their contents; each tool counts its runs.
+type approvals struct {
+	in        *Instance
+	rt        *Runtime
+	pays      atomic.Int32
+	looks     atomic.Int32
+	predicate func(core.ToolInvocation) (bool, error)
+}
+
+func newApprovals(t *testing.T, predicate func(core.ToolInvocation) (bool, error)) *approvals {
+	w := &approvals{predicate: predicate, in: mustInstance(t)}
+	if w.predicate == nil {
+		w.predicate = func(core.ToolInvocation) (bool, error) { return true, nil }
+	}
+	w.rt = w.runtime(t, w.in)
+	return w
+}
+
+// runtime returns a runtime over the same tools and model in in (a new
+// instance is a cold start).
+func (w *approvals) runtime(t *testing.T, in *Instance) *Runtime {
+	model := &mock.Model{CompleteFn: func(_ core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == core.RoleUser {
+			return &core.ModelReply{ToolCalls: []core.ToolCall{
+				{ID: "pay-" + last.Content, Name: "pay", Arguments: `{"amount":5}`},
+				{ID: "look-" + last.Content, Name: "look", Arguments: `{}`},
+			}}, nil
+		}
+		var seen []string
+		for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == core.RoleTool; i-- {
+			seen = append([]string{req.Messages[i].Content}, seen...)
+		}
+		return &core.ModelReply{Content: "done: " + strings.Join(seen, " | ")}, nil
+	}}
+	return mustRuntime(t, in, Config{Model: model, Tools: []core.Tool{
+		{ToolSpec: core.ToolSpec{Name: "pay"}, NeedsApproval: func(inv core.ToolInvocation) (bool, error) { return w.predicate(inv) },
+			Call: func(context.Context, core.ToolInvocation) (string, error) { w.pays.Add(1); return "paid", nil }},
+		{ToolSpec: core.ToolSpec{Name: "look"},
+			Call: func(context.Context, core.ToolInvocation) (string, error) { w.looks.Add(1); return "looked", nil }},
+	}})
+}
+
+func (w *approvals) counts() [2]int32 { return [2]int32{w.pays.Load(), w.looks.Load()} }
+
+func contentsOf(msgs []core.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = string(m.Role) + ":" + m.Content
+	}
+	return out
+}
+
+func sessionOf(t *testing.T, rt *Runtime, id string) []core.Message {
+	t.Helper()
+	s, _, err := rt.Session(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Messages
+}
+
+// pause runs "q" on session s of rt and checks that it stops for "pay-q"
+// after "look-q" ran (a mix of an approval and a plain tool in one
+// reply), with the run.awaiting_approval event last.
+func (w *approvals) pause(t *testing.T, rt *Runtime) *core.Result {
+	t.Helper()
+	var last core.Event
+	res, err := rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "q", OnEvent: func(ev core.Event) { last = ev }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != core.StatusAwaitingApproval || last.Type != core.EventRunAwaitingApproval || last.Result != res {
+		t.Fatalf("status %q, last event %+v, want awaiting approval", res.Status, last)
+	}
+	want := []core.PendingApproval{{ToolCallID: "pay-q", Name: "pay", Arguments: `{"amount":5}`}}
+	if !reflect.DeepEqual(res.PendingApprovals, want) || res.Reply.Role != core.RoleAssistant || len(res.Reply.ToolCalls) != 2 {
+		t.Fatalf("pending %+v, reply %+v", res.PendingApprovals, res.Reply)
+	}
+	if got := contentsOf(res.Appended); !reflect.DeepEqual(got, []string{"user:q", "assistant:", "tool:looked"}) {
+		t.Fatalf("appended %q", got)
+	}
+	if got := sessionOf(t, rt, "s"); !reflect.DeepEqual(got, res.Appended) {
+		t.Fatalf("session %+v, appended %+v", got, res.Appended)
+	}
+	if w.counts() != [2]int32{0, 1} {
+		t.Fatalf("runs %v at the pause", w.counts())
+	}
+	return res
+}
+
+func (w *approvals) mustRefuse(t *testing.T, rt *Runtime, req core.RunRequest) {
+	t.Helper()
+	before, runs := sessionOf(t, rt, req.SessionID), w.counts()
+	if _, err := rt.Run(context.Background(), req); core.ErrorCode(err) != core.CodeInvalidArgument {
+		t.Fatalf("run %+v: %v, want invalid_argument", req.Approvals, err)
+	}
+	if after := sessionOf(t, rt, req.SessionID); !reflect.DeepEqual(after, before) || w.counts() != runs {
+		t.Fatalf("a refused run changed the session (%d to %d messages) or ran tools (%v to %v)", len(before), len(after), runs, w.counts())
+	}
+}
+
+// Ensure the module pauses before a call its Go predicate says needs
+// approval, an approval runs the tool exactly once and the model goes
+// on, and approving again, or an unknown call, is refused and runs
+// nothing.
+func TestApprovals_PauseApproveOnce(t *testing.T) {
+	w := newApprovals(t, nil)
+	w.pause(t, w.rt)
+	w.mustRefuse(t, w.rt, core.RunRequest{SessionID: "s", Approvals: []core.Approval{{ToolCallID: "nope", Approved: true}}})
+	w.mustRefuse(t, w.rt, core.RunRequest{SessionID: "s", Input: "other"})
+	var last core.EventType
+	res, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}},
+		OnEvent: func(ev core.Event) { last = ev.Type }})
+	if err != nil || res.Status != "completed" || last != core.EventRunCompleted || res.Reply.Content != "done: looked | paid" {
+		t.Fatalf("resumed: %+v, %v, last %q", res, err, last)
+	}
+	if got := contentsOf(res.Appended); !reflect.DeepEqual(got, []string{"tool:paid", "assistant:done: looked | paid"}) {
+		t.Fatalf("appended %q", got)
+	}
+	if w.counts() != [2]int32{1, 1} {
+		t.Fatalf("runs %v after the approval", w.counts())
+	}
+	for range 2 {
+		w.mustRefuse(t, w.rt, core.RunRequest{SessionID: "s", Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}}})
+	}
+}
+
+// Ensure a denied call never runs and gets a "Tool call denied" result
+// with the reason, and the model continues.
+func TestApprovals_Deny(t *testing.T) {
+	w := newApprovals(t, nil)
+	w.pause(t, w.rt)
+	res, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Approvals: []core.Approval{{ToolCallID: "pay-q", Reason: "too much"}}})
+	if err != nil || res.Status != "completed" {
+		t.Fatalf("denied: %+v, %v", res, err)
+	}
+	want := []string{"tool:" + core.DeniedContent("too much"), "assistant:done: looked | Tool call denied: too much"}
+	if got := contentsOf(res.Appended); !reflect.DeepEqual(got, want) || w.counts() != [2]int32{0, 1} {
+		t.Fatalf("appended %q, runs %v", got, w.counts())
+	}
+}
+
+// Ensure a fresh module instance given the stored history alone (which
+// ends with the unanswered call) and the approval resumes as a warm one
+// would, running the tool once; without approvals the same history is
+// refused invalid_history.
+func TestApprovals_ColdStart(t *testing.T) {
+	w := newApprovals(t, nil)
+	paused := w.pause(t, w.rt)
+	stored := make([]core.SeedMessage, len(paused.Appended))
+	for i, m := range paused.Appended {
+		stored[i] = core.SeedMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolCalls: m.ToolCalls}
+	}
+	cold := w.runtime(t, mustInstance(t))
+	if _, err := cold.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "again", WithHistory: true, History: stored}); core.ErrorCode(err) != core.CodeInvalidHistory {
+		t.Fatalf("without approvals: %v, want invalid_history", err)
+	}
+	res, err := cold.Run(context.Background(), core.RunRequest{SessionID: "s", WithHistory: true, History: stored,
+		Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}}})
+	if err != nil || res.Status != "completed" || res.Reply.Content != "done: looked | paid" || w.counts() != [2]int32{1, 1} {
+		t.Fatalf("cold resume: %+v, %v, runs %v", res, err, w.counts())
+	}
+	// The same history and approval again: the session holds the result.
+	w.mustRefuse(t, cold, core.RunRequest{SessionID: "s", WithHistory: true, History: stored, Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}}})
+}
+
+// Ensure a UIMessage history whose last part is approval-responded
+// resumes on a fresh instance with the decision it carries.
+func TestApprovals_UIMessageResponded(t *testing.T) {
+	w := newApprovals(t, nil)
+	v, err := hostjson.Parse([]byte(`[
+		{"id":"u1","role":"user","parts":[{"type":"text","text":"q"}]},
+		{"id":"a1","role":"assistant","parts":[
+			{"type":"tool-look","toolCallId":"look-q","state":"output-available","input":{},"output":"looked"},
+			{"type":"tool-pay","toolCallId":"pay-q","state":"approval-responded","input":{"amount":5},"approval":{"id":"ap1","approved":true}}]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	history, err := hostmsg.Messages(v, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided, err := hostmsg.Approvals(v)
+	if err != nil || len(decided) != 1 {
+		t.Fatalf("decisions %+v, %v", decided, err)
+	}
+	res, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", WithHistory: true, History: history, Approvals: decided})
+	if err != nil || res.Status != "completed" || w.counts() != [2]int32{1, 0} {
+		t.Fatalf("resume: %+v, %v, runs %v", res, err, w.counts())
+	}
+}
+
+// Ensure a predicate that fails or panics fails the run tool_error,
+// rolled back, with no tool run and no session left waiting.
+func TestApprovals_PredicateFails(t *testing.T) {
+	for name, p := range map[string]func(core.ToolInvocation) (bool, error){
+		"error": func(core.ToolInvocation) (bool, error) { return false, errors.New("no ledger") },
+		"panic": func(core.ToolInvocation) (bool, error) { panic("broken") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newApprovals(t, p)
+			_, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "q"})
+			if core.ErrorCode(err) != core.CodeToolError || !strings.Contains(err.Error(), `approval check of tool "pay" failed`) {
+				t.Fatalf("got %v, want tool_error", err)
+			}
+			if _, ok, _ := w.rt.Session("s"); ok || w.counts() != [2]int32{0, 0} {
+				t.Fatalf("session left (%v) or tools ran (%v)", ok, w.counts())
+			}
+			// The instance stays usable: the next run is asked again.
+			w.predicate = func(core.ToolInvocation) (bool, error) { return false, nil }
+			if res, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "t", Input: "q"}); err != nil || res.Status != "completed" {
+				t.Fatalf("after: %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+// Ensure the predicate decides by the call's arguments: a call it lets
+// through runs with the plain one, and the run completes.
+func TestApprovals_PredicateSaysNo(t *testing.T) {
+	w := newApprovals(t, func(inv core.ToolInvocation) (bool, error) { return strings.Contains(inv.Arguments, "500"), nil })
+	res, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "q"})
+	if err != nil || res.Status != "completed" || len(res.PendingApprovals) != 0 || w.counts() != [2]int32{1, 1} {
+		t.Fatalf("%+v, %v, runs %v", res, err, w.counts())
+	}
+}
+
+// Ensure the WASI module resumes every approval case of the corpus as
+// the other edges do, each tool running as often as the case counts.
+func TestModule_ApprovalContract(t *testing.T) {
 	in := mustInstance(t)
-	runs := 0
-	pay := core.Tool{ToolSpec: core.ToolSpec{Name: "pay"},
-		NeedsApproval: func(core.ToolInvocation) (bool, error) { return true, nil },
-		Call:          func(core.Context, core.ToolInvocation) (string, error) { runs++; return "paid", nil }}
-	if _, err := in.NewRuntime(Config{Tools: []core.Tool{pay}}); core.ErrorCode(err) != core.CodeInvalidArgument {
-		t.Fatalf("a tool needing approval: got %v, want invalid_argument", err)
-	}
-	pay.NeedsApproval = nil
-	rt := mustRuntime(t, in, Config{Tools: []core.Tool{pay}})
-	history := []core.SeedMessage{{Role: core.RoleUser, Content: "/tool pay {}"},
-		{Role: core.RoleAssistant, ToolCalls: []core.ToolCall{{ID: "c1", Name: "pay", Arguments: "{}"}}}}
-	_, err := rt.Run(context.Background(), core.RunRequest{SessionID: "s", History: history, WithHistory: true,
-		Approvals: []core.Approval{{ToolCallID: "c1", Approved: true}}})
-	if core.ErrorCode(err) != core.CodeInvalidArgument || runs != 0 {
-		t.Fatalf("a run with approvals: got %v, pay ran %d times; want invalid_argument and no run", err, runs)
-	}
-	if _, ok, _ := rt.Session("s"); ok {
-		t.Fatal("a refused run left a session")
-	}
-	if res, err := rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "hi"}); err != nil || res.Status != "completed" {
-		t.Fatalf("after the refusals: %v", err)
+	for _, c := range contract.MustLoadApprovals(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			var mu sync.Mutex
+			runs := map[string]int{}
+			tool := func(name, out string) core.Tool {
+				return core.Tool{ToolSpec: core.ToolSpec{Name: name},
+					NeedsApproval: func(core.ToolInvocation) (bool, error) { return name == "pay", nil },
+					Call: func(context.Context, core.ToolInvocation) (string, error) {
+						mu.Lock()
+						runs[name]++
+						mu.Unlock()
+						return out, nil
+					}}
+			}
+			rt := mustRuntime(t, in, Config{Tools: []core.Tool{tool("pay", "paid"), tool("look", "looked")}})
+			defer rt.Close()
+			c.RunApprovalGo(t, contract.ApprovalEdge{
+				Check: func(h []core.SeedMessage) (core.HistoryCheck, error) {
+					c, err := rt.CheckHistory(h)
+					if err != nil {
+						return core.HistoryCheck{}, err
+					}
+					return *c, nil
+				},
+				Run: func(req core.RunRequest) error { _, err := rt.Run(context.Background(), req); return err },
+				Session: func() ([]core.Message, bool) {
+					s, ok, err := rt.Session("s")
+					if err != nil {
+						t.Fatal(err)
+					}
+					return s.Messages, ok
+				},
+				Runs: func() map[string]int {
+					mu.Lock()
+					defer mu.Unlock()
+					out := map[string]int{}
+					for k, v := range runs {
+						out[k] = v
+					}
+					return out
+				},
+			})
+		})
 	}
 }

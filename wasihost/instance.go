@@ -145,8 +145,8 @@ func refused(b []byte) error {
 
 // NewRuntime creates a runtime in the instance for cfg. A config the
 // module refuses (a negative limit, a tool with no name or a duplicate
-// name) returns its *core.Error with code invalid_argument, as does a
-// tool with NeedsApproval: approvals do not cross the wire yet.
+// name) returns its *core.Error with code invalid_argument. A tool with
+// NeedsApproval is asked about each call by the module (approval.go).
 func (in *Instance) NewRuntime(cfg Config) (*Runtime, error) {
 	c := wire.Config{SystemPrompt: cfg.SystemPrompt, Echo: cfg.Model == nil, Limits: cfg.Limits, CountByAction: cfg.CountTokens != nil}
 	tools := map[string]*core.Tool{}
@@ -155,10 +155,12 @@ func (in *Instance) NewRuntime(cfg Config) (*Runtime, error) {
 		if t.Call == nil {
 			return nil, core.NewError(core.CodeInvalidArgument, "tool "+t.Name+" has no Call")
 		}
+		mode := wire.ApprovalNever
 		if t.NeedsApproval != nil {
-			return nil, errNoApprovalTool(t.Name)
+			mode = wire.ApprovalAsk
 		}
 		c.Tools = append(c.Tools, t.ToolSpec)
+		c.Approval = append(c.Approval, mode)
 		tools[t.Name] = t
 	}
 	if err := cfg.Limits.Validate(); err != nil {

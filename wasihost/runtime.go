@@ -90,8 +90,6 @@ func errProtocol(msg string) *core.Error {
 //   - Under req.Policy.MaxContextTokens the module counts tokens with
 //     Config.CountTokens, called here when the module asks, or with
 //     core.EstimateTokens when there is none.
-//   - A run with req.Approvals is refused with code invalid_argument:
-//     approvals do not cross the wire yet.
 //   - When ctx or the timeout ends a model or tool call first, Run
 //     returns at once; the call goes on in its goroutine and its result
 //     is dropped. A call that ignores ctx thus outlives its run.
@@ -99,16 +97,14 @@ func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if len(req.Approvals) > 0 {
-		return nil, errNoApprovals
-	}
 	if req.RunID == "" {
 		req.RunID = "wasi-" + strconv.FormatUint(rt.nextRun.Add(1), 10)
 	}
 	// Under a token budget the module's model.context events carry the
 	// window, for Result.Context: the turn asks for events then.
 	b := wire.Begin{SessionID: req.SessionID, Input: req.Input, RunID: req.RunID, WithHistory: req.WithHistory,
-		Inspect: req.Inspect, Events: req.OnEvent != nil || req.Policy.MaxContextTokens != 0, Policy: req.Policy}
+		Inspect: req.Inspect, Events: req.OnEvent != nil || req.Policy.MaxContextTokens != 0, Policy: req.Policy,
+		Approvals: req.Approvals}
 	t := &turn{rt: rt, ctx: ctx, req: &req}
 	if req.WithHistory {
 		b.Packed = wire.EncodeHistory(req.History)

@@ -103,6 +103,8 @@ func (t *turn) step(a *wire.Action) (*wire.Action, error) {
 			r.Text, _ = out.(string)
 		}
 		return t.rt.feed(t, wire.AppendToolResult(nil, &r))
+	case wire.ActApprove:
+		return t.approve(a)
 	case wire.ActPending:
 		return t.rt.next(t, false)
 	case wire.ActCount:
@@ -283,7 +285,7 @@ func (t *turn) deliver(a *wire.Action) {
 	for i := range a.Events {
 		ev := a.Events[i]
 		ev.RunID, ev.SessionID = t.req.RunID, t.req.SessionID
-		if ev.Type == core.EventRunCompleted {
+		if ev.Type == core.EventRunCompleted || ev.Type == core.EventRunAwaitingApproval {
 			ev.Result = a.Result
 		}
 		t.req.OnEvent(ev)

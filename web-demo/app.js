@@ -52,6 +52,23 @@ const timeTool = {
   },
 };
 
+// pay needs the person's approval for every call (needsApproval: true):
+// the run stops before it and the page shows an approval card. The paused
+// turn is stored like any other, so the card comes back after a reload,
+// from the stored history alone (checkHistory's awaiting).
+const payTool = {
+  name: "pay",
+  description: "Sends a payment (pretend). Arguments: amount (a number), to (a name). Needs the person's approval.",
+  parameters: {
+    type: "object",
+    properties: { amount: { type: "number" }, to: { type: "string" } },
+  },
+  needsApproval: true,
+  call(args) {
+    return `paid ${args && args.amount} to ${args && args.to}`;
+  },
+};
+
 function parseMaybeJSON(v) {
   if (typeof v !== "string" || !v) return null;
   try { return JSON.parse(v); } catch { return null; }
@@ -97,7 +114,7 @@ async function startRuntime() {
       ...(IN_WORKER ? { worker: true } : { wasmExec: WASM_EXEC_URL }),
       systemPrompt: SYSTEM_PROMPT,
       model,
-      tools: [timeTool],
+      tools: [timeTool, payTool],
       onProgress: ({ phase, loaded, total }) => {
         if (gen !== runtime.generation || phase === "done") return;
         const mb = (n) => (n / 1e6).toFixed(1);
@@ -205,7 +222,8 @@ async function runTurn(rt, job) {
     const result = await Promise.race([
       rt.run({
         sessionId: conv.id,
-        input: job.text,
+        // An approval card's answer resumes the paused turn: no input.
+        ...(job.approvals ? { approvals: job.approvals } : { input: job.text }),
         history,
         policy,
         inspect: true,
@@ -317,6 +335,7 @@ async function renderConversations() {
 async function loadCurrent() {
   const conv = state.current ? await storage.get(state.current) : null;
   state.stored = conv ? conv.messages : [];
+  state.check = null; // another history: checkCurrent asks again
   els.chatTitle.textContent = conv ? conv.title : "Conversation";
   renderMessages();
   renderInspector();
@@ -341,15 +360,33 @@ function checkCurrent() {
           if (n !== checks) return;
           state.check = check;
           renderProblems();
+          renderMessages(); // the approval card
         }, (e) => { if (n === checks) fail(e); });
       } else {
         state.check = got;
+        renderMessages();
       }
     } catch (e) {
       fail(e);
     }
   }
   renderProblems();
+}
+
+// decide answers the open conversation's approval card: every call it
+// awaits is approved, or denied, in one resume (a run with approvals and
+// no input).
+function decide(approved) {
+  const awaiting = state.check?.awaiting ?? [];
+  if (!state.current || awaiting.length === 0) return;
+  const names = awaiting.map((a) => a.name).join(", ");
+  state.check = { ...state.check, awaiting: [] };
+  state.queue.push({
+    convId: state.current, status: "queued", text: `${approved ? "Approved" : "Denied"}: ${names}`,
+    approvals: awaiting.map((a) => ({ toolCallId: a.toolCallId, approved, reason: approved ? undefined : "denied on the approval card" })),
+  });
+  renderMessages();
+  pump();
 }
 
 // repairAndContinue turns policy.repair on for the open conversation and
@@ -463,6 +500,10 @@ function init() {
   });
 
   els.composer.addEventListener("submit", (ev) => { ev.preventDefault(); send(); });
+  els.messages.addEventListener("click", (ev) => {
+    const b = ev.target.closest?.("[data-decision]");
+    if (b) decide(b.dataset.decision === "approve");
+  });
   els.repairHistory.addEventListener("click", repairAndContinue);
   els.input.addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); send(); }

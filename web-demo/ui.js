@@ -85,9 +85,13 @@ export function renderInspector() {
 // and is not on yet for the conversation.
 export function renderProblems() {
   const c = state.check;
-  els.problems.hidden = !c || c.ok;
-  if (!c || c.ok) return;
-  els.problemList.replaceChildren(...c.problems.map((p) => {
+  // A call awaiting approval is the approval card's, not a defect
+  // (docs/adr/0019-tool-approvals.md, point 7).
+  const awaiting = new Set((c?.awaiting ?? []).map((a) => a.index));
+  const problems = c ? c.problems.filter((p) => !(p.repair === "missing_tool_result" && awaiting.has(p.index))) : [];
+  els.problems.hidden = problems.length === 0;
+  if (problems.length === 0) return;
+  els.problemList.replaceChildren(...problems.map((p) => {
     const li = document.createElement("li");
     li.className = "problem";
     li.dataset.repair = p.repair ?? "";
@@ -95,7 +99,7 @@ export function renderProblems() {
       (p.repair ? `(repair: ${p.repair})` : "(no repair applies: fix the stored history)");
     return li;
   }));
-  const fixable = c.problems.every((p) => p.repair);
+  const fixable = problems.every((p) => p.repair);
   const on = state.repair.has(state.current);
   els.repairHistory.hidden = !fixable || on;
   els.problemNote.hidden = !fixable || !on;
@@ -157,8 +161,35 @@ export function renderMessages() {
       frag.append(r);
     }
   }
+  const awaiting = state.check?.awaiting ?? [];
+  if (awaiting.length > 0 && pending.length === 0) frag.append(approvalCard(awaiting));
   els.messages.replaceChildren(frag);
   scrollToEnd();
+}
+
+// approvalCard asks the person about the calls the stored history awaits
+// approval for; its buttons carry data-decision (app.js answers them).
+function approvalCard(awaiting) {
+  const li = document.createElement("li");
+  li.className = "approval";
+  li.dataset.testid = "approval-card";
+  const p = document.createElement("p");
+  const calls = new Map();
+  for (const m of state.stored) for (const c of m.tool_calls ?? m.toolCalls ?? []) calls.set(c.id, c);
+  p.textContent = "Needs your approval: " + awaiting.map((a) => {
+    const c = calls.get(a.toolCallId);
+    return `${a.name}(${c ? (typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments)) : ""})`;
+  }).join(", ");
+  li.append(p);
+  for (const [decision, label] of [["approve", "Approve"], ["deny", "Deny"]]) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.dataset.decision = decision;
+    b.dataset.testid = decision;
+    b.textContent = label;
+    li.append(b);
+  }
+  return li;
 }
 
 export function scrollToEnd() {

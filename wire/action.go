@@ -46,7 +46,7 @@ type Action struct {
 	Start      int
 	End        int
 
-	// Tool call (ActTool).
+	// Tool call (ActTool, ActApprove).
 	Call core.ToolCall
 
 	// Count are the messages to count (ActCount; wire/count.go).
@@ -122,12 +122,13 @@ const (
 	evFailed
 	evCancelled
 	evContext
+	evAwaiting
 )
 
 var eventTypes = [...]core.EventType{
 	core.EventRunStarted, core.EventSessionSeeded, core.EventMessageAppended, core.EventModelDelta,
 	core.EventToolStarted, core.EventToolFinished, core.EventRunCompleted, core.EventRunFailed,
-	core.EventRunCancelled, core.EventModelContext,
+	core.EventRunCancelled, core.EventModelContext, core.EventRunAwaitingApproval,
 }
 
 var seedModes = [...]core.SeedOutcome{core.SeedNone, core.SeedCold, core.SeedNoop, core.SeedAppended, core.SeedReplaced}
@@ -341,7 +342,9 @@ func (r *reader) event(ev *core.Event) {
 }
 
 // AppendResult appends a completed run's result. The reply is not
-// written: it is the last appended message.
+// written: it is the last appended message, or for a run awaiting
+// approval, whose pending calls end the result, the last assistant
+// message appended.
 func AppendResult(dst []byte, res *core.Result) []byte {
 	dst = AppendString(dst, res.RunID)
 	dst = AppendString(dst, res.SessionID)
@@ -360,7 +363,7 @@ func AppendResult(dst []byte, res *core.Result) []byte {
 			dst = AppendMessages(dst, c.Messages)
 		}
 	}
-	return dst
+	return appendPending(dst, res.PendingApprovals)
 }
 
 func (r *reader) result() *core.Result {
@@ -389,6 +392,7 @@ func (r *reader) result() *core.Result {
 			c.Messages = r.messages()
 		}
 	}
+	r.pending(res)
 	return res
 }
 
@@ -411,7 +415,7 @@ func AppendAction(dst []byte, a *Action) []byte {
 		dst = AppendUvarint(dst, uint64(a.Start))
 		dst = AppendUvarint(dst, uint64(a.End))
 		dst = AppendMessages(dst, a.Tail)
-	case ActTool:
+	case ActTool, ActApprove:
 		dst = appendCall(dst, &a.Call)
 	case ActCount:
 		dst = AppendMessages(dst, a.Count)
@@ -450,7 +454,7 @@ func DecodeAction(b []byte) (*Action, error) {
 		if r.err == nil && (a.Start > a.End || a.From+len(a.Tail) != a.End) {
 			r.fail("model window is inconsistent")
 		}
-	case ActTool:
+	case ActTool, ActApprove:
 		r.call(&a.Call)
 	case ActCount:
 		a.Count = r.messages()

@@ -5,8 +5,9 @@ import "github.com/agentrt/agentrt/core"
 // ConfigMagic opens a config frame: "ARC", then ConfigVersion.
 const ConfigMagic = "ARC"
 
-// ConfigVersion is the config frame version this package writes. It
-// reads this version and ConfigVersion1.
+// ConfigVersion is the config frame version this package writes when no
+// tool needs approval (else ConfigVersionApprovals). It reads these
+// versions and ConfigVersion1.
 const ConfigVersion = 2
 
 // ConfigVersion1 is the first config frame version, which carried six
@@ -18,8 +19,8 @@ const ConfigVersion1 = 1
 // text: "ARC", 3, then the text as UTF-8 to the frame's end (docs/wire.md,
 // "Config frame"). The GOOS=js module reads this version only, with the
 // reader of its createRuntime's config (JSON.parse, then that reader);
-// the WASI module reads ConfigVersion and ConfigVersion1, with
-// DecodeConfig.
+// the WASI module reads ConfigVersion, ConfigVersion1 and
+// ConfigVersionApprovals, with DecodeConfig.
 const ConfigVersionJSON = 3
 
 // AppendConfigJSON appends a config frame of version ConfigVersionJSON
@@ -96,6 +97,9 @@ type Config struct {
 	// CountByAction): bit 1 of the model byte. A module that does not
 	// know the bit refuses the frame.
 	CountByAction bool
+	// Approval is each tool's approval mode, in the order of Tools;
+	// missing entries are ApprovalNever.
+	Approval []ApprovalMode
 }
 
 const maxInt53 = 1 << 53
@@ -107,7 +111,13 @@ const maxInt53 = 1 << 53
 // frame that sets none of the limits it does not know.
 func AppendConfig(dst []byte, c *Config) []byte {
 	dst = append(dst, ConfigMagic...)
-	dst = append(dst, ConfigVersion)
+	version := byte(ConfigVersion)
+	for _, m := range c.Approval {
+		if m != ApprovalNever {
+			version = ConfigVersionApprovals
+		}
+	}
+	dst = append(dst, version)
 	dst = AppendString(dst, c.SystemPrompt)
 	model := byte(configModelHost)
 	if c.Echo {
@@ -123,6 +133,13 @@ func AppendConfig(dst []byte, c *Config) []byte {
 		dst = AppendString(dst, t.Name)
 		dst = AppendString(dst, t.Description)
 		dst = AppendString(dst, t.Parameters)
+		if version == ConfigVersionApprovals {
+			m := ApprovalNever
+			if i < len(c.Approval) {
+				m = c.Approval[i]
+			}
+			dst = append(dst, byte(m))
+		}
 	}
 	v := limitValues(&c.Limits)
 	k := len(v)
@@ -136,9 +153,10 @@ func AppendConfig(dst []byte, c *Config) []byte {
 	return dst
 }
 
-// DecodeConfig decodes a config frame of version ConfigVersion or
-// ConfigVersion1. It checks the whole frame and returns a *core.Error
-// with code invalid_argument for anything malformed, for an unknown
+// DecodeConfig decodes a config frame of version ConfigVersion,
+// ConfigVersion1 or ConfigVersionApprovals (version 3,
+// ConfigVersionJSON, is the GOOS=js module's: see ConfigJSON). It checks
+// the whole frame and returns a *core.Error with code invalid_argument for anything malformed, for an unknown
 // version, and for a frame that carries more limits than this package
 // knows (a newer host's limit is refused, never dropped). Limits the
 // frame does not carry are 0, the default. Tools with no name or a
@@ -150,8 +168,8 @@ func DecodeConfig(b []byte) (*Config, error) {
 		return nil, r.err
 	}
 	version := b[len(ConfigMagic)]
-	if version != ConfigVersion && version != ConfigVersion1 {
-		r.fail("unknown config frame version " + itoa(int(version)) + " (this module reads versions 1 and 2)")
+	if version != ConfigVersion && version != ConfigVersion1 && version != ConfigVersionApprovals {
+		r.fail("unknown config frame version " + itoa(int(version)) + " (this module reads versions 1, 2 and 4)")
 		return nil, r.err
 	}
 	r.pos = len(ConfigMagic) + 1
@@ -173,10 +191,18 @@ func DecodeConfig(b []byte) (*Config, error) {
 			t.Name = r.str("tool name")
 			t.Description = r.str("tool description")
 			t.Parameters = r.str("tool parameters")
+			if version == ConfigVersionApprovals {
+				if c.Approval == nil {
+					c.Approval = make([]ApprovalMode, n)
+				}
+				if c.Approval[i] = ApprovalMode(r.byte()); c.Approval[i] > ApprovalAsk {
+					r.fail("unknown approval mode " + itoa(int(c.Approval[i])))
+				}
+			}
 		}
 	}
 	k := uint64(6) // version 1: six limits, no count
-	if version == ConfigVersion && r.err == nil {
+	if version != ConfigVersion1 && r.err == nil {
 		if k = r.uvarint(); r.err == nil && k > uint64(len(configLimits)) {
 			r.fail("the frame carries " + itoa(int(min(k, 1<<31))) + " limits; this module knows " +
 				itoa(len(configLimits)) + ": a newer host sets a limit this module cannot enforce")

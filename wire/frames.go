@@ -40,6 +40,9 @@ type Begin struct {
 	MirrorGen uint64
 	MirrorLen int
 	History   []core.SeedMessage
+	// Approvals answer the calls awaiting approval in the session (a
+	// run that resumes them; Input is then empty).
+	Approvals []core.Approval
 	// Packed is the history as it came, a packed history (set by
 	// DecodeBegin; AppendBegin writes it when History is nil).
 	Packed []byte
@@ -65,7 +68,7 @@ const (
 	// beginPolicyJSON says the policy is one string, its JSON text, in
 	// place of the default policy's bytes.
 	beginPolicyJSON      = 1 << 0
-	beginReservedFurther = ^uint64(beginPolicyJSON)
+	beginReservedFurther = ^uint64(beginPolicyJSON | beginApprovals)
 )
 
 // AppendBegin appends a begin frame for b.
@@ -90,6 +93,10 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 	if b.HistoryValid {
 		flags |= beginHistoryValid
 	}
+	var further uint64
+	if len(b.Approvals) > 0 {
+		further |= beginApprovals
+	}
 	text := b.PolicyJSON
 	if text == "" {
 		if j := hostmsg.AppendPolicyJSON(nil, &b.Policy); len(j) > len("{}") {
@@ -97,11 +104,17 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 		}
 	}
 	if text != "" {
+		further |= beginPolicyJSON
+	}
+	if further != 0 {
 		dst = append(dst, flags|beginMore)
-		dst = AppendUvarint(dst, beginPolicyJSON)
-		dst = AppendString(dst, text)
+		dst = AppendUvarint(dst, further)
 	} else {
 		dst = append(dst, flags)
+	}
+	if text != "" {
+		dst = AppendString(dst, text)
+	} else {
 		dst = append(dst, defaultPolicy...)
 	}
 	return appendBeginTail(dst, b)
@@ -118,6 +131,9 @@ func appendBeginTail(dst []byte, b *Begin) []byte {
 		}
 		dst = AppendUvarint(dst, uint64(len(h)))
 		dst = append(dst, h...)
+	}
+	if len(b.Approvals) > 0 {
+		dst = appendApprovals(dst, b.Approvals)
 	}
 	return dst
 }
@@ -241,6 +257,11 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 		if r.err == nil {
 			h = r.s[r.pos : r.pos+int(n)]
 			r.pos += int(n)
+		}
+	}
+	if further&beginApprovals != 0 {
+		if out.Approvals = r.approvals(); r.err == nil && len(out.Approvals) == 0 {
+			r.fail("the approvals flag with no approval")
 		}
 	}
 	if err := r.end(); err != nil {
@@ -376,7 +397,7 @@ func DecodeToolResult(b []byte) (*ToolResult, error) {
 // Answer is any host frame that answers a turn: a model reply, a tool
 // result, a delta or counts, as DecodeAnswer returns it.
 type Answer struct {
-	Kind   Kind // KindModelReply, KindToolResult, KindDelta or KindCounts
+	Kind   Kind // KindModelReply, KindToolResult, KindDelta, KindCounts or KindApproval
 	Handle uint64
 	Failed bool
 	// Oversize, with Failed: the host refused the answer unsent, as more
@@ -389,10 +410,12 @@ type Answer struct {
 	// (wire/count.go).
 	Counts []int
 	Code   core.Code
+	// Need is an approval frame's answer: the call needs approval.
+	Need bool
 }
 
-// DecodeAnswer decodes a model-reply, tool-result, delta or counts
-// frame.
+// DecodeAnswer decodes a model-reply, tool-result, approval, delta or
+// counts frame.
 func DecodeAnswer(b []byte) (*Answer, error) {
 	var a Answer
 	if err := DecodeAnswerInto(&a, b); err != nil {
@@ -409,7 +432,7 @@ func DecodeAnswerInto(a *Answer, b []byte) error {
 	if len(b) >= header {
 		k = Kind(b[header-1])
 	}
-	if k != KindModelReply && k != KindToolResult && k != KindCounts {
+	if k != KindModelReply && k != KindToolResult && k != KindCounts && k != KindApproval {
 		k = KindDelta
 	}
 	r := newReader(b, k)
@@ -419,6 +442,10 @@ func DecodeAnswerInto(a *Answer, b []byte) error {
 		a.Failed, a.Oversize = r.status("status")
 	}
 	switch {
+	case k == KindApproval && a.Oversize:
+		r.fail("an approval's status must be 0 or 1")
+	case k == KindApproval && !a.Failed:
+		a.Need = r.bool("need flag")
 	case k == KindModelReply && !a.Failed:
 		a.Reply.Content = r.str("content")
 		a.Reply.ToolCalls = r.calls()

@@ -125,7 +125,7 @@ func (x *Driver) Begin(frame []byte) []byte {
 		events: ht.events[:0], emit: ht.emit}
 	req := core.RunRequest{
 		SessionID: b.SessionID, Input: b.Input, Policy: b.Policy, RunID: b.RunID, Inspect: b.Inspect,
-		WithHistory: b.WithHistory, History: b.History,
+		WithHistory: b.WithHistory, History: b.History, Approvals: b.Approvals,
 	}
 	if b.Events || b.WithHistory {
 		// Without them, no event need be handed over: the seed report
@@ -175,9 +175,10 @@ func (x *Driver) begin(ht *hostTurn, req core.RunRequest) (*core.Turn, core.Acti
 }
 
 // Feed decodes a host frame that answers a turn (a model reply, a tool
-// result, a delta or counts) and hands it to its turn. It returns the turn's next
-// action frame (after a delta: a pending frame with the events it
-// emitted), or a refused frame for a malformed frame or an unknown handle.
+// result, an approval, a delta or counts) and hands it to its turn. It
+// returns the turn's next action frame (after a delta: a pending frame
+// with the events it emitted), or a refused frame for a malformed frame
+// or an unknown handle.
 //
 // A limits query frame (wire.KindLimits) is answered with the limits in
 // force (wire.AppendLimits).
@@ -214,6 +215,8 @@ func (x *Driver) Feed(frame []byte) []byte {
 			fail = core.NewError(a.Code, a.Text)
 		}
 		act = tn.FeedCounts(a.Counts, fail)
+	case wire.KindApproval:
+		act = feedApproval(tn, &a)
 	case wire.KindToolResult:
 		switch {
 		case a.Oversize:
@@ -368,6 +371,8 @@ func (x *Driver) frame(ht *hostTurn, tn *core.Turn, a core.Action) []byte {
 		wa.Kind, wa.Call = wire.ActTool, *a.Call
 	case core.ActionCount:
 		wa.Kind, wa.Count = wire.ActCount, a.Messages
+	case core.ActionApproval:
+		wa.Kind, wa.Call = wire.ActApprove, *a.Call
 	case core.ActionDone:
 		wa.Kind, wa.Result, ended = wire.ActDone, a.Result, true
 	case core.ActionFailed:

@@ -54,6 +54,17 @@ func (x *Driver) FailCount(h uint64, err error) core.Action {
 	return x.answer(h, opCount, nil, "", err)
 }
 
+// Approval answers the approval action of turn h, a.Call of its last
+// action: whether the call needs approval, or the error of its
+// predicate (the run fails with tool_error). It returns the turn's next
+// action, as Model does.
+func (x *Driver) Approval(h uint64, need bool, err error) core.Action {
+	if need {
+		return x.answer(h, opNeed, nil, "", err)
+	}
+	return x.answer(h, opNoNeed, nil, "", err)
+}
+
 // Step returns the next action of turn h: after an ActionWait, or once
 // its Context is done while a call is out (the call is abandoned). With
 // expire set it first stops the run with a timeout, as Next does.
@@ -71,6 +82,8 @@ const (
 	opNext
 	opExpire
 	opCount
+	opNeed
+	opNoNeed
 )
 
 // answer is the typed calls' one body: Model, Tool and Step name their
@@ -88,6 +101,8 @@ func (x *Driver) answer(h uint64, op int, reply *core.ModelReply, out string, er
 		a = ht.turn.FeedTool(out, err)
 	case opCount:
 		a = ht.turn.FeedCounts(nil, err)
+	case opNeed, opNoNeed:
+		a = ht.turn.FeedApproval(op == opNeed, err)
 	default:
 		a = x.next(ht.turn, op == opExpire)
 	}

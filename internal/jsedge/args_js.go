@@ -249,6 +249,7 @@ func config(v js.Value, cfg *core.Config, text bool) (model js.Value, tools []js
 		if !text && get(tools[i], FieldCall).Type() != js.TypeFunction {
 			return model, nil, argError(what + ".call must be a function")
 		}
+		cfg.Tools[i].ApprovalByHost = AskedByHost(tools[i])
 	}
 	return model, tools, nil
 }

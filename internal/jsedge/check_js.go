@@ -34,7 +34,9 @@ func CheckHistory(rt *core.Runtime) js.Func {
 }
 
 // HistoryCheck returns c as { ok, problems: [{ code, index, message,
-// repair }] }, repair being the kind's name or null.
+// repair }] }, repair being the kind's name or null, and, when the
+// history ends with calls awaiting approval, awaiting: [{ index,
+// toolCallId, name }] (as the HTTP API adds it).
 func HistoryCheck(c *core.HistoryCheck) js.Value {
 	o := newObject()
 	o.Set(FieldOK, c.OK)
@@ -53,6 +55,18 @@ func HistoryCheck(c *core.HistoryCheck) js.Value {
 		problems[i] = v
 	}
 	o.Set(FieldProblems, arrayOf(problems))
+	if len(c.Awaiting) > 0 {
+		awaiting := make([]any, len(c.Awaiting))
+		for i := range c.Awaiting {
+			a := &c.Awaiting[i]
+			v := newObject()
+			v.Set(FieldIndex, a.Index)
+			v.Set(FieldCtxToolCallID, a.ToolCallID)
+			v.Set(FieldName, a.Name)
+			awaiting[i] = v
+		}
+		o.Set(FieldAwaiting, arrayOf(awaiting))
+	}
 	return o
 }
 

@@ -95,6 +95,7 @@ const (
 	FieldDescription           = "description"
 	FieldParameters            = "parameters"
 	FieldCall                  = "call"
+	FieldNeedsApproval         = "needsApproval"
 	FieldMaxSessions           = "maxSessions"
 	FieldMaxMessagesPerSession = "maxMessagesPerSession"
 	FieldMaxSessionBytes       = "maxSessionBytes"
@@ -162,6 +163,7 @@ const (
 	FieldRepair           = "repair"
 	FieldOK               = "ok"
 	FieldProblems         = "problems"
+	FieldAwaiting         = "awaiting"
 	FieldRepairToolCallID = "toolCallId"
 )
 

@@ -44,7 +44,19 @@ func ToolSpec(v js.Value, what string) (core.ToolSpec, error) {
 	default:
 		return t, argError(what + ".parameters must be an object or a JSON string")
 	}
+	if n := get(v, FieldNeedsApproval); !nullish(n) && n.Type() != js.TypeBoolean && n.Type() != js.TypeFunction {
+		return t, argError(what + ".needsApproval must be a boolean or a function")
+	}
 	return t, nil
+}
+
+// AskedByHost reports whether a JavaScript tool's calls may need
+// approval (its needsApproval is true or a function): its runtime's
+// turns ask their host about each call (core.Tool.ApprovalByHost), and
+// the host answers with NeedsApproval.
+func AskedByHost(v js.Value) bool {
+	n := get(v, FieldNeedsApproval)
+	return n.Type() == js.TypeFunction || (n.Type() == js.TypeBoolean && n.Bool())
 }
 
 func toolError(msg string) error { return core.NewError(core.CodeToolError, msg) }

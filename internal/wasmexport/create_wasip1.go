@@ -24,6 +24,10 @@ func hostTool(core.Context, core.ToolInvocation) (string, error) {
 	return "", core.NewError(core.CodeToolError, "tools run in the host")
 }
 
+// always is the approval predicate of a tool whose every call needs
+// approval (wire.ApprovalAlways).
+func always(core.ToolInvocation) (bool, error) { return true, nil }
+
 // configDriver makes the runtime of a binary config frame.
 func configDriver(frame []byte) (*hostturn.Driver, error) {
 	c, err := wire.DecodeConfig(frame)
@@ -31,8 +35,17 @@ func configDriver(frame []byte) (*hostturn.Driver, error) {
 		return nil, err
 	}
 	cfg := core.Config{SystemPrompt: c.SystemPrompt, Limits: c.Limits, AfterFunc: AfterFunc, CountByAction: c.CountByAction}
-	for _, s := range c.Tools {
-		cfg.Tools = append(cfg.Tools, core.Tool{ToolSpec: s, Call: hostTool})
+	for i, s := range c.Tools {
+		t := core.Tool{ToolSpec: s, Call: hostTool}
+		if i < len(c.Approval) {
+			switch c.Approval[i] {
+			case wire.ApprovalAlways:
+				t.NeedsApproval = always
+			case wire.ApprovalAsk:
+				t.ApprovalByHost = true
+			}
+		}
+		cfg.Tools = append(cfg.Tools, t)
 	}
 	rt, err := core.New(cfg)
 	if err != nil {

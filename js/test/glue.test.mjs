@@ -59,8 +59,7 @@ describe("loadRuntime", () => {
       [{ wasm, tools: [null] }, "options.tools[0]"],
       [{ wasm, tools: [{ name: "t" }] }, "options.tools[0].call"],
       [{ wasm, tools: [{ name: "", call() {} }] }, "options.tools[0].name"],
-      [{ wasm, tools: [{ name: "pay", call() {}, needsApproval: true }] }, "options.tools[0].needsApproval"],
-      [{ wasm, tools: [{ name: "pay", call() {}, needsApproval: () => true }] }, "options.tools[0].needsApproval"],
+      [{ wasm, tools: [{ name: "pay", call() {}, needsApproval: "yes" }] }, "options.tools[0].needsApproval"],
       [{ wasm, limits: [] }, "options.limits"],
       [{ wasm, wasmExec: 5 }, "options.wasmExec"],
     ];

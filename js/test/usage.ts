@@ -146,6 +146,15 @@ export async function usage(): Promise<void> {
   await loadRuntime({ wasm, model: "gpt-4" });
   // @ts-expect-error input is required
   await rt.run({ sessionId: "s" });
+  // Approvals resume a paused run, with no input.
+  const paused = await rt.run({ sessionId: "s", input: "pay" });
+  if (paused.status === "awaiting_approval" && paused.pendingApprovals) {
+    const [p] = paused.pendingApprovals;
+    await rt.run({ sessionId: "s", approvals: [{ toolCallId: p.toolCallId, approved: false, reason: "no" }] });
+  }
+  // @ts-expect-error approvals take no input
+  await rt.run({ sessionId: "s", input: "x", approvals: [] });
+  await loadRuntime({ wasm, tools: [{ name: "pay", call: () => "paid", needsApproval: async (args: { amount: number }) => args.amount > 100 }] });
   // @ts-expect-error seedMode is a closed set
   await rt.run({ sessionId: "s", input: "x", policy: { seedMode: "always" } });
   // @ts-expect-error history is an array or packed bytes

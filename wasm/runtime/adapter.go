@@ -71,6 +71,8 @@ func (d *adapter) run(req core.RunRequest) (*core.Result, error) {
 			// Only the wire's turns have a host that counts (the glue's
 			// countTokens); a run method has none to ask.
 			a = x.FailCount(h, core.NewError(core.CodeInvalidArgument, "a runtime whose host counts tokens runs its turns on the wire"))
+		case core.ActionApproval:
+			a = x.Approval(h, false, errAskGlue)
 		case core.ActionWait:
 			x.Hold(h)
 			a = x.Step(h, false)
@@ -104,6 +106,13 @@ func (d *adapter) complete(ctx core.Context, req *core.ModelRequest) (reply *cor
 	}
 	return jsedge.Reply(v)
 }
+
+// errAskGlue fails a run of these entry points that reaches a tool with
+// needsApproval: the glue asks it (js/approve.js, over the wire's
+// approval action); these entry points carry no approvals, and a tool
+// that needs approval never runs without one. Asking here too would cost
+// the module's size what no host of the glue uses.
+var errAskGlue = core.NewError(core.CodeToolError, "needsApproval is asked by the glue (loadRuntime): this entry point runs no tool that needs approval")
 
 // call makes one tool call of run r: the JavaScript
 // tool's call method, whose answer may be a thenable. Core refused the

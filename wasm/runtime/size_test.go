@@ -17,26 +17,29 @@ const (
 
 // maxGzipRatio guards the module's download size: its gzip size over that
 // of the minimal syscall/js module built in the same run. The goal is
-// 1.3. The bound is 1.34 while the module carries, next to everything it
+// 1.3. The bound is 1.37 while the module carries, next to everything it
 // had at 1.300, the wire's control exports (ADR 0017 step 4, about 4.5
 // KB, and about 1.9 KB more with agentrt_create reading a config's JSON
 // text with createRuntime's reader, the budget in the stats frame and
 // the Array bound of agentrt_check, the binary policy reader retired),
-// the token window (ADR 0018, about 2.7 KB), the one policy reader
-// and the typed turn calls of step 6 (about 3.8 KB together), the edited-
-// message rule, the healed copy and the UIMessage approval states; code
-// written smaller took back part of it. runtime.ReadMemStats
+// the token window (ADR 0018, about 2.7 KB) and the host's count action
+// (about 2.1 KB), tool approvals (ADR 0019: core's approval logic, the
+// approval phase and its frames, about 10.9 KB), the one policy reader
+// and the typed turn calls of step 6 (about 3.8 KB together), the
+// edited-message rule, the healed copy and the UIMessage approval
+// states; code written smaller took back part of it. runtime.ReadMemStats
 // (stats().heapAlloc) alone costs about 4.7 KB. Where the room for 1.30
 // is to come from is not found yet: the syscall/js adapter's conversions
 // (internal/jsedge) written as text and crossed with one JSON.parse were
 // measured and grew the module (docs/BENCHMARKS.md). The room is in the
 // syscall/js API itself: the module measured 1.225x without it (its run
-// methods alone are about 31 KB), and the glue reaches it for four calls
-// only (createRuntime, stats, checkHistory of an Array, close). Package
-// time (and context, which imports it) alone would cost about 0.1 of the
+// methods alone are about 31 KB), and the glue no longer calls it (it
+// creates, runs, checks and closes over the wire exports); the API stays
+// as the module's documented JavaScript API (ADR 0017). Package time
+// (and context, which imports it) alone would cost about 0.1 of the
 // ratio, which is why core and the edge do without them. See
 // docs/BENCHMARKS.md, "Module size".
-const maxGzipRatio = 1.34
+const maxGzipRatio = 1.37
 
 // TestModule_Size builds the module and the minimal module into a temp
 // dir with the same flags, and reports raw and gzip sizes and ratios.

@@ -613,6 +613,43 @@ function steps(ctx) {
         seedMode: "cold", seedCount: 8, modelMessages: 9, reply: "echo: echo again (model received 9 messages)",
       });
     }],
+    ["a call that needs approval pauses the turn; its card survives a reload and approving runs it once", async () => {
+      const p = ctx.page;
+      await p.click('[data-testid="new-conversation"]');
+      await waitReady(p);
+      const t = await sendTurn(p, '/tool pay {"amount":5,"to":"Bob"}');
+      assertEqual(t.errors.length, 0, `errors shown on the page (${t.errors.join(" | ")})`);
+      await p.waitForFunction(() => document.querySelector('[data-testid="approval-card"]') !== null);
+      const card = await p.evaluate(() => document.querySelector('[data-testid="approval-card"]').textContent);
+      assert(card.includes('pay({"amount":5,"to":"Bob"})'), `card text: ${card}`);
+      assert(await p.evaluate(() => document.querySelector('[data-testid="history-problems"]').hidden), "the pending call is shown as a history problem");
+      // The paused turn is stored: after a reload (a cold runtime) the card
+      // comes back from IndexedDB alone.
+      await p.reload();
+      await waitReady(p);
+      await p.waitForFunction(() => document.querySelector('[data-testid="approval-card"]') !== null);
+      const before = await settledCount(p);
+      await p.click('[data-testid="approve"]');
+      await waitSettled(p, before + 1);
+      const done = await lastTurn(p);
+      expectTurn(done, { seedMode: "cold", seedCount: 2, reply: "tool pay returned: paid 5 to Bob" });
+      assertEqual(await p.evaluate(() => document.querySelectorAll('[data-testid="approval-card"]').length), 0, "approval cards after approving");
+      const paid = await p.evaluate(() => [...document.querySelectorAll('[data-testid="message"][data-role="tool"]')]
+        .filter((b) => b.textContent.includes("paid 5 to Bob")).length);
+      assertEqual(paid, 1, "tool results of the approved call");
+    }],
+    ["a denied call never runs: the model gets the denial", async () => {
+      const p = ctx.page;
+      await sendTurn(p, '/tool pay {"amount":7,"to":"Eve"}');
+      await p.waitForFunction(() => document.querySelector('[data-testid="approval-card"]') !== null);
+      const before = await settledCount(p);
+      await p.click('[data-testid="deny"]');
+      await waitSettled(p, before + 1);
+      expectTurn(await lastTurn(p), { reply: "tool pay returned: Tool call denied: denied on the approval card" });
+      const paid = await p.evaluate(() => [...document.querySelectorAll('[data-testid="message"][data-role="tool"]')]
+        .filter((b) => b.textContent.includes("paid 7")).length);
+      assertEqual(paid, 0, "results of the denied call's tool");
+    }],
   ];
 }
 
