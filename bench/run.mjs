@@ -16,13 +16,15 @@
 //	BENCH_OPT      the module after wasm-opt, for its size and a smoke run
 //	BENCH_JSON     write the figures as JSON to this path too
 //	BENCH_QUICK=1  few rounds and small sizes: checks the harness, not speed
-//	BENCH_ONLY     comma-separated sections to run (jsmodel, seed, turn,
-//	               cold, heap, size); default all. Targets of skipped
-//	               sections are n/a.
+//	BENCH_ONLY     comma-separated sections to run (jsmodel, stringify,
+//	               seed, turn, cold, heap, size); default all. Targets of
+//	               skipped sections are n/a.
 //	BENCH_SEED_WARMUP  warm-up seeds per contender before the jsmodel
 //	               section's cold seeds are measured (default 10)
 //	BENCH_SEED_ROUNDS  measured cold seeds per contender in the jsmodel
-//	               section (default 41)
+//	               and stringify sections (default 41)
+//	BENCH_NO_IDLE=1    those seeds back to back, without letting the event
+//	               loop turn between them
 //
 // Benchmarks print; they never assert timings.
 
@@ -66,7 +68,19 @@ const reading = (req) => {
   return { content: "ok" };
 };
 
+// stringifying is the model of the stringify section: it serializes every
+// message it is handed (JSON.stringify of the array), as a model that
+// sends the whole conversation to an HTTP API does. Its cost grows with
+// the session: the figures show what reading each message object costs.
+let stringified = 0;
+const stringifying = (req) => {
+  stringified += JSON.stringify(req.messages).length;
+  return { content: "ok" };
+};
+
 const JS_SEED_NS = quick ? [1000] : [1000, 10000];
+// The stringify section's seed sizes.
+const STRINGIFY_NS = quick ? [1000] : [1000, 10000];
 // Measured cold seeds per contender: a seed of 1,000 messages takes about
 // a millisecond, and some samples hold a collection of the Go heap, so
 // the median of 15 moved by a fifth between runs; BENCH_SEED_ROUNDS sets it.
@@ -224,13 +238,22 @@ async function warmTurns(contenders, history98, withHistory) {
   return samples;
 }
 
-// seedingN is seeding with rounds rounds (the jsmodel section).
+// idle lets the event loop turn once: a host's turns are apart, and its
+// event loop runs its timers between them (the glue's is Go's idle
+// moment, js/idle.js). BENCH_NO_IDLE=1 seeds back to back, as the
+// harness did before.
+const noIdle = process.env.BENCH_NO_IDLE === "1";
+const idle = () => (noIdle ? undefined : new Promise((resolve) => setTimeout(resolve, 0)));
+
+// seedingN is seeding with rounds rounds (the jsmodel and stringify
+// sections), each seed after an idle event loop and a forced collection.
 async function seedingN(contenders, history, rounds) {
   const samples = new Map(contenders.map((c) => [c.name, []]));
   for (let round = 0; round < JS_SEED_WARMUP + rounds; round++) {
     for (let k = 0; k < contenders.length; k++) {
       const c = contenders[(round + k) % contenders.length];
       const id = "jseed-" + round;
+      await idle();
       gc();
       let res;
       const t = await timed(async () => { res = await c.seed(id, "next question", history); });
@@ -431,6 +454,29 @@ async function main() {
     jsRaw.rt.close(); jsGlue.close();
   }
 
+  // A JavaScript model that stringifies every message it is handed: the
+  // glue against the peer, side by side, as in the jsmodel section.
+  fig.stringify = { seed: {} };
+  if (want("stringify") && glue) {
+    const limits = { maxSeedMessages: 20000, maxMessagesPerSession: 40000 };
+    const sGlue = await glue.loadRuntime({ wasm: module, wasmExec: join(dist, "wasm_exec.js"), model: stringifying, limits });
+    const contenders = [
+      glueContender("glue.js (fast path)", sGlue),
+      jsContender("JS peer", createPeer({ model: stringifying })),
+    ];
+    for (const n of STRINGIFY_NS) {
+      const S = await seedingN(contenders, makeHistory(n), JS_SEED_ROUNDS);
+      const peer = summary(S.get("JS peer")).median;
+      rows.push({ section: `JS model that stringifies the messages: seed ${n.toLocaleString("en")} messages into a cold session (after ${JS_SEED_WARMUP} warm-up seeds)` });
+      for (const c of contenders) {
+        const sm = summary(S.get(c.name));
+        rows.push({ name: c.name, ...sm, ratios: `${fx(x(sm.median, peer))} peer` });
+      }
+      fig.stringify.seed[n] = Object.fromEntries([...S].map(([k, v]) => [k, summary(v)]));
+    }
+    sGlue.close();
+  }
+
   // Seeding.
   let sGlue, sPeer, sLean, sField, sMain;
   const probe = await rawRuntime(module, {});
@@ -552,10 +598,13 @@ async function main() {
   const t = fig.turn.plain ?? { "JS peer": {} };
   const verdict = (ok) => (ok === undefined ? "n/a " : ok ? "MET " : "MISS");
   const jm = (sec, key, who) => fig.jsmodel[sec][key]?.[who]?.median;
+  const st = (n, who) => fig.stringify.seed[n]?.[who]?.median;
   const G = "glue.js (fast path)", P = "JS peer";
   const targets = [
     ["JS model: cold seed 1k via glue.js <= 1.0x the JS peer", x(jm("seed", 1000, G), jm("seed", 1000, P)), (r) => r <= 1.0],
     ["JS model: cold seed 10k via glue.js <= 1.0x the JS peer", x(jm("seed", 10000, G), jm("seed", 10000, P)), (r) => r <= 1.0],
+    ["stringifying model: cold seed 1k via glue.js <= 1.0x the peer", x(st(1000, G), st(1000, P)), (r) => r <= 1.0],
+    ["stringifying model: cold seed 10k via glue.js <= 1.0x the peer", x(st(10000, G), st(10000, P)), (r) => r <= 1.0],
     ["JS model: warm turn, 100 messages <= 1.5x the JS peer", x(jm("turn", "100", G), jm("turn", "100", P)), (r) => r <= 1.5],
     ["JS model: warm turn, 5,000 messages <= 1.0x the JS peer", x(jm("turn", "5000", G), jm("turn", "5000", P)), (r) => r <= 1.0],
     ["JS model: warm turn, 5,000 <= 2x glue.js's own on 100", x(jm("turn", "5000", G), jm("turn", "100", G)), (r) => r <= 2],

@@ -327,7 +327,8 @@ export function checkConfig(options) {
 
 // startInstance starts a Go instance of boot.module under a new global name
 // and creates its runtime from boot.config. It resolves with the instance:
-// { go, name, number, driver, version, dead, pending, onExit }.
+// { go, name, number, driver, version, dead, pending, onExit, idle } (idle:
+// js/idle.js).
 export async function startInstance(boot) {
   const name = uniqueName();
   const go = new boot.Go();
@@ -340,7 +341,7 @@ export async function startInstance(boot) {
   } catch (e) {
     throw loadFailed("an instance of the module", e);
   }
-  const inst = { go, name, number: -1, driver: null, version: "", dead: false, pending: new Set(), onExit: null };
+  const inst = { go, name, number: -1, driver: null, version: "", dead: false, pending: new Set(), onExit: null, idle: false };
   const exited = () => {
     if (inst.onExit) inst.onExit();
   };

@@ -7,6 +7,7 @@ import {
 import { wellFormed } from "./request.js";
 import { withRepaired } from "./heal.js";
 import { endsRun, endType } from "./approve.js";
+import { idleLater } from "./idle.js";
 import { GLUE_RUN_PREFIX, readRequest, readOptions, isDetached } from "./args.js";
 import { loadRemote } from "./remote.js";
 import { compileModule, loadGo, progressReporter, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
@@ -106,6 +107,8 @@ class Runtime {
     const signal = options && options.signal ? options.signal : undefined;
     if (signal && signal.aborted) throw abortError(signal.reason);
     const driver = inst.driver;
+    // Go's collector finishes what this turn begins once the host is idle.
+    idleLater(inst);
     const runId = options && options.runId !== undefined ? options.runId : `${GLUE_RUN_PREFIX}${++this.#runs}`;
     const onEvent = options && options.onEvent;
     const listener = onEvent ? (ev) => {
