@@ -36,6 +36,10 @@ const (
 	// that a test passes the bounds with a few short runs.
 	EnvTestRunEvents     = "AGENTRT_TEST_RUN_EVENTS"
 	EnvTestRunEventBytes = "AGENTRT_TEST_RUN_EVENT_BYTES"
+	// EnvTestCounter, read only with EnvTestFaults, set to "bytes"
+	// replaces core's estimate with the test counter (testCounter: a
+	// message's bytes, counting its calls) and adds its tool "counted".
+	EnvTestCounter = "AGENTRT_TEST_COUNTER"
 )
 
 // config is the worker's configuration.
@@ -59,6 +63,12 @@ type config struct {
 	// Tools are the runtime's tools; a tool's NeedsApproval pauses a run
 	// before it runs (docs/adr/0019-tool-approvals.md).
 	Tools []core.Tool
+	// CountTokens counts a message's tokens for policy.maxContextTokens
+	// (docs/adr/0018-context-window-by-tokens.md); nil counts with core's
+	// estimate. The worker reads no tokenizer from its environment: a
+	// Worker's own Go code supplies its tokenizer here, and the runtime
+	// of either deployment counts with it.
+	CountTokens core.TokenCounter
 }
 
 // configFrom reads the configuration through get (the worker's env). The
@@ -103,6 +113,15 @@ func configFrom(get func(string) string) (config, error) {
 			}
 		}
 		c.Tools = testTools()
+		switch m := strings.TrimSpace(get(EnvTestCounter)); m {
+		case "":
+		case "bytes":
+			tc := &testCounter{}
+			c.CountTokens = tc.count
+			c.Tools = append(c.Tools, tc.tool())
+		default:
+			return c, errors.New(EnvTestCounter + " must be \"bytes\" or empty")
+		}
 	}
 	switch m := strings.TrimSpace(get(EnvModel)); m {
 	case "", "echo":
@@ -123,7 +142,7 @@ func configFrom(get func(string) string) (config, error) {
 
 // runtimeConfig is the core configuration for c.
 func (c *config) runtimeConfig() core.Config {
-	cfg := core.Config{SystemPrompt: c.SystemPrompt, AfterFunc: afterFunc, Tools: c.Tools}
+	cfg := core.Config{SystemPrompt: c.SystemPrompt, AfterFunc: afterFunc, Tools: c.Tools, CountTokens: c.CountTokens}
 	if c.Model != nil {
 		cfg.Model = c.Model
 	}

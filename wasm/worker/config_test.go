@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentrt/agentrt/core"
 )
 
 // Ensure the environment is read into the configuration, and every bad
@@ -49,6 +51,20 @@ func TestConfigFrom(t *testing.T) {
 				t.Errorf("got %+v, want the bound ignored without %s", c, EnvTestFaults)
 			}
 		}},
+		{name: "OK/testCounter", env: map[string]string{EnvTestFaults: "1", EnvTestCounter: "bytes"}, check: func(t *testing.T, c config) {
+			if c.CountTokens == nil || len(c.Tools) != 4 || c.Tools[3].Name != "counted" {
+				t.Errorf("got %+v, want the test counter and its tool", c)
+			}
+			if n, err := c.CountTokens(core.Message{Role: core.RoleUser, Content: "hello"}); n != 5 || err != nil {
+				t.Errorf("count: got %d %v, want 5 (bytes)", n, err)
+			}
+		}},
+		{name: "OK/testCounterWithoutFaults", env: map[string]string{EnvTestCounter: "bytes"}, check: func(t *testing.T, c config) {
+			if c.CountTokens != nil || len(c.Tools) != 0 {
+				t.Errorf("got %+v, want the counter ignored without %s", c, EnvTestFaults)
+			}
+		}},
+		{name: "ErrTestCounter", env: map[string]string{EnvTestFaults: "1", EnvTestCounter: "words"}, wantErr: EnvTestCounter},
 		{name: "ErrRunEvents", env: map[string]string{EnvTestFaults: "1", EnvTestRunEvents: "0"}, wantErr: EnvTestRunEvents},
 		{name: "ErrSessions", env: map[string]string{EnvSessions: "objects"}, wantErr: EnvSessions},
 		{name: "ErrStoredLimit", env: map[string]string{EnvMaxStoredBytes: "0"}, wantErr: EnvMaxStoredBytes},
