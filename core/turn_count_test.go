@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"encoding/json"
 	"errors"
 	"reflect"
 	"strconv"
@@ -9,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/core/hostmsg"
-	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
 	"github.com/agentrt/agentrt/internal/contract"
 )
 
@@ -295,37 +292,13 @@ func TestCountByAction_Contract(t *testing.T) {
 			rt := mustRuntime(t, core.Config{SystemPrompt: c.SystemPrompt, CountByAction: true})
 			h := &countHost{count: core.EstimateTokens}
 			policy := c.GoPolicy(t)
-			c.RunWindow(t, contract.WindowEdge{
-				Turn: func(t testing.TB, session, input string, history, _ json.RawMessage) contract.WindowOutcome {
-					req := core.RunRequest{SessionID: session, Input: input, Policy: policy}
-					if history != nil {
-						v, err := hostjson.Parse(history)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if req.History, err = hostmsg.Messages(v, 0); err != nil {
-							t.Fatal(err)
-						}
-						req.WithHistory = true
-					}
-					res, err := h.run(t, rt, req)
-					if err != nil {
-						return contract.WindowOutcome{Err: contract.RefusalOf(err)}
-					}
-					o := contract.WindowOutcome{Received: contract.Received(res.Reply.Content), MessageCount: res.MessageCount}
-					if res.Context != nil {
-						o.Context = &contract.WindowContext{Messages: res.Context.Messages, Tokens: res.Context.Tokens, Dropped: res.Context.Dropped}
-					}
-					return o
-				},
-				Messages: func(_ testing.TB, session string) int {
-					s, ok := rt.Session(session)
-					if !ok {
-						return -1
-					}
-					return len(s.Messages)
-				},
-			}, "w")
+			c.RunWindow(t, contract.GoWindowEdge(policy, func(req core.RunRequest) (*core.Result, error) { return h.run(t, rt, req) }, func(_ testing.TB, session string) int {
+				s, ok := rt.Session(session)
+				if !ok {
+					return -1
+				}
+				return len(s.Messages)
+			}), "w")
 			if policy.MaxContextTokens > 0 && h.asks == 0 {
 				t.Fatal("the host was never asked to count")
 			}

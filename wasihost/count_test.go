@@ -2,7 +2,6 @@ package wasihost
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -11,8 +10,6 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/core/hostmsg"
-	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
 	"github.com/agentrt/agentrt/internal/contract"
 )
 
@@ -52,40 +49,16 @@ func TestModule_WindowContract_HostCounter(t *testing.T) {
 					rt := mustRuntime(t, in, Config{Model: model.model, SystemPrompt: c.SystemPrompt, CountTokens: counter.count})
 					defer rt.Close()
 					policy := c.GoPolicy(t)
-					c.RunWindow(t, contract.WindowEdge{
-						Turn: func(t testing.TB, session, input string, history, _ json.RawMessage) contract.WindowOutcome {
-							req := core.RunRequest{SessionID: session, Input: input, Policy: policy}
-							if history != nil {
-								v, err := hostjson.Parse(history)
-								if err != nil {
-									t.Fatal(err)
-								}
-								if req.History, err = hostmsg.Messages(v, 0); err != nil {
-									t.Fatal(err)
-								}
-								req.WithHistory = true
-							}
-							res, err := rt.Run(context.Background(), req)
-							if err != nil {
-								return contract.WindowOutcome{Err: contract.RefusalOf(err)}
-							}
-							o := contract.WindowOutcome{Received: contract.Received(res.Reply.Content), MessageCount: res.MessageCount}
-							if res.Context != nil {
-								o.Context = &contract.WindowContext{Messages: res.Context.Messages, Tokens: res.Context.Tokens, Dropped: res.Context.Dropped}
-							}
-							return o
-						},
-						Messages: func(t testing.TB, session string) int {
-							s, ok, err := rt.Session(session)
-							if err != nil {
-								t.Fatal(err)
-							}
-							if !ok {
-								return -1
-							}
-							return len(s.Messages)
-						},
-					}, "w")
+					c.RunWindow(t, contract.GoWindowEdge(policy, func(req core.RunRequest) (*core.Result, error) { return rt.Run(context.Background(), req) }, func(t testing.TB, session string) int {
+						s, ok, err := rt.Session(session)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !ok {
+							return -1
+						}
+						return len(s.Messages)
+					}), "w")
 					if policy.MaxContextTokens > 0 && counter.calls() == 0 {
 						t.Fatal("the host's counter was never called")
 					}

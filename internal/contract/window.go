@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/core/hostmsg"
+	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
 )
 
 // WindowCase is one case of the token window's corpus in
@@ -215,4 +217,38 @@ func Received(reply string) int {
 		n = n*10 + int(ch-'0')
 	}
 	return n
+}
+
+// GoWindowEdge is the WindowEdge of a Go edge that takes a
+// core.RunRequest (core, wasihost): each turn is a request under policy,
+// with the turn's history read as a Go host reads host messages
+// (hostjson, then hostmsg.Messages), run by run; the outcome is the
+// result's context and reply, or the refusal of its error. messages is
+// the edge's WindowEdge.Messages.
+func GoWindowEdge(policy core.Policy, run func(req core.RunRequest) (*core.Result, error), messages func(t testing.TB, session string) int) WindowEdge {
+	return WindowEdge{
+		Turn: func(t testing.TB, session, input string, history, _ json.RawMessage) WindowOutcome {
+			req := core.RunRequest{SessionID: session, Input: input, Policy: policy}
+			if history != nil {
+				v, err := hostjson.Parse(history)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if req.History, err = hostmsg.Messages(v, 0); err != nil {
+					t.Fatal(err)
+				}
+				req.WithHistory = true
+			}
+			res, err := run(req)
+			if err != nil {
+				return WindowOutcome{Err: RefusalOf(err)}
+			}
+			o := WindowOutcome{Received: Received(res.Reply.Content), MessageCount: res.MessageCount}
+			if res.Context != nil {
+				o.Context = &WindowContext{Messages: res.Context.Messages, Tokens: res.Context.Tokens, Dropped: res.Context.Dropped}
+			}
+			return o
+		},
+		Messages: messages,
+	}
 }
