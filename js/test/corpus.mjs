@@ -1,5 +1,6 @@
 // The host-message corpus (testdata/contract/) for the JavaScript suites
 // that run it: its cases, and messages in its canonical shape.
+import assert from "node:assert/strict";
 import { readFile, readdir } from "node:fs/promises";
 import { loadRuntime } from "../glue.js";
 import { root, wasmExecURL } from "./env.mjs";
@@ -106,4 +107,62 @@ export async function onPath(path, wasm, p, c, fn) {
   } finally {
     q.close();
   }
+}
+
+const windowDir = new URL("testdata/contract/window/", root);
+
+// windowCases returns every case of the token window's corpus
+// (testdata/contract/window/), each named "file/case", as
+// internal/contract's MustLoadWindow does.
+export async function windowCases() {
+  const files = (await readdir(windowDir)).filter((f) => f.endsWith(".json")).sort();
+  const out = [];
+  for (const f of files) {
+    for (const c of JSON.parse(await readFile(new URL(f, windowDir), "utf8"))) out.push({ ...c, name: `${f.slice(0, -5)}/${c.name}` });
+  }
+  assert.ok(out.length > 0, "the window corpus is empty");
+  return out;
+}
+
+// received is the count of messages the echo model says it received.
+export function received(reply) {
+  const m = /\(model received (\d+) messages\)$/.exec(reply);
+  return m ? Number(m[1]) : -1;
+}
+
+// runWindowCase runs window case c on rt as internal/contract's
+// RunWindow does: its turns on session "w", each turn's context, the
+// budget and the refusals checked, and the first message's changes
+// counted against c.firstChanges.
+export async function runWindowCase(rt, c) {
+  const turns = [...(c.turns ?? [])];
+  if (c.repeat) for (let i = 0; i < c.repeat.turns; i++) turns.push({ input: "w".repeat(c.repeat.inputBytes) });
+  let history = c.history;
+  let changes = 0;
+  let last = -1;
+  for (const [i, turn] of turns.entries()) {
+    const before = rt.session("w")?.messages.length ?? -1;
+    const req = { sessionId: "w", input: turn.input, policy: c.policy };
+    if (history !== undefined) req.history = history;
+    if (turn.error) {
+      await assert.rejects(rt.run(req), (e) => {
+        assert.equal(e.code, turn.error.code, `turn ${i}`);
+        assert.equal(e.message, turn.error.message, `turn ${i}`);
+        return true;
+      });
+      assert.equal(rt.session("w")?.messages.length ?? -1, before, `turn ${i}: the refusal changed the session`);
+      continue;
+    }
+    const r = await rt.run(req);
+    history = undefined;
+    const got = r.context;
+    assert.ok(got, `turn ${i}: no context`);
+    if (turn.context) assert.deepEqual(got, turn.context, `turn ${i}`);
+    assert.ok(got.tokens <= c.policy.maxContextTokens, `turn ${i}: ${got.tokens} tokens over the budget`);
+    assert.equal(received(r.reply.content), got.messages, `turn ${i}: the model received another count`);
+    assert.equal(got.messages + got.dropped, r.messageCount - 1, `turn ${i}`);
+    if (last >= 0 && got.dropped !== last) changes++;
+    last = got.dropped;
+  }
+  if (c.firstChanges !== undefined) assert.equal(changes, c.firstChanges, "first message changes");
 }

@@ -8,9 +8,10 @@
 // and in the browsers through js/test/browser (worker mode there).
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, readdir } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { root } from "./env.mjs";
 import { runtimes } from "./helpers.mjs";
+import { windowCases, received, runWindowCase } from "./corpus.mjs";
 import { Writer, readAction, ACTION } from "../wire.js";
 import { writeCounts, countWith, MAX_TOKEN_COUNT } from "../count.js";
 
@@ -37,22 +38,8 @@ function recorder(count) {
   return { f, seen };
 }
 
-function received(reply) {
-  const m = /\(model received (\d+) messages\)$/.exec(reply);
-  return m ? Number(m[1]) : -1;
-}
 
-const windowDir = new URL("testdata/contract/window/", root);
 
-async function windowCases() {
-  const files = (await readdir(windowDir)).filter((f) => f.endsWith(".json")).sort();
-  const out = [];
-  for (const f of files) {
-    for (const c of JSON.parse(await readFile(new URL(f, windowDir), "utf8"))) out.push({ ...c, name: `${f.slice(0, -5)}/${c.name}` });
-  }
-  assert.ok(out.length > 0, "the window corpus is empty");
-  return out;
-}
 
 const golden = async (name) => new Uint8Array(await readFile(new URL(`wire/testdata/golden/${name}`, root)));
 
@@ -91,36 +78,7 @@ describe("window corpus with a host counter", async () => {
       const counter = recorder(estimate);
       const rt = await load({ ...(c.systemPrompt ? { systemPrompt: c.systemPrompt } : {}), countTokens: counter.f });
       try {
-        const turns = [...(c.turns ?? [])];
-        if (c.repeat) for (let i = 0; i < c.repeat.turns; i++) turns.push({ input: "w".repeat(c.repeat.inputBytes) });
-        let history = c.history;
-        let changes = 0;
-        let last = -1;
-        for (const [i, turn] of turns.entries()) {
-          const before = rt.session("w")?.messages.length ?? -1;
-          const req = { sessionId: "w", input: turn.input, policy: c.policy };
-          if (history !== undefined) req.history = history;
-          if (turn.error) {
-            await assert.rejects(rt.run(req), (e) => {
-              assert.equal(e.code, turn.error.code, `turn ${i}`);
-              assert.equal(e.message, turn.error.message, `turn ${i}`);
-              return true;
-            });
-            assert.equal(rt.session("w")?.messages.length ?? -1, before, `turn ${i}: the refusal changed the session`);
-            continue;
-          }
-          const r = await rt.run(req);
-          history = undefined;
-          const got = r.context;
-          assert.ok(got, `turn ${i}: no context`);
-          if (turn.context) assert.deepEqual(got, turn.context, `turn ${i}`);
-          assert.ok(got.tokens <= c.policy.maxContextTokens, `turn ${i}: ${got.tokens} tokens over the budget`);
-          assert.equal(received(r.reply.content), got.messages, `turn ${i}: the model received another count`);
-          assert.equal(got.messages + got.dropped, r.messageCount - 1, `turn ${i}`);
-          if (last >= 0 && got.dropped !== last) changes++;
-          last = got.dropped;
-        }
-        if (c.firstChanges !== undefined) assert.equal(changes, c.firstChanges, "first message changes");
+        await runWindowCase(rt, c);
         if (c.policy.maxContextTokens) assert.ok(counter.seen.length > 0, "the host's counter was never called");
       } finally {
         release(rt);

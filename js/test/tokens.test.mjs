@@ -5,66 +5,20 @@
 // `node --test` and in the browsers through js/test/browser.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, readdir } from "node:fs/promises";
-import { root } from "./env.mjs";
 import { runtimes } from "./helpers.mjs";
+import { windowCases, runWindowCase } from "./corpus.mjs";
 
 const { load, release } = runtimes();
 
-const windowDir = new URL("testdata/contract/window/", root);
 
-// windowCases returns every case of the window corpus, each named
-// "file/case", as internal/contract's MustLoadWindow does.
-async function windowCases() {
-  const files = (await readdir(windowDir)).filter((f) => f.endsWith(".json")).sort();
-  const out = [];
-  for (const f of files) {
-    for (const c of JSON.parse(await readFile(new URL(f, windowDir), "utf8"))) out.push({ ...c, name: `${f.slice(0, -5)}/${c.name}` });
-  }
-  assert.ok(out.length > 0, "the window corpus is empty");
-  return out;
-}
 
-function received(reply) {
-  const m = /\(model received (\d+) messages\)$/.exec(reply);
-  return m ? Number(m[1]) : -1;
-}
 
 describe("window corpus", async () => {
   for (const c of await windowCases()) {
     test(c.name, async () => {
       const rt = await load(c.systemPrompt ? { systemPrompt: c.systemPrompt } : {});
       try {
-        const turns = [...(c.turns ?? [])];
-        if (c.repeat) for (let i = 0; i < c.repeat.turns; i++) turns.push({ input: "w".repeat(c.repeat.inputBytes) });
-        let history = c.history;
-        let changes = 0;
-        let last = -1;
-        for (const [i, turn] of turns.entries()) {
-          const before = rt.session("w")?.messages.length ?? -1;
-          const req = { sessionId: "w", input: turn.input, policy: c.policy };
-          if (history !== undefined) req.history = history;
-          if (turn.error) {
-            await assert.rejects(rt.run(req), (e) => {
-              assert.equal(e.code, turn.error.code, `turn ${i}`);
-              assert.equal(e.message, turn.error.message, `turn ${i}`);
-              return true;
-            });
-            assert.equal(rt.session("w")?.messages.length ?? -1, before, `turn ${i}: the refusal changed the session`);
-            continue;
-          }
-          const r = await rt.run(req);
-          history = undefined;
-          const got = r.context;
-          assert.ok(got, `turn ${i}: no context`);
-          if (turn.context) assert.deepEqual(got, turn.context, `turn ${i}`);
-          assert.ok(got.tokens <= c.policy.maxContextTokens, `turn ${i}: ${got.tokens} tokens over the budget`);
-          assert.equal(received(r.reply.content), got.messages, `turn ${i}: the model received another count`);
-          assert.equal(got.messages + got.dropped, r.messageCount - 1, `turn ${i}`);
-          if (last >= 0 && got.dropped !== last) changes++;
-          last = got.dropped;
-        }
-        if (c.firstChanges !== undefined) assert.equal(changes, c.firstChanges, "first message changes");
+        await runWindowCase(rt, c);
       } finally {
         release(rt);
       }
