@@ -2,8 +2,6 @@ package wire_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -41,25 +39,7 @@ func approvalFrames() map[string][]byte {
 
 // TestGoldenApprovals checks the approvals' frames against
 // testdata/golden (rewritten with -update).
-func TestGoldenApprovals(t *testing.T) {
-	dir := filepath.Join("testdata", "golden")
-	for name, b := range approvalFrames() {
-		path := filepath.Join(dir, name)
-		if *update {
-			if err := os.WriteFile(path, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(b, want) {
-			t.Errorf("%s: got % x, want % x", name, b, want)
-		}
-	}
-}
+func TestGoldenApprovals(t *testing.T) { checkGolden(t, approvalFrames()) }
 
 // Ensure approvals, modes, the approval action, its answer and a paused
 // result survive the trip, and a begin frame without approvals and a

@@ -1,9 +1,6 @@
 package wire_test
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
@@ -29,21 +26,4 @@ func controlGolden() map[string][]byte {
 
 // TestGolden_Control checks the control frames against testdata/golden
 // (rewritten with -update).
-func TestGolden_Control(t *testing.T) {
-	for name, b := range controlGolden() {
-		path := filepath.Join("testdata", "golden", name)
-		if *update {
-			if err := os.WriteFile(path, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(b, want) {
-			t.Errorf("%s: got % x, want % x", name, b, want)
-		}
-	}
-}
+func TestGolden_Control(t *testing.T) { checkGolden(t, controlGolden()) }

@@ -1,9 +1,6 @@
 package wire_test
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -32,25 +29,7 @@ var sampleCount = wire.Action{Handle: 9, Kind: wire.ActCount,
 
 // TestGoldenCount checks the count's frames against testdata/golden
 // (rewritten with -update).
-func TestGoldenCount(t *testing.T) {
-	dir := filepath.Join("testdata", "golden")
-	for name, b := range countFrames() {
-		path := filepath.Join(dir, name)
-		if *update {
-			if err := os.WriteFile(path, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(b, want) {
-			t.Errorf("%s: got % x, want % x", name, b, want)
-		}
-	}
-}
+func TestGoldenCount(t *testing.T) { checkGolden(t, countFrames()) }
 
 // Ensure the count action, the counts frame and the config flag survive
 // the trip.

@@ -52,9 +52,14 @@ func goldenFrames() map[string][]byte {
 
 // TestGolden checks the frames against testdata/golden (rewritten with
 // -update), which the JavaScript implementation's test reads too.
-func TestGolden(t *testing.T) {
+func TestGolden(t *testing.T) { checkGolden(t, goldenFrames()) }
+
+// checkGolden checks each frame against its file in testdata/golden, or
+// with -update writes the file.
+func checkGolden(t *testing.T, frames map[string][]byte) {
+	t.Helper()
 	dir := filepath.Join("testdata", "golden")
-	for name, b := range goldenFrames() {
+	for name, b := range frames {
 		path := filepath.Join(dir, name)
 		if *update {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
