@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // countingCounter is core.EstimateTokens that records what it counts.
@@ -30,42 +29,6 @@ func (c *countingCounter) calls() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.seen)
-}
-
-// Ensure the token window's corpus with a Go counter the module asks
-// (the estimate, so the corpus's figures hold), with the module's echo
-// model and with a Go model: the counts cross as count actions.
-func TestModule_WindowContract_HostCounter(t *testing.T) {
-	cases := contract.MustLoadWindow(t)
-	for _, model := range []struct {
-		name  string
-		model core.Model
-	}{{"ModuleEcho", nil}, {"GoModel", core.Echo{}}} {
-		t.Run(model.name, func(t *testing.T) {
-			in := mustInstance(t)
-			for _, c := range cases {
-				t.Run(c.Name, func(t *testing.T) {
-					counter := &countingCounter{}
-					rt := mustRuntime(t, in, Config{Model: model.model, SystemPrompt: c.SystemPrompt, CountTokens: counter.count})
-					defer rt.Close()
-					policy := c.GoPolicy(t)
-					c.RunWindow(t, contract.GoWindowEdge(policy, func(req core.RunRequest) (*core.Result, error) { return rt.Run(context.Background(), req) }, func(t testing.TB, session string) int {
-						s, ok, err := rt.Session(session)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if !ok {
-							return -1
-						}
-						return len(s.Messages)
-					}), "w")
-					if policy.MaxContextTokens > 0 && counter.calls() == 0 {
-						t.Fatal("the host's counter was never called")
-					}
-				})
-			}
-		})
-	}
 }
 
 // Ensure the host's counter is called once per stored message across
