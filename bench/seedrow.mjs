@@ -4,12 +4,12 @@
 // each seed after an idle turn of the event loop and a forced collection,
 // the contenders in a rotating order, as the harness seeds them. With
 // AGENTRT_BASE a second build's glue is seeded too, interleaved with the
-// first, against the same peer in the same process (at 41 seeds two
-// glues in one process were too far apart to compare builds: compare
-// them in separate processes, interleaved, with AGENTRT_DIST). With
-// BENCH_MARKS=1 the glue runs from a copy
-// of its bundle with performance.now() marks around the driver's steps
-// (see MARKS), and the median of each step is printed.
+// first, against the same peer in the same process; at 41 seeds two
+// glues in one process were too far apart to compare builds by, so
+// compare them in separate processes, interleaved, with AGENTRT_DIST.
+// With BENCH_MARKS=1 the glue runs from a copy of its bundle with
+// performance.now() marks around the driver's steps (see MARKS), and
+// the median of each step is printed.
 //
 //	node --expose-gc bench/seedrow.mjs
 //
