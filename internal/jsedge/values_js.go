@@ -259,18 +259,23 @@ func (c *Cache) Result(r *core.Result) js.Value {
 	}
 	o.Set(FieldModelCalls, arrayOf(calls))
 	if len(r.PendingApprovals) > 0 {
-		pending := make([]any, len(r.PendingApprovals))
-		for i := range r.PendingApprovals {
-			p := &r.PendingApprovals[i]
-			v := newObject()
-			setString(v, FieldCtxToolCallID, p.ToolCallID)
-			setString(v, FieldName, p.Name)
-			setString(v, FieldArguments, p.Arguments)
-			pending[i] = v
-		}
-		o.Set(FieldPendingApprovals, arrayOf(pending))
+		o.Set(FieldPendingApprovals, pendingApprovals(r.PendingApprovals))
 	}
 	return o
+}
+
+// pendingApprovals returns ps as [{ toolCallId, name, arguments }].
+func pendingApprovals(ps []core.PendingApproval) js.Value {
+	a := jsutil.Array.New()
+	for i := range ps {
+		p := &ps[i]
+		v := newObject()
+		setString(v, FieldCtxToolCallID, p.ToolCallID)
+		setString(v, FieldName, p.Name)
+		setString(v, FieldArguments, p.Arguments)
+		a.SetIndex(i, v)
+	}
+	return a
 }
 
 // Event returns ev as { type, runId, sessionId, seq, ... } with the fields

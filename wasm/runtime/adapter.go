@@ -68,10 +68,7 @@ func (d *adapter) run(req core.RunRequest) (*core.Result, error) {
 				continue
 			}
 			if ask {
-				if err == nil && v.Type() != js.TypeBoolean {
-					err = core.NewError(core.CodeToolError, "needsApproval must answer a boolean")
-				}
-				a = x.Approval(h, err == nil && v.Bool(), err)
+				a = x.Approval(h, v.Type() == js.TypeBoolean && v.Bool(), err)
 				continue
 			}
 			out := ""
@@ -154,6 +151,8 @@ func (d *adapter) call(ctx core.Context, r *core.Run, c *core.ToolCall, ask bool
 		if e, ok := err.(*core.Error); ok {
 			e.Message = what + "rejected: " + e.Message
 		}
+	} else if ask && v.Type() != js.TypeBoolean {
+		err = core.NewError(core.CodeToolError, "needsApproval must answer a boolean")
 	}
 	return v, err
 }

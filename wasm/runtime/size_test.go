@@ -29,7 +29,7 @@ const (
 // edited-message rule, the healed copy and the UIMessage approval
 // states, and the approvals of the syscall/js API (its adapter asks
 // needsApproval, one reader of options.approvals and a history's
-// decisions, the Result's pendingApprovals: about 3.7 KB); code written
+// decisions, the Result's pendingApprovals: about 3.6 KB); code written
 // smaller took back part of it. runtime.ReadMemStats
 // (stats().heapAlloc) alone costs about 4.7 KB. Where the room for 1.30
 // is to come from is not found yet: the syscall/js adapter's conversions
