@@ -38,7 +38,10 @@ func object(v js.Value, what string) (present bool, err error) {
 	return false, argError(what + " must be an object")
 }
 
-// optStr reads o[name]: absent is "", otherwise a string.
+// optStr reads o[name]: absent is "", otherwise a string. It is not
+// inlined: it has many callers, and the module's size counts.
+//
+//go:noinline
 func optStr(o js.Value, what, name string) (string, error) {
 	v := get(o, name)
 	switch v.Type() {
@@ -109,10 +112,15 @@ type RunOptions struct {
 	OnEvent js.Value
 	// Inspect asks for each model call's messages in the result.
 	Inspect bool
+	// Approvals are the decisions on the tool calls the session awaits
+	// (core.RunRequest.Approvals; docs/adr/0019-tool-approvals.md), nil
+	// when absent.
+	Approvals []core.Approval
 }
 
-// Options converts { runId?, onEvent?, inspect? }; null or undefined is
-// no options. Wrong types are refused with invalid_argument.
+// Options converts { runId?, onEvent?, inspect?, approvals? }; null or
+// undefined is no options. Wrong types are refused with
+// invalid_argument.
 func Options(v js.Value) (o RunOptions, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	o.OnEvent = js.Undefined()
@@ -143,7 +151,69 @@ func Options(v js.Value) (o RunOptions, err error) {
 	default:
 		return o, argError("options.inspect must be a boolean")
 	}
+	if a := get(v, FieldApprovals); !nullish(a) {
+		var msg string
+		if o.Approvals, msg = decisions(a, "options.approvals", false); msg != "" {
+			return o, argError(msg)
+		}
+	}
 	return o, nil
+}
+
+// decisions reads decisions on tool calls, as every edge reads them
+// (the texts of hostmsg's): options.approvals, v, a non-empty Array of {
+// toolCallId (a non-empty string), approved (a boolean), reason? (a
+// string, null or absent) }, with the checks of the glue's
+// request.approvals and the HTTP API's approvals (core refuses the rest:
+// a call answered twice, a call not awaiting approval, an input beside
+// them); or, with parts, those of v, the last message of a history (an
+// object History read), when it is an assistant UIMessage: its tool
+// parts in state approval-responded, each with its toolCallId and its
+// approval ({ id, approved, reason? }), as hostmsg.Approvals reads them.
+// It returns what is wrong, naming the entry by what and its index, or
+// "".
+func decisions(v js.Value, what string, parts bool) (out []core.Approval, msg string) {
+	if parts {
+		if r, _ := optStr(v, "", FieldRole); r != string(core.RoleAssistant) {
+			return nil, ""
+		}
+		if v = get(v, hostmsg.FieldParts); !isArray(v) {
+			return nil, ""
+		}
+	} else if !isArray(v) || length(v) == 0 {
+		return nil, what + " must be a non-empty Array"
+	}
+	for i, n := 0, length(v); i < n; i++ {
+		e := get(v, i)
+		d, dn := e, "" // the decision, and its name after the entry's
+		if parts {
+			if s, _ := optStr(e, "", hostmsg.FieldState); s != hostmsg.StateApprovalResponded {
+				continue
+			}
+			d, dn = get(e, hostmsg.FieldApproval), "."+hostmsg.FieldApproval
+		}
+		var a core.Approval
+		var err error
+		bad := " must be an object"
+		if e.Type() != js.TypeObject {
+			dn = ""
+		} else if a.ToolCallID, err = optStr(e, "", FieldCtxToolCallID); err != nil || a.ToolCallID == "" {
+			dn, bad = "", ".toolCallId must be a non-empty string"
+		} else if d.Type() == js.TypeObject {
+			b := get(d, FieldApproved)
+			bad = ".approved must be a boolean"
+			if b.Type() == js.TypeBoolean {
+				bad = ".reason must be a string"
+				if a.Reason, err = optStr(d, "", FieldReason); err == nil {
+					a.Approved = b.Bool()
+					out = append(out, a)
+					continue
+				}
+			}
+		}
+		return nil, what + "[" + itoa(i) + "]" + dn + bad
+	}
+	return out, ""
 }
 
 // Handler returns a core event handler that calls the JavaScript

@@ -36,7 +36,14 @@ import (
 // default limit) is refused with limit_exceeded before any message is
 // read. Anything but an Array or a Uint8Array is refused with
 // invalid_argument.
-func History(v js.Value, maxMessages int) (_ []core.SeedMessage, err error) {
+//
+// With approvals not nil, History also sets *approvals to the decisions
+// the last message of an Array in the UIMessage shape carries (the tool
+// parts in state approval-responded; see decisions), refusing a
+// malformed one with invalid_history and the message's index: a run that
+// omits its input and carries no approvals resumes with them. A packed
+// history carries none.
+func History(v js.Value, maxMessages int, approvals *[]core.Approval) (_ []core.SeedMessage, err error) {
 	at := core.NoIndex
 	defer catch(&err, core.CodeInvalidHistory, &at)
 	if maxMessages <= 0 {
@@ -64,6 +71,13 @@ func History(v js.Value, maxMessages int) (_ []core.SeedMessage, err error) {
 		var msg string
 		if out, msg = hostmsg.Append(out, hostValue{get(v, i)}); msg != "" {
 			return nil, hostmsg.Refusal(i, msg)
+		}
+	}
+	if approvals != nil && n > 0 {
+		at = n - 1
+		var msg string
+		if *approvals, msg = decisions(get(v, at), "parts", true); msg != "" {
+			return nil, hostmsg.Refusal(at, msg)
 		}
 	}
 	return out, nil

@@ -165,6 +165,13 @@ const (
 	FieldProblems         = "problems"
 	FieldAwaiting         = "awaiting"
 	FieldRepairToolCallID = "toolCallId"
+	// Tool approvals (docs/adr/0019-tool-approvals.md): the run option
+	// approvals [{toolCallId, approved, reason?}] and the Result's
+	// pendingApprovals [{toolCallId, name, arguments}].
+	FieldApprovals        = "approvals"
+	FieldApproved         = hostmsg.FieldApproved
+	FieldReason           = hostmsg.FieldReason
+	FieldPendingApprovals = "pendingApprovals"
 )
 
 // Stats fields.

@@ -59,6 +59,13 @@ func AskedByHost(v js.Value) bool {
 	return n.Type() == js.TypeFunction || (n.Type() == js.TypeBoolean && n.Bool())
 }
 
+// NeedsApproval returns a JavaScript tool's needsApproval as the turn's
+// approval action asks it (core.ActionApproval): a function is called as
+// the tool's method needsApproval with the call's args and ctx (see
+// ToolArgs and Method); true or false is the answer for every call. A
+// getter that throws panics, as get does, for the caller to recover.
+func NeedsApproval(tool js.Value) js.Value { return get(tool, FieldNeedsApproval) }
+
 func toolError(msg string) error { return core.NewError(core.CodeToolError, msg) }
 
 // ToolArgs converts a tool invocation to the arguments of the tool's

@@ -80,7 +80,7 @@ var internedNames = [...]string{
 	FieldRole, FieldContent, FieldToolCallID, FieldToolCallIDCamel, FieldToolCalls,
 	FieldToolCallsCamel, FieldID, FieldName, FieldArguments, FieldLength, MethodThen,
 	FieldMessage, FieldGC, FieldRunID, FieldOnEvent, FieldInspect, FieldCall,
-	FieldDescription, FieldParameters,
+	FieldDescription, FieldParameters, FieldApprovals,
 	string(core.RoleUser), string(core.RoleAssistant), string(core.RoleTool), string(core.RoleSystem),
 	string(core.SeedNone), string(core.SeedCold), string(core.SeedNoop), string(core.SeedAppended),
 	string(core.SeedReplaced), statusCompleted,
@@ -147,7 +147,8 @@ var ErrNotJS error
 //	|                    |   (repair: a kind, or null)                         |
 //	| core.ModelCall     | { step, messageCount, messages? }                   |
 //	| *core.Result       | { runId, sessionId, status, reply, appended, seed,  |
-//	|                    |   messageCount, modelCalls }                        |
+//	|                    |   messageCount, modelCalls, pendingApprovals? }     |
+//	| PendingApproval    | { toolCallId, name, arguments }                     |
 //	| core.Event         | { type, runId, sessionId, seq, ... }  (see Event)   |
 //	| error              | Error with code, message and index? (see Error)     |
 //	| core.Session       | { id, messageCount, messages }                      |
@@ -225,8 +226,9 @@ func Seed(r *core.SeedReport) js.Value {
 }
 
 // Result returns r as a JavaScript Result (docs/contract.md), with
-// modelCalls always present and each call's messages only when the run
-// asked for inspection. A nil r is null. It is (*Cache)(nil).Result.
+// modelCalls always present, each call's messages only when the run
+// asked for inspection, and pendingApprovals only when the run stopped
+// for approvals (status "awaiting_approval"). A nil r is null. It is (*Cache)(nil).Result.
 func Result(r *core.Result) js.Value { return (*Cache)(nil).Result(r) }
 
 // Result is the package's Result, with the reply and the appended
@@ -256,7 +258,24 @@ func (c *Cache) Result(r *core.Result) js.Value {
 		calls[i] = co
 	}
 	o.Set(FieldModelCalls, arrayOf(calls))
+	if len(r.PendingApprovals) > 0 {
+		o.Set(FieldPendingApprovals, pendingApprovals(r.PendingApprovals))
+	}
 	return o
+}
+
+// pendingApprovals returns ps as [{ toolCallId, name, arguments }].
+func pendingApprovals(ps []core.PendingApproval) js.Value {
+	a := jsutil.Array.New()
+	for i := range ps {
+		p := &ps[i]
+		v := newObject()
+		setString(v, FieldCtxToolCallID, p.ToolCallID)
+		setString(v, FieldName, p.Name)
+		setString(v, FieldArguments, p.Arguments)
+		a.SetIndex(i, v)
+	}
+	return a
 }
 
 // Event returns ev as { type, runId, sessionId, seq, ... } with the fields
@@ -268,6 +287,7 @@ func (c *Cache) Result(r *core.Result) js.Value {
 //	tool.started      toolCall
 //	tool.finished     toolCall, message (the result), error (if it failed)
 //	run.completed     result
+//	run.awaiting_approval  result (its status "awaiting_approval")
 //	run.failed        error
 //	run.cancelled     error
 //

@@ -60,19 +60,26 @@ func (d *adapter) run(req core.RunRequest) (*core.Result, error) {
 				continue
 			}
 			a = x.Model(h, reply, err)
-		case core.ActionTool:
-			out, err := d.call(ctx, r, a.Call)
+		case core.ActionTool, core.ActionApproval:
+			ask := a.Kind == core.ActionApproval
+			v, err := d.call(ctx, r, a.Call, ask)
 			if ctx.Err() != nil {
-				a = x.Step(h, false)
+				a = x.Step(h, false) // stopped while the call or the question was out
 				continue
+			}
+			if ask {
+				a = x.Approval(h, v.Type() == js.TypeBoolean && v.Bool(), err)
+				continue
+			}
+			out := ""
+			if err == nil {
+				out, err = jsedge.ToolOutput(v)
 			}
 			a = x.Tool(h, out, err)
 		case core.ActionCount:
 			// Only the wire's turns have a host that counts (the glue's
 			// countTokens); a run method has none to ask.
 			a = x.FailCount(h, core.NewError(core.CodeInvalidArgument, "a runtime whose host counts tokens runs its turns on the wire"))
-		case core.ActionApproval:
-			a = x.Approval(h, false, errAskGlue)
 		case core.ActionWait:
 			x.Hold(h)
 			a = x.Step(h, false)
@@ -107,40 +114,45 @@ func (d *adapter) complete(ctx core.Context, req *core.ModelRequest) (reply *cor
 	return jsedge.Reply(v)
 }
 
-// errAskGlue fails a run of these entry points that reaches a tool with
-// needsApproval: the glue asks it (js/approve.js, over the wire's
-// approval action); these entry points carry no approvals, and a tool
-// that needs approval never runs without one. Asking here too would cost
-// the module's size what no host of the glue uses.
-var errAskGlue = core.NewError(core.CodeToolError, "needsApproval is asked by the glue (loadRuntime): this entry point runs no tool that needs approval")
-
-// call makes one tool call of run r: the JavaScript
-// tool's call method, whose answer may be a thenable. Core refused the
-// calls of tools it does not know or the policy does not allow.
-func (d *adapter) call(ctx core.Context, r *core.Run, c *core.ToolCall) (out string, err error) {
+// call makes one tool call of run r, or, with ask, asks whether it
+// needs approval (the approval action): the JavaScript tool's call
+// method, or its needsApproval (see jsedge.NeedsApproval), whose answer
+// may be a thenable and is returned settled. A throw or a rejection is a
+// tool_error, its text prefixed "needsApproval " when asking, as the
+// glue's (js/approve.js). Core refused the calls of tools it does not
+// know or the policy does not allow.
+func (d *adapter) call(ctx core.Context, r *core.Run, c *core.ToolCall, ask bool) (v js.Value, err error) {
 	defer func() {
 		if recover() != nil {
-			out, err = "", core.NewError(core.CodeToolError, "the tool panicked")
+			v, err = js.Undefined(), core.NewError(core.CodeToolError, "the tool panicked")
 		}
 	}()
 	obj := d.tools[c.Name] // tools are objects: undefined is none
 	if obj.IsUndefined() {
-		return "", core.NewError(core.CodeToolError, "no tool "+c.Name)
+		return v, core.NewError(core.CodeToolError, "no tool "+c.Name)
+	}
+	method, what := jsedge.FieldCall, ""
+	if ask {
+		method, what = jsedge.FieldNeedsApproval, jsedge.FieldNeedsApproval+" "
+		if n := jsedge.NeedsApproval(obj); n.Type() != js.TypeFunction {
+			return js.ValueOf(n.Type() == js.TypeBoolean && n.Bool()), nil
+		}
 	}
 	args, callCtx, err := jsedge.ToolArgs(&core.ToolInvocation{RunID: r.ID(), SessionID: r.SessionID(),
 		ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	if err != nil {
-		return "", err
+		return v, err
 	}
-	v, err := jsedge.Method(obj, jsedge.FieldCall, args, callCtx)
+	v, err = jsedge.Method(obj, method, args, callCtx)
 	if err != nil {
-		return "", core.NewError(core.CodeToolError, "threw: "+err.Error())
+		return v, core.NewError(core.CodeToolError, what+"threw: "+err.Error())
 	}
 	if v, err = jsedge.Await(ctx, v, core.CodeToolError); err != nil {
 		if e, ok := err.(*core.Error); ok {
-			e.Message = "rejected: " + e.Message
+			e.Message = what + "rejected: " + e.Message
 		}
-		return "", err
+	} else if ask && v.Type() != js.TypeBoolean {
+		err = core.NewError(core.CodeToolError, "needsApproval must answer a boolean")
 	}
-	return jsedge.ToolOutput(v)
+	return v, err
 }

@@ -236,14 +236,22 @@ func startRun(st *runtimeState, l layout, args []js.Value) js.Value {
 	})
 }
 
+// request converts a run method's arguments to its run request. An
+// omitted input (undefined or null) is allowed with approvals: those of
+// the options, or, without them, the decisions a UIMessage history's
+// last message carries (docs/adr/0019-tool-approvals.md).
 func request(st *runtimeState, l layout, args []js.Value) (core.RunRequest, error) {
 	var req core.RunRequest
 	var err error
 	if req.SessionID, err = jsedge.String(jsutil.Arg(args, 0), "sessionId"); err != nil {
 		return req, err
 	}
-	if req.Input, err = jsedge.String(jsutil.Arg(args, 1), "input"); err != nil {
-		return req, err
+	in := jsutil.Arg(args, 1)
+	omitted := in.IsUndefined() || in.IsNull()
+	if !omitted {
+		if req.Input, err = jsedge.String(in, "input"); err != nil {
+			return req, err
+		}
 	}
 	if l.policy >= 0 {
 		if req.Policy, err = jsedge.Policy(jsutil.Arg(args, l.policy)); err != nil {
@@ -254,13 +262,20 @@ func request(st *runtimeState, l layout, args []js.Value) (core.RunRequest, erro
 	if err != nil {
 		return req, err
 	}
-	req.RunID, req.Inspect = opts.RunID, opts.Inspect
+	req.RunID, req.Inspect, req.Approvals = opts.RunID, opts.Inspect, opts.Approvals
 	req.OnEvent = jsedge.Handler(opts.OnEvent, st.cache)
 	if l.history >= 0 {
 		req.WithHistory = true
-		if req.History, err = jsedge.History(jsutil.Arg(args, l.history), st.rt.Limits().MaxSeedMessages); err != nil {
+		var decided *[]core.Approval // the history's decisions
+		if omitted && req.Approvals == nil {
+			decided = &req.Approvals
+		}
+		if req.History, err = jsedge.History(jsutil.Arg(args, l.history), st.rt.Limits().MaxSeedMessages, decided); err != nil {
 			return req, err
 		}
 	}
-	return req, nil
+	if omitted && req.Approvals == nil {
+		_, err = jsedge.String(in, "input")
+	}
+	return req, err
 }

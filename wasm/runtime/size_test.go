@@ -27,7 +27,10 @@ const (
 // approval phase and its frames, about 10.9 KB), the one policy reader
 // and the typed turn calls of step 6 (about 3.8 KB together), the
 // edited-message rule, the healed copy and the UIMessage approval
-// states; code written smaller took back part of it. runtime.ReadMemStats
+// states, and the approvals of the syscall/js API (its adapter asks
+// needsApproval, one reader of options.approvals and a history's
+// decisions, the Result's pendingApprovals: about 3.6 KB); code written
+// smaller took back part of it. runtime.ReadMemStats
 // (stats().heapAlloc) alone costs about 4.7 KB. Where the room for 1.30
 // is to come from is not found yet: the syscall/js adapter's conversions
 // (internal/jsedge) written as text and crossed with one JSON.parse were
