@@ -17,8 +17,9 @@ function ignoreDelta() {}
 /**
  * QuickTurns runs the quick turns of one TurnDriver. It holds the quick
  * turns whose model is running and that have not begun in the module
- * (innermost last); `waiting` says whether there are any. A quick turn checks the module's limits
- * (TurnDriver.limits) before calling its model.
+ * (innermost last); `waiting` says whether there are any. A quick turn
+ * checks the module's limits (TurnDriver.limits) before calling its
+ * model.
  */
 export class QuickTurns {
   #driver;
