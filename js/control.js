@@ -3,9 +3,8 @@
 // export call with a frame in linear memory and an integer or a frame
 // back.
 
-import {
-  KIND, Writer, readRefused, writeText, writeRevert, writeConfig, readSessions, readCheck, readSession, readStats,
-} from "./wire.js";
+import { KIND, Writer, readRefused } from "./wire.js";
+import { writeText, writeRevert, writeConfig, readSessions, readCheck, readSession, readStats } from "./controlframes.js";
 import { AgentrtError, refusedError } from "./errors.js";
 import { configText } from "./request.js";
 import { packHistory } from "./pack.js";

@@ -517,7 +517,8 @@ export class Reader {
 // shape is one reached by adding properties, and it stays alive with it).
 let shared = null;
 
-function reader(buf, kind) {
+/** The shared Reader, reset to buf, a frame of kind (js/controlframes.js reads with it too). */
+export function reader(buf, kind) {
   if (shared === null) return (shared = new Reader(buf, kind));
   return shared.reset(buf, kind);
 }
@@ -565,45 +566,6 @@ export function readAction(buf, onDropped) {
   r.end();
   if (dropped !== undefined && onDropped !== undefined) onDropped(dropped);
   return a;
-}
-
-/** Decodes a session frame: { generation, messages }. */
-export function readSession(buf) {
-  const r = reader(buf, KIND.session);
-  const generation = r.uvarint();
-  const messages = r.messages();
-  r.end();
-  return { generation, messages };
-}
-
-/**
- * Decodes a stats frame into the module's stats object (budgetUsed and
- * budgetBytes come after heapAlloc: 0 when an older module's frame ends
- * before them).
- */
-export function readStats(buf) {
-  const r = reader(buf, KIND.stats);
-  const s = {
-    sessions: r.uvarint(), messages: r.uvarint(), bytes: r.uvarint(), activeRuns: r.uvarint(),
-    evictions: r.uvarint(), runsCompleted: r.uvarint(), runsFailed: r.uvarint(), runsCancelled: r.uvarint(),
-    budgetUsed: 0, budgetBytes: 0, heapAlloc: r.uvarint(),
-  };
-  if (r.pos < buf.length) {
-    s.budgetUsed = r.uvarint();
-    s.budgetBytes = r.uvarint();
-  }
-  r.end();
-  return s;
-}
-
-/** Decodes a session-ids frame. */
-export function readSessions(buf) {
-  const r = reader(buf, KIND.sessions);
-  const n = r.count("session count");
-  const ids = new Array(n);
-  for (let i = 0; i < n; i++) ids[i] = r.string();
-  r.end();
-  return ids;
 }
 
 /**
@@ -654,61 +616,6 @@ const seedEdits = new WeakMap();
  */
 export function editsOf(seed) {
   return seedEdits.get(seed);
-}
-
-/**
- * Writes s as UTF-8 with no header and no length: the input of the
- * control exports that take one id (agentrt_cancel, agentrt_session,
- * agentrt_delete).
- */
-export function writeText(w, s) {
-  w.raw(encoder.encode(s));
-  return w.bytes();
-}
-
-/**
- * Writes a config frame of version 3 (docs/wire.md, "Config frame"):
- * "ARC", 3, then text, a config as JSON text, to the frame's end.
- */
-export function writeConfig(w, text) {
-  w.raw(CONFIG_MAGIC);
-  w.raw(encoder.encode(text));
-  return w.bytes();
-}
-
-const CONFIG_MAGIC = [0x41, 0x52, 0x43, 3];
-
-/** Writes the input of agentrt_revert: the session id and the run id. */
-export function writeRevert(w, sessionId, runId) {
-  w.string(sessionId);
-  w.string(runId);
-  return w.bytes();
-}
-
-/**
- * Decodes a check-report frame (agentrt_check): { ok, problems: [{ code,
- * index, message, repair }], awaiting: [{ index, toolCallId, name }] },
- * repair being the kind's name or null, as checkHistory returns it.
- */
-export function readCheck(buf) {
-  const r = reader(buf, KIND.check);
-  const ok = r.byte();
-  if (ok > 1) r.fail("ok must be 0 or 1");
-  const n = r.count("problem count");
-  const problems = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const code = r.string();
-    const u = r.uvarint();
-    const index = u % 2 === 0 ? u / 2 : -(u + 1) / 2;
-    const message = r.string();
-    const repair = r.string();
-    problems[i] = { code, index, message, repair: repair === "" ? null : repair };
-  }
-  const m = r.count("awaiting count");
-  const awaiting = new Array(m);
-  for (let i = 0; i < m; i++) awaiting[i] = { index: r.uvarint(), toolCallId: r.string(), name: r.string() };
-  r.end();
-  return { ok: ok === 1, problems, awaiting };
 }
 
 /** Decodes a refused frame: { code, message, index? }. */

@@ -4,7 +4,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { Writer, WireError, writeRevert, writeText, readCheck } from "../wire.js";
+import { Writer, WireError } from "../wire.js";
+import { writeRevert, writeText, readCheck } from "../controlframes.js";
 
 const golden = (name) => new Uint8Array(readFileSync(new URL(`../../wire/testdata/golden/${name}`, import.meta.url)));
 

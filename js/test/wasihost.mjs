@@ -5,7 +5,8 @@
 import { WASI } from "node:wasi";
 import { readFile, stat } from "node:fs/promises";
 import { dist } from "./env.mjs";
-import { KIND, Writer, frameKind, readRefused, readSession, readSessions, readStats } from "../wire.js";
+import { KIND, Writer, frameKind, readRefused } from "../wire.js";
+import { readSession, readSessions, readStats } from "../controlframes.js";
 import { AgentrtError, refusedError } from "../errors.js";
 import { TurnDriver } from "../driver.js";
 import { wellFormed } from "../request.js";

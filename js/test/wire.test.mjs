@@ -8,8 +8,9 @@ import { readFileSync } from "node:fs";
 import { packHistory } from "../glue.js";
 import {
   Writer, WireError, ACTION, writeBegin, writeModelReply, writeToolResult, writeDelta, writeCommit, readCommitted, readLimits, writeLimitsQuery,
-  readAction, readSession, readStats, readSessions, readRefused, frameKind, editsOf,
+  readAction, readRefused, frameKind, editsOf,
 } from "../wire.js";
+import { readSession, readStats, readSessions } from "../controlframes.js";
 
 const golden = (name) => new Uint8Array(readFileSync(new URL(`../../wire/testdata/golden/${name}`, import.meta.url)));
 
