@@ -31,20 +31,7 @@ func newApprovalWorld(t *testing.T, predicate func(core.ToolInvocation) (bool, e
 // runtime returns a new runtime over the same tools and model: a cold
 // start.
 func (w *approvalWorld) runtime(t *testing.T) *core.Runtime {
-	model := &mock.Model{CompleteFn: func(_ core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
-		last := req.Messages[len(req.Messages)-1]
-		if last.Role == core.RoleUser {
-			return &core.ModelReply{ToolCalls: []core.ToolCall{
-				{ID: "pay-" + last.Content, Name: "pay", Arguments: `{"amount":5}`},
-				{ID: "look-" + last.Content, Name: "look", Arguments: `{}`},
-			}}, nil
-		}
-		var seen []string
-		for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == core.RoleTool; i-- {
-			seen = append([]string{req.Messages[i].Content}, seen...)
-		}
-		return &core.ModelReply{Content: "done: " + strings.Join(seen, " | ")}, nil
-	}}
+	model := &mock.Model{CompleteFn: mock.PayAndLook}
 	predicate := w.predicate
 	if predicate == nil {
 		predicate = func(core.ToolInvocation) (bool, error) { return true, nil }

@@ -3,6 +3,7 @@
 package mock
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/agentrt/agentrt/core"
@@ -54,4 +55,23 @@ func Blocking(started chan<- struct{}, release <-chan struct{}) func(core.Contex
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// PayAndLook answers a user input with two calls, pay and look, whose ids
+// are "pay-" and "look-" followed by the input, and tool results with
+// "done: " and the results' contents joined by " | ": the script of the
+// tool approval tests, in which pay needs approval and look does not.
+func PayAndLook(_ core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == core.RoleUser {
+		return &core.ModelReply{ToolCalls: []core.ToolCall{
+			{ID: "pay-" + last.Content, Name: "pay", Arguments: `{"amount":5}`},
+			{ID: "look-" + last.Content, Name: "look", Arguments: `{}`},
+		}}, nil
+	}
+	var seen []string
+	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == core.RoleTool; i-- {
+		seen = append([]string{req.Messages[i].Content}, seen...)
+	}
+	return &core.ModelReply{Content: "done: " + strings.Join(seen, " | ")}, nil
 }

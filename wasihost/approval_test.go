@@ -40,20 +40,7 @@ func newApprovals(t *testing.T, predicate func(core.ToolInvocation) (bool, error
 // runtime returns a runtime over the same tools and model in in (a new
 // instance is a cold start).
 func (w *approvals) runtime(t *testing.T, in *Instance) *Runtime {
-	model := &mock.Model{CompleteFn: func(_ core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
-		last := req.Messages[len(req.Messages)-1]
-		if last.Role == core.RoleUser {
-			return &core.ModelReply{ToolCalls: []core.ToolCall{
-				{ID: "pay-" + last.Content, Name: "pay", Arguments: `{"amount":5}`},
-				{ID: "look-" + last.Content, Name: "look", Arguments: `{}`},
-			}}, nil
-		}
-		var seen []string
-		for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == core.RoleTool; i-- {
-			seen = append([]string{req.Messages[i].Content}, seen...)
-		}
-		return &core.ModelReply{Content: "done: " + strings.Join(seen, " | ")}, nil
-	}}
+	model := &mock.Model{CompleteFn: mock.PayAndLook}
 	return mustRuntime(t, in, Config{Model: model, Tools: []core.Tool{
 		{ToolSpec: core.ToolSpec{Name: "pay"}, NeedsApproval: func(inv core.ToolInvocation) (bool, error) { return w.predicate(inv) },
 			Call: func(context.Context, core.ToolInvocation) (string, error) { w.pays.Add(1); return "paid", nil }},
