@@ -123,7 +123,7 @@ export class TurnDriver {
 
   /** Feeds the model's reply, read already, to the turn with handle and returns the next action. */
   feedReply(handle, reply) {
-    return this.action(this.call(this.#ex.agentrt_feed, this.replyFrame(handle, reply)));
+    return this.#feed(this.replyFrame(handle, reply));
   }
 
   /**
@@ -345,7 +345,7 @@ export class TurnDriver {
     } else {
       frame = r.failure === undefined ? writeToolResult(w, turn.handle, false, r.out) : writeToolResult(w, turn.handle, true, r.failure);
     }
-    return this.action(this.call(this.#ex.agentrt_feed, frame));
+    return this.#feed(frame);
   }
 
   /**
@@ -445,7 +445,7 @@ export class TurnDriver {
             // Ask the tool's needsApproval (js/approve.js).
             this.#arm(turn);
             const r = await askApproval(this.#tools.get(a.call.name), turn, a.call, this.#settleFn);
-            a = r === null ? this.resume(turn) : this.action(this.call(this.#ex.agentrt_feed, writeApproval(this.#w.reset(), turn.handle, r)));
+            a = r === null ? this.resume(turn) : this.#feed(writeApproval(this.#w.reset(), turn.handle, r));
             continue;
           }
           case ACTION.done:
@@ -485,8 +485,8 @@ export class TurnDriver {
         }
         if (a.kind === ACTION.failed) break;
         const w = this.#w.reset();
-        if (a.kind === ACTION.model) a = this.action(this.call(this.#ex.agentrt_feed, writeModelReply(w, turn.handle, undefined, "the run was abandoned")));
-        else if (a.kind === ACTION.tool) a = this.action(this.call(this.#ex.agentrt_feed, writeToolResult(w, turn.handle, true, "the run was abandoned")));
+        if (a.kind === ACTION.model) a = this.#feed(writeModelReply(w, turn.handle, undefined, "the run was abandoned"));
+        else if (a.kind === ACTION.tool) a = this.#feed(writeToolResult(w, turn.handle, true, "the run was abandoned"));
         else a = this.action(this.#io.out(this.#ex.agentrt_next(this.#n, turn.handle, 0)));
       }
     } catch {
@@ -643,7 +643,7 @@ export class TurnDriver {
     const req = new ModelRequest(turn.runId, turn.sessionId, this.#system, this.messages(turn, a), this.allowedSpecs(turn), a.step,
       (t) => {
         if (answered || turn.closed || typeof t !== "string") return;
-        const out = this.action(this.call(this.#ex.agentrt_feed, writeDelta(this.#w.reset(), handle, t)));
+        const out = this.#feed(writeDelta(this.#w.reset(), handle, t));
         if (out.events !== undefined) deliverEvents(turn, out.events, out);
       });
     let v;
@@ -682,12 +682,18 @@ export class TurnDriver {
     this.#arm(turn);
     const feed = (r) => {
       if (turn.interrupted) return this.resume(turn);
-      return this.action(this.call(this.#ex.agentrt_feed, writeCounts(this.#w.reset(), turn.handle, r)));
+      return this.#feed(writeCounts(this.#w.reset(), turn.handle, r));
     };
     const r = this.#counter === null ? countRejected("the runtime has no countTokens") : this.#counter(a.count);
     if (!(r instanceof Promise)) return feed(r);
     return this.settle(turn, r.then((value) => ({ ok: true, value }), (reason) => ({ ok: false, reason })))
       .then((s) => s === null ? this.resume(turn) : feed(s.ok ? s.value : countRejected(s.reason)));
+  }
+
+  // #feed hands the module frame, an answer to a turn, through
+  // agentrt_feed and returns the turn's next action.
+  #feed(frame) {
+    return this.action(this.call(this.#ex.agentrt_feed, frame));
   }
 
   // feedModel feeds the model's answer v, or its failure, to the turn
@@ -703,6 +709,6 @@ export class TurnDriver {
       }
     }
     const frame = failure === undefined ? this.replyFrame(handle, reply) : writeModelReply(this.#w.reset(), handle, undefined, failure);
-    return this.action(this.call(this.#ex.agentrt_feed, frame));
+    return this.#feed(frame);
   }
 }
