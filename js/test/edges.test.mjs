@@ -10,26 +10,12 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { loadRuntime } from "../glue.js";
 import { compiledModule, wasmExecURL, root } from "./env.mjs";
+import { rawAPI } from "./helpers.mjs";
 
 async function table(kind) {
   const cases = JSON.parse(await readFile(new URL(`testdata/edges/${kind}.json`, root), "utf8"));
   assert.ok(cases.length > 0, `${kind}.json holds no case`);
   return cases;
-}
-
-let seq = 0;
-
-// rawRuntime starts a Go instance of the module and returns its
-// syscall/js API object (globalThis.agentrt under another name).
-async function rawAPI(module) {
-  const name = `agentrt_edges_${++seq}`;
-  if (typeof globalThis.Go !== "function") await import(wasmExecURL.href);
-  const go = new globalThis.Go();
-  go.env = { AGENTRT_GLOBAL: name };
-  const instance = await WebAssembly.instantiate(module, go.importObject);
-  go.run(instance);
-  for (let i = 0; i < 100 && !globalThis[name]; i++) await new Promise((r) => setTimeout(r, 0));
-  return globalThis[name];
 }
 
 // codeOf settles p and returns the error code it rejects with, or null
