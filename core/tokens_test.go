@@ -230,15 +230,7 @@ func TestContextTokens_CountsCached(t *testing.T) {
 	if c.calls != want {
 		t.Fatalf("the counter was called %d times for %d stored messages; want %d", c.calls, 2*turns, want)
 	}
-	seen := map[string]int{}
-	for _, s := range c.seen {
-		seen[s]++
-	}
-	for s, n := range seen {
-		if n > 1 && !strings.HasPrefix(s, "assistant:") {
-			t.Errorf("%q counted %d times", s, n)
-		}
-	}
+	contract.CheckCountedOnce(t, c.seen)
 	// A session replaced by another history is counted afresh.
 	c.calls = 0
 	mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "new", History: []core.SeedMessage{user("q"), assistant("a")},

@@ -3,7 +3,6 @@ package wasihost
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -49,15 +48,7 @@ func TestModule_HostCounter_CountsCached(t *testing.T) {
 	if want := 1 + 1 + 2*turns - 1; counter.calls() != want {
 		t.Fatalf("the counter was called %d times for %d stored messages; want %d", counter.calls(), 2*turns, want)
 	}
-	seen := map[string]int{}
-	for _, s := range counter.seen {
-		seen[s]++
-	}
-	for s, n := range seen {
-		if n > 1 && !strings.HasPrefix(s, "assistant:") {
-			t.Errorf("%q counted %d times", s, n)
-		}
-	}
+	contract.CheckCountedOnce(t, counter.seen)
 	before := counter.calls()
 	if _, err := rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "free"}); err != nil || counter.calls() != before {
 		t.Fatalf("without a budget: %v, %d more calls", err, counter.calls()-before)

@@ -160,3 +160,20 @@ func RunCounterFaults(t testing.TB, e CounterEdge) {
 		t.Fatalf("after the failures: %v, %d messages, want %d", err, e.Messages(), n+2)
 	}
 }
+
+// CheckCountedOnce fails t for each text of seen (what a host's counter
+// counted, as "role:content") counted more than once: counts are cached
+// per stored message. The echo model's replies ("assistant:...") may
+// repeat, and are left out.
+func CheckCountedOnce(t testing.TB, seen []string) {
+	t.Helper()
+	times := map[string]int{}
+	for _, s := range seen {
+		times[s]++
+	}
+	for s, n := range times {
+		if n > 1 && !strings.HasPrefix(s, "assistant:") {
+			t.Errorf("%q counted %d times", s, n)
+		}
+	}
+}
