@@ -1,7 +1,7 @@
 package core_test
 
 import (
-	"errors"
+	"context"
 	"reflect"
 	"strconv"
 	"strings"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/contract"
 	"github.com/agentrt/agentrt/mock"
 )
 
@@ -191,49 +192,25 @@ func TestContextTokens_ErrInputTooLarge(t *testing.T) {
 	}
 }
 
-// Ensure a counter that fails (an error, a negative or huge count, a
-// panic) fails the run with a typed error, changes nothing, and leaves
-// the runtime working.
+// Ensure a counter that fails (contract.CounterFaults: an error, typed
+// errors, a negative or huge count, a panic), at the input and at a
+// later model call, fails the run with a typed error, changes nothing,
+// and leaves the runtime working.
 func TestContextTokens_ErrCounter(t *testing.T) {
-	var mode string
-	counter := func(m core.Message) (int, error) {
-		if m.Content != "bad" {
-			return 1, nil
-		}
-		switch mode {
-		case "error":
-			return 0, errors.New("no tokenizer")
-		case "typed":
-			return 0, core.NewError(core.CodeTimeout, "the tokenizer timed out")
-		case "negative":
-			return -1, nil
-		case "huge":
-			return core.MaxTokenCount + 1, nil
-		case "panic":
-			panic("tokenizer")
-		}
-		return 1, nil
-	}
-	rt := mustRuntime(t, core.Config{CountTokens: counter})
-	mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "hello", Policy: core.Policy{MaxContextTokens: 100}})
-	before := stateOf(rt)
-	for _, tt := range []struct {
-		mode string
-		code core.Code
-	}{{"error", core.CodeInvalidArgument}, {"typed", core.CodeTimeout}, {"negative", core.CodeInvalidArgument},
-		{"huge", core.CodeInvalidArgument}, {"panic", core.CodeInvalidArgument}} {
-		mode = tt.mode
-		run, err := rt.Start(bg, core.RunRequest{SessionID: "s", Input: "bad", Policy: core.Policy{MaxContextTokens: 100}})
-		if err == nil {
-			_, err = waitRun(t, run)
-		}
-		if core.ErrorCode(err) != tt.code {
-			t.Fatalf("%s: got %v, want %s", tt.mode, err, tt.code)
-		}
-		requireSameState(t, stateOf(rt), before)
-	}
-	mode = ""
-	mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "bad", Policy: core.Policy{MaxContextTokens: 100}})
+	c := &contract.FaultyCounter{}
+	rt := mustRuntime(t, core.Config{CountTokens: c.Count})
+	contract.RunCounterFaults(t, contract.CounterEdge{
+		Counter: c,
+		Run: func(ctx context.Context, req core.RunRequest) error {
+			run, err := rt.Start(ctx, req)
+			if err == nil {
+				_, err = waitRun(t, run)
+			}
+			return err
+		},
+		State:    func() any { return stateOf(rt) },
+		Messages: func() int { return len(messagesOf(rt, "s")) },
+	})
 }
 
 // Ensure counts are cached per stored message: across many turns the
@@ -253,15 +230,7 @@ func TestContextTokens_CountsCached(t *testing.T) {
 	if c.calls != want {
 		t.Fatalf("the counter was called %d times for %d stored messages; want %d", c.calls, 2*turns, want)
 	}
-	seen := map[string]int{}
-	for _, s := range c.seen {
-		seen[s]++
-	}
-	for s, n := range seen {
-		if n > 1 && !strings.HasPrefix(s, "assistant:") {
-			t.Errorf("%q counted %d times", s, n)
-		}
-	}
+	contract.CheckCountedOnce(t, c.seen)
 	// A session replaced by another history is counted afresh.
 	c.calls = 0
 	mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "new", History: []core.SeedMessage{user("q"), assistant("a")},

@@ -1,7 +1,7 @@
 // agentrt glue: the driver, the host side of the wire (docs/wire.md).
 // Turns are driven through the module's wasmexport functions, one export
 // call per model or tool answer, with a mirror of each session's messages
-// from which model requests are sliced.
+// (mirror.js) from which model requests are sliced.
 
 import { readReply } from "./history.js";
 import { packHistory as pack, PackMemo, PackScratch, mirrorInto } from "./pack.js";
@@ -17,6 +17,7 @@ import { Tools } from "./tools.js";
 import { QuickTurns } from "./quick.js";
 import { counterOf, countRejected, writeCounts } from "./count.js";
 import { askApproval } from "./approve.js";
+import { Mirrors } from "./mirror.js";
 
 /**
  * TurnDriver is the glue's one driver of a turn, the host side of the
@@ -43,7 +44,7 @@ export class TurnDriver {
   #system;
   #tools;
   // The host's mirror of each session's messages, by session id.
-  #mirrors = new Map();
+  #mirrors = new Mirrors();
   #active = new Map(); // runId -> turn
   #waiting = new Map(); // sessionId -> [wake]
   // dropped as a callback of the frame decoders.
@@ -97,9 +98,9 @@ export class TurnDriver {
     return this.#quick;
   }
 
-  /** The mirror of the session with id ({ gen, msgs }), or undefined. */
-  mirror(id) {
-    return this.#mirrors.get(id);
+  /** The session mirrors (mirror.js), from which model requests are sliced. */
+  get mirrors() {
+    return this.#mirrors;
   }
 
   /** How many turns of the session with id are in flight. */
@@ -492,7 +493,7 @@ export class TurnDriver {
     } catch {
       // Refused: the module has ended the turn already.
     }
-    this.#dropMirror(turn);
+    this.#mirrors.drop(turn);
   }
 
   // #outcome ends a turn on its done or failed action, for both drive
@@ -502,33 +503,11 @@ export class TurnDriver {
     turn.open = false;
     if (a.kind === ACTION.done) {
       if (turn.context !== undefined) a.result.context = turn.context;
-      this.#keepReply(turn, a.result);
+      this.#mirrors.keepReply(turn, a.result);
       return a.result;
     }
-    this.#dropMirror(turn);
+    this.#mirrors.drop(turn);
     throw refusedError(a.error);
-  }
-
-  // #keepReply adds a completed turn's reply to the session's mirror when
-  // the mirror holds everything before it: the module sends each message
-  // once, in the next model action's tail, so without this the mirror
-  // lags the session by the last reply, and a quick turn, which needs the
-  // whole session, could not use it.
-  #keepReply(turn, res) {
-    const m = turn.mirror;
-    if (m !== undefined && m.gen === turn.gen && m.msgs.length === res.messageCount - 1) m.msgs.push(res.reply);
-  }
-
-  // #dropMirror forgets the session's mirror after a turn that failed
-  // once it had a model call: it rolled its messages back, which gives the
-  // session a new generation. The next turn's model action sends the
-  // whole session, as it would for the old mirror; a quick turn would
-  // call its model on the old one first.
-  #dropMirror(turn) {
-    turn.mirror = undefined;
-    if (turn.detached) return;
-    const m = this.#mirrors.get(turn.sessionId);
-    if (m !== undefined && turn.gen !== 0 && m.gen === turn.gen) this.#mirrors.delete(turn.sessionId);
   }
 
   // end takes an ended turn off the path.
@@ -588,46 +567,6 @@ export class TurnDriver {
     for (const wake of q) wake();
   }
 
-  // messages applies a model action's window to the turn's mirror and
-  // returns the messages [start, end) as a new array. The module counts
-  // the mirror per turn, from the one begin described (turn.mirror), so
-  // the turn's own mirror is the one extended, whatever became of the
-  // session's entry in this.#mirrors meanwhile (forget, dropped, close);
-  // it is shared there again unless the turn is detached.
-  messages(turn, a) {
-    if (a.generation === 0) {
-      // The module sent the window alone: no mirror of this session.
-      turn.mirror = undefined;
-      if (!turn.detached) this.#mirrors.delete(turn.sessionId);
-      turn.historyMirror = undefined;
-      return a.tail.slice();
-    }
-    let m = turn.mirror;
-    if (a.adopt && turn.historyMirror !== undefined) m = { gen: a.generation, msgs: turn.historyMirror };
-    turn.historyMirror = undefined;
-    if (m === undefined || m.gen !== a.generation || m.msgs.length < a.from) {
-      // A mirror of the same generation is the same messages: the
-      // session's, when it holds what the module counts on, serves too.
-      const shared = turn.detached ? undefined : this.#mirrors.get(turn.sessionId);
-      if (shared !== undefined && shared.gen === a.generation && shared.msgs.length >= a.from) m = shared;
-      else if (a.from !== 0) {
-        // The module counted on a mirror this glue does not hold: use the
-        // window if the tail covers it, and start the mirror again.
-        turn.mirror = undefined;
-        if (!turn.detached) this.#mirrors.delete(turn.sessionId);
-        if (a.from <= a.start) return a.tail.slice(a.start - a.from);
-        throw new AgentrtError("internal", "agentrt: the session mirror is out of step with the module");
-      } else m = { gen: a.generation, msgs: [] };
-    }
-    const msgs = m.msgs;
-    if (msgs.length !== a.from) msgs.length = a.from;
-    for (const x of a.tail) msgs.push(x);
-    m.gen = turn.gen = a.generation;
-    turn.mirror = m;
-    if (!turn.detached) this.#mirrors.set(turn.sessionId, m);
-    return msgs.slice(a.start, a.end);
-  }
-
   // allowedSpecs returns the tool specs the turn's policy allows, as a
   // new array (the shared empty one when there are none).
   allowedSpecs(turn) {
@@ -640,7 +579,7 @@ export class TurnDriver {
   #callModel(turn, a) {
     const handle = turn.handle;
     let answered = false;
-    const req = new ModelRequest(turn.runId, turn.sessionId, this.#system, this.messages(turn, a), this.allowedSpecs(turn), a.step,
+    const req = new ModelRequest(turn.runId, turn.sessionId, this.#system, this.#mirrors.messages(turn, a), this.allowedSpecs(turn), a.step,
       (t) => {
         if (answered || turn.closed || typeof t !== "string") return;
         const out = this.#feed(writeDelta(this.#w.reset(), handle, t));

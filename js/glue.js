@@ -14,9 +14,9 @@
 //
 // This file is the package's entry: it re-exports the public API from the
 // files that implement it, one concern each: errors.js (AgentrtError),
-// load.js (compiling and starting instances), driver.js, quick.js and
-// request.js (the host side of the wire), history.js and pack.js (reading
-// and packing history) and runtime.js (Runtime).
+// load.js (compiling and starting instances), driver.js, mirror.js,
+// quick.js and request.js (the host side of the wire), history.js and
+// pack.js (reading and packing history) and runtime.js (Runtime).
 
 import { toModuleHistory as readHistory } from "./history.js";
 import { packHistory as pack } from "./pack.js";

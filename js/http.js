@@ -51,9 +51,9 @@ function newRunID() {
   return "r-" + Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
-// readOptions checks streamRun's options (resume false) or resumeRun's
-// (resume true: runId and after instead of input, history and policy).
-function readOptions(url, options, resume) {
+// readRoot checks the API root and the options object every call takes,
+// and returns the root's URL, ending in "/".
+function readRoot(url, options) {
   let base;
   try {
     base = new URL(String(url));
@@ -61,6 +61,13 @@ function readOptions(url, options, resume) {
     throw argError("url", "must be an absolute URL (the API root)");
   }
   if (options === null || typeof options !== "object") throw argError("options", "must be an object");
+  return base.href.endsWith("/") ? base.href : base.href + "/";
+}
+
+// readOptions checks streamRun's options (resume false) or resumeRun's
+// (resume true: runId and after instead of input, history and policy).
+function readOptions(url, options, resume) {
+  const root = readRoot(url, options);
   const { sessionId, input, history, policy, runId, after, headers, fetch: fetchFn, signal, retry, cancelOnAbort } = options;
   if (typeof sessionId !== "string" || sessionId === "") throw argError("options.sessionId", "must be a non-empty string");
   if (resume) {
@@ -89,7 +96,6 @@ function readOptions(url, options, resume) {
       r[k] = retry[k];
     }
   }
-  const root = base.href.endsWith("/") ? base.href : base.href + "/";
   const runs = new URL(`v1/sessions/${encodeURIComponent(sessionId)}/runs`, root).href;
   const common = { runs, headers: { ...(headers || {}) }, fetch: doFetch, signal, retry: r, cancelOnAbort: cancelOnAbort === true };
   if (resume) return { ...common, runId, body: null, after: after || 0 };
@@ -344,20 +350,13 @@ export async function cancelRun(url, options) {
 }
 
 async function runCall(method, url, options) {
-  let base;
-  try {
-    base = new URL(String(url));
-  } catch {
-    throw argError("url", "must be an absolute URL (the API root)");
-  }
-  if (options === null || typeof options !== "object") throw argError("options", "must be an object");
+  const root = readRoot(url, options);
   const { sessionId, runId, headers, fetch: fetchFn, signal } = options;
   if (typeof sessionId !== "string" || sessionId === "") throw argError("options.sessionId", "must be a non-empty string");
   if (typeof runId !== "string" || runId === "") throw argError("options.runId", "must be a non-empty string");
   const doFetch = fetchFn === undefined ? globalThis.fetch : fetchFn;
   if (typeof doFetch !== "function") throw argError("options.fetch", "must be a function");
   if (signal !== undefined && !isSignal(signal)) throw argError("options.signal", "must be an AbortSignal");
-  const root = base.href.endsWith("/") ? base.href : base.href + "/";
   const u = new URL(`v1/sessions/${encodeURIComponent(sessionId)}/runs/${encodeURIComponent(runId)}`, root).href;
   let res;
   try {

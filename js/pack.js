@@ -399,22 +399,93 @@ function packRecord(p, r, continues) {
 // The flags of a record's single strings, in their order.
 const TEXT_FLAGS = [FLAG_CONTENT, FLAG_ID, FLAG_TOOL_CALL_ID];
 
+// PackedReader reads a packed history (docs/packed-history.md) from its
+// header on, for packedCount, seedRefusal and callsClosedBefore: the one
+// reader of the header, the varints and the records' fields. Bytes that
+// are not a well-formed packed history read as -1 or false.
+class PackedReader {
+  constructor(b) {
+    this.b = b;
+    this.pos = 0;
+    // The role and flags of the record head read last.
+    this.role = 0;
+    this.flags = 0;
+  }
+
+  // header reads the magic, the version and the message count, and
+  // returns the count, or -1.
+  header() {
+    const b = this.b;
+    if (b.length < 5 || b[0] !== PACK_MAGIC[0] || b[1] !== PACK_MAGIC[1] || b[2] !== PACK_MAGIC[2] || b[3] !== PACK_VERSION) return -1;
+    this.pos = 4;
+    return this.uvarint();
+  }
+
+  uvarint() {
+    const b = this.b;
+    const n = b.length;
+    let v = 0;
+    let scale = 1;
+    for (let k = 0; k < 10 && this.pos < n; k++) {
+      const c = b[this.pos++];
+      v += (c & 0x7f) * scale;
+      if (c < 0x80) return v;
+      scale *= 0x80;
+    }
+    return -1;
+  }
+
+  // string skips a string and returns its length, or -1.
+  string() {
+    const len = this.uvarint();
+    if (len < 0 || len > this.b.length - this.pos) return -1;
+    this.pos += len;
+    return len;
+  }
+
+  // head reads a record's role and flags (this.role, this.flags); false
+  // when the bytes end first.
+  head() {
+    if (this.pos + 2 > this.b.length) return false;
+    this.role = this.b[this.pos++];
+    this.flags = this.b[this.pos++];
+    return true;
+  }
+
+  // rest skips the rest of the record whose head was read last and
+  // returns the bytes core counts of it (its content, id and
+  // tool_call_id, and its calls' ids, names and arguments), or -1.
+  rest() {
+    const flags = this.flags;
+    if (this.role === ROLE_OTHER && this.string() < 0) return -1;
+    let size = 0;
+    for (const f of TEXT_FLAGS) {
+      if (flags & f) {
+        const len = this.string();
+        if (len < 0) return -1;
+        size += len;
+      }
+    }
+    if (flags & FLAG_TOOL_CALLS) {
+      const calls = this.uvarint();
+      if (calls < 0) return -1;
+      for (let j = 0; j < calls * 3; j++) {
+        const len = this.string();
+        if (len < 0) return -1;
+        size += len;
+      }
+    }
+    return size;
+  }
+}
+
 /**
  * The message count of a packed history (its session messages: a host
  * message whose tool results follow it counts as several), or -1 when
  * the header cannot be read.
  */
 export function packedCount(b) {
-  if (b.length < 5 || b[0] !== PACK_MAGIC[0] || b[1] !== PACK_MAGIC[1] || b[2] !== PACK_MAGIC[2] || b[3] !== PACK_VERSION) return -1;
-  let v = 0;
-  let scale = 1;
-  for (let pos = 4, k = 0; k < 10 && pos < b.length; k++) {
-    const c = b[pos++];
-    v += (c & 0x7f) * scale;
-    if (c < 0x80) return v;
-    scale *= 0x80;
-  }
-  return -1;
+  return new PackedReader(b).header();
 }
 
 /**
@@ -434,61 +505,22 @@ export function packedCount(b) {
  * @returns {{index: number, message: string} | null}
  */
 export function seedRefusal(b, limits) {
-  const n = b.length;
-  let pos = 0;
-  const uvarint = () => {
-    let v = 0;
-    let scale = 1;
-    for (let k = 0; k < 10 && pos < n; k++) {
-      const c = b[pos++];
-      v += (c & 0x7f) * scale;
-      if (c < 0x80) return v;
-      scale *= 0x80;
-    }
-    return -1;
-  };
-  // string skips a string and returns its length, or -1.
-  const string = () => {
-    const len = uvarint();
-    if (len < 0 || len > n - pos) return -1;
-    pos += len;
-    return len;
-  };
-  if (n < 5 || b[0] !== PACK_MAGIC[0] || b[1] !== PACK_MAGIC[1] || b[2] !== PACK_MAGIC[2] || b[3] !== PACK_VERSION) return null;
-  pos = 4;
-  const count = uvarint();
+  const r = new PackedReader(b);
+  const count = r.header();
   if (count < 0) return null;
   const tooMany = count > limits.maxSeedMessages;
   let host = -1;
   let total = 0;
   for (let i = 0; i < count; i++) {
-    if (pos + 2 > n) return null;
-    const role = b[pos++];
-    const flags = b[pos++];
-    if ((flags & FLAG_CONTINUES) === 0 || i === 0) host++;
+    if (!r.head()) return null;
+    if ((r.flags & FLAG_CONTINUES) === 0 || i === 0) host++;
     if (tooMany) {
       if (i === limits.maxSeedMessages) {
         return { index: host, message: `history has ${count} messages, more than maxSeedMessages (${limits.maxSeedMessages})` };
       }
     }
-    if (role === ROLE_OTHER && string() < 0) return null;
-    let size = 0;
-    for (const f of TEXT_FLAGS) {
-      if (flags & f) {
-        const len = string();
-        if (len < 0) return null;
-        size += len;
-      }
-    }
-    if (flags & FLAG_TOOL_CALLS) {
-      const calls = uvarint();
-      if (calls < 0) return null;
-      for (let j = 0; j < calls * 3; j++) {
-        const len = string();
-        if (len < 0) return null;
-        size += len;
-      }
-    }
+    const size = r.rest();
+    if (size < 0) return null;
     if (tooMany) continue;
     if (size > limits.maxMessageBytes) {
       return { index: host, message: `message is ${size} bytes, more than maxMessageBytes (${limits.maxMessageBytes})` };
@@ -514,46 +546,20 @@ export function seedRefusal(b, limits) {
  * @returns {boolean}
  */
 export function callsClosedBefore(b, j, at) {
-  const n = b.length;
-  let pos = 0;
-  const uvarint = () => {
-    let v = 0;
-    let scale = 1;
-    for (let k = 0; k < 10 && pos < n; k++) {
-      const c = b[pos++];
-      v += (c & 0x7f) * scale;
-      if (c < 0x80) return v;
-      scale *= 0x80;
-    }
-    return -1;
-  };
-  const skip = () => {
-    const len = uvarint();
-    if (len < 0 || len > n - pos) return false;
-    pos += len;
-    return true;
-  };
-  if (n < 5 || b[0] !== PACK_MAGIC[0] || b[1] !== PACK_MAGIC[1] || b[2] !== PACK_MAGIC[2] || b[3] !== PACK_VERSION) return false;
-  pos = 4;
-  const count = uvarint();
+  const r = new PackedReader(b);
+  const count = r.header();
   if (count < 0) return false;
   let host = -1;
   let open = false; // j's calls are met, not yet followed
   for (let i = 0; i < count; i++) {
-    if (pos + 2 > n) return false;
-    const role = b[pos++];
-    const flags = b[pos++];
+    if (!r.head()) return false;
+    const role = r.role;
+    const flags = r.flags;
     if ((flags & FLAG_CONTINUES) === 0 || i === 0) host++;
     if (host >= at) return false;
     if (host === j && role === ROLE_ASSISTANT && (flags & FLAG_TOOL_CALLS)) open = true;
     else if (open && (role === ROLE_USER || role === ROLE_ASSISTANT)) return true;
-    if (role === ROLE_OTHER && !skip()) return false;
-    for (const f of TEXT_FLAGS) if ((flags & f) && !skip()) return false;
-    if (flags & FLAG_TOOL_CALLS) {
-      const calls = uvarint();
-      if (calls < 0) return false;
-      for (let k = 0; k < calls * 3; k++) if (!skip()) return false;
-    }
+    if (r.rest() < 0) return false;
   }
   return false;
 }

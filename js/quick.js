@@ -62,7 +62,7 @@ export class QuickTurns {
   quickable(sessionId, input) {
     const d = this.#driver;
     if (!this.#quickOK || d.inFlight(sessionId) > 0) return false;
-    const m = d.mirror(sessionId);
+    const m = d.mirrors.get(sessionId);
     if (m === undefined) return false;
     const msgs = m.msgs;
     const n = msgs.length;
@@ -85,7 +85,7 @@ export class QuickTurns {
    */
   run(sessionId, input, runId) {
     const d = this.#driver;
-    const m = d.mirror(sessionId);
+    const m = d.mirrors.get(sessionId);
     const n = m.msgs.length;
     const inputMsg = Object.freeze({ role: "user", content: input.toWellFormed() });
     // One copy of the right length: slicing first and pushing after
@@ -187,7 +187,7 @@ export class QuickTurns {
     if (a.kind === ACTION.model && a.step === 1 && a.generation === q.gen && !a.adopt && a.from === q.n &&
       a.start === 0 && a.end === q.n + 1) {
       turn.first = undefined;
-      d.messages(turn, a);
+      d.mirrors.messages(turn, a);
       turn.request = q.req;
       q.matched = true;
       return;

@@ -52,10 +52,7 @@ func budgetUsed(t *testing.T, rt *Runtime) (used int64, sessions, evictions int)
 // and the store stays within the budget. The config frame used to carry
 // six limits and not this one: the module then held every session.
 func TestRuntime_Limits_MaxTotalBytes(t *testing.T) {
-	for _, mc := range []struct {
-		name  string
-		model core.Model
-	}{{"ModuleEcho", nil}, {"GoModel", core.Echo{}}} {
+	for _, mc := range echoModels {
 		t.Run(mc.name, func(t *testing.T) {
 			const budget = 64 << 10
 			rt := mustRuntime(t, mustInstance(t), Config{Model: mc.model, Limits: core.Limits{MaxTotalBytes: budget}})

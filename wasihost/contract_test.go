@@ -18,10 +18,7 @@ import (
 // reads its stored messages, and reaches the module packed.
 func TestModule_Contract(t *testing.T) {
 	cases := contract.MustLoad(t)
-	for _, model := range []struct {
-		name  string
-		model core.Model
-	}{{"ModuleEcho", nil}, {"GoModel", core.Echo{}}} {
+	for _, model := range echoModels {
 		t.Run(model.name, func(t *testing.T) {
 			in := mustInstance(t)
 			rt := mustRuntime(t, in, Config{Model: model.model})

@@ -96,6 +96,14 @@ func mustRuntime(t testing.TB, in *Instance, cfg Config) *Runtime {
 	return rt
 }
 
+// echoModels are the models the shared tables run through: the module's
+// echo model (no Go model) and core's Echo as a Go model, answered
+// through the model action.
+var echoModels = []struct {
+	name  string
+	model core.Model
+}{{"ModuleEcho", nil}, {"GoModel", core.Echo{}}}
+
 func seed(role core.Role, content string) core.SeedMessage {
 	return core.SeedMessage{Role: role, Content: content}
 }

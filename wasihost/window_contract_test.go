@@ -17,10 +17,7 @@ import (
 // core's.
 func TestModule_WindowContract(t *testing.T) {
 	cases := contract.MustLoadWindow(t)
-	for _, model := range []struct {
-		name  string
-		model core.Model
-	}{{"ModuleEcho", nil}, {"GoModel", core.Echo{}}} {
+	for _, model := range echoModels {
 		for _, counted := range []bool{false, true} {
 			name := model.name
 			if counted {

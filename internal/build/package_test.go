@@ -48,7 +48,7 @@ func TestPackageSources_Repository(t *testing.T) {
 	}
 	have := strings.Join(got, " ")
 	for _, name := range []string{
-		"glue.js", "errors.js", "load.js", "driver.js", "quick.js", "request.js", "runtime.js", "wire.js", "history.js", "pack.js", "args.js", "tools.js",
+		"glue.js", "errors.js", "load.js", "driver.js", "mirror.js", "quick.js", "request.js", "runtime.js", "wire.js", "history.js", "pack.js", "args.js", "tools.js",
 		"glue.d.ts", "openai.js", "openai.d.ts", "package.json",
 	} {
 		if !strings.Contains(" "+have+" ", " "+name+" ") {

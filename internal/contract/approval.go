@@ -146,17 +146,7 @@ func (c *ApprovalCase) RunApprovalHTTP(t testing.TB, send Send, sessionID string
 	case status != 200:
 		t.Fatalf("resume: status %d, body %s", status, b)
 	default:
-		status, b, err = send("GET", path, "")
-		if err != nil || status != 200 {
-			t.Fatalf("GET session: status %d, %v, body %s", status, err, b)
-		}
-		var s struct {
-			Messages []map[string]any `json:"messages"`
-		}
-		if err := json.Unmarshal(b, &s); err != nil {
-			t.Fatalf("session %s: %v", b, err)
-		}
-		if got := canonicalAll(s.Messages); show(got) != show(c.Session) {
+		if got := canonicalAll(getSession(t, send, path)); show(got) != show(c.Session) {
 			t.Errorf("session\n got %s\nwant %s", show(got), show(c.Session))
 		}
 	}

@@ -90,18 +90,29 @@ func (c *Case) repairHTTP(t testing.TB, send Send, sessionID string) {
 	if err := json.Unmarshal(b, &res); err != nil || len(res.ModelCalls) == 0 {
 		t.Fatalf("result %s: %v", b, err)
 	}
-	status, b, err = send("GET", "/v1/sessions/"+sessionID, "")
+	msgs := getSession(t, send, "/v1/sessions/"+sessionID)
+	if len(msgs) == 0 {
+		t.Fatal("the repaired session holds no message")
+	}
+	c.CheckRepaired(t, canonicalAll(res.ModelCalls[0].Messages), canonicalAll(msgs[:len(msgs)-1]), res.Seed.Repairs, nil)
+	c.CheckHealed(t, res.Seed.Repaired)
+}
+
+// getSession returns the messages of the session at path, read with a
+// GET, failing t unless the API answers 200 with a session.
+func getSession(t testing.TB, send Send, path string) []map[string]any {
+	t.Helper()
+	status, b, err := send("GET", path, "")
 	if err != nil || status != 200 {
 		t.Fatalf("GET session: status %d, %v, body %s", status, err, b)
 	}
 	var s struct {
 		Messages []map[string]any `json:"messages"`
 	}
-	if err := json.Unmarshal(b, &s); err != nil || len(s.Messages) == 0 {
+	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatalf("session %s: %v", b, err)
 	}
-	c.CheckRepaired(t, canonicalAll(res.ModelCalls[0].Messages), canonicalAll(s.Messages[:len(s.Messages)-1]), res.Seed.Repairs, nil)
-	c.CheckHealed(t, res.Seed.Repaired)
+	return s.Messages
 }
 
 func canonicalAll(ms []map[string]any) []map[string]any {
@@ -144,26 +155,13 @@ func (c *Case) runHTTP(t testing.TB, send Send, sessionID string) {
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatalf("result %s: %v", b, err)
 	}
-	status, b, err = send("GET", "/v1/sessions/"+sessionID, "")
-	if err != nil || status != 200 {
-		t.Fatalf("GET session: status %d, %v, body %s", status, err, b)
+	msgs := getSession(t, send, "/v1/sessions/"+sessionID)
+	if len(msgs) < 2 {
+		t.Fatalf("session holds %d messages, fewer than the new turn", len(msgs))
 	}
-	var s struct {
-		Messages []map[string]any `json:"messages"`
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatalf("session %s: %v", b, err)
-	}
-	if len(s.Messages) < 2 {
-		t.Fatalf("session holds %d messages, fewer than the new turn", len(s.Messages))
-	}
-	held := s.Messages[:len(s.Messages)-2]
+	held := msgs[:len(msgs)-2]
 	if res.Seed.Seeded != len(held) {
 		t.Errorf("seed.seeded %d, session holds %d seeded messages", res.Seed.Seeded, len(held))
 	}
-	got := make([]map[string]any, len(held))
-	for i, m := range held {
-		got[i] = CanonicalMap(m)
-	}
-	c.Check(t, got, res.Seed.SkippedSystem, nil)
+	c.Check(t, canonicalAll(held), res.Seed.SkippedSystem, nil)
 }

@@ -13,7 +13,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { toModuleHistory } from "../history.js";
 import { compiledModule } from "./env.mjs";
-import { canonical, corpusPaths, workerCorpusPath, loadCorpus, onPath } from "./corpus.mjs";
+import { canonical, checkRepair, corpusPaths, workerCorpusPath, loadCorpus, onPath } from "./corpus.mjs";
 import { hasWebWorker } from "./helpers.mjs";
 
 let wasm;
@@ -81,23 +81,6 @@ describe("contract: history.js alone", () => {
   }
 });
 
-// checkProblems asserts a checkHistory answer against a case: its
-// problems, or a first problem equal to its error, or ok.
-function checkProblems(c, got) {
-  assert.equal(typeof got.ok, "boolean");
-  const problems = got.problems.map((q) => ({ code: q.code, index: q.index, message: q.message, repair: q.repair }));
-  if (c.problems) {
-    assert.equal(got.ok, false);
-    assert.deepEqual(problems, c.problems);
-  } else if (c.error) {
-    assert.equal(got.ok, false);
-    const [first] = problems;
-    assert.deepEqual({ code: first.code, index: first.index, message: first.message }, c.error);
-  } else {
-    assert.deepEqual(got, { ok: true, problems: [] });
-  }
-}
-
 // In worker mode, checkHistory and policy.repair over every case too (the
 // main thread's paths run them in repair.test.mjs): the answers cross
 // from the worker by message and must be the corpus's.
@@ -111,26 +94,7 @@ if (hasWebWorker) {
     after(() => p && p.close());
     cases.forEach((c, i) => {
       test(c.name, () => onPath(workerCorpusPath, wasm, p, c, async (p) => {
-        checkProblems(c, await p.check(structuredClone(c.history)));
-        if (!c.repaired) return;
-        const id = `repaired-${i}`;
-        let result;
-        let err;
-        try {
-          result = await p.seed(id, structuredClone(c.history), { repair: true });
-        } catch (e) {
-          err = e;
-        }
-        if (c.repaired.error) {
-          assert.ok(err instanceof Error, "accepted with repair; want a refusal");
-          assert.deepEqual({ code: err.code, index: err.index, message: err.message }, c.repaired.error);
-          return;
-        }
-        if (err) assert.fail(`refused with repair: ${err.code} at ${err.index}: ${err.message}`);
-        assert.deepEqual(result.seed.repairs ?? [], c.repaired.repairs);
-        assert.deepEqual(result.modelCalls[0].messages.map(canonical), c.repaired.request.map(canonical));
-        assert.deepEqual((await p.session(id)).slice(0, -1).map(canonical), c.repaired.request.map(canonical));
-        assert.deepEqual(result.seed.repaired ?? null, c.repaired.healed ?? null);
+        await checkRepair(c, p, `repaired-${i}`);
       }));
     });
   });

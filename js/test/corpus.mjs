@@ -109,6 +109,54 @@ export async function onPath(path, wasm, p, c, fn) {
   }
 }
 
+// checkProblems is internal/contract's CheckProblems: a checkHistory
+// answer against a case, its problems, or a first problem equal to its
+// error, or ok.
+function checkProblems(c, got) {
+  assert.equal(typeof got.ok, "boolean");
+  const problems = got.problems.map((q) => ({ code: q.code, index: q.index, message: q.message, repair: q.repair }));
+  if (c.problems) {
+    assert.equal(got.ok, false);
+    assert.deepEqual(problems, c.problems);
+  } else if (c.error) {
+    assert.equal(got.ok, false);
+    const [first] = problems;
+    assert.deepEqual({ code: first.code, index: first.index, message: first.message }, c.error);
+  } else {
+    assert.deepEqual(got, { ok: true, problems: [] });
+  }
+}
+
+// checkRepair checks case c on p, a runtime of a corpus path: its
+// checkHistory answer (checkProblems) and, for a case with "repaired",
+// the session id seeded with policy.repair, as internal/contract's
+// CheckRepaired: the refusal, or the repairs, the model's request, the
+// session and the healed copy. It resolves with the repaired seed's
+// result, or undefined when there is none (no "repaired", or refused).
+export async function checkRepair(c, p, id) {
+  checkProblems(c, await p.check(structuredClone(c.history)));
+  if (!c.repaired) return undefined;
+  let result;
+  let err;
+  try {
+    result = await p.seed(id, structuredClone(c.history), { repair: true });
+  } catch (e) {
+    err = e;
+  }
+  if (c.repaired.error) {
+    assert.ok(err instanceof Error, "accepted with repair; want a refusal");
+    assert.deepEqual({ code: err.code, index: err.index, message: err.message }, c.repaired.error);
+    return undefined;
+  }
+  if (err) assert.fail(`refused with repair: ${err.code} at ${err.index}: ${err.message}`);
+  assert.deepEqual(result.seed.repairs ?? [], c.repaired.repairs);
+  assert.deepEqual(result.modelCalls[0].messages.map(canonical), c.repaired.request.map(canonical));
+  assert.deepEqual((await p.session(id)).slice(0, -1).map(canonical), c.repaired.request.map(canonical));
+  // The healed copy (docs/adr/0016-the-host-copy-heals.md).
+  assert.deepEqual(result.seed.repaired ?? null, c.repaired.healed ?? null);
+  return result;
+}
+
 const windowDir = new URL("testdata/contract/window/", root);
 
 // windowCases returns every case of the token window's corpus

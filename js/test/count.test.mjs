@@ -10,7 +10,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { root } from "./env.mjs";
-import { runtimes } from "./helpers.mjs";
+import { runtimes, hasWebWorker } from "./helpers.mjs";
 import { windowCases, received, runWindowCase } from "./corpus.mjs";
 import { Writer, readAction, ACTION } from "../wire.js";
 import { writeCounts, countWith, MAX_TOKEN_COUNT } from "../count.js";
@@ -226,9 +226,7 @@ test("countTokens that is not a function is refused invalid_argument", async () 
 
 // Worker mode (browsers only, as in worker.test.mjs): the page's counter
 // is asked by message.
-const hasWorker = typeof globalThis.Worker === "function" && !globalThis.Deno && !globalThis.Bun &&
-  !globalThis.process?.versions?.node;
-if (hasWorker) {
+if (hasWebWorker) {
   test("worker mode: the page's countTokens counts, once per stored message, and a bad one fails typed", async () => {
     let bad = false;
     const counter = recorder((m) => (bad && m.content === "bad" ? -1 : words(m)));

@@ -10,26 +10,12 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { loadRuntime } from "../glue.js";
 import { compiledModule, wasmExecURL, root } from "./env.mjs";
+import { rawAPI } from "./helpers.mjs";
 
 async function table(kind) {
   const cases = JSON.parse(await readFile(new URL(`testdata/edges/${kind}.json`, root), "utf8"));
   assert.ok(cases.length > 0, `${kind}.json holds no case`);
   return cases;
-}
-
-let seq = 0;
-
-// rawRuntime starts a Go instance of the module and returns its
-// syscall/js API object (globalThis.agentrt under another name).
-async function rawAPI(module) {
-  const name = `agentrt_edges_${++seq}`;
-  if (typeof globalThis.Go !== "function") await import(wasmExecURL.href);
-  const go = new globalThis.Go();
-  go.env = { AGENTRT_GLOBAL: name };
-  const instance = await WebAssembly.instantiate(module, go.importObject);
-  go.run(instance);
-  for (let i = 0; i < 100 && !globalThis[name]; i++) await new Promise((r) => setTimeout(r, 0));
-  return globalThis[name];
 }
 
 // codeOf settles p and returns the error code it rejects with, or null
@@ -126,14 +112,18 @@ test("policies JSON cannot carry give the syscall/js API's refusal in the glue",
   }
 });
 
-test("every limits case gives the table's code in the glue and through the syscall/js API", async () => {
+// runtimeCases checks every case of kind ("limits", "config") in the glue
+// and through the syscall/js API: a runtime of configOf(c) is refused
+// with the case's code, or starts; a glue runtime that starts completes
+// a turn, and so does the API's when rawTurn is set.
+async function runtimeCases(kind, configOf, rawTurn) {
   const module = await compiledModule();
   const api = await rawAPI(module);
-  for (const c of await table("limits")) {
+  for (const c of await table(kind)) {
     const want = c.code ?? null;
     let got = null;
     try {
-      const rt = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, limits: c.limits });
+      const rt = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, ...configOf(c) });
       assert.equal((await rt.run({ sessionId: "s", input: "hi" })).status, "completed");
       rt.close();
     } catch (e) {
@@ -141,15 +131,19 @@ test("every limits case gives the table's code in the glue and through the sysca
       got = e.code;
     }
     assert.equal(got, want, `${c.name} (glue)`);
-    const rt = api.createRuntime({ limits: c.limits });
+    const rt = api.createRuntime(configOf(c));
     if (rt instanceof Error) {
       assert.equal(rt.code, want, `${c.name} (syscall/js)`);
     } else {
       assert.equal(want, null, `${c.name} (syscall/js): a runtime, want ${want}`);
-      assert.equal((await rt.startRun("s", "hi")).status, "completed");
+      if (rawTurn) assert.equal((await rt.startRun("s", "hi")).status, "completed");
       rt.close();
     }
   }
+}
+
+test("every limits case gives the table's code in the glue and through the syscall/js API", async () => {
+  await runtimeCases("limits", (c) => ({ limits: c.limits }), true);
 });
 
 test("a timeout at its bound waits, in the glue and through the syscall/js API", async () => {
@@ -171,32 +165,11 @@ test("a timeout at its bound waits, in the glue and through the syscall/js API",
 });
 
 test("every config case gives the table's code in the glue and through the syscall/js API", async () => {
-  const module = await compiledModule();
-  const api = await rawAPI(module);
   // JSON has no functions: each tool that is an object gets a call.
   const withCalls = (config) => {
     const c = { ...config };
     if (Array.isArray(c.tools)) c.tools = c.tools.map((t) => (t !== null && typeof t === "object" ? { ...t, call: () => "ok" } : t));
     return c;
   };
-  for (const c of await table("config")) {
-    const want = c.code ?? null;
-    let got = null;
-    try {
-      const rt = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, ...withCalls(c.config) });
-      assert.equal((await rt.run({ sessionId: "s", input: "hi" })).status, "completed");
-      rt.close();
-    } catch (e) {
-      if (!e || typeof e.code !== "string") throw e;
-      got = e.code;
-    }
-    assert.equal(got, want, `${c.name} (glue)`);
-    const rt = api.createRuntime(withCalls(c.config));
-    if (rt instanceof Error) {
-      assert.equal(rt.code, want, `${c.name} (syscall/js)`);
-    } else {
-      assert.equal(want, null, `${c.name} (syscall/js): a runtime, want ${want}`);
-      rt.close();
-    }
-  }
+  await runtimeCases("config", (c) => withCalls(c.config), false);
 });

@@ -35,6 +35,24 @@ export function runtimes() {
   return { load, track, release };
 }
 
+let rawSeq = 0;
+
+/**
+ * rawAPI starts a Go instance of module and returns its syscall/js API
+ * object (globalThis.agentrt, under a name of its own), for the suites
+ * that hold the glue to the module's raw API.
+ */
+export async function rawAPI(module) {
+  const name = `agentrt_raw_${++rawSeq}`;
+  if (typeof globalThis.Go !== "function") await import(wasmExecURL.href);
+  const go = new globalThis.Go();
+  go.env = { AGENTRT_GLOBAL: name };
+  const instance = await WebAssembly.instantiate(module, go.importObject);
+  go.run(instance);
+  for (let i = 0; i < 100 && !globalThis[name]; i++) await new Promise((r) => setTimeout(r, 0));
+  return globalThis[name];
+}
+
 /** A promise with its resolve and reject functions. */
 export function deferred() {
   let resolveFn, rejectFn;

@@ -6,19 +6,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime } from "../glue.js";
 import { compiledModule, wasmExecURL } from "./env.mjs";
-
-let seq = 0;
+import { rawAPI } from "./helpers.mjs";
 
 // rawRuntime starts a Go instance of the module and returns its
 // syscall/js Runtime object, created with config.
 async function rawRuntime(module, config) {
-  const name = `agentrt_paths_${++seq}`;
-  const go = new globalThis.Go();
-  go.env = { AGENTRT_GLOBAL: name };
-  const instance = await WebAssembly.instantiate(module, go.importObject);
-  go.run(instance);
-  for (let i = 0; i < 100 && !globalThis[name]; i++) await new Promise((r) => setTimeout(r, 0));
-  const core = globalThis[name].createRuntime(config);
+  const core = (await rawAPI(module)).createRuntime(config);
   if (core instanceof Error) throw core;
   return core;
 }

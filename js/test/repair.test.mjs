@@ -7,26 +7,10 @@ import assert from "node:assert/strict";
 import { loadRuntime } from "../glue.js";
 import { healHistory } from "../heal.js";
 import { compiledModule, wasmExecURL } from "./env.mjs";
-import { canonical, corpusPaths, loadCorpus, onPath } from "./corpus.mjs";
+import { canonical, checkRepair, corpusPaths, loadCorpus, onPath } from "./corpus.mjs";
 
 const cases = await loadCorpus();
 let wasm;
-
-// checkProblems is internal/contract's CheckProblems.
-function checkProblems(c, got) {
-  assert.equal(typeof got.ok, "boolean");
-  const problems = got.problems.map((p) => ({ code: p.code, index: p.index, message: p.message, repair: p.repair }));
-  if (c.problems) {
-    assert.equal(got.ok, false);
-    assert.deepEqual(problems, c.problems);
-  } else if (c.error) {
-    assert.equal(got.ok, false);
-    const [first] = problems;
-    assert.deepEqual({ code: first.code, index: first.index, message: first.message }, c.error);
-  } else {
-    assert.deepEqual(got, { ok: true, problems: [] });
-  }
-}
 
 // Every case is checked, and seeded with policy.repair, on each path
 // (corpus.mjs, corpusPaths).
@@ -40,31 +24,13 @@ for (const path of corpusPaths) {
     after(() => p && p.close());
     cases.forEach((c, i) => {
       test(c.name, () => onPath(path, wasm, p, c, async (p) => {
-        checkProblems(c, p.check(structuredClone(c.history)));
-        if (!c.repaired) return;
         const id = `repaired-${i}`;
-        let result;
-        let err;
-        try {
-          result = await p.seed(id, structuredClone(c.history), { repair: true });
-        } catch (e) {
-          err = e;
-        }
-        if (c.repaired.error) {
-          assert.ok(err instanceof Error, "accepted with repair; want a refusal");
-          assert.deepEqual({ code: err.code, index: err.index, message: err.message }, c.repaired.error);
-          return;
-        }
-        if (err) assert.fail(`refused with repair: ${err.code} at ${err.index}: ${err.message}`);
-        assert.deepEqual(result.seed.repairs ?? [], c.repaired.repairs);
-        assert.deepEqual(result.modelCalls[0].messages.map(canonical), c.repaired.request.map(canonical));
-        assert.deepEqual(p.session(id).slice(0, -1).map(canonical), c.repaired.request.map(canonical));
+        const result = await checkRepair(c, p, id);
         // The healed copy (docs/adr/0016-the-host-copy-heals.md): stored
         // with the turn's messages, it has no problems and seeds a cold
         // session without repair (under the default limits: the markers
         // count as any message once they are the host's).
-        assert.deepEqual(result.seed.repaired ?? null, c.repaired.healed ?? null);
-        if (!c.repaired.healed || c.limits !== undefined) return;
+        if (result === undefined || !c.repaired.healed || c.limits !== undefined) return;
         const stored = [...result.seed.repaired, ...result.appended];
         assert.deepEqual(p.check(stored), { ok: true, problems: [] });
         const cold = await p.seed(`${id}-cold`, stored);

@@ -6,21 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime } from "../glue.js";
 import { compiledModule, wasmExecURL } from "./env.mjs";
-
-let seq = 0;
-
-// rawAPI starts a Go instance of the module and returns its syscall/js
-// API object (globalThis.agentrt under another name).
-async function rawAPI(module) {
-  const name = `agentrt_rulecopies_${++seq}`;
-  if (typeof globalThis.Go !== "function") await import(wasmExecURL.href);
-  const go = new globalThis.Go();
-  go.env = { AGENTRT_GLOBAL: name };
-  const instance = await WebAssembly.instantiate(module, go.importObject);
-  go.run(instance);
-  for (let i = 0; i < 100 && !globalThis[name]; i++) await new Promise((r) => setTimeout(r, 0));
-  return globalThis[name];
-}
+import { rawAPI } from "./helpers.mjs";
 
 const TOOLS = ["a", "b", "c", "é"].map((name) => ({
   name, description: `tool ${name}`, parameters: { type: "object" }, call: () => "ok",

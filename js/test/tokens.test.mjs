@@ -5,7 +5,7 @@
 // `node --test` and in the browsers through js/test/browser.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { runtimes } from "./helpers.mjs";
+import { runtimes, hasWebWorker } from "./helpers.mjs";
 import { windowCases, runWindowCase } from "./corpus.mjs";
 
 const { load, release } = runtimes();
@@ -72,9 +72,7 @@ test("bad token fields are refused invalid_argument, changing nothing", async ()
 
 // Worker mode (browsers only, as in worker.test.mjs): the policy reaches
 // the worker's glue, and result.context and model.context come back.
-const hasWorker = typeof globalThis.Worker === "function" && !globalThis.Deno && !globalThis.Bun &&
-  !globalThis.process?.versions?.node;
-if (hasWorker) {
+if (hasWebWorker) {
   test("worker mode: the token window's policy, result.context and model.context", async () => {
     const rt = await load({ worker: true });
     try {

@@ -343,6 +343,24 @@ function quiet(f) {
   } catch { /* closed */ }
 }
 
+// loadHostile loads a runtime in mode whose callee at spot answers as the
+// hostile h does, and runs a warm turn on session "s". It returns the
+// runtime, the session's messages before the hostile turn, a promise
+// that resolves once the callee is called, and signal(), the callee's
+// AbortSignal (undefined until it is called).
+async function loadHostile(mode, spot, h) {
+  const started = deferred();
+  let signal;
+  const rt = await load(modeConfig(mode, turnCallees(spot, (answer, sig) => {
+    signal = sig;
+    started.resolve();
+    return h.call(answer, sig);
+  })));
+  await rt.run({ sessionId: "s", input: "warm" });
+  const before = await messagesOf(rt, "s");
+  return { rt, before, started: started.promise, signal: () => signal };
+}
+
 for (const mode of runtimeModes) {
   describe(`hostile models and tools (${mode})`, () => {
     for (const spot of Object.keys(normalAnswer)) {
@@ -351,19 +369,11 @@ for (const mode of runtimeModes) {
         for (const [endName, end] of h.hangs ? Object.entries(ends) : [["", {}]]) {
           const name = h.hangs ? `${spot} ${hostileName}, ended by ${endName}` : `${spot} ${hostileName}`;
           test(`${name}: the run ends typed and the session is unchanged when it fails`, async () => {
-            const started = deferred();
-            let signal;
-            const rt = await load(modeConfig(mode, turnCallees(spot, (answer, sig) => {
-              signal = sig;
-              started.resolve();
-              return h.call(answer, sig);
-            })));
-            await rt.run({ sessionId: "s", input: "warm" });
-            const before = await messagesOf(rt, "s");
+            const { rt, before, started, signal } = await loadHostile(mode, spot, h);
             const ctl = new AbortController();
             const p = settle(rt.run({ sessionId: "s", input: "go", runId: "r1", signal: ctl.signal, policy: end.policy }));
             if (end.act) {
-              await started.promise;
+              await started;
               end.act(rt, ctl);
             }
             const s = await p;
@@ -371,7 +381,7 @@ for (const mode of runtimeModes) {
             if (h.hangs || h.fails) assert.equal(s.ok, false, "the run completed");
             if (h.fails) assert.match(s.error.message, /hostile: (thrown|rejected)/);
             await checkEnd(rt, s, want, before, endName === "close");
-            if (h.hangs && signal) await untilTrue(() => signal.aborted, "the model's signal is aborted");
+            if (h.hangs && signal()) await untilTrue(() => signal().aborted, "the model's signal is aborted");
           });
         }
       }
@@ -429,15 +439,7 @@ for (const mode of runtimeModes) {
     for (const spot of Object.keys(normalAnswer)) {
       const h = spot === "the tool" ? hostiles["hangs, deaf to its signal"] : hostiles["hangs until its signal aborts"];
       test(`at ${spot}: the stream ends, the session is unchanged and serves the next turn`, async () => {
-        const started = deferred();
-        let signal;
-        const rt = await load(modeConfig(mode, turnCallees(spot, (answer, sig) => {
-          signal = sig;
-          started.resolve();
-          return h.call(answer, sig);
-        })));
-        await rt.run({ sessionId: "s", input: "warm" });
-        const before = await messagesOf(rt, "s");
+        const { rt, before, started, signal } = await loadHostile(mode, spot, h);
         const it = rt.stream({ sessionId: "s", input: "go", runId: "r1" })[Symbol.asyncIterator]();
         const types = [];
         const consumed = (async () => {
@@ -447,7 +449,7 @@ for (const mode of runtimeModes) {
             types.push(step.value.type);
           }
         })();
-        await started.promise;
+        await started;
         await it.return();
         const s = await consumed.then(() => ({ ok: true }), (error) => ({ ok: false, error }));
         if (!s.ok) {
@@ -455,7 +457,7 @@ for (const mode of runtimeModes) {
           assert.notEqual(s.error.code, "internal", s.error.message);
         }
         assert.ok(!types.includes("run.completed"), types.join(", "));
-        if (signal) await untilTrue(() => signal.aborted, "the model's signal is aborted");
+        if (signal()) await untilTrue(() => signal().aborted, "the model's signal is aborted");
         assert.deepEqual(await messagesOf(rt, "s"), before, "the left turn changed the session");
         const next = await rt.run({ sessionId: "s", input: "after" });
         assert.equal(next.status, "completed");

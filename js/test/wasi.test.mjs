@@ -84,16 +84,16 @@ describe("agentrt-wasi.wasm under node:wasi", () => {
     const rt = (await Instance.start()).runtime({ model: echoModel });
     const d = rt.driver;
     assert.deepEqual(Object.keys(d), []);
-    assert.equal(d.mirror("s"), undefined);
+    assert.equal(d.mirrors.get("s"), undefined);
     const r = await rt.run("s", "one", { history: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] });
     assert.equal(r.messageCount, 4);
-    assert.deepEqual(plain(d.mirror("s").msgs), ["hi", "hello", "one", r.reply.content]);
+    assert.deepEqual(plain(d.mirrors.get("s").msgs), ["hi", "hello", "one", r.reply.content]);
     assert.equal(d.inFlight("s"), 0);
     assert.equal(d.quick.quickable("s", "two"), true);
     assert.equal(d.quick.quickable("s", "x".repeat(d.limits.maxMessageBytes)), false);
     const r2 = await rt.run("s", "two");
     assert.equal(r2.reply.content, "echo: two (model received 5 messages)");
-    assert.deepEqual(plain(d.mirror("s").msgs), plain(rt.session("s").messages));
+    assert.deepEqual(plain(d.mirrors.get("s").msgs), plain(rt.session("s").messages));
     for (const name of ["limits", "model", "system", "quick"]) {
       assert.throws(() => { d[name] = null; }, TypeError, name);
     }

@@ -9,13 +9,8 @@ import assert from "node:assert/strict";
 import { loadRuntime, packHistory, AgentrtError } from "../glue.js";
 import { readFile } from "node:fs/promises";
 import { compiledModule, wasmExecURL, wasmURL, dist } from "./env.mjs";
-import { deferred, rejectsWith } from "./helpers.mjs";
+import { deferred, rejectsWith, hasWebWorker, runtimeModes } from "./helpers.mjs";
 
-// Web Workers of a browser realm: Deno and Bun have a Worker class, but
-// worker mode refuses them like Node (docs/adr/0021-worker-mode.md).
-const hasWorker = typeof globalThis.Worker === "function" && !globalThis.Deno && !globalThis.Bun &&
-  !globalThis.process?.versions?.node;
-const modes = hasWorker ? ["main", "worker"] : ["main"];
 // Each test's runtimes are closed when it ends: a page holds only so many
 // Go instances' memories at once (Chromium refuses more), and the glue's
 // other suites run in the same page.
@@ -43,7 +38,7 @@ function waitAbort(signal, started) {
   });
 }
 
-if (!hasWorker) {
+if (!hasWebWorker) {
   describe("worker mode where there is no Worker", () => {
     for (const worker of [true, "worker.js", new URL("https://example.com/worker.js")]) {
       test(`worker: ${String(worker)} is refused with invalid_argument`, async () => {
@@ -70,7 +65,7 @@ describe("worker option", () => {
   });
 });
 
-for (const mode of modes) {
+for (const mode of runtimeModes) {
   const open = (config = {}) => load(mode === "worker" ? { worker: true, ...config } : config);
 
   describe(`the Runtime table (${mode})`, () => {
@@ -249,7 +244,7 @@ for (const mode of modes) {
   });
 }
 
-if (hasWorker) {
+if (hasWebWorker) {
   describe("worker mode only", () => {
     test("close ends a run in flight cancelled, as on the main thread, and aborts its model", async () => {
       const started = deferred();
