@@ -312,12 +312,13 @@ func frozenMessage(m *core.Message) js.Value { return message(m, true) }
 // calls scratch.forEach(Object.freeze), which returns undefined. jshost's
 // object world has no forEach: there freeze calls Object.freeze itself.
 func freeze(v js.Value) {
-	freezeOnce.Do(func() {
-		freezeScratch = jsutil.Array.New()
-		if fe := freezeScratch.Get(MethodForEach); fe.Type() == js.TypeFunction {
-			freezeForEach = fe.Call(MethodBind, freezeScratch, jsRefs().freeze)
+	if freezeScratch.IsUndefined() {
+		a := jsutil.Array.New()
+		if fe := a.Get(MethodForEach); fe.Type() == js.TypeFunction {
+			freezeForEach = fe.Call(MethodBind, a, jsRefs().freeze)
 		}
-	})
+		freezeScratch = a
+	}
 	if freezeForEach.Type() == js.TypeFunction {
 		freezeMu.Lock()
 		freezeScratch.SetIndex(0, v)
@@ -334,7 +335,6 @@ func freeze(v js.Value) {
 // forEach: made by the first freeze.
 var (
 	freezeMu      sync.Mutex
-	freezeOnce    sync.Once
 	freezeScratch js.Value
 	freezeForEach js.Value
 )

@@ -51,18 +51,16 @@ func Invoke(fn js.Value, args ...any) (js.Value, error) {
 // content. Anything else is refused with model_error.
 func Reply(v js.Value) (*core.ModelReply, error) { return reply(v) }
 
-var (
-	noToolsOnce  sync.Once
-	noToolsArray js.Value
-)
+var noToolsArray js.Value
 
 // noTools returns the frozen empty Array every request without tools
 // shares, made on the first call.
 func noTools() js.Value {
-	noToolsOnce.Do(func() {
-		noToolsArray = jsutil.Array.New()
-		freeze(noToolsArray)
-	})
+	if noToolsArray.IsUndefined() {
+		a := jsutil.Array.New()
+		freeze(a)
+		noToolsArray = a
+	}
 	return noToolsArray
 }
 
@@ -105,7 +103,6 @@ var (
 	deltasMu  sync.Mutex
 	deltaNext uint32
 	deltas    map[uint32]func(string)
-	deltaOnce sync.Once
 	deltaFunc js.Func
 )
 
@@ -127,10 +124,10 @@ func callDelta(_ js.Value, args []js.Value) any {
 // deltaFor returns the delta function of one model call and the function
 // that ends it: deltaFunc bound to a number of its own.
 func deltaFor(f func(string)) (js.Value, func()) {
-	deltaOnce.Do(func() {
+	if deltas == nil {
 		deltaFunc = jsutil.FuncOr(nil, callDelta)
 		deltas = map[uint32]func(string){}
-	})
+	}
 	deltasMu.Lock()
 	deltaNext++
 	id := deltaNext

@@ -4,7 +4,6 @@ package jsedge
 
 import (
 	"sync"
-	"sync/atomic"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -47,10 +46,11 @@ func Async(fn func() (js.Value, error)) js.Value {
 // make every Promise a nested call from JavaScript into Go, which
 // measured about 12 µs, more than anything else a Promise costs.)
 func newPromise() (p, resolve js.Value) {
-	resolversOnce.Do(func() {
-		resolvers = jsutil.Array.New()
-		pushResolvers = resolvers.Get(MethodPush).Call(MethodBind, resolvers)
-	})
+	if resolvers.IsUndefined() {
+		a := jsutil.Array.New()
+		pushResolvers = a.Get(MethodPush).Call(MethodBind, a)
+		resolvers = a
+	}
 	resolversMu.Lock()
 	defer resolversMu.Unlock()
 	p = jsRefs().promise.New(pushResolvers)
@@ -63,7 +63,6 @@ func newPromise() (p, resolve js.Value) {
 // Promise.
 var (
 	resolversMu   sync.Mutex
-	resolversOnce sync.Once
 	resolvers     js.Value
 	pushResolvers js.Value
 )
@@ -72,7 +71,9 @@ var (
 // the pool when f returns. At most maxIdleWorkers goroutines stay idle;
 // others end.
 func spawn(f func()) {
-	workOnce.Do(func() { work = make(chan func()) })
+	if work == nil {
+		work = make(chan func())
+	}
 	select {
 	case work <- f:
 	default:
@@ -85,21 +86,22 @@ const maxIdleWorkers = 4
 var (
 	// work is unbuffered: a send finds an idle worker. It is nil until
 	// the first worker makes it, and a send on nil never proceeds.
-	work     chan func()
-	workOnce sync.Once
-	idle     atomic.Int32
+	work chan func()
+	// idle counts the idle workers (one goroutine runs at a time: a
+	// plain counter).
+	idle int
 )
 
 func worker(f func()) {
 	for {
 		f()
 		f = nil
-		if idle.Add(1) > maxIdleWorkers {
-			idle.Add(-1)
+		if idle++; idle > maxIdleWorkers {
+			idle--
 			return
 		}
 		f = <-work
-		idle.Add(-1)
+		idle--
 	}
 }
 

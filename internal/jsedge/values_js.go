@@ -3,7 +3,6 @@
 package jsedge
 
 import (
-	"sync"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -20,16 +19,24 @@ type refs struct {
 }
 
 var (
-	refsOnce sync.Once
+	refsMade bool
 	theRefs  refs
 )
 
 // jsRefs returns the edge's refs, made on the first call. It is not
 // inlined: it has many callers, and the module's size counts.
 //
+// The module runs one goroutine at a time and makeRefs does not yield,
+// so a plain flag does what a sync.Once would (and so for the edge's
+// other values made on first use): the package's six sync.Once and two
+// atomics cost the module about 1.5 KB of gzip.
+//
 //go:noinline
 func jsRefs() *refs {
-	refsOnce.Do(makeRefs)
+	if !refsMade {
+		makeRefs()
+		refsMade = true
+	}
 	return &theRefs
 }
 
