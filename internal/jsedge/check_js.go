@@ -54,7 +54,7 @@ func HistoryCheck(c *core.HistoryCheck) js.Value {
 		}
 		problems[i] = v
 	}
-	o.Set(FieldProblems, arrayOf(problems))
+	setValue(o, FieldProblems, arrayOf(problems))
 	if len(c.Awaiting) > 0 {
 		awaiting := make([]any, len(c.Awaiting))
 		for i := range c.Awaiting {
@@ -65,7 +65,7 @@ func HistoryCheck(c *core.HistoryCheck) js.Value {
 			v.Set(FieldName, a.Name)
 			awaiting[i] = v
 		}
-		o.Set(FieldAwaiting, arrayOf(awaiting))
+		setValue(o, FieldAwaiting, arrayOf(awaiting))
 	}
 	return o
 }

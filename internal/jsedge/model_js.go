@@ -28,11 +28,11 @@ func Request(req *core.ModelRequest, system js.Value, cache *Cache) (r js.Value,
 	r = newObject()
 	r.Set(FieldRunID, req.RunID)
 	r.Set(FieldSessionID, cache.SessionID(req.SessionID))
-	r.Set(FieldSystem, system)
+	setValue(r, FieldSystem, system)
 	r.Set(FieldMessages, cache.View(req.SessionID, req.Messages))
-	r.Set(FieldTools, toolSpecs(req.Tools))
+	setValue(r, FieldTools, toolSpecs(req.Tools))
 	r.Set(FieldStep, req.Step)
-	r.Set(FieldDelta, delta)
+	setValue(r, FieldDelta, delta)
 	return r, end
 }
 
@@ -76,7 +76,7 @@ func toolSpecs(specs []core.ToolSpec) js.Value {
 		o.Set(FieldDescription, s.Description)
 		if s.Parameters != "" {
 			if p, err := parse(s.Parameters); err == nil {
-				o.Set(FieldParameters, p)
+				setValue(o, FieldParameters, p)
 			}
 		}
 		a.SetIndex(i, o)

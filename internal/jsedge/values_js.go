@@ -102,6 +102,12 @@ const statusCompleted = "completed"
 //go:noinline
 func setString(o js.Value, name, s string) { o.Set(name, s) }
 
+// setValue sets o[name] to v: one call at each field instead of a
+// conversion of v to any (a copy of it on the heap) and a call.
+//
+//go:noinline
+func setValue(o js.Value, name string, v js.Value) { o.Set(name, v) }
+
 // str returns s as a value for Value.Set: its interned JavaScript string
 // when there is one, s itself otherwise. It is not inlined, to keep
 // the map lookup in one place.
@@ -191,7 +197,7 @@ func message(m *core.Message, frozen bool) js.Value {
 		if frozen {
 			freeze(a)
 		}
-		o.Set(FieldToolCalls, a)
+		setValue(o, FieldToolCalls, a)
 	}
 	if m.ID != "" {
 		setString(o, FieldID, m.ID)
@@ -227,7 +233,7 @@ func Seed(r *core.SeedReport) js.Value {
 	o.Set(FieldSeeded, r.Seeded)
 	o.Set(FieldSkippedSystem, r.SkippedSystem)
 	if len(r.Repairs) > 0 {
-		o.Set(FieldRepairs, repairs(r.Repairs))
+		setValue(o, FieldRepairs, repairs(r.Repairs))
 	}
 	return o
 }
@@ -249,9 +255,9 @@ func (c *Cache) Result(r *core.Result) js.Value {
 	setString(o, FieldRunID, r.RunID)
 	setString(o, FieldSessionID, r.SessionID)
 	o.Set(FieldStatus, str(r.Status))
-	o.Set(FieldReply, c.Message(r.SessionID, &r.Reply))
-	o.Set(FieldAppended, c.Add(r.SessionID, r.Appended))
-	o.Set(FieldSeed, Seed(&r.Seed))
+	setValue(o, FieldReply, c.Message(r.SessionID, &r.Reply))
+	setValue(o, FieldAppended, c.Add(r.SessionID, r.Appended))
+	setValue(o, FieldSeed, Seed(&r.Seed))
 	o.Set(FieldMessageCount, r.MessageCount)
 	calls := make([]any, len(r.ModelCalls))
 	for i := range r.ModelCalls {
@@ -260,13 +266,13 @@ func (c *Cache) Result(r *core.Result) js.Value {
 		co.Set(FieldStep, mc.Step)
 		co.Set(FieldMessageCount, mc.MessageCount)
 		if mc.Messages != nil {
-			co.Set(FieldMessages, c.Lookup(r.SessionID, mc.Messages))
+			setValue(co, FieldMessages, c.Lookup(r.SessionID, mc.Messages))
 		}
 		calls[i] = co
 	}
-	o.Set(FieldModelCalls, arrayOf(calls))
+	setValue(o, FieldModelCalls, arrayOf(calls))
 	if len(r.PendingApprovals) > 0 {
-		o.Set(FieldPendingApprovals, pendingApprovals(r.PendingApprovals))
+		setValue(o, FieldPendingApprovals, pendingApprovals(r.PendingApprovals))
 	}
 	return o
 }
@@ -310,23 +316,23 @@ func (c *Cache) Event(ev *core.Event) js.Value {
 	setString(o, FieldSessionID, ev.SessionID)
 	o.Set(FieldSeq, ev.Seq)
 	if ev.Seed != nil {
-		o.Set(FieldSeed, Seed(ev.Seed))
+		setValue(o, FieldSeed, Seed(ev.Seed))
 	}
 	if ev.Type == core.EventModelDelta {
 		setString(o, FieldDelta, ev.Delta)
 		o.Set(FieldStep, ev.Step)
 	}
 	if ev.ToolCall != nil {
-		o.Set(FieldToolCall, ToolCall(ev.ToolCall))
+		setValue(o, FieldToolCall, ToolCall(ev.ToolCall))
 	}
 	if ev.Message != nil {
-		o.Set(FieldMessage, c.Message(ev.SessionID, ev.Message))
+		setValue(o, FieldMessage, c.Message(ev.SessionID, ev.Message))
 	}
 	if ev.Result != nil {
-		o.Set(FieldResult, c.Result(ev.Result))
+		setValue(o, FieldResult, c.Result(ev.Result))
 	}
 	if ev.Err != nil {
-		o.Set(FieldError, Error(ev.Err))
+		setValue(o, FieldError, Error(ev.Err))
 	}
 	return o
 }
@@ -358,7 +364,7 @@ func (c *Cache) Session(s *core.Session) js.Value {
 	o := newObject()
 	setString(o, FieldID, s.ID)
 	o.Set(FieldMessageCount, len(s.Messages))
-	o.Set(FieldMessages, c.Lookup(s.ID, s.Messages))
+	setValue(o, FieldMessages, c.Lookup(s.ID, s.Messages))
 	return o
 }
 
