@@ -19,7 +19,7 @@ import (
 // with code invalid_argument, as jsutil.Func does for a panic.
 func CheckHistory(rt *core.Runtime) js.Func {
 	return jsutil.Func("agentrt: checkHistory failed", func(_ js.Value, args []js.Value) any {
-		h, err := History(jsutil.Arg(args, 0), rt.Limits().MaxSeedMessages, nil)
+		h, err := History(jsutil.Arg(args, 0), rt.Limits().MaxSeedMessages, nil, nil)
 		var check core.HistoryCheck
 		switch {
 		case err != nil && core.ErrorCode(err) == core.CodeInvalidArgument:
