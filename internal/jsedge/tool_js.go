@@ -67,21 +67,21 @@ func NeedsApproval(tool js.Value) js.Value { return get(tool, FieldNeedsApproval
 
 func toolError(msg string) error { return core.NewError(core.CodeToolError, msg) }
 
-// ToolArgs converts a tool invocation to the arguments of the tool's
+// ToolArgs converts tool call c of run r to the arguments of the tool's
 // call: JSON.parse of its arguments (an empty text is {}), and the
 // context object { runId, sessionId, toolCallId }. Arguments that are not
 // JSON are refused with tool_error.
-func ToolArgs(inv *core.ToolInvocation) (args, ctx js.Value, err error) {
+func ToolArgs(r *core.Run, c *core.ToolCall) (args, ctx js.Value, err error) {
 	args = newObject()
-	if inv.Arguments != "" {
-		if args, err = parse(inv.Arguments); err != nil {
+	if c.Arguments != "" {
+		if args, err = parse(c.Arguments); err != nil {
 			return js.Undefined(), js.Undefined(), toolError("arguments are not valid JSON: " + err.Error())
 		}
 	}
 	ctx = newObject()
-	ctx.Set(FieldRunID, inv.RunID)
-	ctx.Set(FieldSessionID, inv.SessionID)
-	ctx.Set(FieldCtxToolCallID, inv.ToolCallID)
+	ctx.Set(FieldRunID, r.ID())
+	ctx.Set(FieldSessionID, r.SessionID())
+	ctx.Set(FieldCtxToolCallID, c.ID)
 	return args, ctx, nil
 }
 
