@@ -219,7 +219,7 @@ func decisions(v js.Value, what string, parts bool) (out []core.Approval, msg st
 // Handler returns a core event handler that calls the JavaScript
 // function f with cache.Event(ev), or nil when f is not a function (so
 // that no event is converted when nobody listens). A handler that throws
-// is ignored (the run goes on). cache may be nil.
+// is ignored (the run goes on).
 func Handler(f js.Value, cache *Cache) func(core.Event) {
 	if f.Type() != js.TypeFunction {
 		return nil

@@ -173,50 +173,6 @@ var ErrNotJS error
 //go:noinline
 func newObject() js.Value { return jsutil.Object.New() }
 
-// Message returns m as a JavaScript object in the session shape.
-func Message(m *core.Message) js.Value { return message(m, false) }
-
-// message builds m's object; frozen freezes it with its tool calls.
-func message(m *core.Message, frozen bool) js.Value {
-	o := newObject()
-	o.Set(FieldRole, str(string(m.Role)))
-	setString(o, FieldContent, m.Content)
-	if m.ToolCallID != "" {
-		setString(o, FieldToolCallID, m.ToolCallID)
-	}
-	if len(m.ToolCalls) > 0 {
-		calls := make([]any, len(m.ToolCalls))
-		for i := range m.ToolCalls {
-			c := ToolCall(&m.ToolCalls[i])
-			if frozen {
-				freeze(c)
-			}
-			calls[i] = c
-		}
-		a := arrayOf(calls)
-		if frozen {
-			freeze(a)
-		}
-		setValue(o, FieldToolCalls, a)
-	}
-	if m.ID != "" {
-		setString(o, FieldID, m.ID)
-	}
-	if frozen {
-		freeze(o)
-	}
-	return o
-}
-
-// Messages returns msgs as a JavaScript array of Message objects.
-func Messages(msgs []core.Message) js.Value {
-	vals := make([]any, len(msgs))
-	for i := range msgs {
-		vals[i] = Message(&msgs[i])
-	}
-	return arrayOf(vals)
-}
-
 // ToolCall returns c as { id, name, arguments }.
 func ToolCall(c *core.ToolCall) js.Value {
 	o := newObject()
@@ -241,12 +197,9 @@ func Seed(r *core.SeedReport) js.Value {
 // Result returns r as a JavaScript Result (docs/contract.md), with
 // modelCalls always present, each call's messages only when the run
 // asked for inspection, and pendingApprovals only when the run stopped
-// for approvals (status "awaiting_approval"). A nil r is null. It is (*Cache)(nil).Result.
-func Result(r *core.Result) js.Value { return (*Cache)(nil).Result(r) }
-
-// Result is the package's Result, with the reply and the appended
-// messages taken from (and added to) the session's cache, frozen: the
-// next turn's model request reuses them.
+// for approvals (status "awaiting_approval"). A nil r is null. The reply
+// and the appended messages are taken from (and added to) the session's
+// cache, frozen: the next turn's model request reuses them.
 func (c *Cache) Result(r *core.Result) js.Value {
 	if r == nil {
 		return js.Null()
@@ -304,11 +257,8 @@ func pendingApprovals(ps []core.PendingApproval) js.Value {
 //	run.failed        error
 //	run.cancelled     error
 //
-// It is (*Cache)(nil).Event.
-func Event(ev *core.Event) js.Value { return (*Cache)(nil).Event(ev) }
-
-// Event is the package's Event, with messages (and the result's) from
-// the session's cache, frozen (see Cache.Result).
+// Its messages (and the result's) are from the session's cache, frozen
+// (see Cache.Result).
 func (c *Cache) Event(ev *core.Event) js.Value {
 	o := newObject()
 	setString(o, FieldType, string(ev.Type))
@@ -354,12 +304,9 @@ func Error(err error) js.Value {
 	return o
 }
 
-// Session returns s as { id, messageCount, messages }. It is
-// (*Cache)(nil).Session.
-func Session(s *core.Session) js.Value { return (*Cache)(nil).Session(s) }
-
-// Session is the package's Session with frozen messages, those the
-// session's cache holds taken from it (see Cache.Lookup).
+// Session returns s as { id, messageCount, messages }, its messages
+// frozen, those the session's cache holds taken from it (see
+// Cache.Lookup).
 func (c *Cache) Session(s *core.Session) js.Value {
 	o := newObject()
 	setString(o, FieldID, s.ID)
