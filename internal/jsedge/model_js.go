@@ -3,6 +3,7 @@
 package jsedge
 
 import (
+	"sync"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -98,6 +99,7 @@ func reply(v js.Value) (_ *core.ModelReply, err error) {
 // ModelRequest.Delta. deltaFunc, bound to such a number, is the delta
 // function a model request carries; it is made by the first model call.
 var (
+	deltasMu  sync.Mutex
 	deltaNext uint32
 	deltas    map[uint32]func(string)
 	deltaFunc js.Func
@@ -109,7 +111,9 @@ func callDelta(_ js.Value, args []js.Value) any {
 	if id.Type() != js.TypeNumber || t.Type() != js.TypeString {
 		return nil
 	}
+	deltasMu.Lock()
 	f := deltas[uint32(id.Int())]
+	deltasMu.Unlock()
 	if f != nil {
 		f(t.String())
 	}
@@ -123,10 +127,14 @@ func deltaFor(f func(string)) (js.Value, func()) {
 		deltaFunc = jsutil.FuncOr(nil, callDelta)
 		deltas = map[uint32]func(string){}
 	}
+	deltasMu.Lock()
 	deltaNext++
 	id := deltaNext
 	deltas[id] = f
+	deltasMu.Unlock()
 	return deltaFunc.Call(MethodBind, js.Null(), id), func() {
+		deltasMu.Lock()
 		delete(deltas, id)
+		deltasMu.Unlock()
 	}
 }

@@ -3,6 +3,7 @@
 package jsedge
 
 import (
+	"sync"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -50,6 +51,8 @@ func newPromise() (p, resolve js.Value) {
 		pushResolvers = a.Get(MethodPush).Call(MethodBind, a)
 		resolvers = a
 	}
+	resolversMu.Lock()
+	defer resolversMu.Unlock()
 	p = jsRefs().promise.New(pushResolvers)
 	resolve = resolvers.Index(0)
 	resolvers.Set(FieldLength, 0)
@@ -59,6 +62,7 @@ func newPromise() (p, resolve js.Value) {
 // The resolvers array and its push bound to it, made by the first
 // Promise.
 var (
+	resolversMu   sync.Mutex
 	resolvers     js.Value
 	pushResolvers js.Value
 )

@@ -17,7 +17,7 @@ const (
 
 // maxGzipRatio guards the module's download size: its gzip size over that
 // of the minimal syscall/js module built in the same run. The goal is
-// 1.3; the module measured 1.357 (780,440 bytes against 575,150), and
+// 1.3; the module measured 1.362 (783,188 bytes against 575,150), and
 // the bound is that plus 0.005 for the gzip size's moves with layout.
 // The module was at 1.300 before the wire's control exports, the token
 // window, the count action and tool approvals (on the wire and in the
@@ -30,7 +30,7 @@ const (
 // of its parts and of every step measured. Package time (and context, which imports it)
 // alone would cost about 0.1 of the ratio: core and the edge do without
 // them (ADR 0002).
-const maxGzipRatio = 1.362
+const maxGzipRatio = 1.367
 
 // TestModule_Size builds the module and the minimal module into a temp
 // dir with the same flags, and reports raw and gzip sizes and ratios.
