@@ -3,12 +3,12 @@
 package jsedge
 
 import (
-	"sync"
 	"syscall/js"
 	"unsafe"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/internal/jsutil"
+	"github.com/agentrt/agentrt/internal/onethread"
 )
 
 // Cache keeps the JavaScript objects of session messages that were sent
@@ -35,7 +35,7 @@ import (
 //     plus 64). Forget drops a session's entries; Reset drops all.
 //   - Safe for concurrent use.
 type Cache struct {
-	mu       sync.Mutex
+	mu       onethread.Mutex
 	sessions map[string]*sessionCache
 }
 
@@ -319,7 +319,12 @@ func frozenMessage(m *core.Message) js.Value {
 // host has Array.prototype.forEach, freeze puts v in a scratch array and
 // calls scratch.forEach(Object.freeze), which returns undefined. jshost's
 // object world has no forEach: there freeze calls Object.freeze itself.
+//
+// The scratch array is made under the lock too: an allocating goroutine
+// can be parked by a garbage-collection assist, and another freeze would
+// then run between the test and the set.
 func freeze(v js.Value) {
+	freezeMu.Lock()
 	if freezeScratch.IsUndefined() {
 		a := jsutil.Array.New()
 		if fe := a.Get(MethodForEach); fe.Type() == js.TypeFunction {
@@ -328,13 +333,13 @@ func freeze(v js.Value) {
 		freezeScratch = a
 	}
 	if freezeForEach.Type() == js.TypeFunction {
-		freezeMu.Lock()
 		freezeScratch.SetIndex(0, v)
 		freezeForEach.Invoke()
 		freezeScratch.Set(FieldLength, 0)
 		freezeMu.Unlock()
 		return
 	}
+	freezeMu.Unlock()
 	jsRefs().freeze.Invoke(v)
 }
 
@@ -342,7 +347,7 @@ func freeze(v js.Value) {
 // (freezeScratch, Object.freeze) or undefined where arrays have no
 // forEach: made by the first freeze.
 var (
-	freezeMu      sync.Mutex
+	freezeMu      onethread.Mutex
 	freezeScratch js.Value
 	freezeForEach js.Value
 )

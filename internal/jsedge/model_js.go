@@ -3,12 +3,12 @@
 package jsedge
 
 import (
-	"sync"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/internal/jsutil"
+	"github.com/agentrt/agentrt/internal/onethread"
 )
 
 // Request converts a model request to the object a JavaScript model
@@ -99,7 +99,7 @@ func reply(v js.Value) (_ *core.ModelReply, err error) {
 // ModelRequest.Delta. deltaFunc, bound to such a number, is the delta
 // function a model request carries; it is made by the first model call.
 var (
-	deltasMu  sync.Mutex
+	deltasMu  onethread.Mutex
 	deltaNext uint32
 	deltas    map[uint32]func(string)
 	deltaFunc js.Func
@@ -123,11 +123,11 @@ func callDelta(_ js.Value, args []js.Value) any {
 // deltaFor returns the delta function of one model call and the function
 // that ends it: deltaFunc bound to a number of its own.
 func deltaFor(f func(string)) (js.Value, func()) {
+	deltasMu.Lock() // before the first use's making: see newPromise
 	if deltas == nil {
 		deltaFunc = jsutil.FuncOr(nil, callDelta)
 		deltas = map[uint32]func(string){}
 	}
-	deltasMu.Lock()
 	deltaNext++
 	id := deltaNext
 	deltas[id] = f

@@ -26,10 +26,12 @@ var (
 // jsRefs returns the edge's refs, made on the first call. It is not
 // inlined: it has many callers, and the module's size counts.
 //
-// The module runs one goroutine at a time and makeRefs does not yield,
-// so a plain flag does what a sync.Once would (and so for the edge's
-// other values made on first use): the package's six sync.Once and two
-// atomics cost the module about 1.5 KB of gzip.
+// The module runs one goroutine at a time, so a plain flag does what a
+// sync.Once would: should a garbage-collection assist park the first
+// caller while makeRefs allocates, a second caller makes the same refs
+// again, which is harmless. The edge's other values made on first use,
+// which pair two values, are made under their own locks. The package's
+// six sync.Once and two atomics cost the module about 1.5 KB of gzip.
 //
 //go:noinline
 func jsRefs() *refs {
