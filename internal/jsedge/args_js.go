@@ -219,7 +219,7 @@ func decisions(v js.Value, what string, parts bool) (out []core.Approval, msg st
 // Handler returns a core event handler that calls the JavaScript
 // function f with cache.Event(ev), or nil when f is not a function (so
 // that no event is converted when nobody listens). A handler that throws
-// is ignored (the run goes on). cache may be nil.
+// is ignored (the run goes on).
 func Handler(f js.Value, cache *Cache) func(core.Event) {
 	if f.Type() != js.TypeFunction {
 		return nil
@@ -241,7 +241,7 @@ func Handler(f js.Value, cache *Cache) func(core.Event) {
 // null or undefined is the zero Config (the Echo model). An omitted,
 // null or "echo" model leaves cfg.Model nil and model undefined; a
 // function is returned as model, for the caller to call (see Request and
-// Reply). Each tool's spec is in cfg.Tools (see ToolSpec), its object in
+// Reply). Each tool's spec is in cfg.Tools (see Tool), its object in
 // tools at the same index; cfg.Tools' Call functions are left for the
 // caller to set. Wrong types are refused with invalid_argument naming the
 // field.
@@ -313,13 +313,12 @@ func config(v js.Value, cfg *core.Config, text bool) (model js.Value, tools []js
 	for i := range cfg.Tools {
 		tools[i] = get(list, i)
 		what := "config.tools[" + itoa(i) + "]"
-		if cfg.Tools[i].ToolSpec, err = ToolSpec(tools[i], what); err != nil {
+		if err = Tool(tools[i], what, &cfg.Tools[i]); err != nil {
 			return model, nil, err
 		}
 		if !text && get(tools[i], FieldCall).Type() != js.TypeFunction {
 			return model, nil, argError(what + ".call must be a function")
 		}
-		cfg.Tools[i].ApprovalByHost = AskedByHost(tools[i])
 	}
 	return model, tools, nil
 }

@@ -3,19 +3,20 @@
 package jsedge
 
 import (
-	"sync"
 	"syscall/js"
 	"unsafe"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/internal/jsutil"
+	"github.com/agentrt/agentrt/internal/onethread"
 )
 
 // Cache keeps the JavaScript objects of session messages that were sent
 // to a model, so that each message crosses into JavaScript once and not
 // on every turn. Create one per core.Runtime with NewCache and pass it to
-// Request and to the other conversions that take one; a nil *Cache
-// converts every message anew.
+// Request and to the other conversions that take one (they need one: the
+// module always has one, and a conversion without a cache is code it
+// would carry for nobody).
 //
 // The objects a Cache hands out are frozen (Object.freeze, and so are
 // their tool_calls arrays and the calls in them): they are shared by every
@@ -34,7 +35,7 @@ import (
 //     plus 64). Forget drops a session's entries; Reset drops all.
 //   - Safe for concurrent use.
 type Cache struct {
-	mu       sync.Mutex
+	mu       onethread.Mutex
 	sessions map[string]*sessionCache
 }
 
@@ -98,11 +99,8 @@ func NewCache() *Cache { return &Cache{sessions: make(map[string]*sessionCache)}
 // View returns msgs, the messages of one model request on session, as a
 // JavaScript Array of frozen message objects, converting only those the
 // session's cache does not hold. The session's cache then holds exactly
-// msgs (and what Add puts there later). A nil c converts every message.
+// msgs (and what Add puts there later).
 func (c *Cache) View(session string, msgs []core.Message) js.Value {
-	if c == nil {
-		return Messages(msgs)
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sc := c.sessions[session]
@@ -154,9 +152,6 @@ func (c *Cache) View(session string, msgs []core.Message) js.Value {
 // session that a View has used (saving a js.Value, and its finalizer, on
 // every later model request), or as a Go string otherwise, for Value.Set.
 func (c *Cache) SessionID(session string) any {
-	if c == nil {
-		return session
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sc := c.sessions[session]
@@ -171,12 +166,8 @@ func (c *Cache) SessionID(session string) any {
 
 // Add returns msgs as a JavaScript Array of frozen message objects, and
 // keeps them in session's cache for the next View (they are the messages
-// a turn appended), as Message does. A nil c converts every message
-// (unfrozen).
+// a turn appended), as Message does.
 func (c *Cache) Add(session string, msgs []core.Message) js.Value {
-	if c == nil {
-		return Messages(msgs)
-	}
 	vals := make([]any, len(msgs))
 	for i := range msgs {
 		vals[i] = c.Message(session, &msgs[i])
@@ -188,11 +179,7 @@ func (c *Cache) Add(session string, msgs []core.Message) js.Value {
 // when it holds m, or converted and added to it. Only a session that a
 // View has used gets entries this way (a runtime whose model is not a
 // JavaScript function never calls View, and must not fill the cache).
-// A nil c converts m (unfrozen).
 func (c *Cache) Message(session string, m *core.Message) js.Value {
-	if c == nil {
-		return Message(m)
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sc := c.sessions[session]
@@ -205,11 +192,8 @@ func (c *Cache) Message(session string, m *core.Message) js.Value {
 // Lookup returns msgs as a JavaScript Array of frozen message objects,
 // taking those session's cache holds from it and converting the others
 // without adding them (a getSession of a long session must not fill the
-// cache). A nil c converts every message (unfrozen).
+// cache).
 func (c *Cache) Lookup(session string, msgs []core.Message) js.Value {
-	if c == nil {
-		return Messages(msgs)
-	}
 	vals := make([]any, len(msgs))
 	c.mu.Lock()
 	sc := c.sessions[session]
@@ -299,10 +283,34 @@ func (sc *sessionCache) get(m *core.Message, k msgKey) *cached {
 	return e
 }
 
-// frozenMessage is Message(m), frozen with its tool calls.
+// frozenMessage returns m as a JavaScript object in the session shape
+// (see the table in values_js.go), frozen with its tool calls.
 //
 //go:noinline
-func frozenMessage(m *core.Message) js.Value { return message(m, true) }
+func frozenMessage(m *core.Message) js.Value {
+	o := newObject()
+	o.Set(FieldRole, str(string(m.Role)))
+	setString(o, FieldContent, m.Content)
+	if m.ToolCallID != "" {
+		setString(o, FieldToolCallID, m.ToolCallID)
+	}
+	if len(m.ToolCalls) > 0 {
+		calls := make([]any, len(m.ToolCalls))
+		for i := range m.ToolCalls {
+			c := ToolCall(&m.ToolCalls[i])
+			freeze(c)
+			calls[i] = c
+		}
+		a := arrayOf(calls)
+		freeze(a)
+		setValue(o, FieldToolCalls, a)
+	}
+	if m.ID != "" {
+		setString(o, FieldID, m.ID)
+	}
+	freeze(o)
+	return o
+}
 
 // freeze calls Object.freeze(v).
 //
@@ -311,21 +319,27 @@ func frozenMessage(m *core.Message) js.Value { return message(m, true) }
 // host has Array.prototype.forEach, freeze puts v in a scratch array and
 // calls scratch.forEach(Object.freeze), which returns undefined. jshost's
 // object world has no forEach: there freeze calls Object.freeze itself.
+//
+// The scratch array is made under the lock too: an allocating goroutine
+// can be parked by a garbage-collection assist, and another freeze would
+// then run between the test and the set.
 func freeze(v js.Value) {
-	freezeOnce.Do(func() {
-		freezeScratch = jsutil.Array.New()
-		if fe := freezeScratch.Get(MethodForEach); fe.Type() == js.TypeFunction {
-			freezeForEach = fe.Call(MethodBind, freezeScratch, jsRefs().freeze)
+	freezeMu.Lock()
+	if freezeScratch.IsUndefined() {
+		a := jsutil.Array.New()
+		if fe := a.Get(MethodForEach); fe.Type() == js.TypeFunction {
+			freezeForEach = fe.Call(MethodBind, a, jsRefs().freeze)
 		}
-	})
+		freezeScratch = a
+	}
 	if freezeForEach.Type() == js.TypeFunction {
-		freezeMu.Lock()
 		freezeScratch.SetIndex(0, v)
 		freezeForEach.Invoke()
 		freezeScratch.Set(FieldLength, 0)
 		freezeMu.Unlock()
 		return
 	}
+	freezeMu.Unlock()
 	jsRefs().freeze.Invoke(v)
 }
 
@@ -333,8 +347,7 @@ func freeze(v js.Value) {
 // (freezeScratch, Object.freeze) or undefined where arrays have no
 // forEach: made by the first freeze.
 var (
-	freezeMu      sync.Mutex
-	freezeOnce    sync.Once
+	freezeMu      onethread.Mutex
 	freezeScratch js.Value
 	freezeForEach js.Value
 )

@@ -19,7 +19,7 @@ import (
 // with code invalid_argument, as jsutil.Func does for a panic.
 func CheckHistory(rt *core.Runtime) js.Func {
 	return jsutil.Func("agentrt: checkHistory failed", func(_ js.Value, args []js.Value) any {
-		h, err := History(jsutil.Arg(args, 0), rt.Limits().MaxSeedMessages, nil)
+		h, err := History(jsutil.Arg(args, 0), rt.Limits().MaxSeedMessages, nil, nil)
 		var check core.HistoryCheck
 		switch {
 		case err != nil && core.ErrorCode(err) == core.CodeInvalidArgument:
@@ -54,7 +54,7 @@ func HistoryCheck(c *core.HistoryCheck) js.Value {
 		}
 		problems[i] = v
 	}
-	o.Set(FieldProblems, arrayOf(problems))
+	setValue(o, FieldProblems, arrayOf(problems))
 	if len(c.Awaiting) > 0 {
 		awaiting := make([]any, len(c.Awaiting))
 		for i := range c.Awaiting {
@@ -65,7 +65,7 @@ func HistoryCheck(c *core.HistoryCheck) js.Value {
 			v.Set(FieldName, a.Name)
 			awaiting[i] = v
 		}
-		o.Set(FieldAwaiting, arrayOf(awaiting))
+		setValue(o, FieldAwaiting, arrayOf(awaiting))
 	}
 	return o
 }

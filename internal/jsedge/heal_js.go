@@ -9,26 +9,6 @@ import (
 	"github.com/agentrt/agentrt/internal/jsutil"
 )
 
-// Elements returns the elements of the host's history array v, to heal
-// later (SetRepaired) from the array as it was passed; nil when v is not
-// an array or reading it throws.
-func Elements(v js.Value) (out []js.Value) {
-	defer func() {
-		if recover() != nil {
-			out = nil
-		}
-	}()
-	if !isArray(v) {
-		return nil
-	}
-	n := length(v)
-	out = make([]js.Value, n)
-	for i := range out {
-		out[i] = v.Index(i)
-	}
-	return out
-}
-
 // SetRepaired sets result.seed.repaired to the host's history with the
 // seed's edits applied (docs/adr/0016-the-host-copy-heals.md), by the
 // rules of hostjson.AppendHealed: kept messages are the host's own

@@ -43,7 +43,11 @@ import (
 // malformed one with invalid_history and the message's index: a run that
 // omits its input and carries no approvals resumes with them. A packed
 // history carries none.
-func History(v js.Value, maxMessages int, approvals *[]core.Approval) (_ []core.SeedMessage, err error) {
+//
+// With held not nil, History also sets *held to the elements of an Array
+// as it read them, for a healed copy of the history (SetRepaired); a
+// packed history leaves it nil.
+func History(v js.Value, maxMessages int, approvals *[]core.Approval, held *[]js.Value) (_ []core.SeedMessage, err error) {
 	at := core.NoIndex
 	defer catch(&err, core.CodeInvalidHistory, &at)
 	if maxMessages <= 0 {
@@ -66,10 +70,19 @@ func History(v js.Value, maxMessages int, approvals *[]core.Approval) (_ []core.
 		return nil, err
 	}
 	out := make([]core.SeedMessage, 0, n)
+	var elems []js.Value
+	if held != nil {
+		elems = make([]js.Value, n)
+		*held = elems
+	}
 	for i := 0; i < n; i++ {
 		at = i
+		e := get(v, i)
+		if elems != nil {
+			elems[i] = e
+		}
 		var msg string
-		if out, msg = hostmsg.Append(out, hostValue{get(v, i)}); msg != "" {
+		if out, msg = hostmsg.Append(out, hostValue{e}); msg != "" {
 			return nil, hostmsg.Refusal(i, msg)
 		}
 	}

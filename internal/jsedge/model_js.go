@@ -3,12 +3,12 @@
 package jsedge
 
 import (
-	"sync"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/internal/jsutil"
+	"github.com/agentrt/agentrt/internal/onethread"
 )
 
 // Request converts a model request to the object a JavaScript model
@@ -16,9 +16,8 @@ import (
 //
 //	{ runId, sessionId, system, messages, tools, step, delta(text) }
 //
-// messages in the session shape (see Message), frozen objects from cache
-// shared with later requests of the session (a nil cache converts them
-// anew); tools as { name, description, parameters } with parameters
+// messages in the session shape (see the table in values_js.go), frozen
+// objects from cache shared with later requests of the session; tools as { name, description, parameters } with parameters
 // parsed from its JSON text (undefined when the tool has none); system is
 // the prompt as the JavaScript string the caller made once. delta(text)
 // streams text through req.Delta until end is called: call end once the
@@ -28,11 +27,11 @@ func Request(req *core.ModelRequest, system js.Value, cache *Cache) (r js.Value,
 	r = newObject()
 	r.Set(FieldRunID, req.RunID)
 	r.Set(FieldSessionID, cache.SessionID(req.SessionID))
-	r.Set(FieldSystem, system)
+	setValue(r, FieldSystem, system)
 	r.Set(FieldMessages, cache.View(req.SessionID, req.Messages))
-	r.Set(FieldTools, toolSpecs(req.Tools))
+	setValue(r, FieldTools, toolSpecs(req.Tools))
 	r.Set(FieldStep, req.Step)
-	r.Set(FieldDelta, delta)
+	setValue(r, FieldDelta, delta)
 	return r, end
 }
 
@@ -51,18 +50,16 @@ func Invoke(fn js.Value, args ...any) (js.Value, error) {
 // content. Anything else is refused with model_error.
 func Reply(v js.Value) (*core.ModelReply, error) { return reply(v) }
 
-var (
-	noToolsOnce  sync.Once
-	noToolsArray js.Value
-)
+var noToolsArray js.Value
 
 // noTools returns the frozen empty Array every request without tools
 // shares, made on the first call.
 func noTools() js.Value {
-	noToolsOnce.Do(func() {
-		noToolsArray = jsutil.Array.New()
-		freeze(noToolsArray)
-	})
+	if noToolsArray.IsUndefined() {
+		a := jsutil.Array.New()
+		freeze(a)
+		noToolsArray = a
+	}
 	return noToolsArray
 }
 
@@ -78,7 +75,7 @@ func toolSpecs(specs []core.ToolSpec) js.Value {
 		o.Set(FieldDescription, s.Description)
 		if s.Parameters != "" {
 			if p, err := parse(s.Parameters); err == nil {
-				o.Set(FieldParameters, p)
+				setValue(o, FieldParameters, p)
 			}
 		}
 		a.SetIndex(i, o)
@@ -102,10 +99,9 @@ func reply(v js.Value) (_ *core.ModelReply, err error) {
 // ModelRequest.Delta. deltaFunc, bound to such a number, is the delta
 // function a model request carries; it is made by the first model call.
 var (
-	deltasMu  sync.Mutex
+	deltasMu  onethread.Mutex
 	deltaNext uint32
 	deltas    map[uint32]func(string)
-	deltaOnce sync.Once
 	deltaFunc js.Func
 )
 
@@ -127,11 +123,11 @@ func callDelta(_ js.Value, args []js.Value) any {
 // deltaFor returns the delta function of one model call and the function
 // that ends it: deltaFunc bound to a number of its own.
 func deltaFor(f func(string)) (js.Value, func()) {
-	deltaOnce.Do(func() {
+	deltasMu.Lock() // before the first use's making: see newPromise
+	if deltas == nil {
 		deltaFunc = jsutil.FuncOr(nil, callDelta)
 		deltas = map[uint32]func(string){}
-	})
-	deltasMu.Lock()
+	}
 	deltaNext++
 	id := deltaNext
 	deltas[id] = f

@@ -3,12 +3,11 @@
 package jsedge
 
 import (
-	"sync"
-	"sync/atomic"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/internal/jsutil"
+	"github.com/agentrt/agentrt/internal/onethread"
 )
 
 // Async runs fn in a goroutine and returns a Promise that resolves with
@@ -46,13 +45,18 @@ func Async(fn func() (js.Value, error)) js.Value {
 // the array, where Go reads resolve. (A Go executor, a js.Func, would
 // make every Promise a nested call from JavaScript into Go, which
 // measured about 12 µs, more than anything else a Promise costs.)
+//
+// The array and its bound push are made under the lock: an allocating
+// goroutine can be parked by a garbage-collection assist, and a second
+// first Promise would otherwise pair one array with the other's push.
 func newPromise() (p, resolve js.Value) {
-	resolversOnce.Do(func() {
-		resolvers = jsutil.Array.New()
-		pushResolvers = resolvers.Get(MethodPush).Call(MethodBind, resolvers)
-	})
 	resolversMu.Lock()
 	defer resolversMu.Unlock()
+	if resolvers.IsUndefined() {
+		a := jsutil.Array.New()
+		pushResolvers = a.Get(MethodPush).Call(MethodBind, a)
+		resolvers = a
+	}
 	p = jsRefs().promise.New(pushResolvers)
 	resolve = resolvers.Index(0)
 	resolvers.Set(FieldLength, 0)
@@ -62,8 +66,7 @@ func newPromise() (p, resolve js.Value) {
 // The resolvers array and its push bound to it, made by the first
 // Promise.
 var (
-	resolversMu   sync.Mutex
-	resolversOnce sync.Once
+	resolversMu   onethread.Mutex
 	resolvers     js.Value
 	pushResolvers js.Value
 )
@@ -72,9 +75,14 @@ var (
 // the pool when f returns. At most maxIdleWorkers goroutines stay idle;
 // others end.
 func spawn(f func()) {
-	workOnce.Do(func() { work = make(chan func()) })
+	workMu.Lock() // an allocating goroutine may yield: one first make
+	if work == nil {
+		work = make(chan func())
+	}
+	w := work
+	workMu.Unlock()
 	select {
-	case work <- f:
+	case w <- f:
 	default:
 		go worker(f)
 	}
@@ -83,23 +91,25 @@ func spawn(f func()) {
 const maxIdleWorkers = 4
 
 var (
-	// work is unbuffered: a send finds an idle worker. It is nil until
-	// the first worker makes it, and a send on nil never proceeds.
-	work     chan func()
-	workOnce sync.Once
-	idle     atomic.Int32
+	// work is unbuffered: a send finds an idle worker. It is made by the
+	// first spawn, under workMu (the package does no work at init).
+	work   chan func()
+	workMu onethread.Mutex
+	// idle counts the idle workers (one goroutine runs at a time: a
+	// plain counter).
+	idle int
 )
 
 func worker(f func()) {
 	for {
 		f()
 		f = nil
-		if idle.Add(1) > maxIdleWorkers {
-			idle.Add(-1)
+		if idle++; idle > maxIdleWorkers {
+			idle--
 			return
 		}
 		f = <-work
-		idle.Add(-1)
+		idle--
 	}
 }
 

@@ -8,12 +8,16 @@ import (
 	"github.com/agentrt/agentrt/core"
 )
 
-// ToolSpec converts a JavaScript tool { name, description?,
-// parameters?, call(args, ctx) } to its core.ToolSpec; what names it in
-// errors (for example "config.tools[2]"). parameters is a JSON Schema as
-// an object (it is stringified) or as JSON text. Wrong types are refused
+// Tool converts a JavaScript tool { name, description?, parameters?,
+// needsApproval?, call(args, ctx) } into t: its core.ToolSpec, and
+// ApprovalByHost when its calls may need approval (its needsApproval is
+// true or a function: its runtime's turns ask their host about each
+// call, and the host answers with NeedsApproval). what names it in errors
+// (for example "config.tools[2]"). parameters is a JSON Schema as an
+// object (it is stringified) or as JSON text. Wrong types are refused
 // with invalid_argument (Config refuses a call that is not a function,
-// after them); core refuses an empty or duplicate name.
+// after them); core refuses an empty or duplicate name. t.Call is left
+// for the caller.
 //
 // The tool's call is made as a method of the tool object (see Method):
 //
@@ -21,17 +25,15 @@ import (
 //
 // with args and the context object from ToolArgs; it returns a string,
 // any other JSON-able value or a Promise of one (see ToolOutput).
-func ToolSpec(v js.Value, what string) (core.ToolSpec, error) {
-	var t core.ToolSpec
+func Tool(v js.Value, what string, t *core.Tool) (err error) {
 	if v.Type() != js.TypeObject {
-		return t, argError(what + " must be an object")
+		return argError(what + " must be an object")
 	}
-	var err error
 	if t.Name, err = optStr(v, what, FieldName); err != nil {
-		return t, err
+		return err
 	}
 	if t.Description, err = optStr(v, what, FieldDescription); err != nil {
-		return t, err
+		return err
 	}
 	switch p := get(v, FieldParameters); p.Type() {
 	case js.TypeUndefined, js.TypeNull:
@@ -39,24 +41,21 @@ func ToolSpec(v js.Value, what string) (core.ToolSpec, error) {
 		t.Parameters = p.String()
 	case js.TypeObject:
 		if t.Parameters, err = stringify(p); err != nil {
-			return t, argError(what + ".parameters cannot be converted to JSON")
+			return argError(what + ".parameters cannot be converted to JSON")
 		}
 	default:
-		return t, argError(what + ".parameters must be an object or a JSON string")
+		return argError(what + ".parameters must be an object or a JSON string")
 	}
-	if n := get(v, FieldNeedsApproval); !nullish(n) && n.Type() != js.TypeBoolean && n.Type() != js.TypeFunction {
-		return t, argError(what + ".needsApproval must be a boolean or a function")
+	switch n := get(v, FieldNeedsApproval); n.Type() {
+	case js.TypeUndefined, js.TypeNull:
+	case js.TypeBoolean:
+		t.ApprovalByHost = n.Bool()
+	case js.TypeFunction:
+		t.ApprovalByHost = true
+	default:
+		return argError(what + ".needsApproval must be a boolean or a function")
 	}
-	return t, nil
-}
-
-// AskedByHost reports whether a JavaScript tool's calls may need
-// approval (its needsApproval is true or a function): its runtime's
-// turns ask their host about each call (core.Tool.ApprovalByHost), and
-// the host answers with NeedsApproval.
-func AskedByHost(v js.Value) bool {
-	n := get(v, FieldNeedsApproval)
-	return n.Type() == js.TypeFunction || (n.Type() == js.TypeBoolean && n.Bool())
+	return nil
 }
 
 // NeedsApproval returns a JavaScript tool's needsApproval as the turn's
@@ -68,21 +67,21 @@ func NeedsApproval(tool js.Value) js.Value { return get(tool, FieldNeedsApproval
 
 func toolError(msg string) error { return core.NewError(core.CodeToolError, msg) }
 
-// ToolArgs converts a tool invocation to the arguments of the tool's
+// ToolArgs converts tool call c of run r to the arguments of the tool's
 // call: JSON.parse of its arguments (an empty text is {}), and the
 // context object { runId, sessionId, toolCallId }. Arguments that are not
 // JSON are refused with tool_error.
-func ToolArgs(inv *core.ToolInvocation) (args, ctx js.Value, err error) {
+func ToolArgs(r *core.Run, c *core.ToolCall) (args, ctx js.Value, err error) {
 	args = newObject()
-	if inv.Arguments != "" {
-		if args, err = parse(inv.Arguments); err != nil {
+	if c.Arguments != "" {
+		if args, err = parse(c.Arguments); err != nil {
 			return js.Undefined(), js.Undefined(), toolError("arguments are not valid JSON: " + err.Error())
 		}
 	}
 	ctx = newObject()
-	ctx.Set(FieldRunID, inv.RunID)
-	ctx.Set(FieldSessionID, inv.SessionID)
-	ctx.Set(FieldCtxToolCallID, inv.ToolCallID)
+	ctx.Set(FieldRunID, r.ID())
+	ctx.Set(FieldSessionID, r.SessionID())
+	ctx.Set(FieldCtxToolCallID, c.ID)
 	return args, ctx, nil
 }
 

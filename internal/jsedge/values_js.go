@@ -3,7 +3,6 @@
 package jsedge
 
 import (
-	"sync"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -20,16 +19,26 @@ type refs struct {
 }
 
 var (
-	refsOnce sync.Once
+	refsMade bool
 	theRefs  refs
 )
 
 // jsRefs returns the edge's refs, made on the first call. It is not
 // inlined: it has many callers, and the module's size counts.
 //
+// The module runs one goroutine at a time, so a plain flag does what a
+// sync.Once would: should a garbage-collection assist park the first
+// caller while makeRefs allocates, a second caller makes the same refs
+// again, which is harmless. The edge's other values made on first use,
+// which pair two values, are made under their own locks. The package's
+// six sync.Once and two atomics cost the module about 1.5 KB of gzip.
+//
 //go:noinline
 func jsRefs() *refs {
-	refsOnce.Do(makeRefs)
+	if !refsMade {
+		makeRefs()
+		refsMade = true
+	}
 	return &theRefs
 }
 
@@ -94,6 +103,12 @@ const statusCompleted = "completed"
 //
 //go:noinline
 func setString(o js.Value, name, s string) { o.Set(name, s) }
+
+// setValue sets o[name] to v: one call at each field instead of a
+// conversion of v to any (a copy of it on the heap) and a call.
+//
+//go:noinline
+func setValue(o js.Value, name string, v js.Value) { o.Set(name, v) }
 
 // str returns s as a value for Value.Set: its interned JavaScript string
 // when there is one, s itself otherwise. It is not inlined, to keep
@@ -160,50 +175,6 @@ var ErrNotJS error
 //go:noinline
 func newObject() js.Value { return jsutil.Object.New() }
 
-// Message returns m as a JavaScript object in the session shape.
-func Message(m *core.Message) js.Value { return message(m, false) }
-
-// message builds m's object; frozen freezes it with its tool calls.
-func message(m *core.Message, frozen bool) js.Value {
-	o := newObject()
-	o.Set(FieldRole, str(string(m.Role)))
-	setString(o, FieldContent, m.Content)
-	if m.ToolCallID != "" {
-		setString(o, FieldToolCallID, m.ToolCallID)
-	}
-	if len(m.ToolCalls) > 0 {
-		calls := make([]any, len(m.ToolCalls))
-		for i := range m.ToolCalls {
-			c := ToolCall(&m.ToolCalls[i])
-			if frozen {
-				freeze(c)
-			}
-			calls[i] = c
-		}
-		a := arrayOf(calls)
-		if frozen {
-			freeze(a)
-		}
-		o.Set(FieldToolCalls, a)
-	}
-	if m.ID != "" {
-		setString(o, FieldID, m.ID)
-	}
-	if frozen {
-		freeze(o)
-	}
-	return o
-}
-
-// Messages returns msgs as a JavaScript array of Message objects.
-func Messages(msgs []core.Message) js.Value {
-	vals := make([]any, len(msgs))
-	for i := range msgs {
-		vals[i] = Message(&msgs[i])
-	}
-	return arrayOf(vals)
-}
-
 // ToolCall returns c as { id, name, arguments }.
 func ToolCall(c *core.ToolCall) js.Value {
 	o := newObject()
@@ -220,7 +191,7 @@ func Seed(r *core.SeedReport) js.Value {
 	o.Set(FieldSeeded, r.Seeded)
 	o.Set(FieldSkippedSystem, r.SkippedSystem)
 	if len(r.Repairs) > 0 {
-		o.Set(FieldRepairs, repairs(r.Repairs))
+		setValue(o, FieldRepairs, repairs(r.Repairs))
 	}
 	return o
 }
@@ -228,12 +199,9 @@ func Seed(r *core.SeedReport) js.Value {
 // Result returns r as a JavaScript Result (docs/contract.md), with
 // modelCalls always present, each call's messages only when the run
 // asked for inspection, and pendingApprovals only when the run stopped
-// for approvals (status "awaiting_approval"). A nil r is null. It is (*Cache)(nil).Result.
-func Result(r *core.Result) js.Value { return (*Cache)(nil).Result(r) }
-
-// Result is the package's Result, with the reply and the appended
-// messages taken from (and added to) the session's cache, frozen: the
-// next turn's model request reuses them.
+// for approvals (status "awaiting_approval"). A nil r is null. The reply
+// and the appended messages are taken from (and added to) the session's
+// cache, frozen: the next turn's model request reuses them.
 func (c *Cache) Result(r *core.Result) js.Value {
 	if r == nil {
 		return js.Null()
@@ -242,9 +210,9 @@ func (c *Cache) Result(r *core.Result) js.Value {
 	setString(o, FieldRunID, r.RunID)
 	setString(o, FieldSessionID, r.SessionID)
 	o.Set(FieldStatus, str(r.Status))
-	o.Set(FieldReply, c.Message(r.SessionID, &r.Reply))
-	o.Set(FieldAppended, c.Add(r.SessionID, r.Appended))
-	o.Set(FieldSeed, Seed(&r.Seed))
+	setValue(o, FieldReply, c.Message(r.SessionID, &r.Reply))
+	setValue(o, FieldAppended, c.Add(r.SessionID, r.Appended))
+	setValue(o, FieldSeed, Seed(&r.Seed))
 	o.Set(FieldMessageCount, r.MessageCount)
 	calls := make([]any, len(r.ModelCalls))
 	for i := range r.ModelCalls {
@@ -253,13 +221,13 @@ func (c *Cache) Result(r *core.Result) js.Value {
 		co.Set(FieldStep, mc.Step)
 		co.Set(FieldMessageCount, mc.MessageCount)
 		if mc.Messages != nil {
-			co.Set(FieldMessages, c.Lookup(r.SessionID, mc.Messages))
+			setValue(co, FieldMessages, c.Lookup(r.SessionID, mc.Messages))
 		}
 		calls[i] = co
 	}
-	o.Set(FieldModelCalls, arrayOf(calls))
+	setValue(o, FieldModelCalls, arrayOf(calls))
 	if len(r.PendingApprovals) > 0 {
-		o.Set(FieldPendingApprovals, pendingApprovals(r.PendingApprovals))
+		setValue(o, FieldPendingApprovals, pendingApprovals(r.PendingApprovals))
 	}
 	return o
 }
@@ -291,11 +259,8 @@ func pendingApprovals(ps []core.PendingApproval) js.Value {
 //	run.failed        error
 //	run.cancelled     error
 //
-// It is (*Cache)(nil).Event.
-func Event(ev *core.Event) js.Value { return (*Cache)(nil).Event(ev) }
-
-// Event is the package's Event, with messages (and the result's) from
-// the session's cache, frozen (see Cache.Result).
+// Its messages (and the result's) are from the session's cache, frozen
+// (see Cache.Result).
 func (c *Cache) Event(ev *core.Event) js.Value {
 	o := newObject()
 	setString(o, FieldType, string(ev.Type))
@@ -303,23 +268,23 @@ func (c *Cache) Event(ev *core.Event) js.Value {
 	setString(o, FieldSessionID, ev.SessionID)
 	o.Set(FieldSeq, ev.Seq)
 	if ev.Seed != nil {
-		o.Set(FieldSeed, Seed(ev.Seed))
+		setValue(o, FieldSeed, Seed(ev.Seed))
 	}
 	if ev.Type == core.EventModelDelta {
 		setString(o, FieldDelta, ev.Delta)
 		o.Set(FieldStep, ev.Step)
 	}
 	if ev.ToolCall != nil {
-		o.Set(FieldToolCall, ToolCall(ev.ToolCall))
+		setValue(o, FieldToolCall, ToolCall(ev.ToolCall))
 	}
 	if ev.Message != nil {
-		o.Set(FieldMessage, c.Message(ev.SessionID, ev.Message))
+		setValue(o, FieldMessage, c.Message(ev.SessionID, ev.Message))
 	}
 	if ev.Result != nil {
-		o.Set(FieldResult, c.Result(ev.Result))
+		setValue(o, FieldResult, c.Result(ev.Result))
 	}
 	if ev.Err != nil {
-		o.Set(FieldError, Error(ev.Err))
+		setValue(o, FieldError, Error(ev.Err))
 	}
 	return o
 }
@@ -341,17 +306,14 @@ func Error(err error) js.Value {
 	return o
 }
 
-// Session returns s as { id, messageCount, messages }. It is
-// (*Cache)(nil).Session.
-func Session(s *core.Session) js.Value { return (*Cache)(nil).Session(s) }
-
-// Session is the package's Session with frozen messages, those the
-// session's cache holds taken from it (see Cache.Lookup).
+// Session returns s as { id, messageCount, messages }, its messages
+// frozen, those the session's cache holds taken from it (see
+// Cache.Lookup).
 func (c *Cache) Session(s *core.Session) js.Value {
 	o := newObject()
 	setString(o, FieldID, s.ID)
 	o.Set(FieldMessageCount, len(s.Messages))
-	o.Set(FieldMessages, c.Lookup(s.ID, s.Messages))
+	setValue(o, FieldMessages, c.Lookup(s.ID, s.Messages))
 	return o
 }
 

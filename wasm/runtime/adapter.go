@@ -138,8 +138,7 @@ func (d *adapter) call(ctx core.Context, r *core.Run, c *core.ToolCall, ask bool
 			return js.ValueOf(n.Type() == js.TypeBoolean && n.Bool()), nil
 		}
 	}
-	args, callCtx, err := jsedge.ToolArgs(&core.ToolInvocation{RunID: r.ID(), SessionID: r.SessionID(),
-		ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	args, callCtx, err := jsedge.ToolArgs(r, c)
 	if err != nil {
 		return v, err
 	}

@@ -209,14 +209,12 @@ func setMethod(o js.Value, name string, onPanic any, fn func(js.Value, []js.Valu
 // caller's objects do not matter), starts the run, and returns a Promise
 // of its Result. Every refusal rejects the Promise; nothing throws.
 func startRun(st *runtimeState, l layout, args []js.Value) js.Value {
-	req, err := request(st, l, args)
+	// The history array's messages as passed, for a healed copy
+	// (seed.repaired).
+	var held []js.Value
+	req, err := request(st, l, args, &held)
 	if err != nil {
 		return jsedge.Rejected(err)
-	}
-	// The history array as passed, for a healed copy (seed.repaired).
-	var held []js.Value
-	if l.history >= 0 && req.Policy.Repair {
-		held = jsedge.Elements(jsutil.Arg(args, l.history))
 	}
 	return jsedge.Async(func() (js.Value, error) {
 		// The turn runs in Async's goroutine: no goroutine of its own.
@@ -236,11 +234,13 @@ func startRun(st *runtimeState, l layout, args []js.Value) js.Value {
 	})
 }
 
-// request converts a run method's arguments to its run request. An
+// request converts a run method's arguments to its run request, and
+// sets *held to the messages of a history Array when the policy asks for
+// repair (see jsedge.History). An
 // omitted input (undefined or null) is allowed with approvals: those of
 // the options, or, without them, the decisions a UIMessage history's
 // last message carries (docs/adr/0019-tool-approvals.md).
-func request(st *runtimeState, l layout, args []js.Value) (core.RunRequest, error) {
+func request(st *runtimeState, l layout, args []js.Value, held *[]js.Value) (core.RunRequest, error) {
 	var req core.RunRequest
 	var err error
 	if req.SessionID, err = jsedge.String(jsutil.Arg(args, 0), "sessionId"); err != nil {
@@ -270,7 +270,10 @@ func request(st *runtimeState, l layout, args []js.Value) (core.RunRequest, erro
 		if omitted && req.Approvals == nil {
 			decided = &req.Approvals
 		}
-		if req.History, err = jsedge.History(jsutil.Arg(args, l.history), st.rt.Limits().MaxSeedMessages, decided); err != nil {
+		if !req.Policy.Repair {
+			held = nil
+		}
+		if req.History, err = jsedge.History(jsutil.Arg(args, l.history), st.rt.Limits().MaxSeedMessages, decided, held); err != nil {
 			return req, err
 		}
 	}

@@ -17,32 +17,20 @@ const (
 
 // maxGzipRatio guards the module's download size: its gzip size over that
 // of the minimal syscall/js module built in the same run. The goal is
-// 1.3. The bound is 1.37 while the module carries, next to everything it
-// had at 1.300, the wire's control exports (ADR 0017 step 4, about 4.5
-// KB, and about 1.9 KB more with agentrt_create reading a config's JSON
-// text with createRuntime's reader, the budget in the stats frame and
-// the Array bound of agentrt_check, the binary policy reader retired),
-// the token window (ADR 0018, about 2.7 KB) and the host's count action
-// (about 2.1 KB), tool approvals (ADR 0019: core's approval logic, the
-// approval phase and its frames, about 10.9 KB), the one policy reader
-// and the typed turn calls of step 6 (about 3.8 KB together), the
-// edited-message rule, the healed copy and the UIMessage approval
-// states, and the approvals of the syscall/js API (its adapter asks
-// needsApproval, one reader of options.approvals and a history's
-// decisions, the Result's pendingApprovals: about 3.6 KB); code written
-// smaller took back part of it. runtime.ReadMemStats
-// (stats().heapAlloc) alone costs about 4.7 KB. Where the room for 1.30
-// is to come from is not found yet: the syscall/js adapter's conversions
-// (internal/jsedge) written as text and crossed with one JSON.parse were
-// measured and grew the module (docs/BENCHMARKS.md). The room is in the
-// syscall/js API itself: the module measured 1.225x without it (its run
-// methods alone are about 31 KB), and the glue no longer calls it (it
-// creates, runs, checks and closes over the wire exports); the API stays
-// as the module's documented JavaScript API (ADR 0017). Package time
-// (and context, which imports it) alone would cost about 0.1 of the
-// ratio, which is why core and the edge do without them. See
-// docs/BENCHMARKS.md, "Module size".
-const maxGzipRatio = 1.37
+// 1.3; the module measured 1.361 (782,525 bytes against 575,150), and
+// the bound is that plus 0.005 for the gzip size's moves with layout.
+// The module was at 1.300 before the wire's control exports, the token
+// window, the count action and tool approvals (on the wire and in the
+// syscall/js API). The room for 1.3 is in the syscall/js API, which the
+// glue no longer calls and which stays the module's documented
+// JavaScript API (ADR 0017): the module measured 1.264 without it; its
+// run methods are 31 KB of gzip, its largest parts the reader of history
+// Arrays (13.5 KB, shared with checkHistory) and the model call's
+// conversions (8.1 KB). docs/BENCHMARKS.md, "Module size", has the table
+// of its parts and of every step measured. Package time (and context, which imports it)
+// alone would cost about 0.1 of the ratio: core and the edge do without
+// them (ADR 0002).
+const maxGzipRatio = 1.367
 
 // TestModule_Size builds the module and the minimal module into a temp
 // dir with the same flags, and reports raw and gzip sizes and ratios.
@@ -73,10 +61,10 @@ func TestModule_Size(t *testing.T) {
 	t.Logf("minimal %d bytes raw, %d bytes gzip", b.Raw, b.Gzip)
 	c := sizes["coreonly"]
 	t.Logf("core    %d bytes raw, %d bytes gzip (core with the least glue)", c.Raw, c.Gzip)
-	t.Logf("ratio   %.3f raw, %.3f gzip (goal 1.3, bound %.2f gzip); core alone %.3f raw, %.3f gzip",
+	t.Logf("ratio   %.3f raw, %.3f gzip (goal 1.3, bound %.3f gzip); core alone %.3f raw, %.3f gzip",
 		raw, gz, maxGzipRatio, float64(c.Raw)/float64(b.Raw), float64(c.Gzip)/float64(b.Gzip))
 	if gz > maxGzipRatio {
-		t.Errorf("module gzip size is %.3fx the minimal module's, more than %.2fx: something heavy was linked in (check GOOS=js GOARCH=wasm go list -deps ./wasm/runtime for fmt, encoding/json, reflect)", gz, maxGzipRatio)
+		t.Errorf("module gzip size is %.3fx the minimal module's, more than %.3fx: something heavy was linked in (check GOOS=js GOARCH=wasm go list -deps ./wasm/runtime for fmt, encoding/json, reflect)", gz, maxGzipRatio)
 	}
 }
 
