@@ -283,3 +283,26 @@ func TestModule_ApprovalContract(t *testing.T) {
 		})
 	}
 }
+
+// Ensure a Go host's func that returns a *core.Error that is not the
+// runtime's (a typed nil, one without a code) fails the run across the
+// module with the func's code, changing nothing, instead of panicking
+// the host.
+func TestModule_ForeignErrors(t *testing.T) {
+	host := &contract.ForeignHost{}
+	rt := mustRuntime(t, mustInstance(t), Config{Model: host.Model(), Tools: host.Tools()})
+	contract.RunForeignErrors(t, contract.ForeignEdge{
+		Host: host,
+		Run: func(req core.RunRequest) error {
+			_, err := rt.Run(context.Background(), req)
+			return err
+		},
+		Messages: func(id string) int {
+			s, _, err := rt.Session(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(s.Messages)
+		},
+	})
+}
