@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
@@ -448,5 +449,39 @@ func TestApprovals_KilledMidResume(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Ensure a predicate that never returns (and ignores the run's context)
+// ends the run with the policy's timeout, or with the context's cancel,
+// rolled back with no tool run, and leaves the session free for the next
+// run.
+func TestApprovals_PredicateHangs(t *testing.T) {
+	hang := make(chan struct{})
+	defer close(hang)
+	var hanging atomic.Bool
+	hanging.Store(true)
+	w := newApprovals(t, func(core.ToolInvocation) (bool, error) {
+		if hanging.Load() {
+			<-hang
+		}
+		return false, nil
+	})
+	_, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "q", Policy: core.Policy{TimeoutMs: 50}})
+	if core.ErrorCode(err) != core.CodeTimeout {
+		t.Fatalf("a hanging predicate with a timeout: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := time.AfterFunc(20*time.Millisecond, cancel)
+	defer stop.Stop()
+	if _, err := w.rt.Run(ctx, core.RunRequest{SessionID: "s", Input: "q"}); core.ErrorCode(err) != core.CodeCancelled {
+		t.Fatalf("a hanging predicate, cancelled: %v", err)
+	}
+	if _, ok, _ := w.rt.Session("s"); ok || w.counts() != [2]int32{0, 0} {
+		t.Fatalf("session left (%v) or tools ran (%v)", ok, w.counts())
+	}
+	hanging.Store(false)
+	if res, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "q"}); err != nil || res.Status != "completed" || w.counts() != [2]int32{1, 1} {
+		t.Fatalf("after: %+v, %v, runs %v", res, err, w.counts())
 	}
 }
