@@ -34,7 +34,8 @@ export function readResume(r) {
     if (r.input !== undefined || (list = historyApprovals(r.history)) === undefined) return;
   } else {
     if (!Array.isArray(list) || list.length === 0) throw argError("request.approvals", "must be a non-empty array");
-    list = list.map((a, i) => {
+    // Array.from, not map: a hole is read as undefined (refused), not skipped.
+    list = Array.from(list, (a, i) => {
       const at = `request.approvals[${i}]`;
       if (!isObject(a)) throw argError(at, "must be an object");
       if (typeof a.toolCallId !== "string" || a.toolCallId === "") throw argError(`${at}.toolCallId`, "must be a non-empty string");

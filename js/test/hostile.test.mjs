@@ -129,6 +129,24 @@ for (const mode of runtimeModes) {
       release(w.rt);
     });
 
+    test("approvals with holes, throwing getters or a Proxy are refused invalid_argument; nothing changes", async () => {
+      const w = await world(mode);
+      assert.equal((await w.rt.run({ sessionId: "s", input: "q" })).status, "awaiting_approval");
+      // eslint-disable-next-line no-sparse-arrays
+      for (const approvals of [[, approve("pay-q")], [approve("pay-q"), ,], new Array(1)]) {
+        await refused(w, { sessionId: "s", approvals }, "invalid_argument");
+      }
+      for (const approvals of [
+        [{ get toolCallId() { throw new Error("getter"); }, approved: true }],
+        new Proxy([approve("pay-q")], { get(t, k) { if (k === "length") throw new Error("proxy"); return t[k]; } }),
+      ]) {
+        await refused(w, { sessionId: "s", approvals }, "invalid_argument");
+      }
+      assert.equal((await w.rt.run({ sessionId: "s", approvals: [approve("pay-q")] })).status, "completed");
+      assert.deepEqual(w.runs, { pay: 1, look: 1 });
+      release(w.rt);
+    });
+
     test("a decision for another session's pending call is refused in both sessions", async () => {
       const w = await world(mode);
       await w.rt.run({ sessionId: "s", input: "q" });
