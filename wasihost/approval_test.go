@@ -485,3 +485,32 @@ func TestApprovals_PredicateHangs(t *testing.T) {
 		t.Fatalf("after: %+v, %v, runs %v", res, err, w.counts())
 	}
 }
+
+// Ensure the same approval sent by several goroutines at once resumes
+// the run once: one completes, the others are refused invalid_argument,
+// and the tool runs once.
+func TestApprovals_SameApprovalAtOnce(t *testing.T) {
+	w := newApprovals(t, nil)
+	w.pause(t, w.rt)
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}}})
+			errs <- err
+		}()
+	}
+	done := 0
+	for range n {
+		switch err := <-errs; {
+		case err == nil:
+			done++
+		case core.ErrorCode(err) != core.CodeInvalidArgument:
+			t.Fatalf("a concurrent approval: %v, want none or invalid_argument", err)
+		}
+	}
+	want := []string{"user:q", "assistant:", "tool:looked", "tool:paid", "assistant:done: looked | paid"}
+	if got := contentsOf(sessionOf(t, w.rt, "s")); done != 1 || !reflect.DeepEqual(got, want) || w.counts() != [2]int32{1, 1} {
+		t.Fatalf("%d resumed, session %q, runs %v; want 1, %q, one run each", done, got, w.counts(), want)
+	}
+}

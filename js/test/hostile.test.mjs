@@ -161,6 +161,17 @@ for (const mode of runtimeModes) {
       release(w.rt);
     });
 
+    test("the same approval sent twice at once: one resumes, the other is refused; the tool runs once", async () => {
+      const w = await world(mode);
+      await w.rt.run({ sessionId: "s", input: "q" });
+      const both = await Promise.allSettled([0, 1].map(() => w.rt.run({ sessionId: "s", approvals: [approve("pay-q")] })));
+      assert.deepEqual(both.map((r) => r.status).sort(), ["fulfilled", "rejected"]);
+      assert.equal(both.find((r) => r.status === "rejected").reason.code, "invalid_argument");
+      assert.deepEqual(contents(await messagesOf(w.rt, "s")), ["user:q", "assistant:", "tool:looked", "tool:paid", "assistant:done: looked | paid"]);
+      assert.deepEqual(w.runs, { pay: 1, look: 1 });
+      release(w.rt);
+    });
+
     test("an approval racing an input on the same session: one at a time, the tool runs once", async () => {
       for (const inputFirst of [false, true]) {
         const w = await world(mode);
