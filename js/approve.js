@@ -77,9 +77,15 @@ function historyApprovals(history) {
 export async function askApproval(tool, turn, call, settle) {
   const n = tool === undefined ? undefined : tool.needsApproval;
   if (typeof n !== "function") return { need: n === true };
-  let v;
+  let args, v;
   try {
-    v = n.call(tool, call.arguments === "" ? {} : JSON.parse(call.arguments), { runId: turn.runId, sessionId: turn.sessionId, toolCallId: call.id });
+    args = call.arguments === "" ? {} : JSON.parse(call.arguments);
+  } catch (e) {
+    // As a tool's call fails on them (tools.js): the predicate never ran.
+    return { failure: "arguments are not valid JSON: " + text(e) };
+  }
+  try {
+    v = n.call(tool, args, { runId: turn.runId, sessionId: turn.sessionId, toolCallId: call.id });
   } catch (e) {
     return { failure: "needsApproval threw: " + text(e) };
   }

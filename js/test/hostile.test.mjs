@@ -115,6 +115,18 @@ for (const mode of runtimeModes) {
   });
 
   describe(`hostile approvals (${mode})`, () => {
+    test("a call whose arguments are not JSON fails the run tool_error naming them, the predicate not asked", async () => {
+      let asked = 0;
+      const model = (req) => req.messages.at(-1).role === "user"
+        ? { content: "", toolCalls: [{ id: "c", name: "pay", arguments: "{bad" }] } : { content: "done" };
+      const rt = await load(modeConfig(mode, { model, tools: [{ name: "pay", needsApproval: () => { asked++; return false; }, call: () => "paid" }] }));
+      const err = await rejectsWith(assert, rt.run({ sessionId: "s", input: "q" }), "tool_error");
+      assert.match(err.message, /approval check of tool "pay" failed: arguments are not valid JSON/);
+      assert.equal(asked, 0);
+      assert.equal(await messagesOf(rt, "s"), null);
+      release(rt);
+    });
+
     test("a call named twice, or approved and denied in one request, is refused; nothing changes", async () => {
       const w = await world(mode);
       assert.equal((await w.rt.run({ sessionId: "s", input: "q" })).status, "awaiting_approval");
