@@ -197,3 +197,42 @@ func TestDurable_Approval_OtherConversationAndRace(t *testing.T) {
 		t.Fatalf("stored b %+v, want the paused turn", s)
 	}
 }
+
+// Ensure a resume whose turn is lost before the object writes it (the
+// storage write fails, or the Go instance ends between the model's
+// answer and the write) leaves the stored conversation paused, and the
+// same approval sent again resumes it once: the call's result is stored
+// once, and a third approval is refused.
+func TestDurable_Approval_LostBeforeWrite(t *testing.T) {
+	p := mustStart(t, workerd.Options{Durable: true, StateDir: t.TempDir(), Env: durableEnv(nil)})
+	for _, fault := range []string{"storage", "exit"} {
+		t.Run(fault, func(t *testing.T) {
+			conv := "lost-" + fault
+			status, r := postApproval(t, p, conv, `{"input":"/tool count {}"}`)
+			if status != 200 || r.Status != "awaiting_approval" {
+				t.Fatalf("pause: %d %+v", status, r)
+			}
+			approve := `{"approvals":[{"toolCallId":"` + r.PendingApprovals[0].ToolCallID + `","approved":true}]}`
+			lost := post(t, p, "/v1/sessions/"+conv+"/runs", approve, "X-Agentrt-Test-Fault", fault)
+			if lost.Status != 500 || lost.Error.Code != "internal" {
+				t.Fatalf("the lost resume: %d %+v, want 500 internal", lost.Status, lost.Error)
+			}
+			if s := storedOf(t, p, conv); s.Messages != 2 {
+				t.Fatalf("stored %+v after the lost resume, want the paused turn", s)
+			}
+			status, r = postApproval(t, p, conv, approve)
+			if status != 200 || r.Status != "completed" || len(r.Appended) != 2 || !strings.HasPrefix(r.Appended[0].Content, "run ") {
+				t.Fatalf("the approval again: %d %+v", status, r)
+			}
+			if s := storedOf(t, p, conv); s.Messages != 4 {
+				t.Fatalf("stored %+v, want the call's result once and the reply", s)
+			}
+			if got := sessionCount(t, p, conv); got != 4 {
+				t.Fatalf("the session holds %d messages, want 4", got)
+			}
+			if status, r = postApproval(t, p, conv, approve); status != 400 || r.Error.Code != "invalid_argument" {
+				t.Fatalf("a third approval: %d %+v", status, r)
+			}
+		})
+	}
+}
