@@ -590,3 +590,52 @@ func TestApproval_HostileThenables(t *testing.T) {
 	}
 	mustServe(t, in, mustRuntime(t, in, "agentrt", nil), "after")
 }
+
+// Ensure an approval sent to a closed runtime, and one whose runtime is
+// closed inside the approved tool, end typed (the tool's run is
+// cancelled, and nothing stays of it), and a fresh runtime resumes the
+// stored history once.
+func TestApproval_ClosedRuntime(t *testing.T) {
+	in := mustInstance(t, nil)
+	ctx := context.Background()
+	tools, runs := approvalTools(true)
+	rt := mustRuntime(t, in, "agentrt", map[string]any{"model": payAndLook, "tools": tools})
+	paused := pauseRun(t, in, rt, "s")
+	stored := paused["appended"]
+	mustCall(t, in, rt, "close")
+	_, err := in.CallAsync(ctx, rt, "startRun", "s", jshost.Undefined, approve("pay-q", true, ""))
+	var ex *jshost.Exception
+	if !errors.As(err, &ex) || ex.Code == "" || ex.Code == "internal" {
+		t.Fatalf("an approval to a closed runtime: %v, want a typed refusal", err)
+	}
+	runs.want(t, "after the refused approval", map[string]int{"look": 1})
+
+	// The runtime closed inside the approved tool.
+	var closing jshost.Value
+	pays := 0
+	pay := jshost.Func(func(jshost.Value, []jshost.Value) (any, error) {
+		pays++
+		if _, err := jshost.Get(closing, "close").(*jshost.Function).Invoke(); err != nil {
+			return nil, err
+		}
+		return "paid", nil
+	})
+	closing = mustRuntime(t, in, "agentrt", map[string]any{"model": payAndLook, "tools": []any{
+		map[string]any{"name": "pay", "needsApproval": true, "call": pay},
+		map[string]any{"name": "look", "call": jshost.Func(func(jshost.Value, []jshost.Value) (any, error) { return "looked", nil })},
+	}})
+	_, err = in.CallAsync(ctx, closing, "startRunWithHistory", "s", jshost.Undefined, stored, approve("pay-q", true, ""))
+	wantCode(t, "the runtime closed in the approved tool", err, "cancelled", "")
+	if pays != 1 {
+		t.Fatalf("the tool ran %d times, want once", pays)
+	}
+
+	fresh := mustRuntime(t, in, "agentrt", map[string]any{"model": payAndLook, "tools": tools})
+	v, err := in.CallAsync(ctx, fresh, "startRunWithHistory", "s", jshost.Undefined, stored, approve("pay-q", true, ""))
+	if err != nil {
+		t.Fatalf("the cold resume: %v", err)
+	}
+	wantList(t, "the cold resume's appended", contents(get(in.Export(v), "appended")), "tool:paid", "assistant:done: looked | paid")
+	runs.want(t, "after the cold resume", map[string]int{"pay": 1, "look": 1})
+	mustServe(t, in, mustRuntime(t, in, "agentrt", nil), "after")
+}
