@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/internal/contract"
 	"github.com/agentrt/agentrt/mock"
 )
 
@@ -273,4 +274,21 @@ func TestApproval_Turn(t *testing.T) {
 	if a.Kind != core.ActionDone || a.Result.Status != "completed" || w.counts() != [2]int32{1, 1} {
 		t.Fatalf("resumed turn %+v, runs %v", a, w.counts())
 	}
+}
+
+// Ensure a host's func that returns a *core.Error that is not the
+// runtime's (a typed nil, one without a code) fails the run with the
+// func's code, changing nothing, instead of panicking or failing it
+// without a code.
+func TestRun_ForeignErrors(t *testing.T) {
+	host := &contract.ForeignHost{}
+	rt := mustRuntime(t, core.Config{Model: host.Model(), Tools: host.Tools()})
+	contract.RunForeignErrors(t, contract.ForeignEdge{
+		Host: host,
+		Run: func(req core.RunRequest) error {
+			_, err := rt.Execute(bg, req)
+			return err
+		},
+		Messages: func(id string) int { return len(messagesOf(rt, id)) },
+	})
 }

@@ -37,8 +37,16 @@ type Error struct {
 }
 
 // Error implements the error interface as "code: message" with the index
-// appended when there is one.
+// appended when there is one. A nil *Error (a host's func that returns a
+// typed nil as its error) has a text too, so that it fails a run typed
+// instead of panicking.
 func (e *Error) Error() string {
+	if e == nil {
+		return "a nil *core.Error"
+	}
+	if e.Code == "" {
+		return "a *core.Error without a code: " + e.Message
+	}
 	s := string(e.Code) + ": " + e.Message
 	if e.Index >= 0 {
 		s += " (index " + itoa(e.Index) + ")"
@@ -96,11 +104,16 @@ func AsError(err error) *Error {
 }
 
 // findError returns the first *Error in err's chain of Unwrap() error
-// methods, or nil. It does what errors.As does for this one type, without
-// the reflection errors.As brings into the module.
+// methods, or nil. A nil *Error or one without a code (a host's) is not
+// one of ours: the caller gives the failure its own code. It does what
+// errors.As does for this one type, without the reflection errors.As
+// brings into the module.
 func findError(err error) *Error {
 	for err != nil {
 		if e, ok := err.(*Error); ok {
+			if e == nil || e.Code == "" {
+				return nil
+			}
 			return e
 		}
 		u, ok := err.(interface{ Unwrap() error })

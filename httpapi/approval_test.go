@@ -406,3 +406,33 @@ func TestHandler_Approvals_ConcurrentApprovalsRunOnce(t *testing.T) {
 		t.Fatalf("pay ran %d times, want once", runs)
 	}
 }
+
+// Ensure an approval and an input sent at once to a paused session run
+// one at a time: the tool runs once, and the input is either refused
+// (the session was paused) or answered after the resumed turn.
+func TestHandler_Approvals_RaceWithInput(t *testing.T) {
+	for range 4 {
+		c := &counter{runs: map[string]int{}}
+		h := approvalRuntime(t, c)
+		id := pause(t, h, "s").PendingApprovals[0].ToolCallID
+		resumed, input := make(chan response, 1), make(chan response, 1)
+		go func() {
+			resumed <- do(t, h, "POST", "/v1/sessions/s/runs", `{"approvals":[{"toolCallId":"`+id+`","approved":true}]}`)
+		}()
+		go func() { input <- do(t, h, "POST", "/v1/sessions/s/runs", `{"input":"hello"}`) }()
+		res, in := <-resumed, <-input
+		if res.status != 200 || decode[pendingResult](t, res.body).Status != "completed" {
+			t.Fatalf("the resume: %d %s", res.status, res.body)
+		}
+		want := 4
+		switch {
+		case in.status == 200:
+			want = 6
+		case in.status != 400 || decode[errorBody](t, in.body).Error.Code != "invalid_argument":
+			t.Fatalf("the input: %d %s, want 200 or 400 invalid_argument", in.status, in.body)
+		}
+		if n := session(t, h, "s").MessageCount; n != want || c.get("pay") != 1 {
+			t.Fatalf("%d messages, pay ran %d times; want %d and once", n, c.get("pay"), want)
+		}
+	}
+}

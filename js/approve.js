@@ -34,7 +34,8 @@ export function readResume(r) {
     if (r.input !== undefined || (list = historyApprovals(r.history)) === undefined) return;
   } else {
     if (!Array.isArray(list) || list.length === 0) throw argError("request.approvals", "must be a non-empty array");
-    list = list.map((a, i) => {
+    // Array.from, not map: a hole is read as undefined (refused), not skipped.
+    list = Array.from(list, (a, i) => {
       const at = `request.approvals[${i}]`;
       if (!isObject(a)) throw argError(at, "must be an object");
       if (typeof a.toolCallId !== "string" || a.toolCallId === "") throw argError(`${at}.toolCallId`, "must be a non-empty string");
@@ -76,9 +77,15 @@ function historyApprovals(history) {
 export async function askApproval(tool, turn, call, settle) {
   const n = tool === undefined ? undefined : tool.needsApproval;
   if (typeof n !== "function") return { need: n === true };
-  let v;
+  let args, v;
   try {
-    v = n.call(tool, call.arguments === "" ? {} : JSON.parse(call.arguments), { runId: turn.runId, sessionId: turn.sessionId, toolCallId: call.id });
+    args = call.arguments === "" ? {} : JSON.parse(call.arguments);
+  } catch (e) {
+    // As a tool's call fails on them (tools.js): the predicate never ran.
+    return { failure: "arguments are not valid JSON: " + text(e) };
+  }
+  try {
+    v = n.call(tool, args, { runId: turn.runId, sessionId: turn.sessionId, toolCallId: call.id });
   } catch (e) {
     return { failure: "needsApproval threw: " + text(e) };
   }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
@@ -26,6 +27,9 @@ type approvals struct {
 	pays      atomic.Int32
 	looks     atomic.Int32
 	predicate func(core.ToolInvocation) (bool, error)
+	// onPay and onModel, when set, run inside the pay tool and inside the
+	// model's answer to tool results.
+	onPay, onModel func()
 }
 
 func newApprovals(t *testing.T, predicate func(core.ToolInvocation) (bool, error)) *approvals {
@@ -40,10 +44,21 @@ func newApprovals(t *testing.T, predicate func(core.ToolInvocation) (bool, error
 // runtime returns a runtime over the same tools and model in in (a new
 // instance is a cold start).
 func (w *approvals) runtime(t *testing.T, in *Instance) *Runtime {
-	model := &mock.Model{CompleteFn: mock.PayAndLook}
+	model := &mock.Model{CompleteFn: func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+		if w.onModel != nil && req.Messages[len(req.Messages)-1].Role == core.RoleTool {
+			w.onModel()
+		}
+		return mock.PayAndLook(ctx, req)
+	}}
 	return mustRuntime(t, in, Config{Model: model, Tools: []core.Tool{
 		{ToolSpec: core.ToolSpec{Name: "pay"}, NeedsApproval: func(inv core.ToolInvocation) (bool, error) { return w.predicate(inv) },
-			Call: func(context.Context, core.ToolInvocation) (string, error) { w.pays.Add(1); return "paid", nil }},
+			Call: func(context.Context, core.ToolInvocation) (string, error) {
+				w.pays.Add(1)
+				if w.onPay != nil {
+					w.onPay()
+				}
+				return "paid", nil
+			}},
 		{ToolSpec: core.ToolSpec{Name: "look"},
 			Call: func(context.Context, core.ToolInvocation) (string, error) { w.looks.Add(1); return "looked", nil }},
 	}})
@@ -281,5 +296,221 @@ func TestModule_ApprovalContract(t *testing.T) {
 				},
 			})
 		})
+	}
+}
+
+// Ensure a Go host's func that returns a *core.Error that is not the
+// runtime's (a typed nil, one without a code) fails the run across the
+// module with the func's code, changing nothing, instead of panicking
+// the host.
+func TestModule_ForeignErrors(t *testing.T) {
+	host := &contract.ForeignHost{}
+	rt := mustRuntime(t, mustInstance(t), Config{Model: host.Model(), Tools: host.Tools()})
+	contract.RunForeignErrors(t, contract.ForeignEdge{
+		Host: host,
+		Run: func(req core.RunRequest) error {
+			_, err := rt.Run(context.Background(), req)
+			return err
+		},
+		Messages: func(id string) int {
+			s, _, err := rt.Session(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(s.Messages)
+		},
+	})
+}
+
+// seedOf returns msgs as the host stores them and seeds them back.
+func seedOf(msgs []core.Message) []core.SeedMessage {
+	out := make([]core.SeedMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = core.SeedMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolCalls: m.ToolCalls}
+	}
+	return out
+}
+
+// Ensure a decision for another session's pending call, or for a session
+// with nothing pending, is refused and changes neither session, and an
+// approval sent to a closed runtime is refused typed.
+func TestApprovals_OtherSessionAndClosed(t *testing.T) {
+	w := newApprovals(t, nil)
+	w.pause(t, w.rt)
+	if _, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "t", Input: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	s, other := sessionOf(t, w.rt, "s"), sessionOf(t, w.rt, "t")
+	w.mustRefuse(t, w.rt, core.RunRequest{SessionID: "s", Approvals: []core.Approval{{ToolCallID: "pay-r", Approved: true}}})
+	w.mustRefuse(t, w.rt, core.RunRequest{SessionID: "t", Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}, {ToolCallID: "pay-r", Approved: true}}})
+	w.mustRefuse(t, w.rt, core.RunRequest{SessionID: "u", Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}}})
+	if !reflect.DeepEqual(sessionOf(t, w.rt, "s"), s) || !reflect.DeepEqual(sessionOf(t, w.rt, "t"), other) {
+		t.Fatal("a refused approval changed another session")
+	}
+	if err := w.rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}}})
+	if core.ErrorCode(err) == "" || core.ErrorCode(err) == core.CodeInternal || w.counts() != [2]int32{0, 2} {
+		t.Fatalf("an approval to a closed runtime: %v, runs %v", err, w.counts())
+	}
+}
+
+// Ensure an approval and an input sent at once to a paused session run
+// one at a time: the tool runs once, and the input is either refused
+// (it came first, the session was paused) or runs after the resume.
+func TestApprovals_RaceWithInput(t *testing.T) {
+	for range 4 {
+		w := newApprovals(t, nil)
+		w.pause(t, w.rt)
+		var wg sync.WaitGroup
+		var resumeErr, inputErr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, resumeErr = w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}}})
+		}()
+		go func() {
+			defer wg.Done()
+			_, inputErr = w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "x"})
+		}()
+		wg.Wait()
+		if resumeErr != nil {
+			t.Fatalf("the resume: %v", resumeErr)
+		}
+		got := contentsOf(sessionOf(t, w.rt, "s"))
+		want := []string{"user:q", "assistant:", "tool:looked", "tool:paid", "assistant:done: looked | paid"}
+		runs := [2]int32{1, 1}
+		if inputErr == nil {
+			// The input ran after the resume, and paused on its own pay call.
+			want = append(want, "user:x", "assistant:", "tool:looked")
+			runs = [2]int32{1, 2}
+		} else if core.ErrorCode(inputErr) != core.CodeInvalidArgument {
+			t.Fatalf("the input: %v, want invalid_argument or none", inputErr)
+		}
+		if !reflect.DeepEqual(got, want) || w.counts() != runs {
+			t.Fatalf("session %q, runs %v; want %q, %v", got, w.counts(), want, runs)
+		}
+	}
+}
+
+// Ensure the app closed during a resume (the runtime closed, or the
+// instance dropped, inside the approved tool before its result, or
+// inside the model's next call after it) leaves the host's stored
+// history as it was at the pause, and a cold start resumes it once: the
+// conversation holds the call's result once, and a second cold resume of
+// the completed conversation is refused.
+func TestApprovals_KilledMidResume(t *testing.T) {
+	for _, at := range []string{"tool", "model"} {
+		for _, kill := range []string{"runtime", "instance"} {
+			t.Run(kill+" in the "+at, func(t *testing.T) {
+				w := newApprovals(t, nil)
+				stored := seedOf(w.pause(t, w.rt).Appended)
+				die := func() {
+					if kill == "runtime" {
+						w.rt.Close()
+					} else {
+						w.in.Close(context.Background())
+					}
+				}
+				if at == "tool" {
+					w.onPay = die
+				} else {
+					w.onModel = die
+				}
+				res, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}}})
+				// A closed runtime's run ends cancelled; a dropped instance
+				// answers ErrDead to every call.
+				if kill == "runtime" && core.ErrorCode(err) != core.CodeCancelled || kill == "instance" && !errors.Is(err, ErrDead) {
+					t.Fatalf("the killed resume: %+v, %v", res, err)
+				}
+				w.onPay, w.onModel = nil, nil
+				cold := w.runtime(t, mustInstance(t))
+				res, err = cold.Run(context.Background(), core.RunRequest{SessionID: "s", WithHistory: true, History: stored,
+					Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}}})
+				if err != nil || res.Status != "completed" {
+					t.Fatalf("the cold resume: %+v, %v", res, err)
+				}
+				conversation := append(append([]core.SeedMessage(nil), stored...), seedOf(res.Appended)...)
+				var got []string
+				for _, m := range conversation {
+					got = append(got, string(m.Role)+":"+m.Content)
+				}
+				if want := []string{"user:q", "assistant:", "tool:looked", "tool:paid", "assistant:done: looked | paid"}; !reflect.DeepEqual(got, want) {
+					t.Fatalf("the stored conversation %q, want %q", got, want)
+				}
+				again := w.runtime(t, mustInstance(t))
+				if _, err := again.Run(context.Background(), core.RunRequest{SessionID: "s", WithHistory: true, History: conversation,
+					Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}}}); core.ErrorCode(err) != core.CodeInvalidArgument {
+					t.Fatalf("a second resume of the completed conversation: %v, want invalid_argument", err)
+				}
+				if w.counts() != [2]int32{2, 1} {
+					t.Fatalf("runs %v, want pay twice (the killed resume and the cold one) and look once", w.counts())
+				}
+			})
+		}
+	}
+}
+
+// Ensure a predicate that never returns (and ignores the run's context)
+// ends the run with the policy's timeout, or with the context's cancel,
+// rolled back with no tool run, and leaves the session free for the next
+// run.
+func TestApprovals_PredicateHangs(t *testing.T) {
+	hang := make(chan struct{})
+	defer close(hang)
+	var hanging atomic.Bool
+	hanging.Store(true)
+	w := newApprovals(t, func(core.ToolInvocation) (bool, error) {
+		if hanging.Load() {
+			<-hang
+		}
+		return false, nil
+	})
+	_, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "q", Policy: core.Policy{TimeoutMs: 50}})
+	if core.ErrorCode(err) != core.CodeTimeout {
+		t.Fatalf("a hanging predicate with a timeout: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := time.AfterFunc(20*time.Millisecond, cancel)
+	defer stop.Stop()
+	if _, err := w.rt.Run(ctx, core.RunRequest{SessionID: "s", Input: "q"}); core.ErrorCode(err) != core.CodeCancelled {
+		t.Fatalf("a hanging predicate, cancelled: %v", err)
+	}
+	if _, ok, _ := w.rt.Session("s"); ok || w.counts() != [2]int32{0, 0} {
+		t.Fatalf("session left (%v) or tools ran (%v)", ok, w.counts())
+	}
+	hanging.Store(false)
+	if res, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "q"}); err != nil || res.Status != "completed" || w.counts() != [2]int32{1, 1} {
+		t.Fatalf("after: %+v, %v, runs %v", res, err, w.counts())
+	}
+}
+
+// Ensure the same approval sent by several goroutines at once resumes
+// the run once: one completes, the others are refused invalid_argument,
+// and the tool runs once.
+func TestApprovals_SameApprovalAtOnce(t *testing.T) {
+	w := newApprovals(t, nil)
+	w.pause(t, w.rt)
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}}})
+			errs <- err
+		}()
+	}
+	done := 0
+	for range n {
+		switch err := <-errs; {
+		case err == nil:
+			done++
+		case core.ErrorCode(err) != core.CodeInvalidArgument:
+			t.Fatalf("a concurrent approval: %v, want none or invalid_argument", err)
+		}
+	}
+	want := []string{"user:q", "assistant:", "tool:looked", "tool:paid", "assistant:done: looked | paid"}
+	if got := contentsOf(sessionOf(t, w.rt, "s")); done != 1 || !reflect.DeepEqual(got, want) || w.counts() != [2]int32{1, 1} {
+		t.Fatalf("%d resumed, session %q, runs %v; want 1, %q, one run each", done, got, w.counts(), want)
 	}
 }

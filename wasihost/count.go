@@ -55,13 +55,14 @@ func countOne(count core.TokenCounter, m core.Message) (n int, err error) {
 }
 
 // countError is the failure a counter's error reaches the module as: a
-// *core.Error keeps its code, any other error is invalid_argument.
+// *core.Error keeps its code, any other error (a typed nil *core.Error,
+// one without a code) is invalid_argument.
 func countError(err error) *core.Error {
 	if err == nil {
 		return core.NewError(core.CodeInvalidArgument, "countTokens returned no counts")
 	}
 	var e *core.Error
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && e != nil && e.Code != "" {
 		return e
 	}
 	return core.NewError(core.CodeInvalidArgument, "countTokens failed: "+err.Error())

@@ -81,3 +81,41 @@ func TestModule_HostCounter_Err(t *testing.T) {
 		Bounded:  true,
 	})
 }
+
+// Ensure a counter whose counts for the same message change between
+// calls is still asked once per message (the module caches the first
+// count), and one that closes the runtime ends the run cancelled, after
+// which the runtime refuses runs typed.
+func TestModule_HostCounter_Hostile(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	changing := func(core.Message) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		return calls%7 + 1, nil
+	}
+	rt := mustRuntime(t, mustInstance(t), Config{CountTokens: changing})
+	for i := range 6 {
+		if _, err := rt.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "m" + strconv.Itoa(i),
+			Policy: core.Policy{MaxContextTokens: 12}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, _, err := rt.Session("s"); err != nil || len(s.Messages) != 12 || calls > 12 {
+		t.Fatalf("%d messages (%v), %d counts; want 12 messages counted at most once each", len(s.Messages), err, calls)
+	}
+
+	var closing *Runtime
+	closing = mustRuntime(t, mustInstance(t), Config{CountTokens: func(core.Message) (int, error) {
+		closing.Close()
+		return 1, nil
+	}})
+	policy := core.Policy{MaxContextTokens: 100}
+	if _, err := closing.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "q", Policy: policy}); core.ErrorCode(err) != core.CodeCancelled {
+		t.Fatalf("a counter that closes the runtime: %v, want cancelled", err)
+	}
+	if _, err := closing.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "q", Policy: policy}); core.ErrorCode(err) == "" || core.ErrorCode(err) == core.CodeInternal {
+		t.Fatalf("a run on the closed runtime: %v, want a typed refusal", err)
+	}
+}

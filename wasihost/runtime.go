@@ -179,12 +179,14 @@ func (rt *Runtime) next(t *turn, expire bool) (*wire.Action, error) {
 }
 
 // action decodes an action frame of t and, for a model action, applies
-// it to the session's mirror. The caller holds in.mu.
+// it to the session's mirror. A turn of a closed runtime ends cancelled
+// here, whatever the frame (Close cleared the mirrors a model action
+// would extend). The caller holds in.mu.
 func (rt *Runtime) action(t *turn, out []byte) (*wire.Action, error) {
+	if rt.closed.Load() {
+		return nil, errClosed
+	}
 	if e := refused(out); e != nil {
-		if rt.closed.Load() {
-			return nil, errClosed
-		}
 		return nil, errProtocol("the module refused a frame of a live turn: " + e.Error())
 	}
 	a, err := wire.DecodeAction(out)

@@ -224,10 +224,10 @@ func panicText(p any) string {
 }
 
 // errText is the text a failure reaches the module as: a *core.Error's
-// message, or the error's text.
+// message, or the error's text (a typed nil *core.Error has one too).
 func errText(err error) string {
 	var e *core.Error
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && e != nil {
 		return e.Message
 	}
 	return err.Error()

@@ -503,3 +503,139 @@ func TestApproval_BadArguments(t *testing.T) {
 	runs.want(t, "after the history's decisions", map[string]int{"look": 1})
 	mustServe(t, in, mustRuntime(t, in, "agentrt", nil), "after")
 }
+
+// Ensure a needsApproval whose answer is a hostile thenable is read as
+// a Promise settles: the first settlement wins (a resolve then a reject,
+// a reject then a resolve, two resolves), a then that calls back before
+// it throws has answered, a then that throws first fails the run; a
+// number, an object or a Promise of undefined is not a boolean. A run
+// that fails runs no tool and leaves nothing; the instance keeps serving
+// the same session.
+func TestApproval_HostileThenables(t *testing.T) {
+	in := mustInstance(t, nil)
+	ctx := context.Background()
+	thenable := func(then func(ok, bad *jshost.Function) error) map[string]any {
+		return map[string]any{"then": jshost.Func(func(_ jshost.Value, args []jshost.Value) (any, error) {
+			ok, _ := args[0].(*jshost.Function)
+			bad, _ := args[1].(*jshost.Function)
+			return nil, then(ok, bad)
+		})}
+	}
+	for _, c := range []struct {
+		name   string
+		answer func() any
+		want   string // "paused", "completed", or the text of the tool_error
+	}{
+		{"resolves true, then rejects", func() any {
+			return thenable(func(ok, bad *jshost.Function) error { ok.Invoke(true); bad.Invoke("late"); return nil })
+		}, "paused"},
+		{"rejects, then resolves true", func() any {
+			return thenable(func(ok, bad *jshost.Function) error { bad.Invoke("no ledger"); ok.Invoke(true); return nil })
+		}, "needsApproval rejected: no ledger"},
+		{"resolves false, then true", func() any {
+			return thenable(func(ok, _ *jshost.Function) error { ok.Invoke(false); ok.Invoke(true); return nil })
+		}, "completed"},
+		{"resolves true, then throws", func() any {
+			return thenable(func(ok, _ *jshost.Function) error { ok.Invoke(true); return errors.New("after") })
+		}, "paused"},
+		{"throws in then", func() any {
+			return thenable(func(*jshost.Function, *jshost.Function) error { return errors.New("no then") })
+		}, "needsApproval rejected: no then"},
+		{"answers a number", func() any { return 1 }, "needsApproval must answer a boolean"},
+		{"answers an object", func() any { return map[string]any{"need": true} }, "needsApproval must answer a boolean"},
+		{"answers a Promise of undefined", func() any {
+			p, resolve, _ := in.NewPromise()
+			resolve(jshost.Undefined)
+			return p
+		}, "needsApproval must answer a boolean"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			asked := 0
+			tools, runs := approvalTools(jshost.Func(func(jshost.Value, []jshost.Value) (any, error) {
+				asked++
+				if asked == 1 {
+					return c.answer(), nil
+				}
+				return false, nil
+			}))
+			rt := mustRuntime(t, in, "agentrt", map[string]any{"model": payAndLook, "tools": tools})
+			v, err := in.CallAsync(ctx, rt, "startRun", "p", "q")
+			switch c.want {
+			case "paused", "completed":
+				if err != nil {
+					t.Fatalf("run: %v", err)
+				}
+				want := map[string]string{"paused": "awaiting_approval", "completed": "completed"}[c.want]
+				if status := get(in.Export(v), "status"); status != want {
+					t.Fatalf("status %v, want %s", status, want)
+				}
+				if c.want == "paused" {
+					runs.want(t, "paused", map[string]int{"look": 1})
+					if _, err := in.CallAsync(ctx, rt, "startRun", "p", jshost.Undefined, approve("pay-q", true, "")); err != nil {
+						t.Fatalf("the approval: %v", err)
+					}
+				}
+				runs.want(t, c.want, map[string]int{"pay": 1, "look": 1})
+				mustCleanState(t, in, rt, "p", 5)
+			default:
+				wantCode(t, c.name, err, "tool_error", `the approval check of tool "pay" failed: `+c.want)
+				mustCleanState(t, in, rt, "p", 0)
+				runs.want(t, c.name, map[string]int{})
+			}
+			// The predicate answers false from now on: the same session runs on.
+			if _, err := in.CallAsync(ctx, rt, "startRun", "p", "r"); err != nil {
+				t.Fatalf("the next run: %v", err)
+			}
+		})
+	}
+	mustServe(t, in, mustRuntime(t, in, "agentrt", nil), "after")
+}
+
+// Ensure an approval sent to a closed runtime, and one whose runtime is
+// closed inside the approved tool, end typed (the tool's run is
+// cancelled, and nothing stays of it), and a fresh runtime resumes the
+// stored history once.
+func TestApproval_ClosedRuntime(t *testing.T) {
+	in := mustInstance(t, nil)
+	ctx := context.Background()
+	tools, runs := approvalTools(true)
+	rt := mustRuntime(t, in, "agentrt", map[string]any{"model": payAndLook, "tools": tools})
+	paused := pauseRun(t, in, rt, "s")
+	stored := paused["appended"]
+	mustCall(t, in, rt, "close")
+	_, err := in.CallAsync(ctx, rt, "startRun", "s", jshost.Undefined, approve("pay-q", true, ""))
+	var ex *jshost.Exception
+	if !errors.As(err, &ex) || ex.Code == "" || ex.Code == "internal" {
+		t.Fatalf("an approval to a closed runtime: %v, want a typed refusal", err)
+	}
+	runs.want(t, "after the refused approval", map[string]int{"look": 1})
+
+	// The runtime closed inside the approved tool.
+	var closing jshost.Value
+	pays := 0
+	pay := jshost.Func(func(jshost.Value, []jshost.Value) (any, error) {
+		pays++
+		if _, err := jshost.Get(closing, "close").(*jshost.Function).Invoke(); err != nil {
+			return nil, err
+		}
+		return "paid", nil
+	})
+	closing = mustRuntime(t, in, "agentrt", map[string]any{"model": payAndLook, "tools": []any{
+		map[string]any{"name": "pay", "needsApproval": true, "call": pay},
+		map[string]any{"name": "look", "call": jshost.Func(func(jshost.Value, []jshost.Value) (any, error) { return "looked", nil })},
+	}})
+	_, err = in.CallAsync(ctx, closing, "startRunWithHistory", "s", jshost.Undefined, stored, approve("pay-q", true, ""))
+	wantCode(t, "the runtime closed in the approved tool", err, "cancelled", "")
+	if pays != 1 {
+		t.Fatalf("the tool ran %d times, want once", pays)
+	}
+
+	fresh := mustRuntime(t, in, "agentrt", map[string]any{"model": payAndLook, "tools": tools})
+	v, err := in.CallAsync(ctx, fresh, "startRunWithHistory", "s", jshost.Undefined, stored, approve("pay-q", true, ""))
+	if err != nil {
+		t.Fatalf("the cold resume: %v", err)
+	}
+	wantList(t, "the cold resume's appended", contents(get(in.Export(v), "appended")), "tool:paid", "assistant:done: looked | paid")
+	runs.want(t, "after the cold resume", map[string]int{"pay": 1, "look": 1})
+	mustServe(t, in, mustRuntime(t, in, "agentrt", nil), "after")
+}

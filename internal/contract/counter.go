@@ -28,7 +28,9 @@ type CounterFault struct {
 
 // CounterFaults are the failures of a host's counter every Go edge with
 // one runs (RunCounterFaults): an error, typed errors, whose code the run
-// keeps, a negative and a too large count, and a panic.
+// keeps, a negative and a too large count, a panic, and two *core.Error
+// that are not ours: a typed nil (the Go slip of returning a nil pointer
+// as an error) and one without a code, each invalid_argument.
 var CounterFaults = []CounterFault{
 	{"error", func(core.Message) (int, error) { return 0, errors.New("no tokenizer") }, core.CodeInvalidArgument},
 	{"typed timeout", func(core.Message) (int, error) {
@@ -40,6 +42,11 @@ var CounterFaults = []CounterFault{
 	{"negative", func(core.Message) (int, error) { return -1, nil }, core.CodeInvalidArgument},
 	{"huge", func(core.Message) (int, error) { return core.MaxTokenCount + 1, nil }, core.CodeInvalidArgument},
 	{"panic", func(core.Message) (int, error) { panic("tokenizer") }, core.CodeInvalidArgument},
+	{"typed nil", func(core.Message) (int, error) {
+		var e *core.Error
+		return 1, e
+	}, core.CodeInvalidArgument},
+	{"no code", func(core.Message) (int, error) { return 1, &core.Error{Message: "no tokenizer"} }, core.CodeInvalidArgument},
 }
 
 // FaultyCounter is the host's counter of a CounterEdge: it counts every

@@ -131,3 +131,108 @@ func TestDurable_Approval_SurvivesRestart(t *testing.T) {
 		t.Fatalf("session holds %d messages, want 4", got)
 	}
 }
+
+// Ensure the durable object refuses an approval of another
+// conversation's pending call in a conversation with nothing pending,
+// changing none, and runs an approval and an input sent at once to a
+// paused conversation one at a time: the tool runs once and the stored
+// conversation holds its result once; the input is either refused (the
+// conversation was paused) or stored after the resumed turn.
+func TestDurable_Approval_OtherConversationAndRace(t *testing.T) {
+	p := mustStart(t, workerd.Options{Durable: true, StateDir: t.TempDir(), Env: durableEnv(nil)})
+	ids := map[string]string{}
+	for _, conv := range []string{"a", "b"} {
+		status, r := postApproval(t, p, conv, `{"input":"/tool count {}"}`)
+		if status != 200 || r.Status != "awaiting_approval" || len(r.PendingApprovals) != 1 {
+			t.Fatalf("pause %s: %d %+v", conv, status, r)
+		}
+		ids[conv] = r.PendingApprovals[0].ToolCallID
+	}
+	approve := func(id string) string { return `{"approvals":[{"toolCallId":"` + id + `","approved":true}]}` }
+	// The echo model names its calls by the step: both conversations
+	// wait for the same id, and a third, with nothing pending, is sent it.
+	if status, r := postApproval(t, p, "c", approve(ids["b"])); status != 400 || r.Error.Code != "invalid_argument" {
+		t.Fatalf("an approval of another conversation's call: %d %+v", status, r)
+	}
+	if s := storedOf(t, p, "c"); s.Messages != 0 {
+		t.Fatalf("stored c %+v after a refused approval, want nothing", s)
+	}
+	for _, conv := range []string{"a", "b"} {
+		if s := storedOf(t, p, conv); s.Messages != 2 {
+			t.Fatalf("stored %s %+v after a refused approval, want the paused turn", conv, s)
+		}
+	}
+
+	type answer struct {
+		status int
+		r      approvalResult
+	}
+	resumed, input := make(chan answer, 1), make(chan answer, 1)
+	go func() {
+		status, r := postApproval(t, p, "a", approve(ids["a"]))
+		resumed <- answer{status, r}
+	}()
+	go func() {
+		status, r := postApproval(t, p, "a", `{"input":"hello"}`)
+		input <- answer{status, r}
+	}()
+	res, in := <-resumed, <-input
+	if res.status != 200 || res.r.Status != "completed" || len(res.r.Appended) != 2 || res.r.Appended[0].Content != "run 1" {
+		t.Fatalf("the resume: %d %+v", res.status, res.r)
+	}
+	want := 4
+	switch {
+	case in.status == 200:
+		want = 6 // the input ran after the resume
+	case in.status != 400 || in.r.Error.Code != "invalid_argument":
+		t.Fatalf("the input: %d %+v, want 200 or invalid_argument", in.status, in.r)
+	}
+	if s := storedOf(t, p, "a"); s.Messages != want {
+		t.Fatalf("stored %+v, want %d messages", s, want)
+	}
+	if status, r := postApproval(t, p, "a", approve(ids["a"])); status != 400 || r.Error.Code != "invalid_argument" {
+		t.Fatalf("the approval again: %d %+v", status, r)
+	}
+	if s := storedOf(t, p, "b"); s.Messages != 2 {
+		t.Fatalf("stored b %+v, want the paused turn", s)
+	}
+}
+
+// Ensure a resume whose turn is lost before the object writes it (the
+// storage write fails, or the Go instance ends between the model's
+// answer and the write) leaves the stored conversation paused, and the
+// same approval sent again resumes it once: the call's result is stored
+// once, and a third approval is refused.
+func TestDurable_Approval_LostBeforeWrite(t *testing.T) {
+	p := mustStart(t, workerd.Options{Durable: true, StateDir: t.TempDir(), Env: durableEnv(nil)})
+	for _, fault := range []string{"storage", "exit"} {
+		t.Run(fault, func(t *testing.T) {
+			conv := "lost-" + fault
+			status, r := postApproval(t, p, conv, `{"input":"/tool count {}"}`)
+			if status != 200 || r.Status != "awaiting_approval" {
+				t.Fatalf("pause: %d %+v", status, r)
+			}
+			approve := `{"approvals":[{"toolCallId":"` + r.PendingApprovals[0].ToolCallID + `","approved":true}]}`
+			lost := post(t, p, "/v1/sessions/"+conv+"/runs", approve, "X-Agentrt-Test-Fault", fault)
+			if lost.Status != 500 || lost.Error.Code != "internal" {
+				t.Fatalf("the lost resume: %d %+v, want 500 internal", lost.Status, lost.Error)
+			}
+			if s := storedOf(t, p, conv); s.Messages != 2 {
+				t.Fatalf("stored %+v after the lost resume, want the paused turn", s)
+			}
+			status, r = postApproval(t, p, conv, approve)
+			if status != 200 || r.Status != "completed" || len(r.Appended) != 2 || !strings.HasPrefix(r.Appended[0].Content, "run ") {
+				t.Fatalf("the approval again: %d %+v", status, r)
+			}
+			if s := storedOf(t, p, conv); s.Messages != 4 {
+				t.Fatalf("stored %+v, want the call's result once and the reply", s)
+			}
+			if got := sessionCount(t, p, conv); got != 4 {
+				t.Fatalf("the session holds %d messages, want 4", got)
+			}
+			if status, r = postApproval(t, p, conv, approve); status != 400 || r.Error.Code != "invalid_argument" {
+				t.Fatalf("a third approval: %d %+v", status, r)
+			}
+		})
+	}
+}

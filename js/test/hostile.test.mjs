@@ -1,0 +1,284 @@
+// Hostile hosts at the glue (docs/adr/0019-tool-approvals.md,
+// docs/adr/0018-context-window-by-tokens.md): a needsApproval predicate
+// whose answer is a thenable that settles twice, calls back inside its
+// then, or whose then getter throws; approvals named twice, answered both
+// ways, for another session's call, racing an input, sent to a closed
+// runtime; the app closed between the decision and the tool's result and
+// between the result and the model's next reply (the history the host
+// stores comes out with each tool run once); and a counter whose counts
+// change between calls or that closes the runtime. Runs under node
+// --test, bun test and deno test -A, and in the browser pages (where
+// worker mode is one more mode).
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { runtimes, rejectsWith, runtimeModes, modeConfig } from "./helpers.mjs";
+
+const { load, release } = runtimes();
+
+// world opens a runtime whose model asks, for each user message, for a
+// "pay" call (needsApproval as given) and a "look" call (never), and
+// answers tool results with their contents; runs counts each tool's runs.
+// hooks.pay and hooks.model, when set, run inside the pay tool and the
+// model (on a request that ends with tool results).
+async function world(mode, needsApproval = () => true, extra = {}) {
+  const runs = { pay: 0, look: 0 };
+  const hooks = {};
+  const model = async (req) => {
+    const last = req.messages[req.messages.length - 1];
+    if (last.role === "user") {
+      return { content: "", toolCalls: [
+        { id: `pay-${last.content}`, name: "pay", arguments: '{"amount":5}' },
+        { id: `look-${last.content}`, name: "look", arguments: "{}" },
+      ] };
+    }
+    if (hooks.model) await hooks.model();
+    const seen = [];
+    for (let i = req.messages.length - 1; i >= 0 && req.messages[i].role === "tool"; i--) seen.unshift(req.messages[i].content);
+    return { content: "done: " + seen.join(" | ") };
+  };
+  const rt = await load(modeConfig(mode, {
+    model, ...extra,
+    tools: [
+      { name: "pay", needsApproval, call: async () => { runs.pay++; if (hooks.pay) await hooks.pay(); return "paid"; } },
+      { name: "look", call: () => { runs.look++; return "looked"; } },
+    ],
+  }));
+  return { rt, runs, hooks };
+}
+
+const contents = (msgs) => msgs.map((m) => `${m.role}:${m.content}`);
+const messagesOf = async (rt, id) => (await rt.session(id))?.messages ?? null;
+const approve = (id) => ({ toolCallId: id, approved: true });
+
+// refused checks that run(request) is refused with code and changes
+// neither the sessions named nor the tool runs.
+async function refused(w, request, code, sessions = [request.sessionId]) {
+  const before = await Promise.all(sessions.map(async (s) => JSON.stringify(await messagesOf(w.rt, s))));
+  const runs = { ...w.runs };
+  await rejectsWith(assert, w.rt.run(request), code);
+  for (let i = 0; i < sessions.length; i++) {
+    assert.equal(JSON.stringify(await messagesOf(w.rt, sessions[i])), before[i], `session ${sessions[i]} changed`);
+  }
+  assert.deepEqual(w.runs, runs);
+}
+
+// once returns a predicate that answers hostile() at its first call and
+// false after it, so that a second run shows the runtime alive.
+function once(hostile) {
+  let n = 0;
+  return () => (n++ === 0 ? hostile() : false);
+}
+
+// The thenables a predicate may answer with, and what the run does:
+// "paused" (it took true), "completed" (false), or the error code.
+const thenables = [
+  ["resolves true, then rejects", () => ({ then(ok, fail) { ok(true); fail(new Error("late")); } }), "paused"],
+  ["rejects, then resolves true", () => ({ then(ok, fail) { fail(new Error("no ledger")); ok(true); } }), "tool_error"],
+  ["resolves false, then true", () => ({ then(ok) { ok(false); ok(true); } }), "completed"],
+  ["resolves true, then false, later", () => ({ then(ok) { ok(true); setTimeout(() => ok(false), 0); } }), "paused"],
+  ["calls back inside then, before returning", () => ({ then(ok) { ok(true); return 7; } }), "paused"],
+  ["has a then getter that throws", () => ({ get then() { throw new Error("getter"); } }), "tool_error"],
+  ["has a then that throws after resolving", () => ({ then(ok) { ok(true); throw new Error("after"); } }), "paused"],
+  ["answers a number", () => 1, "tool_error"],
+  ["answers an object", () => ({ need: true }), "tool_error"],
+  ["answers a Promise of undefined", () => Promise.resolve(undefined), "tool_error"],
+  ["answers a thenable of a thenable of true", () => ({ then(ok) { ok({ then(k) { k(true); } }); } }), "paused"],
+];
+
+for (const mode of runtimeModes) {
+  describe(`hostile predicates (${mode})`, () => {
+    for (const [name, hostile, want] of thenables) {
+      test(`a predicate that ${name}: ${want}, and the runtime goes on`, async () => {
+        const w = await world(mode, once(hostile));
+        if (want === "paused" || want === "completed") {
+          const res = await w.rt.run({ sessionId: "s", input: "q" });
+          assert.equal(res.status, want === "paused" ? "awaiting_approval" : "completed");
+          assert.deepEqual(w.runs, { pay: want === "paused" ? 0 : 1, look: 1 });
+          if (want === "paused") {
+            const done = await w.rt.run({ sessionId: "s", approvals: [approve("pay-q")] });
+            assert.equal(done.reply.content, "done: looked | paid");
+            assert.deepEqual(w.runs, { pay: 1, look: 1 });
+          }
+        } else {
+          const err = await rejectsWith(assert, w.rt.run({ sessionId: "s", input: "q" }), want);
+          assert.match(err.message, /approval check of tool "pay" failed/);
+          assert.equal(await messagesOf(w.rt, "s"), null);
+          assert.deepEqual(w.runs, { pay: 0, look: 0 });
+        }
+        // The predicate answers false from now on: the same session runs.
+        const next = await w.rt.run({ sessionId: "s", input: "r" });
+        assert.equal(next.status, "completed");
+        assert.equal(next.reply.content, "done: paid | looked");
+        release(w.rt);
+      });
+    }
+  });
+
+  describe(`hostile approvals (${mode})`, () => {
+    test("a call whose arguments are not JSON fails the run tool_error naming them, the predicate not asked", async () => {
+      let asked = 0;
+      const model = (req) => req.messages.at(-1).role === "user"
+        ? { content: "", toolCalls: [{ id: "c", name: "pay", arguments: "{bad" }] } : { content: "done" };
+      const rt = await load(modeConfig(mode, { model, tools: [{ name: "pay", needsApproval: () => { asked++; return false; }, call: () => "paid" }] }));
+      const err = await rejectsWith(assert, rt.run({ sessionId: "s", input: "q" }), "tool_error");
+      assert.match(err.message, /approval check of tool "pay" failed: arguments are not valid JSON/);
+      assert.equal(asked, 0);
+      assert.equal(await messagesOf(rt, "s"), null);
+      release(rt);
+    });
+
+    test("a call named twice, or approved and denied in one request, is refused; nothing changes", async () => {
+      const w = await world(mode);
+      assert.equal((await w.rt.run({ sessionId: "s", input: "q" })).status, "awaiting_approval");
+      await refused(w, { sessionId: "s", approvals: [approve("pay-q"), approve("pay-q")] }, "invalid_argument");
+      await refused(w, { sessionId: "s", approvals: [approve("pay-q"), { toolCallId: "pay-q", approved: false }] }, "invalid_argument");
+      await refused(w, { sessionId: "s", approvals: [{ toolCallId: "pay-q", approved: false }, approve("pay-q")] }, "invalid_argument");
+      // The look call ran already: it is not pending.
+      await refused(w, { sessionId: "s", approvals: [approve("pay-q"), approve("look-q")] }, "invalid_argument");
+      const res = await w.rt.run({ sessionId: "s", approvals: [approve("pay-q")] });
+      assert.equal(res.status, "completed");
+      assert.deepEqual(w.runs, { pay: 1, look: 1 });
+      release(w.rt);
+    });
+
+    test("approvals with holes, throwing getters or a Proxy are refused invalid_argument; nothing changes", async () => {
+      const w = await world(mode);
+      assert.equal((await w.rt.run({ sessionId: "s", input: "q" })).status, "awaiting_approval");
+      // eslint-disable-next-line no-sparse-arrays
+      for (const approvals of [[, approve("pay-q")], [approve("pay-q"), ,], new Array(1)]) {
+        await refused(w, { sessionId: "s", approvals }, "invalid_argument");
+      }
+      for (const approvals of [
+        [{ get toolCallId() { throw new Error("getter"); }, approved: true }],
+        new Proxy([approve("pay-q")], { get(t, k) { if (k === "length") throw new Error("proxy"); return t[k]; } }),
+      ]) {
+        await refused(w, { sessionId: "s", approvals }, "invalid_argument");
+      }
+      assert.equal((await w.rt.run({ sessionId: "s", approvals: [approve("pay-q")] })).status, "completed");
+      assert.deepEqual(w.runs, { pay: 1, look: 1 });
+      release(w.rt);
+    });
+
+    test("a decision for another session's pending call is refused in both sessions", async () => {
+      const w = await world(mode);
+      await w.rt.run({ sessionId: "s", input: "q" });
+      await w.rt.run({ sessionId: "t", input: "r" });
+      await refused(w, { sessionId: "s", approvals: [approve("pay-r")] }, "invalid_argument", ["s", "t"]);
+      await refused(w, { sessionId: "t", approvals: [approve("pay-q"), approve("pay-r")] }, "invalid_argument", ["s", "t"]);
+      // A session with nothing pending (and one never seen) refuses too.
+      await refused(w, { sessionId: "u", approvals: [approve("pay-q")] }, "invalid_argument", ["s", "t", "u"]);
+      assert.equal((await w.rt.run({ sessionId: "t", approvals: [approve("pay-r")] })).status, "completed");
+      assert.equal((await w.rt.run({ sessionId: "s", approvals: [approve("pay-q")] })).status, "completed");
+      assert.deepEqual(w.runs, { pay: 2, look: 2 });
+      release(w.rt);
+    });
+
+    test("the same approval sent twice at once: one resumes, the other is refused; the tool runs once", async () => {
+      const w = await world(mode);
+      await w.rt.run({ sessionId: "s", input: "q" });
+      const both = await Promise.allSettled([0, 1].map(() => w.rt.run({ sessionId: "s", approvals: [approve("pay-q")] })));
+      assert.deepEqual(both.map((r) => r.status).sort(), ["fulfilled", "rejected"]);
+      assert.equal(both.find((r) => r.status === "rejected").reason.code, "invalid_argument");
+      assert.deepEqual(contents(await messagesOf(w.rt, "s")), ["user:q", "assistant:", "tool:looked", "tool:paid", "assistant:done: looked | paid"]);
+      assert.deepEqual(w.runs, { pay: 1, look: 1 });
+      release(w.rt);
+    });
+
+    test("an approval racing an input on the same session: one at a time, the tool runs once", async () => {
+      for (const inputFirst of [false, true]) {
+        const w = await world(mode);
+        await w.rt.run({ sessionId: "s", input: "q" });
+        const resume = () => w.rt.run({ sessionId: "s", approvals: [approve("pay-q")] });
+        const input = () => w.rt.run({ sessionId: "s", input: "x" });
+        const [a, b] = await Promise.allSettled(inputFirst ? [input(), resume()] : [resume(), input()]);
+        const [inp, res] = inputFirst ? [a, b] : [b, a];
+        assert.equal(res.status, "fulfilled", String(res.reason));
+        assert.equal(res.value.status, "completed");
+        const msgs = contents(await messagesOf(w.rt, "s"));
+        if (inputFirst) {
+          // The input met the paused session: refused, nothing appended.
+          assert.equal(inp.status, "rejected");
+          assert.equal(inp.reason.code, "invalid_argument");
+          assert.deepEqual(msgs, ["user:q", "assistant:", "tool:looked", "tool:paid", "assistant:done: looked | paid"]);
+          assert.deepEqual(w.runs, { pay: 1, look: 1 });
+        } else {
+          // The input waited for the resume, then ran its own turn (which pauses).
+          assert.equal(inp.status, "fulfilled", String(inp.reason));
+          assert.equal(inp.value.status, "awaiting_approval");
+          assert.deepEqual(msgs, ["user:q", "assistant:", "tool:looked", "tool:paid", "assistant:done: looked | paid", "user:x", "assistant:", "tool:looked"]);
+          assert.deepEqual(w.runs, { pay: 1, look: 2 });
+        }
+        release(w.rt);
+      }
+    });
+
+    test("a predicate that closes the runtime ends the run cancelled; the tool never runs", async () => {
+      let w;
+      w = await world(mode, () => { w.rt.close(); return true; });
+      await rejectsWith(assert, w.rt.run({ sessionId: "s", input: "q" }), "cancelled");
+      await rejectsWith(assert, w.rt.run({ sessionId: "s", input: "q" }), "invalid_argument");
+      assert.deepEqual(w.runs, { pay: 0, look: 0 });
+    });
+
+    test("an approval sent to a closed runtime is refused typed", async () => {
+      const w = await world(mode);
+      await w.rt.run({ sessionId: "s", input: "q" });
+      w.rt.close();
+      await rejectsWith(assert, w.rt.run({ sessionId: "s", approvals: [approve("pay-q")] }), "invalid_argument");
+      assert.deepEqual(w.runs, { pay: 0, look: 1 });
+    });
+
+    // The app is closed inside the approved tool (before its result) or
+    // inside the model's next call (after it): the run fails, the host
+    // keeps the paused history it stored, and a cold runtime resumes from
+    // it; the conversation comes out with each call answered once.
+    for (const at of ["pay", "model"]) {
+      test(`the runtime closed in the resume's ${at === "pay" ? "tool, before its result" : "model call, after the tool's result"}: a cold start resumes once`, async () => {
+        const w = await world(mode);
+        const paused = await w.rt.run({ sessionId: "s", input: "q" });
+        const stored = paused.appended.map((m) => ({ ...m }));
+        w.hooks[at] = () => { w.rt.close(); };
+        await rejectsWith(assert, w.rt.run({ sessionId: "s", approvals: [approve("pay-q")] }), "cancelled");
+        assert.deepEqual(w.runs, { pay: 1, look: 1 });
+        const cold = await world(mode);
+        const res = await cold.rt.run({ sessionId: "s", history: stored, approvals: [approve("pay-q")] });
+        assert.equal(res.status, "completed");
+        const conversation = contents([...stored, ...res.appended]);
+        assert.deepEqual(conversation, ["user:q", "assistant:", "tool:looked", "tool:paid", "assistant:done: looked | paid"]);
+        assert.deepEqual(cold.runs, { pay: 1, look: 0 });
+        // And the stored conversation takes no second approval.
+        const all = [...stored, ...res.appended].map((m) => ({ ...m }));
+        const again = await world(mode);
+        await refused(again, { sessionId: "s", history: all, approvals: [approve("pay-q")] }, "invalid_argument");
+        release(cold.rt);
+        release(again.rt);
+      });
+    }
+  });
+
+  describe(`hostile counters (${mode})`, () => {
+    test("counts that change between calls for the same message: each message counted once, the runs go on", async () => {
+      let calls = 0;
+      const rt = await load(modeConfig(mode, { countTokens: () => (calls++ % 7) + 1 }));
+      const policy = { maxContextTokens: 12 };
+      for (let i = 0; i < 6; i++) {
+        const r = await rt.run({ sessionId: "s", input: "m" + i, policy });
+        assert.equal(r.status, "completed");
+      }
+      // Two messages stored per turn, the system prompt none: at most one
+      // count for each stored message and each input.
+      assert.ok(calls <= 12, `${calls} calls for 12 messages`);
+      assert.equal((await rt.session("s")).messages.length, 12);
+      release(rt);
+    });
+
+    test("a counter that closes the runtime fails the run typed and hangs nothing", async () => {
+      let rt;
+      let calls = 0;
+      rt = await load(modeConfig(mode, { countTokens: () => { calls++; rt.close(); return 1; } }));
+      await rejectsWith(assert, rt.run({ sessionId: "s", input: "hello", policy: { maxContextTokens: 100 } }), "cancelled");
+      await rejectsWith(assert, rt.run({ sessionId: "s", input: "again", policy: { maxContextTokens: 100 } }), "invalid_argument");
+      assert.ok(calls >= 1);
+    });
+  });
+}
