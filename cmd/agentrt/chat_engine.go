@@ -9,30 +9,27 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
+	"github.com/agentrt/agentrt/jshost"
 	"github.com/agentrt/agentrt/openai"
 	"github.com/agentrt/agentrt/wasihost"
 )
 
-// wasiEngine runs turns of `agentrt chat --wasi` on the WASI module
-// driven by wasihost. The model, when not the module's echo, is called in
-// Go; the module is sandboxed on plain wazero with no JavaScript world.
-type wasiEngine struct {
-	m  *wasihost.Module
-	rt *wasihost.Runtime
+// wireEngine runs chat's turns over the wire exports both modules share
+// (docs/wire.md), driven by wasihost: the WASI module (--wasi) on its own
+// wazero instance, and the GOOS=js module (the default) under jshost,
+// which plays its JavaScript side and hands wasihost the module's
+// exports (wasihost.AttachJS). Either way one driver runs every turn,
+// the runtime's config, policy and history cross in the same frames and
+// the module's rules answer; the model, when not the module's echo, is
+// called in Go.
+type wireEngine struct {
+	rt    *wasihost.Runtime
+	close func()
 }
 
-func newWASIEngine(ctx context.Context, o chatOptions, model *openai.Model, stderr io.Writer) (*wasiEngine, error) {
-	path, err := chatWASIModule(ctx, o.module)
+func newWireEngine(ctx context.Context, o chatOptions, model *openai.Model, stderr io.Writer) (*wireEngine, error) {
+	in, closeModule, err := chatInstance(ctx, o, stderr)
 	if err != nil {
-		return nil, err
-	}
-	m, err := wasihost.CompileFile(ctx, path, &wasihost.CompileOptions{Stderr: stderr})
-	if err != nil {
-		return nil, err
-	}
-	in, err := m.Instantiate(ctx)
-	if err != nil {
-		m.Close(context.Background())
 		return nil, err
 	}
 	cfg := wasihost.Config{SystemPrompt: o.system}
@@ -41,13 +38,54 @@ func newWASIEngine(ctx context.Context, o chatOptions, model *openai.Model, stde
 	}
 	rt, err := in.NewRuntime(cfg)
 	if err != nil {
-		m.Close(context.Background())
+		closeModule()
 		return nil, err
 	}
-	return &wasiEngine{m: m, rt: rt}, nil
+	return &wireEngine{rt: rt, close: func() {
+		rt.Close()
+		closeModule()
+	}}, nil
 }
 
-func (e *wasiEngine) turn(ctx context.Context, session, input string, p core.Policy, h *historyFile) (*turnResult, error) {
+// chatInstance starts the module chat runs: the WASI module with --wasi,
+// else the GOOS=js module under jshost. closeModule closes it and what
+// compiled it.
+func chatInstance(ctx context.Context, o chatOptions, stderr io.Writer) (in *wasihost.Instance, closeModule func(), err error) {
+	if o.wasi {
+		path, err := chatWASIModule(ctx, o.module)
+		if err != nil {
+			return nil, nil, err
+		}
+		m, err := wasihost.CompileFile(ctx, path, &wasihost.CompileOptions{Stderr: stderr})
+		if err != nil {
+			return nil, nil, err
+		}
+		if in, err = m.Instantiate(ctx); err != nil {
+			m.Close(context.Background())
+			return nil, nil, err
+		}
+		return in, func() { m.Close(context.Background()) }, nil
+	}
+	path, err := chatModule(ctx, o.module)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := jshost.CompileFile(ctx, path, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jshost.NewInstance(ctx, m, jshost.Config{Stdout: stderr, Stderr: stderr})
+	if err != nil {
+		m.Close(context.Background())
+		return nil, nil, err
+	}
+	return wasihost.AttachJS(js.Exports(), js.Close), func() {
+		js.Close(context.Background())
+		m.Close(context.Background())
+	}, nil
+}
+
+func (e *wireEngine) turn(ctx context.Context, session, input string, p core.Policy, h *historyFile) (*turnResult, error) {
 	res, err := e.rt.Run(ctx, core.RunRequest{SessionID: session, Input: input, Policy: p, WithHistory: true, History: h.seed})
 	if err != nil {
 		if errors.Is(err, wasihost.ErrDead) || ctx.Err() != nil {
@@ -83,9 +121,4 @@ func healedValues(h *historyFile, edits []core.HistoryEdit) ([]any, error) {
 		return nil, fmt.Errorf("the healed history: %v", err)
 	}
 	return healed, nil
-}
-
-func (e *wasiEngine) close() {
-	e.rt.Close()
-	e.m.Close(context.Background())
 }
