@@ -71,3 +71,20 @@ func (x Exports) Read(ctx context.Context, addr, n uint32) ([]byte, error) {
 	})
 	return out, err
 }
+
+// Yield gives the guest's goroutines their turn, as a JavaScript host
+// does when its event loop calls wasm_exec.js's _resume with no event
+// pending: goroutines the exports' calls made ready run until all wait
+// again. Through export calls alone they never run, and Go's garbage
+// collector, whose workers are goroutines, never finishes a cycle; a
+// host that calls exports in a loop calls Yield between them, as the
+// glue gives Go an idle moment (js/idle.js).
+func (x Exports) Yield(ctx context.Context) error {
+	in := x.in
+	return in.do(ctx, func() error {
+		if err := in.ended(); err != nil {
+			return err
+		}
+		return in.resume()
+	})
+}

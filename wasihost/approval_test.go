@@ -33,7 +33,12 @@ type approvals struct {
 }
 
 func newApprovals(t *testing.T, predicate func(core.ToolInvocation) (bool, error)) *approvals {
-	w := &approvals{predicate: predicate, in: mustInstance(t)}
+	return newApprovalsOn(t, mustInstance, predicate)
+}
+
+// newApprovalsOn is newApprovals on an instance start makes (modules).
+func newApprovalsOn(t *testing.T, start func(testing.TB) *Instance, predicate func(core.ToolInvocation) (bool, error)) *approvals {
+	w := &approvals{predicate: predicate, in: start(t)}
 	if w.predicate == nil {
 		w.predicate = func(core.ToolInvocation) (bool, error) { return true, nil }
 	}
@@ -128,7 +133,12 @@ func (w *approvals) mustRefuse(t *testing.T, rt *Runtime, req core.RunRequest) {
 // on, and approving again, or an unknown call, is refused and runs
 // nothing.
 func TestApprovals_PauseApproveOnce(t *testing.T) {
-	w := newApprovals(t, nil)
+	for _, mod := range modules {
+		t.Run(mod.name, func(t *testing.T) { pauseApproveOnce(t, newApprovalsOn(t, mod.start, nil)) })
+	}
+}
+
+func pauseApproveOnce(t *testing.T, w *approvals) {
 	w.pause(t, w.rt)
 	w.mustRefuse(t, w.rt, core.RunRequest{SessionID: "s", Approvals: []core.Approval{{ToolCallID: "nope", Approved: true}}})
 	w.mustRefuse(t, w.rt, core.RunRequest{SessionID: "s", Input: "other"})
@@ -249,10 +259,15 @@ func TestApprovals_PredicateSaysNo(t *testing.T) {
 	}
 }
 
-// Ensure the WASI module resumes every approval case of the corpus as
+// Ensure both modules resume every approval case of the corpus as
 // the other edges do, each tool running as often as the case counts.
 func TestModule_ApprovalContract(t *testing.T) {
-	in := mustInstance(t)
+	for _, mod := range modules {
+		t.Run(mod.name, func(t *testing.T) { runApprovalContract(t, mod.start(t)) })
+	}
+}
+
+func runApprovalContract(t *testing.T, in *Instance) {
 	for _, c := range contract.MustLoadApprovals(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			var mu sync.Mutex

@@ -12,15 +12,21 @@ import (
 	"github.com/agentrt/agentrt/internal/contract"
 )
 
-// Ensure the WASI module seeds every corpus case as every other edge
+// Ensure both modules seed every corpus case as every other edge
 // does, or refuses it with the same code, index and message and creates
 // no session. The history is read in Go with hostmsg, as a Go host
 // reads its stored messages, and reaches the module packed.
 func TestModule_Contract(t *testing.T) {
 	cases := contract.MustLoad(t)
+	for _, mod := range modules {
+		t.Run(mod.name, func(t *testing.T) { runContract(t, cases, mod.start) })
+	}
+}
+
+func runContract(t *testing.T, cases []contract.Case, start func(testing.TB) *Instance) {
 	for _, model := range echoModels {
 		t.Run(model.name, func(t *testing.T) {
-			in := mustInstance(t)
+			in := start(t)
 			rt := mustRuntime(t, in, Config{Model: model.model})
 			for i := range cases {
 				c := &cases[i]

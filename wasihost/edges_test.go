@@ -13,7 +13,12 @@ import (
 // values; the compiler refuses the others) gives the code every other
 // edge gives, with the module's echo model and with a Go model.
 func TestEdges_WASI(t *testing.T) {
-	in := mustInstance(t)
+	for _, mod := range modules {
+		t.Run(mod.name, func(t *testing.T) { runEdges(t, mod.start(t)) })
+	}
+}
+
+func runEdges(t *testing.T, in *Instance) {
 	for _, model := range echoModels {
 		t.Run(model.name, func(t *testing.T) {
 			rt := mustRuntime(t, in, Config{Model: model.model})

@@ -3,6 +3,7 @@ package wasihost
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -33,15 +34,80 @@ const (
 
 // Instance is one instance of the module: its own linear memory, its own
 // sessions. A new Instance is a cold start. It is safe for concurrent
-// use: calls into the module are serialised.
+// use: calls into the module are serialised. Instantiate makes one of the
+// WASI module; AttachJS makes one over an instance of the GOOS=js module
+// that a host of its JavaScript side started: both export the same wire
+// functions, and an Instance drives either through them alone.
 type Instance struct {
-	mu    sync.Mutex
+	mu   sync.Mutex
+	x    Exports
+	dead bool
+	// jsonConfig: the module reads a config frame of JSON text only (the
+	// GOOS=js module), not the binary frame the WASI module reads.
+	jsonConfig bool
+	// close closes what the instance runs on.
+	close func(context.Context) error
+}
+
+// Exports is what an Instance needs of a started instance of a module
+// with agentrt's wire exports (docs/wire.md): calls of its exported
+// functions, with i32 values as uint64 as api.Function takes them, and
+// its linear memory. jshost.Exports is one, for the GOOS=js module.
+type Exports interface {
+	// Call calls the exported function name and returns its results.
+	Call(ctx context.Context, name string, params ...uint64) ([]uint64, error)
+	// Write copies b into the instance's memory at addr.
+	Write(ctx context.Context, addr uint32, b []byte) error
+	// Read returns a copy of n bytes of the instance's memory at addr.
+	Read(ctx context.Context, addr, n uint32) ([]byte, error)
+}
+
+// AttachJS returns an Instance over x, a started instance of the GOOS=js
+// module (dist/agentrt.wasm) whose JavaScript side a Go host plays, as
+// package jshost does. Runtimes, turns, sessions and stats then go over
+// the wire exports exactly as on the WASI module, the runtime's config
+// crossing as JSON text (the config frame that module reads). close, if
+// not nil, is called by Instance.Close and when a call traps. When x also
+// has Yield(ctx) error (giving the guest's goroutines their turn between
+// calls, as JavaScript's event loop does for the glue), a Runtime calls
+// it after each Run, so that Go's collector finishes its cycles.
+func AttachJS(x Exports, close func(context.Context) error) *Instance {
+	return &Instance{x: x, jsonConfig: true, close: close}
+}
+
+// moduleExports are the exports of a wazero instance of the WASI module.
+type moduleExports struct {
 	mod   api.Module
 	mem   api.Memory
 	fn    map[string]api.Function
 	stack [3]uint64
-	dead  bool
 }
+
+func (m *moduleExports) Call(ctx context.Context, name string, params ...uint64) ([]uint64, error) {
+	m.stack = [3]uint64{}
+	copy(m.stack[:], params)
+	if err := m.fn[name].CallWithStack(ctx, m.stack[:]); err != nil {
+		return nil, err
+	}
+	return m.stack[:1], nil
+}
+
+func (m *moduleExports) Write(_ context.Context, addr uint32, b []byte) error {
+	if !m.mem.Write(addr, b) {
+		return errOutside
+	}
+	return nil
+}
+
+func (m *moduleExports) Read(_ context.Context, addr, n uint32) ([]byte, error) {
+	b, ok := m.mem.Read(addr, n)
+	if !ok {
+		return nil, errOutside
+	}
+	return append([]byte(nil), b...), nil
+}
+
+var errOutside = errors.New("outside memory")
 
 // Instantiate starts a new instance of the module and runs its
 // _initialize when it exports one: the plain build does, and the
@@ -54,11 +120,11 @@ func (m *Module) Instantiate(ctx context.Context) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wasihost: instantiate: %w", err)
 	}
-	in := &Instance{mod: mod, mem: mod.Memory(), fn: map[string]api.Function{}}
+	x := &moduleExports{mod: mod, mem: mod.Memory(), fn: map[string]api.Function{}}
 	for _, name := range requiredExports {
-		in.fn[name] = mod.ExportedFunction(name)
+		x.fn[name] = mod.ExportedFunction(name)
 	}
-	return in, nil
+	return &Instance{x: x, close: mod.Close}, nil
 }
 
 // Close closes the instance: its runtimes and sessions are gone.
@@ -66,7 +132,10 @@ func (in *Instance) Close(ctx context.Context) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.dead = true
-	return in.mod.Close(ctx)
+	if in.close == nil {
+		return nil
+	}
+	return in.close(ctx)
 }
 
 // call calls export name with up to three arguments and returns its
@@ -75,14 +144,32 @@ func (in *Instance) call(name string, args ...uint64) (int32, error) {
 	if in.dead {
 		return 0, ErrDead
 	}
-	in.stack = [3]uint64{}
-	copy(in.stack[:], args)
-	if err := in.fn[name].CallWithStack(context.Background(), in.stack[:]); err != nil {
+	res, err := in.x.Call(context.Background(), name, args...)
+	if err != nil {
 		in.dead = true
-		in.mod.Close(context.Background())
+		if in.close != nil {
+			in.close(context.Background())
+		}
 		return 0, fmt.Errorf("%w: %s: %v", ErrDead, name, err)
 	}
-	return int32(uint32(in.stack[0])), nil
+	if len(res) == 0 {
+		return 0, nil
+	}
+	return int32(uint32(res[0])), nil
+}
+
+// yield gives the guest's goroutines their turn when its Exports can
+// (AttachJS). An error is left for the next call to meet.
+func (in *Instance) yield() {
+	y, ok := in.x.(interface{ Yield(context.Context) error })
+	if !ok {
+		return
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if !in.dead {
+		y.Yield(context.Background())
+	}
 }
 
 // write copies frame into the module's input buffer. The caller holds mu.
@@ -91,7 +178,7 @@ func (in *Instance) write(frame []byte) error {
 	if err != nil {
 		return err
 	}
-	if !in.mem.Write(uint32(p), frame) {
+	if in.x.Write(context.Background(), uint32(p), frame) != nil {
 		in.dead = true
 		return fmt.Errorf("%w: the input buffer is outside memory", ErrDead)
 	}
@@ -107,12 +194,12 @@ func (in *Instance) output(n int32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, ok := in.mem.Read(uint32(p), uint32(n))
-	if !ok {
+	b, err := in.x.Read(context.Background(), uint32(p), uint32(n))
+	if err != nil {
 		in.dead = true
 		return nil, fmt.Errorf("%w: the output frame is outside memory", ErrDead)
 	}
-	return append([]byte(nil), b...), nil
+	return b, nil
 }
 
 // exchange writes frame, calls export name with the runtime's number,
@@ -166,7 +253,12 @@ func (in *Instance) NewRuntime(cfg Config) (*Runtime, error) {
 	if err := cfg.Limits.Validate(); err != nil {
 		return nil, err
 	}
-	frame := wire.AppendConfig(nil, &c)
+	var frame []byte
+	if in.jsonConfig {
+		frame = wire.AppendConfigJSON(nil, configJSON(&cfg))
+	} else {
+		frame = wire.AppendConfig(nil, &c)
+	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if err := in.write(frame); err != nil {

@@ -119,6 +119,7 @@ func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, 
 		}
 	}
 	res, err := t.run(&b)
+	rt.in.yield()
 	if err == nil && res.Seed.Repairs != nil && req.WithHistory {
 		// The host's copy heals (docs/adr/0016-the-host-copy-heals.md):
 		// the repairs are deterministic, so the module's are the ones

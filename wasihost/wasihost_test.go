@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/internal/build"
+	"github.com/agentrt/agentrt/jshost"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -66,8 +67,49 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer plainModule.Close(ctx)
+	jsPath := filepath.Join(dir, "agentrt.wasm")
+	if err := build.Module(ctx, root, build.RuntimePkg, jsPath); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if jsModule, err = jshost.CompileFile(ctx, jsPath, nil); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer jsModule.Close(ctx)
 	return m.Run()
 }
+
+// jsModule is the GOOS=js module (wasm/runtime), which AttachJS drives
+// over its wire exports under jshost.
+var jsModule *jshost.Module
+
+// mustJSInstance starts a fresh instance of the GOOS=js module under
+// jshost and attaches to its exports, closed when the test ends.
+func mustJSInstance(t testing.TB) *Instance {
+	t.Helper()
+	if jsModule == nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(skipReason)
+		}
+		t.Skip(skipReason)
+	}
+	js, err := jshost.NewInstance(context.Background(), jsModule, jshost.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := AttachJS(js.Exports(), js.Close)
+	t.Cleanup(func() { in.Close(context.Background()) })
+	return in
+}
+
+// modules are the two modules the shared tables run on: the WASI module
+// on its own instance, and the GOOS=js module attached under jshost. Both
+// are driven over the same wire exports by the same code.
+var modules = []struct {
+	name  string
+	start func(testing.TB) *Instance
+}{{"WASI", mustInstance}, {"GoJS", mustJSInstance}}
 
 // mustInstance starts a fresh instance (a cold start), closed when the
 // test ends.

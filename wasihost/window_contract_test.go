@@ -17,6 +17,12 @@ import (
 // core's.
 func TestModule_WindowContract(t *testing.T) {
 	cases := contract.MustLoadWindow(t)
+	for _, mod := range modules {
+		t.Run(mod.name, func(t *testing.T) { runWindowContract(t, cases, mod.start) })
+	}
+}
+
+func runWindowContract(t *testing.T, cases []contract.WindowCase, start func(testing.TB) *Instance) {
 	for _, model := range echoModels {
 		for _, counted := range []bool{false, true} {
 			name := model.name
@@ -24,7 +30,7 @@ func TestModule_WindowContract(t *testing.T) {
 				name += "_HostCounter"
 			}
 			t.Run(name, func(t *testing.T) {
-				in := mustInstance(t)
+				in := start(t)
 				for _, c := range cases {
 					t.Run(c.Name, func(t *testing.T) {
 						cfg := Config{Model: model.model, SystemPrompt: c.SystemPrompt}

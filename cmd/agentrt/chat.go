@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,10 +13,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/core/hostmsg"
-	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
 	"github.com/agentrt/agentrt/internal/envvar"
-	"github.com/agentrt/agentrt/jshost"
 	"github.com/agentrt/agentrt/openai"
 )
 
@@ -102,15 +98,6 @@ func envOr(name, def string) string {
 	return def
 }
 
-// chatEngine is what differs between the two modules chat runs: how a
-// turn reaches the module and how its result comes back.
-type chatEngine interface {
-	// turn runs one turn. A turn the runtime refused or that failed is a
-	// *turnError (the loop goes on); any other error ends the command.
-	turn(ctx context.Context, session, input string, policy core.Policy, h *historyFile) (*turnResult, error)
-	close()
-}
-
 // turnResult is what the loop needs of a completed turn.
 type turnResult struct {
 	seed     core.SeedReport
@@ -144,12 +131,7 @@ func chat(ctx context.Context, o chatOptions, stdin io.Reader, stdout, stderr io
 	default:
 		return fmt.Errorf("unknown --model %q: want echo or openai", o.model)
 	}
-	var e chatEngine
-	if o.wasi {
-		e, err = newWASIEngine(ctx, o, model, stderr)
-	} else {
-		e, err = newJSEngine(ctx, o, model, stderr)
-	}
+	e, err := newWireEngine(ctx, o, model, stderr)
 	if err != nil {
 		return err
 	}
@@ -246,178 +228,4 @@ func errorLine(message, code string, index int) string {
 		message += fmt.Sprintf(" (index %d)", index)
 	}
 	return message
-}
-
-// jsEngine runs turns on the GOOS=js module under jshost, through its
-// JavaScript API (docs/module.md).
-type jsEngine struct {
-	m  *jshost.Module
-	in *jshost.Instance
-	rt jshost.Value
-}
-
-func newJSEngine(ctx context.Context, o chatOptions, model *openai.Model, stderr io.Writer) (*jsEngine, error) {
-	path, err := chatModule(ctx, o.module)
-	if err != nil {
-		return nil, err
-	}
-	m, err := jshost.CompileFile(ctx, path, nil)
-	if err != nil {
-		return nil, err
-	}
-	e := &jsEngine{m: m}
-	if e.in, err = jshost.NewInstance(ctx, m, jshost.Config{Stdout: stderr, Stderr: stderr}); err != nil {
-		e.close()
-		return nil, err
-	}
-	config := map[string]any{"systemPrompt": o.system}
-	if model != nil {
-		config["model"] = hostModel(ctx, e.in, model)
-	}
-	api := e.in.Global("agentrt")
-	if api == jshost.Undefined {
-		e.close()
-		return nil, errors.New("the module did not publish globalThis.agentrt")
-	}
-	if e.rt, err = e.in.Call(ctx, api, "createRuntime", config); err != nil {
-		e.close()
-		return nil, err
-	}
-	if x, ok := e.rt.(*jshost.Object); ok && x.IsError() { // a refused config
-		v, _ := e.in.Export(x).(map[string]any)
-		e.close()
-		return nil, fmt.Errorf("createRuntime: %v: %v", v["code"], v["message"])
-	}
-	return e, nil
-}
-
-func (e *jsEngine) turn(ctx context.Context, session, input string, p core.Policy, h *historyFile) (*turnResult, error) {
-	// The history goes as the file holds it, so that a healed copy comes
-	// back in the file's own shapes.
-	policy := map[string]any{"repair": p.Repair, "seedMode": string(p.SeedMode)}
-	v, err := e.in.CallAsync(ctx, e.rt, "startRunWithPolicyAndHistory", session, input, policy, h.values)
-	if err != nil {
-		var ex *jshost.Exception
-		if errors.As(err, &ex) {
-			s := ex.Message
-			if s == "" {
-				s = ex.Name
-			}
-			return nil, &turnError{errorLine(s, ex.Code, ex.Index)}
-		}
-		return nil, err
-	}
-	res, _ := e.in.Export(v).(map[string]any)
-	seed, _ := res["seed"].(map[string]any)
-	r := &turnResult{seed: core.SeedReport{
-		Mode:          core.SeedOutcome(fmt.Sprint(seed["mode"])),
-		Seeded:        number(seed["seeded"]),
-		SkippedSystem: number(seed["skippedSystem"]),
-	}}
-	repairs, _ := seed["repairs"].([]any)
-	for _, x := range repairs {
-		m, _ := x.(map[string]any)
-		id, _ := m["toolCallId"].(string)
-		r.seed.Repairs = append(r.seed.Repairs, core.Repair{Kind: core.RepairKind(fmt.Sprint(m["kind"])), Index: number(m["index"]), ToolCallID: id})
-	}
-	if healed, ok := seed["repaired"].([]any); ok {
-		r.repaired = healed
-	}
-	reply, _ := res["reply"].(map[string]any)
-	r.reply = fmt.Sprint(reply["content"])
-	appended, _ := res["appended"].([]any)
-	if r.appended, err = seedMessages(appended); err != nil {
-		return nil, fmt.Errorf("the module's appended messages: %v", err)
-	}
-	return r, nil
-}
-
-func (e *jsEngine) close() {
-	if e.in != nil {
-		e.in.Close(context.Background())
-	}
-	e.m.Close(context.Background())
-}
-
-// number is a JavaScript number as an int (0 when it is not one).
-func number(v any) int {
-	f, _ := v.(float64)
-	return int(f)
-}
-
-// seedMessages reads messages the module returned (a result's appended)
-// as history, by the same rules.
-func seedMessages(msgs []any) ([]core.SeedMessage, error) {
-	b, err := json.Marshal(msgs)
-	if err != nil {
-		return nil, err
-	}
-	v, err := hostjson.Parse(b)
-	if err != nil {
-		return nil, err
-	}
-	return hostmsg.Messages(v, 0)
-}
-
-// hostModel exposes m to the module as a JavaScript model function: the
-// request is converted on the event loop, the HTTP call runs in its own
-// goroutine, and the answer settles a Promise.
-func hostModel(ctx context.Context, in *jshost.Instance, m core.Model) jshost.Func {
-	return func(_ jshost.Value, args []jshost.Value) (any, error) {
-		req := modelRequest(args)
-		p, resolve, reject := in.NewPromise()
-		go func() {
-			reply, err := m.Complete(ctx, req)
-			if err != nil {
-				v, _ := jshost.ToJS(err)
-				if e, ok := v.(*jshost.Object); ok {
-					e.Set("code", string(core.ErrorCode(err)))
-				}
-				reject(v)
-				return
-			}
-			calls := make([]any, len(reply.ToolCalls))
-			for i, c := range reply.ToolCalls {
-				calls[i] = map[string]any{"id": c.ID, "name": c.Name, "arguments": c.Arguments}
-			}
-			resolve(map[string]any{"content": reply.Content, "toolCalls": calls})
-		}()
-		return p, nil
-	}
-}
-
-// modelRequest reads the module's model request (docs/contract.md,
-// "Models and tools").
-func modelRequest(args []jshost.Value) *core.ModelRequest {
-	var r jshost.Value = jshost.Undefined
-	if len(args) > 0 {
-		r = args[0]
-	}
-	str := func(v jshost.Value) string { s, _ := v.(string); return s }
-	req := &core.ModelRequest{
-		RunID:     str(jshost.Get(r, "runId")),
-		SessionID: str(jshost.Get(r, "sessionId")),
-		System:    str(jshost.Get(r, "system")),
-		Delta:     func(string) {},
-	}
-	msgs, _ := jshost.Export(jshost.Get(r, "messages")).([]any)
-	for _, x := range msgs {
-		mm, _ := x.(map[string]any)
-		msg := core.Message{
-			ID: str(mm["id"]), Role: core.Role(str(mm["role"])),
-			Content: str(mm["content"]), ToolCallID: str(mm["tool_call_id"]),
-		}
-		calls, _ := mm["tool_calls"].([]any)
-		for _, c := range calls {
-			cm, _ := c.(map[string]any)
-			msg.ToolCalls = append(msg.ToolCalls, core.ToolCall{ID: str(cm["id"]), Name: str(cm["name"]), Arguments: str(cm["arguments"])})
-		}
-		req.Messages = append(req.Messages, msg)
-	}
-	tools, _ := jshost.Export(jshost.Get(r, "tools")).([]any)
-	for _, x := range tools {
-		tm, _ := x.(map[string]any)
-		req.Tools = append(req.Tools, core.ToolSpec{Name: str(tm["name"]), Description: str(tm["description"]), Parameters: str(tm["parameters"])})
-	}
-	return req
 }
