@@ -10,39 +10,11 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { root } from "./env.mjs";
 import { runtimes, rejectsWith, runtimeModes, modeConfig } from "./helpers.mjs";
+import { world as openWorld, contents, messagesOf, refused } from "./approvals.mjs";
 import { canonical } from "./corpus.mjs";
 
 const { load, release } = runtimes();
-
-// world opens a runtime whose model asks, for each user message, for a
-// "pay" call (needsApproval as given) and a "look" call (never), and
-// answers tool results with their contents; runs counts each tool's runs.
-async function world(mode, needsApproval = () => true, extra = {}) {
-  const runs = { pay: 0, look: 0 };
-  const model = (req) => {
-    const last = req.messages[req.messages.length - 1];
-    if (last.role === "user") {
-      return { content: "", toolCalls: [
-        { id: `pay-${last.content}`, name: "pay", arguments: '{"amount":5}' },
-        { id: `look-${last.content}`, name: "look", arguments: "{}" },
-      ] };
-    }
-    const seen = [];
-    for (let i = req.messages.length - 1; i >= 0 && req.messages[i].role === "tool"; i--) seen.unshift(req.messages[i].content);
-    return { content: "done: " + seen.join(" | ") };
-  };
-  const rt = await load(modeConfig(mode, {
-    model, ...extra,
-    tools: [
-      { name: "pay", needsApproval, call: () => { runs.pay++; return "paid"; } },
-      { name: "look", call: () => { runs.look++; return "looked"; } },
-    ],
-  }));
-  return { rt, runs };
-}
-
-const contents = (msgs) => msgs.map((m) => `${m.role}:${m.content}`);
-const messagesOf = async (rt, id) => (await rt.session(id))?.messages ?? null;
+const world = (...args) => openWorld(load, ...args);
 
 // pause runs "q" on session s and checks that it stops for pay-q after
 // look-q ran, with run.awaiting_approval as its last event.
@@ -61,16 +33,6 @@ async function pause(w) {
   assert.deepEqual(contents(await messagesOf(w.rt, "s")), contents(res.appended));
   assert.deepEqual(w.runs, { pay: 0, look: 1 });
   return res;
-}
-
-// refused checks that run(request) is refused with code and changes
-// neither the session nor the tool runs.
-async function refused(w, request, code) {
-  const before = JSON.stringify(await messagesOf(w.rt, request.sessionId));
-  const runs = { ...w.runs };
-  await rejectsWith(assert, w.rt.run(request), code);
-  assert.equal(JSON.stringify(await messagesOf(w.rt, request.sessionId)), before);
-  assert.deepEqual(w.runs, runs);
 }
 
 for (const mode of runtimeModes) {

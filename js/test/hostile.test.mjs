@@ -12,55 +12,12 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { runtimes, rejectsWith, runtimeModes, modeConfig } from "./helpers.mjs";
+import { world as openWorld, contents, messagesOf, refused } from "./approvals.mjs";
 
 const { load, release } = runtimes();
+const world = (...args) => openWorld(load, ...args);
 
-// world opens a runtime whose model asks, for each user message, for a
-// "pay" call (needsApproval as given) and a "look" call (never), and
-// answers tool results with their contents; runs counts each tool's runs.
-// hooks.pay and hooks.model, when set, run inside the pay tool and the
-// model (on a request that ends with tool results).
-async function world(mode, needsApproval = () => true, extra = {}) {
-  const runs = { pay: 0, look: 0 };
-  const hooks = {};
-  const model = async (req) => {
-    const last = req.messages[req.messages.length - 1];
-    if (last.role === "user") {
-      return { content: "", toolCalls: [
-        { id: `pay-${last.content}`, name: "pay", arguments: '{"amount":5}' },
-        { id: `look-${last.content}`, name: "look", arguments: "{}" },
-      ] };
-    }
-    if (hooks.model) await hooks.model();
-    const seen = [];
-    for (let i = req.messages.length - 1; i >= 0 && req.messages[i].role === "tool"; i--) seen.unshift(req.messages[i].content);
-    return { content: "done: " + seen.join(" | ") };
-  };
-  const rt = await load(modeConfig(mode, {
-    model, ...extra,
-    tools: [
-      { name: "pay", needsApproval, call: async () => { runs.pay++; if (hooks.pay) await hooks.pay(); return "paid"; } },
-      { name: "look", call: () => { runs.look++; return "looked"; } },
-    ],
-  }));
-  return { rt, runs, hooks };
-}
-
-const contents = (msgs) => msgs.map((m) => `${m.role}:${m.content}`);
-const messagesOf = async (rt, id) => (await rt.session(id))?.messages ?? null;
 const approve = (id) => ({ toolCallId: id, approved: true });
-
-// refused checks that run(request) is refused with code and changes
-// neither the sessions named nor the tool runs.
-async function refused(w, request, code, sessions = [request.sessionId]) {
-  const before = await Promise.all(sessions.map(async (s) => JSON.stringify(await messagesOf(w.rt, s))));
-  const runs = { ...w.runs };
-  await rejectsWith(assert, w.rt.run(request), code);
-  for (let i = 0; i < sessions.length; i++) {
-    assert.equal(JSON.stringify(await messagesOf(w.rt, sessions[i])), before[i], `session ${sessions[i]} changed`);
-  }
-  assert.deepEqual(w.runs, runs);
-}
 
 // once returns a predicate that answers hostile() at its first call and
 // false after it, so that a second run shows the runtime alive.
