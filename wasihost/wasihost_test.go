@@ -88,12 +88,7 @@ var jsModule *jshost.Module
 // jshost and attaches to its exports, closed when the test ends.
 func mustJSInstance(t testing.TB) *Instance {
 	t.Helper()
-	if jsModule == nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(skipReason)
-		}
-		t.Skip(skipReason)
-	}
+	needModules(t, jsModule != nil)
 	js, err := jshost.NewInstance(context.Background(), jsModule, jshost.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +96,19 @@ func mustJSInstance(t testing.TB) *Instance {
 	in := AttachJS(js.Exports(), js.Close)
 	t.Cleanup(func() { in.Close(context.Background()) })
 	return in
+}
+
+// needModules skips the test when the modules could not be built (ok
+// false), and fails it under CI, where they must be.
+func needModules(t testing.TB, ok bool) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal(skipReason)
+	}
+	t.Skip(skipReason)
 }
 
 // modules are the two modules the shared tables run on: the WASI module
@@ -115,12 +123,7 @@ var modules = []struct {
 // test ends.
 func mustInstance(t testing.TB) *Instance {
 	t.Helper()
-	if module == nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(skipReason)
-		}
-		t.Skip(skipReason)
-	}
+	needModules(t, module != nil)
 	in, err := module.Instantiate(context.Background())
 	if err != nil {
 		t.Fatal(err)
