@@ -99,9 +99,14 @@ func readMessages(t *testing.T, path string) []map[string]any {
 // file: the first appends its turns, the second starts cold and seeds its
 // session from the file once.
 func TestChat_TwoProcesses_SecondSeedsFromFile(t *testing.T) {
-	mod := mustChatModule(t)
+	for _, m := range chatModules(t) {
+		t.Run(m.name, func(t *testing.T) { testChatTwoProcesses(t, m.flags) })
+	}
+}
+
+func testChatTwoProcesses(t *testing.T, flags []string) {
 	hist := filepath.Join(t.TempDir(), "conv.json")
-	args := []string{"--session", "conv-1", "--history", hist, "--module", mod, "--system", "be brief"}
+	args := append([]string{"--session", "conv-1", "--history", hist, "--system", "be brief"}, flags...)
 
 	out, errOut, err := runChatProcess(t, "hello\nhow are you?\n", nil, args...)
 	if err != nil {
@@ -144,14 +149,34 @@ func TestChat_TwoProcesses_SecondSeedsFromFile(t *testing.T) {
 	}
 }
 
+// chatModules is the modules chat runs, by name, each as the flags that
+// select it: every chat test runs on both, through the one wire engine.
+func chatModules(t *testing.T) []struct {
+	name  string
+	flags []string
+} {
+	return []struct {
+		name  string
+		flags []string
+	}{
+		{"GOOSJS", []string{"--module", mustChatModule(t)}},
+		{"WASI", []string{"--wasi", "--module", mustChatWasiModule(t)}},
+	}
+}
+
 // Ensure a history the module refuses is reported with its code and
 // index, the turn is not stored, and bad flags or files fail the command.
 func TestChat_Errors(t *testing.T) {
-	mod := mustChatModule(t)
+	for _, m := range chatModules(t) {
+		t.Run(m.name, func(t *testing.T) { testChatErrors(t, m.flags) })
+	}
+}
+
+func testChatErrors(t *testing.T, flags []string) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`[{"role":"wizard","content":"x"}]`), 0o644)
-	out, errOut, err := runChatProcess(t, "hi\n", nil, "--session", "s", "--history", bad, "--module", mod)
+	out, errOut, err := runChatProcess(t, "hi\n", nil, append([]string{"--session", "s", "--history", bad}, flags...)...)
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("chat with a refused turn: got %v, want exit status 1\n%s", err, errOut)
 	}
@@ -175,8 +200,8 @@ func TestChat_Errors(t *testing.T) {
 		want string
 	}{
 		{name: "ErrNoSession", args: []string{"--history", filepath.Join(dir, "h.json")}, want: "--session and --history are required"},
-		{name: "ErrNotAnArray", args: []string{"--session", "s", "--history", notJSON, "--module", mod}, want: "not a JSON array"},
-		{name: "ErrShape", args: []string{"--session", "s", "--history", badShape, "--module", mod}, want: "invalid_history: content must be a string, an array of parts, or null (index 1)"},
+		{name: "ErrNotAnArray", args: append([]string{"--session", "s", "--history", notJSON}, flags...), want: "not a JSON array"},
+		{name: "ErrShape", args: append([]string{"--session", "s", "--history", badShape}, flags...), want: "invalid_history: content must be a string, an array of parts, or null (index 1)"},
 		{name: "ErrUnknownModel", args: []string{"--session", "s", "--history", filepath.Join(dir, "h.json"), "--model", "gpt"}, want: `unknown --model "gpt"`},
 		{name: "ErrMissingModule", args: []string{"--session", "s", "--history", filepath.Join(dir, "h.json"), "--module", filepath.Join(dir, "none.wasm")}, want: "none.wasm"},
 	}
@@ -194,7 +219,12 @@ func TestChat_Errors(t *testing.T) {
 // call, a UIMessage with a tool part) seeds the session, and the file
 // keeps its messages as they were, with the new turn after them.
 func TestChat_HostShapes(t *testing.T) {
-	mod := mustChatModule(t)
+	for _, m := range chatModules(t) {
+		t.Run(m.name, func(t *testing.T) { testChatHostShapes(t, m.flags) })
+	}
+}
+
+func testChatHostShapes(t *testing.T, flags []string) {
 	hist := filepath.Join(t.TempDir(), "h.json")
 	os.WriteFile(hist, []byte(`[
 		{"role": "developer", "content": "Be brief."},
@@ -203,7 +233,7 @@ func TestChat_HostShapes(t *testing.T) {
 		{"role": "tool", "tool_call_id": "c1", "content": "3"},
 		{"id": "m4", "role": "assistant", "parts": [{"type": "tool-add", "toolCallId": "c2", "state": "output-available", "input": {"a": 3}, "output": 3}, {"type": "text", "text": "3, then 3."}]}
 	]`), 0o644)
-	out, errOut, err := runChatProcess(t, "again\nonce more\n", nil, "--session", "s", "--history", hist, "--module", mod)
+	out, errOut, err := runChatProcess(t, "again\nonce more\n", nil, append([]string{"--session", "s", "--history", hist}, flags...)...)
 	if err != nil {
 		t.Fatalf("chat: %v\n%s", err, errOut)
 	}
@@ -219,7 +249,12 @@ func TestChat_HostShapes(t *testing.T) {
 // Ensure --model openai sends the seeded context to an OpenAI-compatible
 // endpoint from the host side and stores its answer.
 func TestChat_OpenAIModel(t *testing.T) {
-	mod := mustChatModule(t)
+	for _, m := range chatModules(t) {
+		t.Run(m.name, func(t *testing.T) { testChatOpenAIModel(t, m.flags) })
+	}
+}
+
+func testChatOpenAIModel(t *testing.T, flags []string) {
 	var mu sync.Mutex
 	var gotMessages int
 	var gotAuth string
@@ -238,8 +273,8 @@ func TestChat_OpenAIModel(t *testing.T) {
 	hist := filepath.Join(t.TempDir(), "h.json")
 	os.WriteFile(hist, []byte(`[{"role":"user","content":"earlier"},{"role":"assistant","content":"noted"}]`), 0o644)
 	out, errOut, err := runChatProcess(t, "hello\n", []string{"AGENTRT_OPENAI_KEY=sk-test"},
-		"--session", "s", "--history", hist, "--module", mod, "--system", "sys",
-		"--model", "openai", "--openai-base-url", srv.URL, "--openai-model", "m1")
+		append([]string{"--session", "s", "--history", hist, "--system", "sys",
+			"--model", "openai", "--openai-base-url", srv.URL, "--openai-model", "m1"}, flags...)...)
 	if err != nil {
 		t.Fatalf("chat: %v\n%s", err, errOut)
 	}
