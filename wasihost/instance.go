@@ -77,7 +77,6 @@ func AttachJS(x Exports, close func(context.Context) error) *Instance {
 
 // moduleExports are the exports of a wazero instance of the WASI module.
 type moduleExports struct {
-	mod   api.Module
 	mem   api.Memory
 	fn    map[string]api.Function
 	stack [3]uint64
@@ -120,7 +119,7 @@ func (m *Module) Instantiate(ctx context.Context) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wasihost: instantiate: %w", err)
 	}
-	x := &moduleExports{mod: mod, mem: mod.Memory(), fn: map[string]api.Function{}}
+	x := &moduleExports{mem: mod.Memory(), fn: map[string]api.Function{}}
 	for _, name := range requiredExports {
 		x.fn[name] = mod.ExportedFunction(name)
 	}

@@ -17,8 +17,9 @@ import (
 //	{ runId, sessionId, system, messages, tools, step, delta(text) }
 //
 // messages in the session shape (see the table in values_js.go), frozen
-// objects from cache shared with later requests of the session; tools as { name, description, parameters } with parameters
-// parsed from its JSON text (undefined when the tool has none); system is
+// objects from cache shared with later requests of the session; tools
+// as { name, description, parameters } with parameters parsed from its
+// JSON text (undefined when the tool has none); system is
 // the prompt as the JavaScript string the caller made once. delta(text)
 // streams text through req.Delta until end is called: call end once the
 // model has answered, and later calls are ignored, silently.
