@@ -297,16 +297,20 @@ func (t *turn) pause() {
 }
 
 // awaiting lists the calls pending at the end of history, as
-// CheckHistory reports them.
+// CheckHistory reports them: each call id once, at its first part, even
+// where a malformed message carries it twice (that history is refused,
+// and Problems says why).
 func awaiting(history []SeedMessage) []AwaitingCall {
 	at, calls := pendingSeed(history)
 	if calls == nil {
 		return nil
 	}
 	at = HostIndex(history, at)
-	out := make([]AwaitingCall, len(calls))
+	out := make([]AwaitingCall, 0, len(calls))
 	for k, c := range calls {
-		out[k] = AwaitingCall{Index: at, ToolCallID: c.ID, Name: c.Name}
+		if callIndex(calls[:k], nil, c.ID) < 0 {
+			out = append(out, AwaitingCall{Index: at, ToolCallID: c.ID, Name: c.Name})
+		}
 	}
 	return out
 }
