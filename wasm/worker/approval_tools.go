@@ -13,7 +13,8 @@ import (
 // (docs/adr/0019-tool-approvals.md): "pay" needs approval and answers
 // "paid", "look" needs none and answers "looked", and "count" needs
 // approval and answers "run N", N its runs in this Go instance, which
-// shows a resume ran it exactly once. A deployment declares its own
+// shows a resume ran it exactly once; armed by FaultHeader "tool-exit",
+// "count" ends the instance before it counts (crashIfArmed). A deployment declares its own
 // tools in Go the same way, through config.Tools.
 
 // testTools returns the test tools, with their own run counter.
@@ -25,6 +26,7 @@ func testTools() []core.Tool {
 	var mu sync.Mutex
 	runs := 0
 	count := func(core.Context, core.ToolInvocation) (string, error) {
+		crashIfArmed()
 		mu.Lock()
 		defer mu.Unlock()
 		runs++

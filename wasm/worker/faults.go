@@ -4,7 +4,9 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
+	"sync/atomic"
 )
 
 // The test-only fault switch. With AGENTRT_TEST_FAULTS set to "1" the
@@ -32,11 +34,15 @@ func withFaults(h http.Handler, token string, die func(kind string)) http.Handle
 			_, tail, _ := strings.Cut(rest, "/")
 			kind, ok = strings.CutPrefix("/"+tail, faultPrefix)
 		}
+		authorized := token == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) == 1
 		if !ok || r.Method != http.MethodPost || (kind != faultOOM && kind != faultPanic && kind != faultExit) {
+			if authorized {
+				armToolExit(r)
+			}
 			h.ServeHTTP(w, r)
 			return
 		}
-		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1 {
+		if !authorized {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -45,13 +51,36 @@ func withFaults(h http.Handler, token string, die func(kind string)) http.Handle
 }
 
 // FaultHeader, on a run request to the durable deployment with the fault
-// switch on, injects a failure between the model's answer and the
-// storage write: "storage" fails the write, "exit" ends the Go instance
-// there.
+// switch on, injects a failure: "storage" fails the write after the
+// model's answer, "exit" ends the Go instance there, and "tool-exit"
+// ends it inside the next run of the test tool "count", after the
+// decision to run it and before its result (see armToolExit).
 const (
-	FaultHeader  = "X-Agentrt-Test-Fault"
-	faultStorage = "storage"
+	FaultHeader   = "X-Agentrt-Test-Fault"
+	faultStorage  = "storage"
+	faultToolExit = "tool-exit"
 )
+
+// toolExit is armed by a request carrying FaultHeader "tool-exit": the
+// next run of the test tool "count" in this Go instance ends the
+// instance. The instance that dies takes the flag with it, so the
+// request sent again runs the tool.
+var toolExit atomic.Bool
+
+// armToolExit arms toolExit when r carries FaultHeader "tool-exit".
+func armToolExit(r *http.Request) {
+	if r.Header.Get(FaultHeader) == faultToolExit {
+		toolExit.Store(true)
+	}
+}
+
+// crashIfArmed ends the instance as die's "exit" does when toolExit is
+// armed.
+func crashIfArmed() {
+	if toolExit.Load() {
+		os.Exit(3)
+	}
+}
 
 // errInjectedStorage is the write failure FaultHeader "storage" injects.
 var errInjectedStorage = errors.New("agentrt: injected storage fault")

@@ -82,3 +82,34 @@ func TestBeforeWrite(t *testing.T) {
 		})
 	}
 }
+
+// Ensure a run request with FaultHeader "tool-exit" arms the crash of the
+// next "count" run only when its token is right, and other headers leave
+// it unarmed.
+func TestWithFaults_ToolExit(t *testing.T) {
+	tests := []struct {
+		name, auth, header string
+		want               bool
+	}{
+		{"OK/armed", "Bearer tk", "tool-exit", true},
+		{"ErrWrongToken", "Bearer tk2", "tool-exit", false},
+		{"ErrNoToken", "", "tool-exit", false},
+		{"OK/otherFault", "Bearer tk", "exit", false},
+		{"OK/none", "Bearer tk", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			toolExit.Store(false)
+			defer toolExit.Store(false)
+			var died string
+			h := withFaults(http.NotFoundHandler(), "tk", func(k string) { died = k })
+			req := httptest.NewRequest("POST", "/v1/sessions/a/runs", nil)
+			req.Header.Set("Authorization", tc.auth)
+			req.Header.Set(FaultHeader, tc.header)
+			h.ServeHTTP(httptest.NewRecorder(), req)
+			if got := toolExit.Load(); got != tc.want || died != "" {
+				t.Errorf("armed %v (died %q), want %v", got, died, tc.want)
+			}
+		})
+	}
+}

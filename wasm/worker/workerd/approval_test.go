@@ -199,13 +199,17 @@ func TestDurable_Approval_OtherConversationAndRace(t *testing.T) {
 }
 
 // Ensure a resume whose turn is lost before the object writes it (the
-// storage write fails, or the Go instance ends between the model's
-// answer and the write) leaves the stored conversation paused, and the
-// same approval sent again resumes it once: the call's result is stored
-// once, and a third approval is refused.
+// storage write fails, the Go instance ends between the model's answer
+// and the write, or it ends inside the approved tool, after the decision
+// and before the tool's result) leaves the stored conversation paused,
+// and the same approval sent again resumes it once: the call's result is
+// stored once, and a third approval is refused. A tool the instance died
+// in may have done its work; sent again, the approval runs it again (at
+// least once, as docs/durable.md says), and the store never holds two
+// results of the call.
 func TestDurable_Approval_LostBeforeWrite(t *testing.T) {
 	p := mustStart(t, workerd.Options{Durable: true, StateDir: t.TempDir(), Env: durableEnv(nil)})
-	for _, fault := range []string{"storage", "exit"} {
+	for _, fault := range []string{"storage", "exit", "tool-exit"} {
 		t.Run(fault, func(t *testing.T) {
 			conv := "lost-" + fault
 			status, r := postApproval(t, p, conv, `{"input":"/tool count {}"}`)
