@@ -33,6 +33,10 @@ import (
 //     what was added since; others are dropped once they outnumber those
 //     (a session holds at most twice the messages a model was last sent,
 //     plus 64). Forget drops a session's entries; Reset drops all.
+//   - Each session also keeps one Array of its messages' objects from
+//     the window's start, which later requests of the same generation
+//     extend and slice (see View): one reference per message, dropped
+//     with the session's entries.
 //   - Safe for concurrent use.
 type Cache struct {
 	mu       onethread.Mutex
@@ -47,6 +51,15 @@ type sessionCache struct {
 	last, spare []*cached
 	vals        []any // scratch for the arguments of Array.of
 	gen         uint64
+	// all is a JavaScript Array of the objects of the session's messages
+	// from index base to end, as they were under generation allGen (see
+	// core.ModelRequest.Generation): while the generation holds, the
+	// session only grows, so the next View pushes what is new onto all
+	// and hands out a slice of it. all itself is never handed out: a
+	// model may change the Array it is given.
+	all          js.Value
+	allGen       uint64
+	base, allEnd int
 	// idJS is the session id as a JavaScript string, made once for the
 	// requests of the session (see SessionID); undefined until then.
 	idJS js.Value
@@ -96,17 +109,41 @@ func keyOf(m *core.Message) msgKey {
 // NewCache returns an empty Cache.
 func NewCache() *Cache { return &Cache{sessions: make(map[string]*sessionCache)} }
 
-// View returns msgs, the messages of one model request on session, as a
-// JavaScript Array of frozen message objects, converting only those the
-// session's cache does not hold. The session's cache then holds exactly
-// msgs (and what Add puts there later).
-func (c *Cache) View(session string, msgs []core.Message) js.Value {
+// View returns req.Messages, the messages of one model request, as a
+// new JavaScript Array of frozen message objects, converting only those
+// the session's cache does not hold. The session's cache then holds
+// those messages (and what Add puts there later).
+//
+// A request of the session's generation as the previous View's, whose
+// window starts no earlier, costs the messages appended since: they are
+// pushed onto the session's Array of all the messages, and the request
+// gets a copy of its window (Array.prototype.slice), not an Array built
+// from every message again.
+func (c *Cache) View(req *core.ModelRequest) js.Value {
+	msgs := req.Messages
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	sc := c.sessions[session]
+	sc := c.sessions[req.SessionID]
 	if sc == nil {
 		sc = &sessionCache{entries: make(map[msgKey]*cached, len(msgs))}
-		c.sessions[session] = sc
+		c.sessions[req.SessionID] = sc
+	}
+	end := req.Offset + len(msgs)
+	if sc.all.Type() == js.TypeObject && sc.allGen == req.Generation && req.Generation != 0 &&
+		sc.base <= req.Offset && req.Offset <= sc.allEnd && sc.allEnd <= end {
+		vals := sc.vals[:0]
+		for i := sc.allEnd - req.Offset; i < len(msgs); i++ {
+			e := sc.get(&msgs[i], keyOf(&msgs[i]))
+			e.gen, e.pos = sc.gen, len(sc.last)
+			sc.last = append(sc.last, e)
+			vals = append(vals, e.arg)
+		}
+		for n := vals; len(n) > 0; n = n[min(len(n), arrayChunk):] {
+			sc.all.Call(MethodPush, n[:min(len(n), arrayChunk)]...)
+		}
+		clear(vals)
+		sc.vals, sc.allEnd = vals[:0], end
+		return sc.all.Call(MethodSlice, req.Offset-sc.base)
 	}
 	prevGen := sc.gen
 	sc.gen++
@@ -142,10 +179,11 @@ func (c *Cache) View(session string, msgs []core.Message) js.Value {
 		}
 	}
 	sc.spare, sc.last = sc.last, next
-	a := arrayOf(vals)
+	sc.all = arrayOf(vals)
+	sc.allGen, sc.base, sc.allEnd = req.Generation, req.Offset, end
 	clear(vals)
 	sc.vals = vals[:0]
-	return a
+	return sc.all.Call(MethodSlice)
 }
 
 // SessionID returns session as a JavaScript string, made once per

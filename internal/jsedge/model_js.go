@@ -29,7 +29,7 @@ func Request(req *core.ModelRequest, system js.Value, cache *Cache) (r js.Value,
 	r.Set(FieldRunID, req.RunID)
 	r.Set(FieldSessionID, cache.SessionID(req.SessionID))
 	setValue(r, FieldSystem, system)
-	r.Set(FieldMessages, cache.View(req.SessionID, req.Messages))
+	r.Set(FieldMessages, cache.View(req))
 	setValue(r, FieldTools, toolSpecs(req.Tools))
 	r.Set(FieldStep, req.Step)
 	setValue(r, FieldDelta, delta)

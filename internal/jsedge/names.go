@@ -61,6 +61,7 @@ const (
 	MethodKeys      = "keys"      // Object.keys
 	MethodOf        = "of"        // Array.of
 	MethodPush      = "push"      // Array.prototype.push
+	MethodSlice     = "slice"     // Array.prototype.slice
 	MethodBind      = "bind"      // Function.prototype.bind
 	MethodForEach   = "forEach"   // Array.prototype.forEach
 	MethodReject    = "reject"    // Promise.reject

@@ -78,6 +78,64 @@ test("TestCache_ModelMutation_ChangesNothing: a model that writes to the message
   assert.deepEqual(s.messages[1].tool_calls, [{ id: "c1", name: "look", arguments: "{\"q\":1}" }]);
 });
 
+test("TestCache_GrowingSession: appended turns, tool loops, reverts, rollbacks and a sliding window each give the model its session, whatever it does to the Array", async () => {
+  const api = await startInstance();
+  const seen = []; // per model call: the messages as handed, copied first
+  let fail = false;
+  const rt = api.createRuntime({
+    tools: [{ name: "look", description: "", call: () => "found" }],
+    model: (req) => {
+      const m = req.messages;
+      seen.push([...m]);
+      // The model's own Array: every way of changing it, each call.
+      m.push({ role: "user", content: "junk" });
+      m.reverse();
+      m.unshift({ role: "user", content: "front" });
+      m.splice(1, 2);
+      if (fail) throw new Error("down");
+      const asked = seen.at(-1).at(-1);
+      if (asked.role === "user" && asked.content.startsWith("call")) {
+        return { content: "", tool_calls: [{ id: "t" + seen.length, name: "look", arguments: "{}" }] };
+      }
+      return { content: "r" + seen.length };
+    },
+  });
+  const text = (msgs) => msgs.map((x) => x.role + ":" + (x.content ?? "") + (x.tool_call_id ? "@" + x.tool_call_id : ""));
+  // checkLast: the model's last request was the session without its
+  // reply (its tail when windowed), as the same objects getSession hands
+  // out.
+  const checkLast = (id, windowed) => {
+    const held = rt.getSession(id).messages.slice(0, -1);
+    const got = seen.at(-1);
+    assert.deepEqual(text(got), text(held.slice(held.length - got.length)), "the model got its session");
+    if (windowed) assert.ok(got.length < held.length, "the window left messages out");
+    else assert.equal(got.length, held.length);
+    for (let i = 0; i < got.length; i++) assert.equal(got[i], held[held.length - got.length + i], "message " + i + " is the cached object");
+  };
+  const history = Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: "h" + i }));
+  await rt.startRunWithHistory("s", "first", history);
+  checkLast("s");
+  for (let turn = 0; turn < 12; turn++) {
+    const r = await rt.startRun("s", (turn % 3 === 0 ? "call " : "say ") + turn, { runId: "run" + turn });
+    checkLast("s");
+    if (turn % 3 === 0) assert.equal(r.appended.length, 4, "a tool loop: input, call, result, reply");
+    if (turn === 5) assert.equal(rt.revertRun("s", "run5"), true);
+    if (turn === 8) {
+      fail = true;
+      const e = await rt.startRun("s", "lost").then(() => null, (err) => err);
+      assert.equal(e.code, "model_error");
+      fail = false;
+    }
+  }
+  // A window that slides as the session grows: each request is the tail.
+  for (let turn = 0; turn < 6; turn++) {
+    await rt.startRunWithPolicy("s", "windowed " + turn, { maxContextMessages: 9 + (turn % 2) });
+    checkLast("s", true);
+  }
+  await rt.startRun("s", "whole again");
+  checkLast("s");
+});
+
 test("TestCache_GetSession_Frozen: getSession's messages are frozen, cached or not", async () => {
   const api = await startInstance();
   const rt = api.createRuntime({ model: () => ({ content: "fine" }) });
