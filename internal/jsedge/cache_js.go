@@ -138,9 +138,7 @@ func (c *Cache) View(req *core.ModelRequest) js.Value {
 			sc.last = append(sc.last, e)
 			vals = append(vals, e.arg)
 		}
-		for n := vals; len(n) > 0; n = n[min(len(n), arrayChunk):] {
-			sc.all.Call(MethodPush, n[:min(len(n), arrayChunk)]...)
-		}
+		push(sc.all, vals)
 		clear(vals)
 		sc.vals, sc.allEnd = vals[:0], end
 		return sc.all.Call(MethodSlice, req.Offset-sc.base)
@@ -403,10 +401,16 @@ func arrayOf(vals []any) js.Value {
 		return jsRefs().arrayOf.Invoke(vals...)
 	}
 	a := jsutil.Array.New()
+	push(a, vals)
+	return a
+}
+
+// push appends vals to the JavaScript Array a, one
+// Array.prototype.push call per arrayChunk values.
+func push(a js.Value, vals []any) {
 	for len(vals) > 0 {
 		n := min(len(vals), arrayChunk)
 		a.Call(MethodPush, vals[:n]...)
 		vals = vals[n:]
 	}
-	return a
 }
