@@ -14,6 +14,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { AgentrtError } from "../glue.js";
 import { runtimes } from "./helpers.mjs";
+import { prng } from "./hostapp.mjs";
 
 const { load } = runtimes();
 
@@ -22,17 +23,6 @@ const SEED = Number(env("AGENTRT_PROPERTY_SEED") ?? Math.floor(Math.random() * 2
 const BATCHES = Number(env("AGENTRT_PROPERTY_BATCHES") ?? 6);
 const RUNS = 40;
 
-// mulberry32: a small seeded PRNG.
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
