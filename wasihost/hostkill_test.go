@@ -93,14 +93,11 @@ type hostApp struct {
 	store map[string][]core.SeedMessage
 
 	mu sync.Mutex // guards what the model and tools write below
-	// expect is the stored conversation the model must see first, in
-	// the run in progress; the turn's own messages follow it.
-	expect []core.SeedMessage
-	// fault is how the model or the tools misbehave in this step: ""
-	// (they answer), "model-error", "model-panic", "model-hang" (until the
-	// run's timeout), "tool-error", "tool-panic", or "kill-model" and
-	// "kill-tool" (the app killed inside that call).
-	fault string
+	// steps are the runs by run id ("step-N"): a model or tool call
+	// reads its own run's, since a call the run stopped waiting for goes
+	// on in its goroutine and may come after the next step began (Run's
+	// doc says so).
+	steps map[string]*hostStep
 	// asked counts the model calls that asked for each call id; runs
 	// the runs of each call id's tool; approved the resumes sent that
 	// approved it.
@@ -112,7 +109,25 @@ type hostApp struct {
 
 func newHostApp(t *testing.T, start func(testing.TB) *Instance, seed int64) *hostApp {
 	return &hostApp{t: t, start: start, rng: rand.New(rand.NewSource(seed)), warm: map[string]bool{},
-		store: map[string][]core.SeedMessage{}, asked: map[string]int{}, runs: map[string]int{}, approved: map[string]int{}}
+		store: map[string][]core.SeedMessage{}, steps: map[string]*hostStep{}, asked: map[string]int{}, runs: map[string]int{}, approved: map[string]int{}}
+}
+
+// errLate answers a model or tool call that comes after its run
+// returned: its step is over, and it does nothing.
+var errLate = errors.New("the run has returned")
+
+// hostStep is one step's run, as its model and tool calls see it.
+type hostStep struct {
+	// expect is the stored conversation the model must see first; the
+	// turn's own messages follow it.
+	expect []core.SeedMessage
+	// fault is how the model or the tools misbehave: "" (they answer),
+	// "model-error", "model-panic", "model-hang" (until the run's
+	// timeout), "tool-error", "tool-panic", or "kill-model" and
+	// "kill-tool" (the app killed inside that call).
+	fault string
+	// returned: Run returned; a call that comes later does nothing.
+	returned bool
 }
 
 // hostFaults are the faults a step may have, each as likely; most steps
@@ -148,18 +163,22 @@ func (a *hostApp) play() {
 	if !a.warm[id] || a.rng.Intn(2) == 0 {
 		req.History, req.WithHistory = a.store[id], true
 	}
-	a.mu.Lock()
-	a.expect = a.store[id]
-	a.fault = ""
+	st := &hostStep{expect: a.store[id]}
 	if n := a.rng.Intn(24); n < len(hostFaults) {
-		a.fault = hostFaults[n]
+		st.fault = hostFaults[n]
 	}
+	req.RunID = "step-" + strconv.Itoa(a.step)
+	a.mu.Lock()
+	a.steps[req.RunID] = st
 	a.mu.Unlock()
 	if a.rng.Intn(25) == 0 {
 		a.kill() // before the run
 		return
 	}
 	res, err := a.rt.Run(context.Background(), req)
+	a.mu.Lock()
+	st.returned = true
+	a.mu.Unlock()
 	switch {
 	case a.rt == nil:
 		// Killed inside a call: whatever the run answered, nothing of it
@@ -247,8 +266,13 @@ func (a *hostApp) check(id string) {
 // It checks that it is shown the stored conversation first.
 func (a *hostApp) complete(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 	a.mu.Lock()
-	expect, fault := a.expect, a.fault
+	st := a.steps[req.RunID]
+	late := st.returned
 	a.mu.Unlock()
+	if late {
+		return nil, errLate
+	}
+	expect, fault := st.expect, st.fault
 	got := make([]core.SeedMessage, len(req.Messages))
 	for i, m := range req.Messages {
 		got[i] = core.SeedMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolCalls: m.ToolCalls}
@@ -267,6 +291,11 @@ func (a *hostApp) complete(ctx core.Context, req *core.ModelRequest) (*core.Mode
 		<-ctx.Done()
 		return nil, ctx.Err()
 	case "kill-model":
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if st.returned {
+			return nil, errLate
+		}
 		a.kill()
 		return nil, errors.New("killed")
 	}
@@ -297,10 +326,13 @@ func (a *hostApp) tools() []core.Tool {
 	call := func(out string) func(ctx core.Context, inv core.ToolInvocation) (string, error) {
 		return func(ctx core.Context, inv core.ToolInvocation) (string, error) {
 			a.mu.Lock()
+			defer a.mu.Unlock()
+			st := a.steps[inv.RunID]
+			if st.returned {
+				return "", errLate
+			}
 			a.runs[inv.ToolCallID]++
-			fault := a.fault
-			a.mu.Unlock()
-			switch fault {
+			switch st.fault {
 			case "tool-error":
 				return "", errors.New("the tool is down")
 			case "tool-panic":
