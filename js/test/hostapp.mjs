@@ -121,6 +121,11 @@ export function hostApp(seed, kill) {
     ],
     /** Whether a kill also drops the instance (for a suite that can). */
     coin: () => rand() < 0.5,
+    /** removed(s): the runtime's session of step s is deleted. */
+    removed(s) {
+      warm.delete(s.id);
+      counts.removed = (counts.removed ?? 0) + 1;
+    },
     /** The suite calls killed() from its kill, and started() on a fresh runtime. */
     killed() {
       counts.kills++;
@@ -131,12 +136,16 @@ export function hostApp(seed, kill) {
     /**
      * next picks step n with the history check of a conversation
      * (check(history) => HistoryCheck): { id, input?, approvals?, history
-     * (the stored one, or undefined when the app sends none) }, or null
-     * when the app is killed before the run.
+     * (the stored one, or undefined when the app sends none) }, or
+     * { id, remove: true } when the app deletes the runtime's session
+     * (the stored history stays: the next run seeds from it; the suite
+     * calls removed(s) once it is gone), or null when the app is killed
+     * before the run.
      */
     async next(n, check) {
       step = n;
       const id = pick(CONVERSATIONS);
+      if (warm.has(id) && rand() < 1 / 20) return { id, remove: true };
       const s = { id, input: undefined, approvals: undefined, history: undefined };
       const awaiting = (await check(store[id])).awaiting ?? [];
       if (awaiting.length) {

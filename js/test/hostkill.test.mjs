@@ -39,6 +39,12 @@ for (const mode of runtimeModes) {
       }
       const s = await app.next(n, check);
       if (s === null) continue;
+      if (s.remove) {
+        await rt.deleteSession(s.id);
+        app.removed(s);
+        app.check(s, await check(app.stored(s.id)), await rt.session(s.id));
+        continue;
+      }
       const request = { sessionId: s.id, policy: { timeoutMs: 100 } };
       if (s.input !== undefined) request.input = s.input;
       if (s.approvals !== undefined) request.approvals = s.approvals;

@@ -39,6 +39,12 @@ test(`a host of the syscall/js API killed at random never loses, duplicates or c
     }
     const s = await app.next(n, check);
     if (s === null) continue;
+    if (s.remove) {
+      rt.deleteSession(s.id);
+      app.removed(s);
+      app.check(s, check(app.stored(s.id)), rt.getSession(s.id));
+      continue;
+    }
     const policy = { timeoutMs: 100 };
     const options = s.approvals === undefined ? undefined : { approvals: s.approvals };
     let result = null, error = null;
