@@ -14,8 +14,9 @@ import (
 // "paid", "look" needs none and answers "looked", and "count" needs
 // approval and answers "run N", N its runs in this Go instance, which
 // shows a resume ran it exactly once; armed by FaultHeader "tool-exit",
-// "count" ends the instance before it counts (crashIfArmed). A deployment declares its own
-// tools in Go the same way, through config.Tools.
+// "count" ends the instance before it counts (crashIfArmed). A
+// deployment declares its own tools in Go the same way, through
+// config.Tools.
 
 // testTools returns the test tools, with their own run counter.
 func testTools() []core.Tool {

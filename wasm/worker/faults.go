@@ -74,11 +74,11 @@ func armToolExit(r *http.Request) {
 	}
 }
 
-// crashIfArmed ends the instance as die's "exit" does when toolExit is
+// crashIfArmed ends the instance with die's "exit" when toolExit is
 // armed.
 func crashIfArmed() {
 	if toolExit.Load() {
-		os.Exit(3)
+		die(faultExit)
 	}
 }
 
@@ -97,5 +97,29 @@ func beforeWrite(die func(kind string)) func(r *http.Request) error {
 			die(faultExit)
 		}
 		return nil
+	}
+}
+
+// sink keeps the allocations of an injected out-of-memory fault alive.
+var sink [][]byte
+
+// die ends the Go instance the way kind says (see withFaults): "oom"
+// allocates until Go's fatal "out of memory", "panic" panics in a
+// goroutine nothing recovers, "exit" exits.
+func die(kind string) {
+	switch kind {
+	case faultOOM:
+		for {
+			sink = append(sink, make([]byte, 256<<20))
+		}
+	case faultPanic:
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			panic("agentrt: injected fault")
+		}()
+		<-done
+	default:
+		os.Exit(3)
 	}
 }

@@ -15,7 +15,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"syscall/js"
 
 	"github.com/syumai/workers"
@@ -80,28 +79,4 @@ func misconfigured(reason string) http.Handler {
 		msg, _ := json.Marshal("the worker is misconfigured: " + reason)
 		_, _ = w.Write([]byte(`{"error":{"code":"internal","message":` + string(msg) + `}}`))
 	})
-}
-
-// sink keeps the allocations of an injected out-of-memory fault alive.
-var sink [][]byte
-
-// die ends the Go instance the way kind says (see withFaults): "oom"
-// allocates until Go's fatal "out of memory", "panic" panics in a
-// goroutine nothing recovers, "exit" exits.
-func die(kind string) {
-	switch kind {
-	case faultOOM:
-		for {
-			sink = append(sink, make([]byte, 256<<20))
-		}
-	case faultPanic:
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			panic("agentrt: injected fault")
-		}()
-		<-done
-	default:
-		os.Exit(3)
-	}
 }
