@@ -211,8 +211,6 @@ export function hostApp(seed, kill) {
         assert.equal(text((session?.messages ?? []).map(stored)), text(store[s.id]), `step ${step}: the live session ${s.id} is not what the app stored`);
       }
     },
-    /** Whether the live runtime holds conversation id as the app stored it. */
-    isWarm: (id) => warm.has(id),
     /** The stored history of conversation id. */
     stored: (id) => store[id],
     /** Fails unless the steps met kills, completed runs and resumes. */
