@@ -4,7 +4,7 @@
 // each forwarded by message. The host's model and tools are called here,
 // on the page, when the worker asks.
 
-import { AgentrtError, argError, toError, isObject, isBytes, closedError, describe, reportCallbackError } from "./errors.js";
+import { AgentrtError, argError, toError, isObject, isBytes, closedError, abortError, describe, reportCallbackError } from "./errors.js";
 import { readRequest, readOptions } from "./args.js";
 import { toURL } from "./load.js";
 import { countWith } from "./count.js";
@@ -428,16 +428,17 @@ class RemoteRuntime {
   /**
    * Frees the worker: it is terminated, the calls in flight reject with
    * cancelled ("run cancelled", as the main-thread Runtime's close ends
-   * its active runs), and every later call fails as closed. Idempotent.
+   * its active runs), the signals of the model calls in flight abort with
+   * an AbortError of code cancelled (the main thread's reason), and every
+   * later call fails as closed. Idempotent.
    */
   close() {
     if (this.#closed) return;
     this.#closed = true;
-    const err = closedError();
     const cancelled = new AgentrtError("cancelled", "run cancelled");
     for (const p of this.#pending.values()) p.reject(cancelled);
     this.#pending.clear();
-    for (const c of this.#calls.values()) c.abort(err);
+    for (const c of this.#calls.values()) c.abort(abortError());
     this.#calls.clear();
     this.#held.clear();
     try {

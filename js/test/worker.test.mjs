@@ -232,6 +232,22 @@ for (const mode of runtimeModes) {
       assert.equal(await rt.session("tb"), null);
     });
 
+    test("close ends a run in flight cancelled and aborts its model's signal with AbortError, cancelled", async () => {
+      const started = deferred();
+      let modelSignal;
+      const rt = await open({ model: (req) => { modelSignal = req.signal; return waitAbort(req.signal, started); } });
+      const p = rt.run({ sessionId: "c", input: "x" });
+      await started.promise;
+      rt.close();
+      const err = await rejectsWith(assert, p, "cancelled");
+      await until(() => modelSignal.aborted);
+      assert.ok(modelSignal.reason instanceof AgentrtError, String(modelSignal.reason));
+      assert.equal(modelSignal.reason.code, "cancelled");
+      assert.equal(modelSignal.reason.name, "AbortError");
+      assert.equal(err.code, "cancelled");
+      await rejectsWith(assert, rt.run({ sessionId: "c", input: "x" }), "invalid_argument");
+    });
+
     test("close rejects later calls with invalid_argument", async () => {
       const rt = await open();
       await rt.run({ sessionId: "x", input: "x" });
@@ -246,18 +262,6 @@ for (const mode of runtimeModes) {
 
 if (hasWebWorker) {
   describe("worker mode only", () => {
-    test("close ends a run in flight cancelled, as on the main thread, and aborts its model", async () => {
-      const started = deferred();
-      let modelSignal;
-      const rt = await load({ worker: true, model: (req) => { modelSignal = req.signal; return waitAbort(req.signal, started); } });
-      const p = rt.run({ sessionId: "c", input: "x" });
-      await started.promise;
-      rt.close();
-      await rejectsWith(assert, p, "cancelled");
-      assert.equal(modelSignal.aborted, true);
-      await rejectsWith(assert, rt.run({ sessionId: "c", input: "x" }), "invalid_argument");
-    });
-
     test("a terminated worker fails the calls in flight and later ones with internal", async () => {
       const started = deferred();
       const rt = await load({ worker: true, model: (req) => waitAbort(req.signal, started) });
