@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 
@@ -129,18 +130,71 @@ func (h *historyFile) heal(repaired []any) error {
 	return h.set(b)
 }
 
-// write replaces the file with h's messages, atomically (a temporary file
-// and a rename), one message per element, indented by two spaces.
+// write replaces the file with h's messages, atomically (see
+// replaceFile), one message per element, indented by two spaces.
 func (h *historyFile) write() error {
 	b, err := encodeArray(h.raw)
 	if err != nil {
 		return err
 	}
-	tmp := h.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	return replaceFile(h.path, b)
+}
+
+// syncFile flushes f (named name) to its storage; a test replaces it to
+// see when replaceFile syncs.
+var syncFile = func(name string, f *os.File) error { return f.Sync() }
+
+// replaceFile replaces the file at path with b through a temporary file
+// beside it and a rename, so that a crash leaves the old file or the new
+// one, whole. The file keeps its permission bits (a history of 0600 stays
+// 0600); a new one is created 0644, less the umask. The temporary file is
+// synced before the rename, so the rename never makes a file whose bytes
+// are not yet stored, and the directory after it, so the rename itself
+// is stored; a system that cannot open or sync a directory skips that
+// step. On failure the temporary file is removed and path is unchanged.
+func replaceFile(path string, b []byte) (err error) {
+	perm, existed := os.FileMode(0o644), false
+	if fi, err := os.Stat(path); err == nil {
+		perm, existed = fi.Mode().Perm(), true
+	} else if !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	return os.Rename(tmp, h.path)
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	// The mode given to OpenFile applies only to a file it creates, less
+	// the umask: a temporary file left by a process killed mid-write, or
+	// a history whose mode the umask would narrow, gets the mode here.
+	if existed {
+		if err := f.Chmod(perm); err != nil {
+			return err
+		}
+	}
+	if _, err := f.Write(b); err != nil {
+		return err
+	}
+	if err := syncFile(tmp, f); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		syncFile(filepath.Dir(path), d) // best effort: some systems refuse it
+		d.Close()
+	}
+	return nil
 }
 
 // encodeArray writes raw as an indented JSON array, keeping each

@@ -254,3 +254,104 @@ func TestHistoryFile_Heal(t *testing.T) {
 		t.Fatalf("a refused healed copy changed the file:\n%s", b)
 	}
 }
+
+// Ensure a turn stored by chat keeps the history file's mode: a 0600 file
+// (a conversation its owner keeps private) stays 0600, where the
+// temporary file chat renames over it was created 0644. A 0640 one stays
+// 0640, and a temporary file left behind by a killed process with mode
+// 0666 does not lend the file its mode.
+func TestChat_HistoryKeepsMode(t *testing.T) {
+	o := chatOptions{module: mustChatWasiModule(t), wasi: true, session: "s"}
+	for _, perm := range []os.FileMode{0o600, 0o640} {
+		o.history = filepath.Join(t.TempDir(), "h.json")
+		if err := os.WriteFile(o.history, []byte(`[{"role":"user","content":"hello"},{"role":"assistant","content":"hi"}]`), perm); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(o.history, perm); err != nil { // past the umask
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(o.history+".tmp", []byte("stale"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(o.history+".tmp", 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if _, errOut, err := runChatWith(o, strings.NewReader("again\n")); err != nil {
+			t.Fatalf("%v: %v %s", perm, err, errOut)
+		}
+		fi, err := os.Stat(o.history)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != perm {
+			t.Errorf("history file of mode %v is %v after a turn", perm, fi.Mode().Perm())
+		}
+		if h, err := readHistory(o.history); err != nil || len(h.raw) != 4 {
+			t.Fatalf("%v: the turn was not stored: %v", perm, err)
+		}
+		if _, err := os.Stat(o.history + ".tmp"); !os.IsNotExist(err) {
+			t.Errorf("%v: the temporary file is left: %v", perm, err)
+		}
+	}
+}
+
+// Ensure the history is synced to storage before it replaces the file:
+// the temporary file's bytes are synced while the file still holds the
+// old history, and the directory after the rename, when the file holds
+// the new one. A new file is created 0644 less the umask.
+func TestHistoryFile_WriteSyncsBeforeRename(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "h.json")
+	const old = `[{"role":"user","content":"hello"}]`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := readHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.append([]core.SeedMessage{{Role: core.RoleAssistant, Content: "hi"}}); err != nil {
+		t.Fatal(err)
+	}
+	type sync struct{ name, file string }
+	var syncs []sync
+	defer func(f func(string, *os.File) error) { syncFile = f }(syncFile)
+	syncFile = func(name string, f *os.File) error {
+		b, _ := os.ReadFile(path)
+		syncs = append(syncs, sync{name, string(b)})
+		return f.Sync()
+	}
+	if err := h.write(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if len(syncs) != 2 || syncs[0].name != path+".tmp" || syncs[0].file != old ||
+		syncs[1].name != dir || syncs[1].file != string(b) || !strings.Contains(syncs[1].file, `"hi"`) {
+		t.Fatalf("syncs = %q, want the temporary file while the file is old, then the directory when it is new", syncs)
+	}
+
+	// A failed sync leaves the file as it was and no temporary file.
+	syncFile = func(string, *os.File) error { return os.ErrInvalid }
+	if err := h.append([]core.SeedMessage{{Role: core.RoleUser, Content: "lost"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.write(); err == nil {
+		t.Fatal("a failed sync: write returned nil")
+	}
+	if now, _ := os.ReadFile(path); string(now) != string(b) {
+		t.Fatalf("a failed sync changed the file:\n%s", now)
+	}
+	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
+		t.Fatalf("a failed sync left the temporary file: %v", err)
+	}
+
+	// A new file: 0644 less the umask (never wider).
+	syncFile = func(string, *os.File) error { return nil }
+	fresh := &historyFile{path: filepath.Join(dir, "new.json")}
+	if err := fresh.write(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(fresh.path); err != nil || fi.Mode().Perm()&^0o644 != 0 {
+		t.Fatalf("a new history file: %v, %v", fi, err)
+	}
+}
