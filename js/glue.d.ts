@@ -10,8 +10,8 @@
 // The reference to TypeScript's es2018.asynciterable lib above declares
 // AsyncIterableIterator (what stream() returns) for a program compiled
 // with TypeScript's default lib (ES5), which does not have it; a program
-// whose lib has it already is unchanged. js/test/types.test.mjs compiles
-// a program using the package both ways.
+// whose lib has it already is unchanged. js/package-test/types.test.mjs
+// compiles a program using the package both ways.
 
 /** A stable error code. */
 export type ErrorCode =

@@ -1,5 +1,12 @@
+/// <reference lib="es2018.asyncgenerator" />
 // Types of agentrt's HTTP client (http.js). Hand-written; keep in
 // sync with http.js.
+//
+// The reference to TypeScript's es2018.asyncgenerator lib above declares
+// AsyncGenerator (what streamRun and resumeRun return) for a program
+// compiled with TypeScript's default lib (ES5), which does not have it;
+// a program whose lib has it already is unchanged.
+// js/package-test/types.test.mjs compiles the package's types both ways.
 import type { HistoryMessage, Policy, Result, RunEvent } from "./glue.js";
 
 /** How streamRun retries a dropped connection. */

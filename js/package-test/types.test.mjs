@@ -2,9 +2,11 @@
 // program that imports the package by name, runs a turn, stores the
 // healed copy and `appended`, and streams a turn with `for await`,
 // type-checked with `tsc --strict` and TypeScript's defaults (no `lib`,
-// no `target`: the ES5 lib, which has no AsyncIterableIterator) and with
-// `--module nodenext`. The package is js/'s package.json and type files,
-// laid out as npm installs them; nothing needs to be built.
+// no `target`: the ES5 lib, which has no AsyncIterableIterator and no
+// AsyncGenerator) and with `--module nodenext`; and every .d.ts file the
+// package ships, compiled by a tsconfig.json that sets no option. The
+// package is js/'s package.json and type files, laid out as npm installs
+// them; nothing needs to be built.
 //
 //   node --test js/package-test/types.test.mjs
 //
@@ -14,7 +16,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,10 +27,27 @@ const TSC = path.join(ROOT, "node_modules/.bin/tsc");
 const RUN_MS = 120_000;
 
 let app; // the user's project, outside the repository
+let typeFiles; // the package's .d.ts files (the tarball ships every one of js/)
 
 // A program for TypeScript's defaults: ES5 has no Promise constructor,
 // so no async function and no for await; promises are chained instead.
+// It imports each of the package's entries with types.
 const ES5 = `import { loadRuntime, type HistoryMessage } from "agentrt";
+import { openAIModel } from "agentrt/openai";
+import { streamRun, runStatus, type StreamEvent } from "agentrt/http";
+
+export function follow(url: string): PromiseLike<string> {
+  const events = streamRun(url, { sessionId: "chat-1", input: "hi" });
+  return events.next().then(function (step) {
+    if (!step.done) {
+      const e: StreamEvent = step.value;
+      return e.type;
+    }
+    return runStatus(url, { sessionId: "chat-1", runId: "r-1" }).then(function (s) { return s.status; });
+  });
+}
+
+export const model = openAIModel({ baseURL: "https://api.openai.com/v1", model: "gpt-4o-mini" });
 
 export function main(): PromiseLike<HistoryMessage[]> {
   return loadRuntime({ systemPrompt: "Be brief." }).then(function (rt) {
@@ -94,9 +113,15 @@ before(async () => {
   app = await mkdtemp(path.join(tmpdir(), "agentrt-types-"));
   const pkg = path.join(app, "node_modules", "agentrt");
   await mkdir(pkg, { recursive: true });
-  for (const f of ["package.json", "glue.d.ts", "http.d.ts", "openai.d.ts"]) {
+  typeFiles = (await readdir(path.join(ROOT, "js"))).filter((f) => f.endsWith(".d.ts")).sort();
+  for (const f of ["package.json", ...typeFiles]) {
     await copyFile(path.join(ROOT, "js", f), path.join(pkg, f));
   }
+  // A project whose tsconfig.json sets no option (TypeScript's defaults:
+  // the ES5 lib, no skipLibCheck) and lists each of the package's types.
+  await mkdir(path.join(app, "defaults"));
+  await writeFile(path.join(app, "defaults", "tsconfig.json"),
+    JSON.stringify({ files: typeFiles.map((f) => `../node_modules/agentrt/${f}`) }, null, 2));
   await writeFile(path.join(app, "package.json"), JSON.stringify({ name: "agentrt-types-app", private: true, type: "module" }));
   await writeFile(path.join(app, "main.ts"), MAIN);
   await writeFile(path.join(app, "es5.ts"), ES5);
@@ -122,6 +147,15 @@ function tsc(t, args) {
 test("tsc --strict with TypeScript's defaults (the ES5 lib) type-checks a program using the package", (t) => {
   const r = tsc(t, ["--strict", "--noEmit", "es5.ts"]);
   if (r) assert.equal(r.status, 0, `tsc --strict es5.ts failed:\n${r.stdout}${r.stderr}`);
+});
+
+test("every .d.ts of the package compiles under a tsconfig.json that sets no option, and with --strict", (t) => {
+  assert.deepEqual(["glue.d.ts", "http.d.ts", "openai.d.ts"].filter((f) => !typeFiles.includes(f)), [], `the package's types: ${typeFiles}`);
+  for (const extra of [[], ["--strict"]]) {
+    const r = tsc(t, ["-p", "defaults", ...extra]);
+    if (!r) return;
+    assert.equal(r.status, 0, `tsc -p defaults ${extra.join(" ")} failed:\n${r.stdout}${r.stderr}`);
+  }
 });
 
 test("tsc --strict --module nodenext type-checks the quick start (async, for await) and that program", (t) => {
