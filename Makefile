@@ -20,8 +20,9 @@ demo:
 
 # Every test: Go (native, with the race detector, and the real module under
 # wazero), the module and glue suites on Node, Bun and Deno, the npm
-# package installed from its tarball, the worker on workerd, and the web
-# demo in Chromium and Firefox. It builds dist/ itself, and ends with
+# package installed from its tarball, the worker on workerd, and the glue
+# suites, the web demo, the shell stand-in and the bundlers' apps in
+# Chromium, Firefox ESR and WebKit. It builds dist/ itself, and ends with
 # "suites: N passed, N failed".
 test:
 	bash scripts/test.sh

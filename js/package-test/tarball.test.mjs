@@ -56,3 +56,20 @@ test("README.md has the quick start, the history loop and links; package.json li
   assert.ok(pkg.homepage.startsWith("https://github.com/agentrt/agentrt"), pkg.homepage);
   assert.match(readme, new RegExp(pkg.version.replace(/\./g, "\\.")), "the tarball name in README carries the version");
 });
+
+// docs/package.md's account of the tarball: the table of files, "The
+// tarball holds N files" and the publish step's list of npm's contents.
+test("docs/package.md names the tarball's files and states their count", () => {
+  const files = packed().files.map((f) => f.path).sort();
+  const md = readFileSync(path.join(ROOT, "docs/package.md"), "utf8");
+  const names = (text) => [...text.matchAll(/`([\w.-]+\.(?:js|ts|wasm|json|md)|LICENSE)`/g)].map((m) => m[1]);
+  const table = md.slice(0, md.indexOf("\n\n", md.indexOf("| file | what |")));
+  const rows = table.split("\n").filter((l) => l.startsWith("| `")).flatMap((l) => names(l.split(" | ")[0]));
+  assert.deepEqual([...new Set(rows)].sort(), files, "the table of files");
+  const count = md.match(/The tarball holds (\d+) files/);
+  assert.ok(count, "docs/package.md states how many files the tarball holds");
+  assert.equal(Number(count[1]), files.length, "the count of files");
+  const step = md.match(/read npm's list of the tarball's contents:([\s\S]*?)and nothing else/);
+  assert.ok(step, "docs/package.md's publish step lists the tarball's contents");
+  assert.deepEqual([...new Set(names(step[1]))].sort(), files, "the publish step's list");
+});
