@@ -1,11 +1,31 @@
-// Package jsedge converts between JavaScript values and agentrt's core
-// types at the edge of a GOOS=js module: host histories (arrays of
-// message objects, or packed Uint8Arrays), policies, limits and configs
-// in; results, events, sessions and errors out; model requests and
-// replies, tool arguments and outputs for the JavaScript functions that
-// answer a turn's calls; and Promises for everything asynchronous. It
-// converts and drives nothing: the module's driver (wasm/runtime) runs
-// each turn through core.Turn, as the wire's exports do.
+// Package jsedge is the edge of the GOOS=js module's syscall/js API
+// (docs/module.md). It converts between JavaScript values and agentrt's
+// core types: host histories (arrays of message objects in every shape
+// package hostmsg reads, or packed Uint8Arrays), policies, limits,
+// configs and tools in; results, events, sessions, stats, history checks
+// and errors out; model requests and replies, tool arguments and outputs
+// for the JavaScript functions that answer a turn's calls. Beside the
+// conversions it holds what they need to be cheap or asynchronous:
+//
+//   - Cache, per runtime: the frozen JavaScript objects of each session's
+//     messages, and an Array of them that later model requests extend and
+//     slice, so that a message crosses into JavaScript once;
+//   - Async, Await and Rejected: Promises of Go work (on a pool of
+//     goroutines), and a wait for a JavaScript thenable that lets the
+//     event loop run;
+//   - AfterFunc: run timeouts on the host's setTimeout;
+//   - CheckHistory, the runtime object's checkHistory method, and
+//     SetRepaired, a repaired history's healed copy;
+//   - the names of every global, method and field that crosses
+//     (names.go).
+//
+// It drives no turn: the module's run methods (wasm/runtime's adapter)
+// answer the actions of turns that internal/hostturn drives, the driver
+// the wire's exports call too. Its one init gives package wire the
+// reader of a begin frame's policy as JSON text (JSON.parse, then
+// Policy), so that the wire's exports in this module read a policy
+// through JavaScript. The globals it uses are looked up on first use, not
+// at init (package jsutil, which it imports, reads four at init).
 //
 //	cfg, model, tools, err := jsedge.Config(args[0]) // JS config -> core.Config
 //	return jsedge.Async(func() (js.Value, error) {
