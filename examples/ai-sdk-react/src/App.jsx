@@ -115,12 +115,14 @@ function Chat({ chatId, initial, transport }) {
   useEffect(() => { document.body.dataset.status = status; }, [status]);
 
   // A page reloaded after the user decided, but before the decisions were
-  // sent, sends them now.
+  // sent, sends them now: once, for the messages read from storage (the
+  // ref holds across React's development double run of effects).
+  const resumed = useRef(false);
   useEffect(() => {
+    if (resumed.current) return;
+    resumed.current = true;
     if (lastAssistantMessageIsCompleteWithApprovalResponses({ messages: initial })) sendMessage();
-    // Once, for the messages read from storage.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, []);
+  }, [initial, sendMessage]);
 
   const busy = status === "submitted" || status === "streaming";
   const waiting = awaitingApproval(messages);
