@@ -113,6 +113,7 @@ function Chat({ chatId, initial, transport }) {
   }, [chatId, messages, status]);
 
   useEffect(() => { document.body.dataset.status = status; }, [status]);
+  useEffect(() => { document.body.dataset.chat = chatId; }, [chatId]);
 
   // A page reloaded after the user decided, but before the decisions were
   // sent, sends them now: once, for the messages read from storage (the

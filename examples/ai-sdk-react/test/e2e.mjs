@@ -6,7 +6,8 @@
 // AgentrtChatTransport, with the runtime in worker mode and the app's mock
 // LanguageModel: send, a tool, a tool approved, a tool denied, a reload
 // while a call awaits approval (the fresh runtime seeds the stored
-// UIMessages and resumes), and regenerate. In Chromium the page then runs
+// UIMessages and resumes), regenerate, and a decision stored but never
+// sent. In Chromium the page then runs
 // on an OpenAI-compatible endpoint (a local fake) given in its query.
 //
 //   node examples/ai-sdk-react/test/e2e.mjs [--browsers chromium,firefox,webkit]
@@ -117,6 +118,15 @@ async function settle(page, n, done = () => true, what = "") {
   }
 }
 
+// newChat clicks New chat and waits for the page to show the new chat
+// (the input of the old one is gone by then).
+async function newChat(page) {
+  const old = await page.evaluate(() => document.body.dataset.chat);
+  await page.click('[data-testid="new-chat"]');
+  await page.waitForFunction((old) => document.body.dataset.chat && document.body.dataset.chat !== old &&
+    document.querySelector('[data-testid="input"]'), { timeout: WAIT_MS }, old);
+}
+
 async function send(page, text) {
   await page.click('[data-testid="input"]');
   await page.type('[data-testid="input"]', text);
@@ -144,7 +154,7 @@ function steps(ctx) {
       await ctx.page.goto(ctx.url);
       await ctx.page.waitForFunction(() => document.body.dataset.runtime === "ready", { timeout: WAIT_MS });
       // A profile a browser kept from an earlier run starts over.
-      await ctx.page.click('[data-testid="new-chat"]');
+      await newChat(ctx.page);
       const v = await settle(ctx.page, 0);
       assertEqual(v.model, "mock model (no network)", "the model");
       assertEqual(v.transfers.length, 0, "transfers on a new chat");
@@ -227,6 +237,35 @@ function steps(ctx) {
       v = await settle(ctx.page, 14, (v) => lastText(v).includes("take 1") && v.messages.length === 14, "after Regenerate on a fresh runtime");
       assertEqual(lastText(v), "Echo: and now? (the model was sent 21 messages; take 1)", "regenerated reply on a fresh runtime");
     }],
+    ["a decision stored but never sent (the page closed first) is sent when the chat loads", async () => {
+      await send(ctx.page, "pay Dan 7");
+      await settle(ctx.page, 16, (v) => lastOf(v).tools[0]?.state === "approval-requested", "awaiting approval");
+      // What IndexedDB holds when the page goes away between the click on
+      // Approve and the request it starts.
+      const call = await ctx.page.evaluate(() => new Promise((resolve, reject) => {
+        const chatId = localStorage.getItem("agentrt-ai-sdk-react:chat");
+        const open = indexedDB.open("agentrt-ai-sdk-react");
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const store = open.result.transaction("chats", "readwrite").objectStore("chats");
+          const get = store.get(chatId);
+          get.onsuccess = () => {
+            const rec = get.result;
+            const part = rec.messages.at(-1).parts.find((p) => p.state === "approval-requested");
+            part.state = "approval-responded";
+            part.approval = { ...part.approval, approved: true };
+            store.put(rec);
+            store.transaction.oncomplete = () => { open.result.close(); resolve(part.toolCallId); };
+          };
+        };
+      }));
+      await ctx.page.reload();
+      await ctx.page.waitForFunction(() => document.body.dataset.runtime === "ready", { timeout: WAIT_MS });
+      const v = await settle(ctx.page, 16, (v) => lastText(v) !== "", "after the load");
+      assertEqual(lastOf(v).tools[0].state, "output-available", "transfer's state");
+      assertEqual(v.transfers.length, 3, "transfers");
+      assertEqual(v.transfers.find((t) => t.call === call)?.repeats, "0", "the transfer's repeats (it ran once)");
+    }],
   ];
 }
 
@@ -237,7 +276,7 @@ function endpointSteps(ctx) {
     ["an OpenAI-compatible endpoint in the query is the model", async () => {
       await ctx.page.goto(`${ctx.url}?endpoint=${encodeURIComponent(ctx.endpoint.url)}&model=fake-model`);
       await ctx.page.waitForFunction(() => document.body.dataset.runtime === "ready", { timeout: WAIT_MS });
-      await ctx.page.click('[data-testid="new-chat"]');
+      await newChat(ctx.page);
       let v = await settle(ctx.page, 0);
       assertEqual(v.model, `fake-model at ${ctx.endpoint.url}`, "the model");
       await send(ctx.page, "hi there");
