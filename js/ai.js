@@ -260,7 +260,8 @@ class LiveRun {
     this.followers.clear();
   }
 
-  follow() {
+  /** A stream of every chunk from the start; onCancel runs when its reader cancels it. */
+  follow(onCancel) {
     let ctl;
     return new ReadableStream({
       start: (c) => {
@@ -269,8 +270,9 @@ class LiveRun {
         if (this.done) c.close();
         else this.followers.add(c);
       },
-      cancel: () => {
+      cancel: async () => {
         this.followers.delete(ctl);
+        if (onCancel) await onCancel();
       },
     });
   }
@@ -351,50 +353,41 @@ export class AgentrtChatTransport {
     }
     const events = this.#rt.stream(request);
     const live = new LiveRun();
-    const pending = [];
-    const mapper = new ChunkMapper(replyId, denied, (c) => {
-      live.push(c);
-      pending.push(c);
-    });
+    const mapper = new ChunkMapper(replyId, denied, (c) => live.push(c));
     // The first event: a refusal rejects here, with nothing changed.
     const first = await events.next();
     let ended = first.done || mapper.event(first.value);
+    let cancelled = false;
     this.#live.set(chatId, live);
     const finish = () => {
       live.end();
       if (this.#live.get(chatId) === live) this.#live.delete(chatId);
     };
+    // The chat's stream follows the run from its start; cancelling it
+    // (useChat's stop) cancels the run, or takes a completed turn whose
+    // end the chat never read back off the session.
+    const stream = live.follow(async () => {
+      cancelled = true;
+      ended = true;
+      finish();
+      await events.return();
+    });
     if (ended) finish();
-    return new ReadableStream({
-      pull: async (c) => {
-        for (;;) {
-          if (pending.length > 0) {
-            for (const chunk of pending.splice(0)) c.enqueue(chunk);
-            return;
-          }
-          if (ended) {
-            c.close();
-            return;
-          }
+    else {
+      (async () => {
+        while (!ended) {
           try {
             const r = await events.next();
-            if (r.done) ended = true;
-            else ended = mapper.event(r.value);
+            ended = r.done || mapper.event(r.value);
           } catch (e) {
-            mapper.failed(e);
+            if (!cancelled) mapper.failed(e);
             ended = true;
           }
-          if (ended) finish();
         }
-      },
-      cancel: async () => {
-        ended = true;
         finish();
-        // Leaving the run early cancels it, or takes a completed turn
-        // whose end the chat never read back off the session.
-        await events.return();
-      },
-    });
+      })();
+    }
+    return stream;
   }
 
   /**
