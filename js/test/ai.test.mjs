@@ -41,8 +41,8 @@ async function world(opts = {}) {
   return { rt, transport, ran, prompts };
 }
 
-describe("AgentrtChatTransport", { skip }, () => {
-  test("a turn streams start, steps, text and finish, and the AI SDK accepts the message", async () => {
+describe("AgentrtChatTransport", () => {
+  test("a turn streams start, steps, text and finish, and the AI SDK accepts the message", { skip }, async () => {
     const w = await world();
     const messages = [user("u1", "hi")];
     const t = await send(w.transport, messages);
@@ -58,7 +58,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     release(w.rt);
   });
 
-  test("a tool call streams its input and output in the step that called it", async () => {
+  test("a tool call streams its input and output in the step that called it", { skip }, async () => {
     const w = await world();
     const messages = [user("u1", "look")];
     const t = await send(w.transport, messages);
@@ -75,7 +75,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     release(w.rt);
   });
 
-  test("a tool that throws: tool-output-error, then the run's error chunk with code tool_error; reported, the run goes on", async () => {
+  test("a tool that throws: tool-output-error, then the run's error chunk with code tool_error; reported, the run goes on", { skip }, async () => {
     const w = await world();
     const t = await send(w.transport, [user("u1", "boom")]);
     assert.ok(t.types.includes("tool-output-error"), t.types.join(" "));
@@ -96,7 +96,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     release(r.rt);
   });
 
-  test("approval: a request, then the approved tool runs exactly once and the chunks continue the same message", async () => {
+  test("approval: a request, then the approved tool runs exactly once and the chunks continue the same message", { skip }, async () => {
     const w = await world();
     const messages = [user("u1", "pay")];
     const t = await send(w.transport, messages);
@@ -128,7 +128,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     release(w.rt);
   });
 
-  test("approval after a reload: a fresh runtime seeds the chat's messages and the tool runs once", async () => {
+  test("approval after a reload: a fresh runtime seeds the chat's messages and the tool runs once", { skip }, async () => {
     const w = await world();
     const messages = [user("u1", "pay")];
     const t = await send(w.transport, messages);
@@ -141,7 +141,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     release(w2.rt);
   });
 
-  test("denial: output-denied, the tool never runs and the model is told", async () => {
+  test("denial: output-denied, the tool never runs and the model is told", { skip }, async () => {
     const w = await world();
     const messages = [user("u1", "pay")];
     const t = await send(w.transport, messages);
@@ -156,7 +156,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     release(w.rt);
   });
 
-  test("regenerate replaces the last answer: the session and later prompts hold only the new one", async () => {
+  test("regenerate replaces the last answer: the session and later prompts hold only the new one", { skip }, async () => {
     let n = 0;
     const w = await world({
       script: (prompt) => answer([`answer ${++n} to ${prompt.filter((m) => m.role !== "system").length} messages`]),
@@ -182,7 +182,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     release(w.rt);
   });
 
-  test("abortSignal cancels the run and rolls it back; the chat goes on", async () => {
+  test("abortSignal cancels the run and rolls it back; the chat goes on", { skip }, async () => {
     const started = deferred();
     let hang = true;
     const w = await world({
@@ -207,7 +207,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     release(w.rt);
   });
 
-  test("a stream cancelled by its reader cancels the run too", async () => {
+  test("a stream cancelled by its reader cancels the run too", { skip }, async () => {
     const started = deferred();
     const w = await world({
       script: (prompt, call, options) => {
@@ -225,7 +225,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     release(w.rt);
   });
 
-  test("reconnectToStream replays a run in flight from its start, and is null when none is", async () => {
+  test("reconnectToStream replays a run in flight from its start, and is null when none is", { skip }, async () => {
     const gate = deferred();
     const started = deferred();
     const w = await world({
@@ -252,7 +252,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     release(w.rt);
   });
 
-  test("model failures end the stream with model_error, never internal: throw, reject, error part, settle twice", async () => {
+  test("model failures end the stream with model_error, never internal: throw, reject, error part, settle twice", { skip }, async () => {
     const { MockLanguageModelV4, convertArrayToReadableStream } = sdk.aiTest;
     const cases = {
       throws: () => { throw new Error("provider down"); },
@@ -272,7 +272,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     }
   });
 
-  test("a model that hangs ends with its policy's timeout, a tool that hangs too", async () => {
+  test("a model that hangs ends with its policy's timeout, a tool that hangs too", { skip }, async () => {
     const { MockLanguageModelV4 } = sdk.aiTest;
     const model = new MockLanguageModelV4({ doStream: () => new Promise(() => {}) });
     const rt = await load({ model: sdk.agentrtAI.languageModel(model) });
@@ -291,7 +291,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     release(w.rt);
   });
 
-  test("a tool whose execute settles twice or yields: the first answer, and the last value yielded", async () => {
+  test("a tool whose execute settles twice or yields: the first answer, and the last value yielded", { skip }, async () => {
     const tools = sdk.agentrtAI.aiTools({
       twice: sdk.ai.tool({ inputSchema: sdk.z.object({}), execute: () => ({ then(ok, fail) { ok("first"); ok("second"); fail(new Error("late")); } }) }),
       gen: sdk.ai.tool({ inputSchema: sdk.z.object({}), execute: async function* () { yield "partial"; yield "final"; } }),
@@ -304,7 +304,7 @@ describe("AgentrtChatTransport", { skip }, () => {
     release(rt);
   });
 
-  test("bad arguments are TypeErrors with code invalid_argument, and change nothing", async () => {
+  test("bad arguments are TypeErrors with code invalid_argument, and change nothing", { skip }, async () => {
     const w = await world();
     const { AgentrtChatTransport } = sdk.agentrtAI;
     for (const bad of [undefined, {}, { runtime: {} }, { runtime: w.rt, policy: 3 }]) {
