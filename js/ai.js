@@ -260,7 +260,8 @@ class LiveRun {
     this.followers.clear();
   }
 
-  follow() {
+  /** A stream of every chunk from the start; onCancel runs when its reader cancels it. */
+  follow(onCancel) {
     let ctl;
     return new ReadableStream({
       start: (c) => {
@@ -269,8 +270,9 @@ class LiveRun {
         if (this.done) c.close();
         else this.followers.add(c);
       },
-      cancel: () => {
+      cancel: async () => {
         this.followers.delete(ctl);
+        if (onCancel) await onCancel();
       },
     });
   }
@@ -295,7 +297,7 @@ export class AgentrtChatTransport {
   constructor(options) {
     if (!isObject(options)) throw argError("options", "must be an object");
     const rt = options.runtime;
-    if (!isObject(rt) || typeof rt.stream !== "function" || typeof rt.deleteSession !== "function") {
+    if (!isObject(rt) || typeof rt.run !== "function" || typeof rt.deleteSession !== "function") {
       throw argError("options.runtime", "must be a runtime from loadRuntime");
     }
     if (options.policy !== undefined && options.policy !== null && !isObject(options.policy)) {
@@ -326,7 +328,7 @@ export class AgentrtChatTransport {
     if (!Array.isArray(messages) || messages.length === 0) throw argError("options.messages", "must be a non-empty array of UIMessages");
     const last = messages[messages.length - 1];
     if (!isObject(last)) throw argError("options.messages", "must hold UIMessages");
-    const request = { sessionId: chatId, signal: abortSignal ?? undefined, policy: this.#policy };
+    const request = { sessionId: chatId, policy: this.#policy };
     let replyId;
     const denied = new Set();
     if (last.role === "user") {
@@ -349,51 +351,54 @@ export class AgentrtChatTransport {
     } else {
       throw argError("options.messages", "must end with a user message, or an assistant message with approval-responded tool parts");
     }
-    const events = this.#rt.stream(request);
+    // The run's own signal: the chat's abortSignal, or the chat's stream
+    // cancelled by its reader, cancels the run (rolled back).
+    const ac = new AbortController();
+    const onAbort = () => ac.abort(abortSignal.reason);
+    if (abortSignal) {
+      if (abortSignal.aborted) ac.abort(abortSignal.reason);
+      else abortSignal.addEventListener("abort", onAbort, { once: true });
+    }
+    request.signal = ac.signal;
     const live = new LiveRun();
-    const pending = [];
-    const mapper = new ChunkMapper(replyId, denied, (c) => {
-      live.push(c);
-      pending.push(c);
-    });
-    // The first event: a refusal rejects here, with nothing changed.
-    const first = await events.next();
-    let ended = first.done || mapper.event(first.value);
-    this.#live.set(chatId, live);
+    const mapper = new ChunkMapper(replyId, denied, (c) => live.push(c));
+    let started;
+    const begun = new Promise((resolve) => { started = resolve; });
+    let ended = false;
+    let cancelled = false;
+    // Events come as they happen (rt.run's onEvent: no iterator between
+    // the run and the chunks); the run's end comes from its result.
+    request.onEvent = (ev) => {
+      if (ended || !isObject(ev)) return;
+      if (ev.type === "run.started") started();
+      if (ev.type !== "run.completed" && ev.type !== "run.awaiting_approval" && ev.type !== "run.failed" && ev.type !== "run.cancelled") mapper.event(ev);
+    };
+    const outcome = this.#rt.run(request).then((result) => ({ result }), (error) => ({ error }));
+    const first = await Promise.race([begun, outcome]);
     const finish = () => {
+      ended = true;
+      if (abortSignal) abortSignal.removeEventListener("abort", onAbort);
       live.end();
       if (this.#live.get(chatId) === live) this.#live.delete(chatId);
     };
-    if (ended) finish();
-    return new ReadableStream({
-      pull: async (c) => {
-        for (;;) {
-          if (pending.length > 0) {
-            for (const chunk of pending.splice(0)) c.enqueue(chunk);
-            return;
-          }
-          if (ended) {
-            c.close();
-            return;
-          }
-          try {
-            const r = await events.next();
-            if (r.done) ended = true;
-            else ended = mapper.event(r.value);
-          } catch (e) {
-            mapper.failed(e);
-            ended = true;
-          }
-          if (ended) finish();
-        }
-      },
-      cancel: async () => {
-        ended = true;
-        finish();
-        // Leaving the run early cancels it, or takes a completed turn
-        // whose end the chat never read back off the session.
-        await events.return();
-      },
+    if (first && first.error) {
+      // Refused before it started: nothing changed.
+      finish();
+      throw first.error;
+    }
+    this.#live.set(chatId, live);
+    outcome.then(({ result, error }) => {
+      if (ended) return;
+      if (result) mapper.event({ type: result.status === "awaiting_approval" ? "run.awaiting_approval" : "run.completed", result });
+      else if (!cancelled) mapper.failed(error);
+      finish();
+    });
+    // The chat's stream follows the run from its start.
+    return live.follow(async () => {
+      cancelled = true;
+      ac.abort(new AgentrtError("cancelled", "agentrt/ai: the chat's stream was cancelled", { name: "AbortError" }));
+      await outcome;
+      finish();
     });
   }
 

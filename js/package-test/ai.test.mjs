@@ -1,0 +1,133 @@
+// agentrt/ai as a user gets it: the tarball of dist/ (`make build`)
+// installed into an empty app outside the repository beside the pinned
+// ai and zod (from npm's cache, which npm ci filled, or the registry),
+// imported by name and run on Node, Bun and Deno (one turn through the
+// transport with a tool), and a strict TypeScript file type-checked
+// against both packages' types.
+//
+//   node --test js/package-test/
+//
+// Bun and Deno come from the repository's node_modules; a missing one
+// skips its test unless CI is set, where it fails.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile, mkdir, copyFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const DIST = process.env.AGENTRT_DIST ? path.resolve(process.env.AGENTRT_DIST) : path.join(ROOT, "dist");
+const CI = Boolean(process.env.CI);
+const BUN = path.join(ROOT, "node_modules/@oven/bun-linux-x64/bin/bun");
+const DENO = path.join(ROOT, "node_modules/.bin/deno");
+const TSC = path.join(ROOT, "node_modules/.bin/tsc");
+const RUN_MS = 120_000;
+// The versions the repository pins, installed in the app.
+const dev = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).devDependencies;
+
+let scratch;
+let app;
+
+function tool(t, p, name) {
+  if (existsSync(p)) return true;
+  if (CI) assert.fail(`${name} is missing at ${p}: run npm ci`);
+  t.skip(`${name} is missing: run npm ci`);
+  return false;
+}
+
+function run(cmd, args, cwd) {
+  const r = spawnSync(cmd, args, { cwd, encoding: "utf8", timeout: RUN_MS, env: { ...process.env, NO_COLOR: "1" } });
+  if (r.error) throw r.error;
+  return r;
+}
+
+before(async () => {
+  if (!existsSync(path.join(DIST, "ai.js"))) throw new Error(`${DIST} holds no ai.js: run \`make build\` (or set AGENTRT_DIST)`);
+  scratch = await mkdtemp(path.join(tmpdir(), "agentrt-ai-package-"));
+  const packed = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", scratch], { cwd: DIST, encoding: "utf8" }));
+  app = path.join(scratch, "app");
+  await mkdir(app);
+  await writeFile(path.join(app, "package.json"), JSON.stringify({ name: "agentrt-ai-user-app", private: true, type: "module" }, null, 2));
+  execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts",
+    path.join(scratch, packed[0].filename), `ai@${dev.ai}`, `zod@${dev.zod}`], { cwd: app, encoding: "utf8" });
+  await writeFile(path.join(app, "app.mjs"), APP);
+});
+
+after(async () => {
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+// One turn with a tool through the transport, read as useChat reads it.
+const APP = `
+import { loadRuntime } from "agentrt";
+import { AgentrtChatTransport, languageModel, aiTools, toUIMessages } from "agentrt/ai";
+import { readUIMessageStream, tool } from "ai";
+import { MockLanguageModelV4, convertArrayToReadableStream } from "ai/test";
+import { z } from "zod";
+
+const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+let calls = 0;
+const model = new MockLanguageModelV4({
+  doStream: async () => ({ stream: convertArrayToReadableStream(++calls === 1
+    ? [{ type: "tool-call", toolCallId: "c1", toolName: "add", input: '{"a":2,"b":3}' }, { type: "finish", usage, finishReason: { unified: "tool-calls", raw: "tool_calls" } }]
+    : [{ type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "five" }, { type: "text-end", id: "t" }, { type: "finish", usage, finishReason: { unified: "stop", raw: "stop" } }]) }),
+});
+const tools = aiTools({ add: tool({ inputSchema: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b }) });
+const rt = await loadRuntime({ model: languageModel(model), tools });
+const transport = new AgentrtChatTransport({ runtime: rt });
+const stream = await transport.sendMessages({ trigger: "submit-message", chatId: "c", messageId: undefined,
+  messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "2+3?" }] }], abortSignal: undefined });
+let message;
+for await (const m of readUIMessageStream({ stream })) message = m;
+const stored = toUIMessages(rt.session("c").messages);
+rt.close();
+console.log(JSON.stringify({ parts: message.parts.map((p) => p.type + (p.state ? ":" + p.state : "")), stored: stored.length }));
+`;
+
+const WANT = { parts: ["step-start", "tool-add:output-available", "step-start", "text:done"], stored: 2 };
+
+function checkRun(r, name) {
+  assert.equal(r.status, 0, `${name} exited ${r.status}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  assert.deepEqual(JSON.parse(r.stdout.trim().split("\n").at(-1)), WANT, `${name}'s turn`);
+}
+
+test("the package declares ai an optional peer dependency and exports agentrt/ai with its types", () => {
+  const pkg = JSON.parse(readFileSync(path.join(app, "node_modules", "agentrt", "package.json"), "utf8"));
+  assert.deepEqual(pkg.exports["./ai"], { types: "./ai.d.ts", default: "./ai.js" });
+  assert.equal(pkg.peerDependencies.ai, "^7.0.0");
+  assert.equal(pkg.peerDependenciesMeta.ai.optional, true);
+  assert.equal(pkg.dependencies, undefined, "no dependencies");
+});
+
+test("Node: agentrt/ai imported by name runs a turn through the transport", () => {
+  checkRun(run(process.execPath, ["app.mjs"], app), "node");
+});
+
+test("Bun: agentrt/ai imported by name runs a turn through the transport", (t) => {
+  if (!tool(t, BUN, "bun")) return;
+  checkRun(run(BUN, ["app.mjs"], app), "bun");
+});
+
+test("Deno: agentrt/ai imported by name runs a turn through the transport", (t) => {
+  if (!tool(t, DENO, "deno")) return;
+  checkRun(run(DENO, ["run", "--allow-read", "--allow-env", "--allow-sys", "app.mjs"], app), "deno");
+});
+
+test("TypeScript --strict: agentrt/ai's types check against the installed ai's", async (t) => {
+  if (!tool(t, TSC, "tsc")) return;
+  await copyFile(path.join(ROOT, "js", "package-test", "ai.ts"), path.join(app, "ai.ts"));
+  await writeFile(path.join(app, "tsconfig.json"), JSON.stringify({
+    compilerOptions: {
+      strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext",
+      lib: ["es2022", "dom", "dom.iterable"], types: [], skipLibCheck: true,
+      exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true,
+      verbatimModuleSyntax: true, isolatedModules: true, moduleDetection: "force",
+    },
+    files: ["ai.ts"],
+  }, null, 2));
+  const r = run(TSC, ["-p", "tsconfig.json"], app);
+  assert.equal(r.status, 0, `tsc --strict failed:\n${r.stdout}${r.stderr}`);
+});
