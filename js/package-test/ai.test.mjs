@@ -2,8 +2,9 @@
 // installed into an empty app outside the repository beside the pinned
 // ai and zod (from npm's cache, which npm ci filled, or the registry),
 // imported by name and run on Node, Bun and Deno (one turn through the
-// transport with a tool), and a strict TypeScript file type-checked
-// against both packages' types.
+// transport with a tool), built by Vite (the pinned one) into a page whose
+// runtime runs in worker mode (built, not run here), and a strict TypeScript file
+// type-checked against both packages' types.
 //
 //   node --test js/package-test/
 //
@@ -12,7 +13,8 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import { mkdtemp, rm, writeFile, mkdir, copyFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -130,4 +132,38 @@ test("TypeScript --strict: agentrt/ai's types check against the installed ai's",
   }, null, 2));
   const r = run(TSC, ["-p", "tsconfig.json"], app);
   assert.equal(r.status, 0, `tsc --strict failed:\n${r.stdout}${r.stderr}`);
+});
+
+// A page of the app, built by Vite with its defaults: agentrt/ai and ai
+// bundled, the module and the worker entry emitted as assets.
+const PAGE = `<!doctype html><meta charset="utf-8"><script type="module" src="/main.js"></script>`;
+const MAIN = `
+import { loadRuntime } from "agentrt";
+import { AgentrtChatTransport, languageModel } from "agentrt/ai";
+import { readUIMessageStream } from "ai";
+import { MockLanguageModelV4 } from "ai/test";
+const rt = await loadRuntime({ worker: true, model: languageModel(new MockLanguageModelV4()) });
+const transport = new AgentrtChatTransport({ runtime: rt });
+const stream = await transport.sendMessages({ trigger: "submit-message", chatId: "c", messageId: undefined,
+  messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "hi" }] }], abortSignal: undefined });
+for await (const m of readUIMessageStream({ stream })) document.body.textContent = JSON.stringify(m.parts);
+`;
+
+test("Vite: an app importing agentrt/ai and ai builds, the module and the worker entry emitted", async () => {
+  const web = path.join(scratch, "web");
+  await mkdir(web);
+  await writeFile(path.join(web, "index.html"), PAGE);
+  await writeFile(path.join(web, "main.js"), MAIN);
+  // The app's own node_modules resolve agentrt, ai and zod.
+  await writeFile(path.join(web, "package.json"), JSON.stringify({ name: "web", private: true, type: "module" }));
+  execFileSync("ln", ["-s", path.join(app, "node_modules"), path.join(web, "node_modules")]);
+  const { build } = await import(createRequire(path.join(ROOT, "package.json")).resolve("vite"));
+  const out = path.join(web, "dist");
+  await build({ root: web, configFile: false, logLevel: "error", build: { outDir: out, emptyOutDir: true } });
+  const assets = readdirSync(path.join(out, "assets"));
+  assert.ok(assets.some((f) => /^agentrt-.*\.wasm$/.test(f)), `the module is emitted: ${assets}`);
+  assert.ok(assets.some((f) => /^worker-.*\.js$/.test(f)), `the worker entry is emitted: ${assets}`);
+  const js = assets.filter((f) => f.endsWith(".js")).map((f) => readFileSync(path.join(out, "assets", f), "utf8")).join("\n");
+  assert.match(js, /chat's stream was cancelled/, "agentrt/ai is in the bundle");
+  assert.doesNotMatch(js, /from\s*["']ai["']/, "ai is bundled, not left as an import");
 });

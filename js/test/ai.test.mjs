@@ -128,6 +128,33 @@ describe("AgentrtChatTransport", () => {
     release(w.rt);
   });
 
+  test("a resume that asks again: each approval runs its call once, all in one assistant message", { skip }, async () => {
+    let calls = 0;
+    const w = await world({
+      script: (prompt) => {
+        const last = prompt[prompt.length - 1];
+        if (last.role === "user" || (last.role === "tool" && calls < 2)) return answer(["Paying."], [{ id: `p${++calls}`, name: "pay", input: { amount: calls } }]);
+        return answer(["All paid."]);
+      },
+    });
+    const messages = [user("u1", "pay twice")];
+    const first = await send(w.transport, messages);
+    const second = await send(w.transport, [...messages, respond(first.message, "p1", true)]);
+    assert.deepEqual(second.message.parts.filter((p) => p.type === "tool-pay").map((p) => [p.toolCallId, p.state]), [["p1", "output-available"], ["p2", "approval-requested"]]);
+    assert.equal(w.ran.pay, 1);
+    const third = await send(w.transport, [...messages, respond(second.message, "p2", true)]);
+    assert.deepEqual(third.message.parts.filter((p) => p.type === "tool-pay").map((p) => [p.toolCallId, p.state]), [["p1", "output-available"], ["p2", "output-available"]]);
+    assert.equal(third.message.id, first.message.id);
+    assert.equal(w.ran.pay, 2);
+    assert.equal(third.message.parts.at(-1).text, "All paid.");
+    await valid([...messages, third.message]);
+    // Stored and seeded into a fresh runtime, the chat reads back whole.
+    const fresh = await load({});
+    assert.deepEqual(fresh.checkHistory([...messages, third.message]), { ok: true, problems: [] });
+    release(fresh);
+    release(w.rt);
+  });
+
   test("approval after a reload: a fresh runtime seeds the chat's messages and the tool runs once", { skip }, async () => {
     const w = await world();
     const messages = [user("u1", "pay")];
