@@ -7,8 +7,8 @@
 // LanguageModel: send, a tool, a tool approved, a tool denied, a reload
 // while a call awaits approval (the fresh runtime seeds the stored
 // UIMessages and resumes), regenerate, and a decision stored but never
-// sent. In Chromium the page then runs
-// on an OpenAI-compatible endpoint (a local fake) given in its query.
+// sent. In Chromium the page then runs on an OpenAI-compatible endpoint
+// (a local fake) given in its query, which answers and then fails.
 //
 //   node examples/ai-sdk-react/test/e2e.mjs [--browsers chromium,firefox,webkit]
 //
@@ -48,8 +48,8 @@ async function build(out) {
 }
 
 // startFakeEndpoint serves an OpenAI-compatible /v1/chat/completions on a
-// free port that streams "Hello from the fake endpoint" and records each
-// request's body.
+// free port that streams "Hello from the fake endpoint", or answers 500
+// when the last message says "fail", and records each request's body.
 async function startFakeEndpoint() {
   const requests = [];
   const server = createServer((req, res) => {
@@ -61,7 +61,13 @@ async function startFakeEndpoint() {
     let body = "";
     req.on("data", (b) => { body += b; });
     req.on("end", () => {
-      requests.push(JSON.parse(body));
+      const j = JSON.parse(body);
+      requests.push(j);
+      if (JSON.stringify(j.messages.at(-1)).includes("fail")) {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: "the fake endpoint failed on purpose" } }));
+        return;
+      }
       res.writeHead(200, { "content-type": "text/event-stream" });
       const send = (chunk) => res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "fake", ...chunk })}\n\n`);
       for (const w of ["Hello", " from", " the", " fake", " endpoint"]) send({ choices: [{ index: 0, delta: { content: w }, finish_reason: null }] });
@@ -287,6 +293,20 @@ function endpointSteps(ctx) {
       assertEqual(req.messages.at(-1).role, "user", "last message sent upstream");
       assert(JSON.stringify(req.messages.at(-1).content).includes("hi there"), `user message sent upstream: ${JSON.stringify(req.messages.at(-1))}`);
       assert(req.tools?.some((t) => t.function?.name === "transfer"), "the tools sent upstream");
+    }],
+    ["an endpoint that fails shows model_error with its text, and the chat goes on", async () => {
+      await send(ctx.page, "please fail");
+      const shown = await ctx.page.waitForFunction(() => document.body.dataset.status === "error" &&
+        document.querySelector('[data-testid="error"]')?.textContent, { timeout: WAIT_MS });
+      const text = await shown.jsonValue();
+      assert(text.startsWith("model_error: ") && text.includes("the fake endpoint failed on purpose"), `the error shown: ${text}`);
+      // The browser's own report of the 500 is expected.
+      ctx.allowed = (p) => /HTTP 500|status of 500/.test(p);
+      await ctx.page.click('[data-testid="error"] button');
+      await send(ctx.page, "hi again");
+      // useChat keeps the failed turn's user message and its empty answer.
+      const v = await settle(ctx.page, 6);
+      assertEqual(lastText(v), "Hello from the fake endpoint", "reply after the failure");
     }],
   ];
 }
