@@ -116,13 +116,13 @@ function Chat({ chatId, initial, transport }) {
   useEffect(() => { document.body.dataset.chat = chatId; }, [chatId]);
 
   // A page reloaded after the user decided, but before the decisions were
-  // sent, sends them now: once, for the messages read from storage (the
-  // ref holds across React's development double run of effects).
-  const resumed = useRef(false);
+  // sent, sends them now, once, for the messages read from storage. It is
+  // sent from a timer the cleanup clears: React's development mode runs
+  // effects twice, and useChat's cleanup stops the chat's request.
   useEffect(() => {
-    if (resumed.current) return;
-    resumed.current = true;
-    if (lastAssistantMessageIsCompleteWithApprovalResponses({ messages: initial })) sendMessage();
+    if (!lastAssistantMessageIsCompleteWithApprovalResponses({ messages: initial })) return;
+    const t = setTimeout(() => sendMessage());
+    return () => clearTimeout(t);
   }, [initial, sendMessage]);
 
   const busy = status === "submitted" || status === "streaming";

@@ -8,7 +8,8 @@
 // while a call awaits approval (the fresh runtime seeds the stored
 // UIMessages and resumes), regenerate, and a decision stored but never
 // sent. In Chromium the page then runs on an OpenAI-compatible endpoint
-// (a local fake) given in its query, which answers and then fails.
+// (a local fake) given in its query, which answers and then fails, and
+// on the Vite dev server (React's development mode).
 //
 //   node examples/ai-sdk-react/test/e2e.mjs [--browsers chromium,firefox,webkit]
 //
@@ -133,6 +134,29 @@ async function newChat(page) {
     document.querySelector('[data-testid="input"]'), { timeout: WAIT_MS }, old);
 }
 
+// storeDecision approves the call that awaits approval in the stored copy
+// of the page's chat, as IndexedDB holds it when the page goes away between
+// the click on Approve and the request it starts; it returns the call's id.
+function storeDecision(page) {
+  return page.evaluate(() => new Promise((resolve, reject) => {
+    const chatId = localStorage.getItem("agentrt-ai-sdk-react:chat");
+    const open = indexedDB.open("agentrt-ai-sdk-react");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const store = open.result.transaction("chats", "readwrite").objectStore("chats");
+      const get = store.get(chatId);
+      get.onsuccess = () => {
+        const rec = get.result;
+        const part = rec.messages.at(-1).parts.find((p) => p.state === "approval-requested");
+        part.state = "approval-responded";
+        part.approval = { ...part.approval, approved: true };
+        store.put(rec);
+        store.transaction.oncomplete = () => { open.result.close(); resolve(part.toolCallId); };
+      };
+    };
+  }));
+}
+
 async function send(page, text) {
   await page.click('[data-testid="input"]');
   await page.type('[data-testid="input"]', text);
@@ -246,25 +270,7 @@ function steps(ctx) {
     ["a decision stored but never sent (the page closed first) is sent when the chat loads", async () => {
       await send(ctx.page, "pay Dan 7");
       await settle(ctx.page, 16, (v) => lastOf(v).tools[0]?.state === "approval-requested", "awaiting approval");
-      // What IndexedDB holds when the page goes away between the click on
-      // Approve and the request it starts.
-      const call = await ctx.page.evaluate(() => new Promise((resolve, reject) => {
-        const chatId = localStorage.getItem("agentrt-ai-sdk-react:chat");
-        const open = indexedDB.open("agentrt-ai-sdk-react");
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const store = open.result.transaction("chats", "readwrite").objectStore("chats");
-          const get = store.get(chatId);
-          get.onsuccess = () => {
-            const rec = get.result;
-            const part = rec.messages.at(-1).parts.find((p) => p.state === "approval-requested");
-            part.state = "approval-responded";
-            part.approval = { ...part.approval, approved: true };
-            store.put(rec);
-            store.transaction.oncomplete = () => { open.result.close(); resolve(part.toolCallId); };
-          };
-        };
-      }));
+      const call = await storeDecision(ctx.page);
       await ctx.page.reload();
       await ctx.page.waitForFunction(() => document.body.dataset.runtime === "ready", { timeout: WAIT_MS });
       const v = await settle(ctx.page, 16, (v) => lastText(v) !== "", "after the load");
@@ -311,6 +317,33 @@ function endpointSteps(ctx) {
   ];
 }
 
+// On the Vite dev server, the README's command: React's development mode
+// runs every effect twice, and useChat's cleanup stops the chat's request
+// (one engine: the page's code is what is tested).
+function devSteps(ctx) {
+  return [
+    ["the Vite dev server serves the app: a turn, and a stored decision sent once", async () => {
+      await ctx.page.goto(ctx.devUrl);
+      await ctx.page.waitForFunction(() => document.body.dataset.runtime === "ready", { timeout: WAIT_MS });
+      await newChat(ctx.page);
+      await settle(ctx.page, 0);
+      await send(ctx.page, "hello");
+      let v = await settle(ctx.page, 2);
+      assertEqual(lastText(v), "Echo: hello (the model was sent 1 messages; take 1)", "reply");
+      await send(ctx.page, "pay Zed 3");
+      await settle(ctx.page, 4, (v) => lastOf(v).tools[0]?.state === "approval-requested", "awaiting approval");
+      const call = await storeDecision(ctx.page);
+      await ctx.page.reload();
+      await ctx.page.waitForFunction(() => document.body.dataset.runtime === "ready", { timeout: WAIT_MS });
+      v = await settle(ctx.page, 4, (v) => lastText(v) !== "", "after the load");
+      assertEqual(lastOf(v).tools[0].state, "output-available", "transfer's state");
+      assertEqual(v.transfers.length, 1, "transfers");
+      assertEqual(v.transfers[0].call, call, "the transfer's call id");
+      assertEqual(v.transfers[0].repeats, "0", "the transfer's repeats (it ran once)");
+    }],
+  ];
+}
+
 async function main() {
   let browsers = ENGINE_NAMES;
   const argv = process.argv.slice(2);
@@ -321,6 +354,7 @@ async function main() {
   const scratch = await mkdtemp(path.join(tmpdir(), "agentrt-ai-sdk-react-"));
   let server;
   let endpoint;
+  let dev;
   try {
     for (const f of ["glue.js", "ai.js", "agentrt.wasm"]) {
       if (!existsSync(path.join(DIST, f))) throw new Error(`${DIST}/${f} is missing: run \`make build\` (or set AGENTRT_DIST)`);
@@ -331,10 +365,16 @@ async function main() {
     results.pass(`vite build of the example in ${Math.round(performance.now() - t0)} ms`);
     server = await serve({ root: out });
     endpoint = await startFakeEndpoint();
+    if (browsers.includes("chromium")) {
+      const { createServer: viteServer } = await import("vite");
+      dev = await viteServer({ configFile: path.join(APP, "vite.config.js"), logLevel: "error", server: { host: "127.0.0.1", port: 0, strictPort: false } });
+      await dev.listen();
+    }
     await mkdir(ARTIFACTS, { recursive: true });
     await runEngines(browsers, scratch, results, async (engine, browser) => {
-      const ctx = { browser, url: server.url, endpoint, page: null, allowed: () => false };
-      const all = [...steps(ctx), ...(engine.name === "chromium" ? endpointSteps(ctx) : [])];
+      const devUrl = dev && `http://127.0.0.1:${dev.httpServer.address().port}/`;
+      const ctx = { browser, url: server.url, devUrl, endpoint, page: null, allowed: () => false };
+      const all = [...steps(ctx), ...(engine.name === "chromium" ? [...endpointSteps(ctx), ...devSteps(ctx)] : [])];
       await runSteps(results, engine.name, all, ctx, {
         problems: () => (ctx.watch ? ctx.watch.take() : []),
         screenshot: path.join(ARTIFACTS, `${engine.name}-failure.png`),
@@ -345,6 +385,7 @@ async function main() {
   } finally {
     await server?.stop();
     await endpoint?.stop();
+    await dev?.close();
     await rm(scratch, { recursive: true, force: true });
   }
   results.summary();
