@@ -124,6 +124,9 @@ test("TypeScript --strict: agentrt/ai's types check against the installed ai's",
   await writeFile(path.join(app, "tsconfig.json"), JSON.stringify({
     compilerOptions: {
       strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext",
+      // skipLibCheck: ai 7.0.185's own declarations fail a check of
+      // their own under these flags (Buffer without @types/node, and
+      // exactOptionalPropertyTypes); agentrt's are the program's imports.
       lib: ["es2022", "dom", "dom.iterable"], types: [], skipLibCheck: true,
       exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true,
       verbatimModuleSyntax: true, isolatedModules: true, moduleDetection: "force",
@@ -132,6 +135,12 @@ test("TypeScript --strict: agentrt/ai's types check against the installed ai's",
   }, null, 2));
   const r = run(TSC, ["-p", "tsconfig.json"], app);
   assert.equal(r.status, 0, `tsc --strict failed:\n${r.stdout}${r.stderr}`);
+  // And a model id string is no LanguageModel object: a type error.
+  await writeFile(path.join(app, "bad-ai.ts"), `import { languageModel } from "agentrt/ai";\nexport const m = languageModel("openai/gpt-4o");\n`);
+  await writeFile(path.join(app, "tsconfig.bad.json"), JSON.stringify({ extends: "./tsconfig.json", files: ["bad-ai.ts"] }));
+  const one = run(TSC, ["-p", "tsconfig.bad.json"], app);
+  assert.notEqual(one.status, 0, "languageModel(string) must not type-check");
+  assert.match(one.stdout, /bad-ai\.ts/);
 });
 
 // A page of the app, built by Vite with its defaults: agentrt/ai and ai
