@@ -102,6 +102,14 @@ test("the package declares ai an optional peer dependency and exports agentrt/ai
   assert.equal(pkg.peerDependencies.ai, "^7.0.0");
   assert.equal(pkg.peerDependenciesMeta.ai.optional, true);
   assert.equal(pkg.dependencies, undefined, "no dependencies");
+  // ai.js is the one module that imports a package, and it imports ai only.
+  const dir = path.join(app, "node_modules", "agentrt");
+  for (const f of readdirSync(dir).filter((f) => f.endsWith(".js"))) {
+    // Comments left out: they show imports of an app.
+    const src = readFileSync(path.join(dir, f), "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+    const bare = [...src.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)["']([^"'./][^"']*)["']/gm)].map((m) => m[1]);
+    assert.deepEqual(bare, f === "ai.js" ? ["ai"] : [], `${f} imports ${bare}`);
+  }
 });
 
 test("Node: agentrt/ai imported by name runs a turn through the transport", () => {
