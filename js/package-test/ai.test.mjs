@@ -102,6 +102,14 @@ test("the package declares ai an optional peer dependency and exports agentrt/ai
   assert.equal(pkg.peerDependencies.ai, "^7.0.0");
   assert.equal(pkg.peerDependenciesMeta.ai.optional, true);
   assert.equal(pkg.dependencies, undefined, "no dependencies");
+  // ai.js is the one module that imports a package, and it imports ai only.
+  const dir = path.join(app, "node_modules", "agentrt");
+  for (const f of readdirSync(dir).filter((f) => f.endsWith(".js"))) {
+    // Comments left out: they show imports of an app.
+    const src = readFileSync(path.join(dir, f), "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+    const bare = [...src.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)["']([^"'./][^"']*)["']/gm)].map((m) => m[1]);
+    assert.deepEqual(bare, f === "ai.js" ? ["ai"] : [], `${f} imports ${bare}`);
+  }
 });
 
 test("Node: agentrt/ai imported by name runs a turn through the transport", () => {
@@ -124,6 +132,9 @@ test("TypeScript --strict: agentrt/ai's types check against the installed ai's",
   await writeFile(path.join(app, "tsconfig.json"), JSON.stringify({
     compilerOptions: {
       strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext",
+      // skipLibCheck: ai 7.0.185's own declarations fail a check of
+      // their own under these flags (Buffer without @types/node, and
+      // exactOptionalPropertyTypes); agentrt's are the program's imports.
       lib: ["es2022", "dom", "dom.iterable"], types: [], skipLibCheck: true,
       exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true,
       verbatimModuleSyntax: true, isolatedModules: true, moduleDetection: "force",
@@ -132,6 +143,12 @@ test("TypeScript --strict: agentrt/ai's types check against the installed ai's",
   }, null, 2));
   const r = run(TSC, ["-p", "tsconfig.json"], app);
   assert.equal(r.status, 0, `tsc --strict failed:\n${r.stdout}${r.stderr}`);
+  // And a model id string is no LanguageModel object: a type error.
+  await writeFile(path.join(app, "bad-ai.ts"), `import { languageModel } from "agentrt/ai";\nexport const m = languageModel("openai/gpt-4o");\n`);
+  await writeFile(path.join(app, "tsconfig.bad.json"), JSON.stringify({ extends: "./tsconfig.json", files: ["bad-ai.ts"] }));
+  const one = run(TSC, ["-p", "tsconfig.bad.json"], app);
+  assert.notEqual(one.status, 0, "languageModel(string) must not type-check");
+  assert.match(one.stdout, /bad-ai\.ts/);
 });
 
 // A page of the app, built by Vite with its defaults: agentrt/ai and ai

@@ -341,6 +341,13 @@ describe("AgentrtChatTransport", () => {
     for (const extra of [{ trigger: "resume" }, { chatId: "" }, { messages: [] }, { messages: [{ id: "a", role: "assistant", parts: [] }] }, { messages: [3] }]) {
       await assert.rejects(w.transport.sendMessages({ ...base, ...extra }), (e) => e instanceof TypeError && e.code === "invalid_argument");
     }
+    // A new message while a call awaits approval is refused, typed.
+    const paused = await world();
+    const asked = await send(paused.transport, [user("u1", "pay")]);
+    await assert.rejects(paused.transport.sendMessages({ ...base, messages: [user("u1", "pay"), asked.message, user("u2", "never mind")] }),
+      (e) => e.code === "invalid_history" && e.index === 1);
+    assert.equal(paused.ran.pay, 0);
+    release(paused.rt);
     // A history the runtime refuses rejects typed, before any stream.
     await assert.rejects(w.transport.sendMessages({ ...base, messages: [{ id: "x", role: "user", parts: [{ type: "hologram" }] }, user("u1", "hi")] }),
       (e) => e.code === "invalid_history" && e.index === 0);
