@@ -28,10 +28,18 @@ function startRuntime() {
   return started;
 }
 
+// newChatId names a chat. crypto.randomUUID exists in secure contexts only
+// (https, localhost): a page opened over plain http on a LAN address has
+// none.
+function newChatId() {
+  const random = crypto.randomUUID?.() ?? `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  return `chat-${random}`;
+}
+
 function currentChatId() {
   let id = localStorage.getItem(CHAT_KEY);
   if (!id) {
-    id = `chat-${crypto.randomUUID()}`;
+    id = newChatId();
     localStorage.setItem(CHAT_KEY, id);
   }
   return id;
@@ -59,7 +67,7 @@ export function App() {
   const newChat = async () => {
     await deleteChat(chatId);
     clearLedger();
-    const id = `chat-${crypto.randomUUID()}`;
+    const id = newChatId();
     localStorage.setItem(CHAT_KEY, id);
     setChatId(id);
   };
