@@ -119,6 +119,34 @@ describe("AgentrtChatTransport under the AI SDK's chat", () => {
     release(w.rt);
   });
 
+  test("resumeStream: a second chat on the same transport replays the run in flight to the same message", { skip }, async () => {
+    let open;
+    const gate = new Promise((r) => { open = r; });
+    const { model, prompts } = scriptedModel(async () => {
+      await gate;
+      return answer(["late ", "answer"]);
+    });
+    const rt = await load({ model: sdk.agentrtAI.languageModel(model) });
+    const transport = new sdk.agentrtAI.AgentrtChatTransport({ runtime: rt });
+    const first = chat(transport);
+    const sending = first.sendMessage({ text: "hi" });
+    while (prompts.length === 0) await new Promise((r) => setTimeout(r, 5));
+    // A remounted component: the stored user message, and a resume.
+    const second = chat(transport, [structuredClone(first.all[0])]);
+    const resuming = second.resumeStream();
+    open();
+    await Promise.all([sending, resuming]);
+    await settled(first);
+    await settled(second);
+    assert.equal(second.error, undefined);
+    assert.equal(second.all.length, 2);
+    assert.deepEqual(second.all[1], first.all[1], "the same assistant message, id and parts");
+    // Nothing in flight now: a resume finds nothing and changes nothing.
+    await second.resumeStream();
+    assert.equal(second.all.length, 2);
+    release(rt);
+  });
+
   test("stop: the run is cancelled and rolled back, and the chat goes on", { skip }, async () => {
     const w = await world();
     const c = chat(w.transport);
