@@ -16,9 +16,11 @@ import { argError, historyError } from "./errors.js";
 export const EMPTY_ARGUMENTS = "{}";
 
 // Part types that carry no text for the model: OpenAI's image, audio and
-// file parts, the AI SDK's reasoning, file, source and step parts; and
-// every "data-" part.
-const SKIPPED = new Set(["image_url", "input_audio", "file", "reasoning", "source-url", "source-document", "step-start"]);
+// file parts, the AI SDK's reasoning, file, source and step parts, the
+// parts ai@7 added (custom, reasoning-file, steering-message); and every
+// "data-" part.
+const SKIPPED = new Set(["image_url", "input_audio", "file", "reasoning", "source-url", "source-document", "step-start",
+  "custom", "reasoning-file", "steering-message"]);
 
 /** Reports whether parts of type t are left out of a message. */
 export function skippedPart(t) {

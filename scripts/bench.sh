@@ -17,8 +17,10 @@
 # load path, against the JS peer; BENCH_FIRSTTURN_SAMPLES samples per row,
 # default 5, BENCH_FIRSTTURN_ENGINES a comma-separated subset) and wasistart
 # (bench/wasistart.mjs: the pre-initialized WASI module's start next to
-# the plain build's). Without BENCH_ONLY both run after the harness; when
-# BENCH_ONLY names only these two, nothing else runs.
+# the plain build's), and aitransport (bench/aitransport.mjs: a warm turn
+# through agentrt/ai's transport against rt.stream). Without BENCH_ONLY
+# they run after the harness; when BENCH_ONLY names only these, nothing
+# else runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,6 +41,10 @@ standalone() {
 		step "WASI module start, pre-initialized and plain (bench/wasistart.mjs)"
 		node bench/wasistart.mjs --rounds "${BENCH_WASISTART_ROUNDS:-30}" 2>/dev/null | tee artifacts/wasistart.txt
 	fi
+	if want aitransport; then
+		step "a warm turn through the AI SDK transport against rt.stream (bench/aitransport.mjs)"
+		BENCH_JSON=artifacts/aitransport.json node bench/aitransport.mjs | tee artifacts/aitransport.txt
+	fi
 	if want firstturn; then
 		step "cold start to the first answered turn, fresh process or page per sample (bench/firstturn.mjs)"
 		BENCH_JSON=artifacts/firstturn.json node bench/firstturn.mjs \
@@ -47,7 +53,7 @@ standalone() {
 	fi
 }
 # BENCH_ONLY of the standalone sections only: run them and stop.
-if [ -n "${BENCH_ONLY:-}" ] && [ -z "$(printf '%s' "$BENCH_ONLY" | tr ',' '\n' | grep -vxE 'firstturn|wasistart|')" ]; then
+if [ -n "${BENCH_ONLY:-}" ] && [ -z "$(printf '%s' "$BENCH_ONLY" | tr ',' '\n' | grep -vxE 'aitransport|firstturn|wasistart|')" ]; then
 	standalone
 	exit 0
 fi

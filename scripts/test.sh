@@ -97,7 +97,9 @@ suite "load progress over HTTP (streamed, compressed, octet-stream)" node --test
 suite "static server of the browser suites (malformed paths, mounts)" node --test web-demo/test/server.test.mjs
 suite "web demo in Chromium, Firefox ESR and WebKit" node web-demo/test/e2e.mjs
 suite "glue suites in a page of Chromium, Firefox ESR and WebKit" node js/test/browser/run.mjs
+suite "agentrt/ai with the AI SDK in a page of Chromium, Firefox ESR and WebKit, main thread and worker mode" node js/test/browser/ai.mjs
 suite "shell stand-in (strict CSP, bridge, kill, cold seed) in Chromium, Firefox ESR and WebKit" node web-demo/test/shell.mjs
+suite "AI SDK example (useChat, worker mode): send, tool, approve, deny, reload, regenerate in Chromium, Firefox ESR and WebKit" node examples/ai-sdk-react/test/e2e.mjs
 suite "bundlers: the tarball in Vite, webpack, Rollup, Parcel and esbuild apps, the Vite dev server and a CDN origin; turn, reload, cold seed in Chromium (Vite, and Vite as a Capacitor-style app, also Firefox ESR and WebKit)" node js/bundlers/run.mjs
 
 summary

@@ -149,11 +149,15 @@ const EmptyArguments = "{}"
 
 // skippedTypes are the part types that carry no text for the model:
 // OpenAI's image, audio and file parts and the AI SDK's reasoning, file,
-// source and step parts. Types starting with TypeDataPrefix are skipped
-// too.
+// source and step parts; and the parts ai@7 added: "custom" (a
+// provider's own content), "reasoning-file" (a file of the model's
+// reasoning) and "steering-message" (a user message injected into a run
+// in flight, which agentrt's runs never make: docs/adr/0022-ai-sdk-layer.md).
+// Types starting with TypeDataPrefix are skipped too.
 var skippedTypes = [...]string{
 	"image_url", "input_audio", "file",
 	"reasoning", "source-url", "source-document", "step-start",
+	"custom", "reasoning-file", "steering-message",
 }
 
 // Skipped reports whether parts of type t are left out of a message.

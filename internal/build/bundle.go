@@ -26,8 +26,9 @@ var ErrNoEsbuild = errors.New("build: esbuild is not installed: run `npm ci` in 
 // (docs/adr/0021-worker-mode.md); it imports the glue through "./glue.js"
 // only, and the bundle finds it by a literal bundlers downstream rewrite.
 // http.js is the HTTP client of resumable runs; it too imports the
-// glue through "./glue.js" only.
-var Entries = []string{"glue.js", "http.js", "openai.js", "worker.js"}
+// glue through "./glue.js" only. ai.js is the AI SDK layer, the one
+// module that imports a package ("ai", an optional peer dependency).
+var Entries = []string{"ai.js", "glue.js", "http.js", "openai.js", "worker.js"}
 
 // bundleExternal are the files the bundled glue still imports at run
 // time: wasm_exec.js, loaded (only when the realm has no Go class) by a

@@ -129,14 +129,14 @@ function checkRun(r, name) {
 test("the tarball ships the bundled glue, the entries and types, the module and wasm_exec.js, and no tests", async () => {
   const dir = path.join(app, "node_modules", "agentrt");
   const files = readdirSync(dir).sort();
-  for (const f of ["agentrt.wasm", "glue.d.ts", "glue.js", "http.d.ts", "http.js", "openai.d.ts", "openai.js", "package.json", "wasm_exec.js", "worker.js"]) {
+  for (const f of ["agentrt.wasm", "ai.d.ts", "ai.js", "glue.d.ts", "glue.js", "http.d.ts", "http.js", "openai.d.ts", "openai.js", "package.json", "wasm_exec.js", "worker.js"]) {
     assert.ok(files.includes(f), `${f} is in the package: ${files}`);
   }
   // The glue's internal modules are folded into glue.js (agentrt build
-  // bundles it): the package's JavaScript is its four entries (glue.js,
-  // http.js, openai.js, and worker.js for worker mode) and wasm_exec.js, and
-  // glue.js imports nothing else.
-  assert.deepEqual(files.filter((f) => f.endsWith(".js")), ["glue.js", "http.js", "openai.js", "wasm_exec.js", "worker.js"], "the package's modules");
+  // bundles it): the package's JavaScript is its five entries (ai.js,
+  // glue.js, http.js, openai.js, and worker.js for worker mode) and
+  // wasm_exec.js, and glue.js imports nothing else.
+  assert.deepEqual(files.filter((f) => f.endsWith(".js")), ["ai.js", "glue.js", "http.js", "openai.js", "wasm_exec.js", "worker.js"], "the package's modules");
   const glue = await readFile(path.join(dir, "glue.js"), "utf8");
   const imports = [...glue.matchAll(/(?:from\s*|import\s*\(\s*|import\s+)"(\.[^"]*)"/g)].map((m) => m[1]);
   assert.deepEqual(imports, ["./wasm_exec.js"], "glue.js imports only wasm_exec.js");

@@ -8,6 +8,9 @@
 // them under the same policy).
 //
 //   const srv = await serve({ dist });   // srv.url, srv.requests, srv.stop()
+//
+// With root, that folder is served at / in place of web-demo/ (a built
+// app, such as the Vite build of examples/ai-sdk-react).
 
 import { createReadStream, existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
@@ -38,15 +41,16 @@ const TYPES = {
 /**
  * serve listens on a free loopback port. It records every request path in
  * requests (so a test can tell whether a page fetched the .wasm). It fails
- * at once, saying how to build it, when dist holds no agentrt.wasm.
+ * at once, saying how to build it, when dist holds no agentrt.wasm. root,
+ * when given, is served at / instead of web-demo/.
  */
-export async function serve({ dist = DIST } = {}) {
+export async function serve({ dist = DIST, root = path.join(ROOT, "web-demo") } = {}) {
   if (!existsSync(path.join(dist, "agentrt.wasm"))) throw new Error(`${dist}/agentrt.wasm is missing: run \`make build\` or set AGENTRT_DIST`);
   const mounts = [
     ["/dist/", dist],
     ["/js/", path.join(ROOT, "js")],
     ["/testdata/", path.join(ROOT, "testdata")],
-    ["/", path.join(ROOT, "web-demo")],
+    ["/", path.resolve(root)],
   ];
   const requests = [];
   const server = createServer(async (req, res) => {

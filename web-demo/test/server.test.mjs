@@ -60,3 +60,26 @@ test("paths outside the mounts and odd escapes are 404, well-formed ones served"
   assert.equal(listing.status, 200);
   assert.ok(JSON.parse(listing.body).includes("glue.js"));
 });
+
+test("root serves a built app at / in place of the web demo, /dist/ still mounted", async () => {
+  const site = await mkdtemp(path.join(tmpdir(), "agentrt-server-root-"));
+  await writeFile(path.join(site, "index.html"), "<p>built app</p>");
+  const app = await serve({ dist, root: site });
+  try {
+    const { hostname, port } = new URL(app.url);
+    const fetchText = (p) => new Promise((resolve, reject) => {
+      request({ hostname, port, path: p }, (res) => {
+        let body = "";
+        res.on("data", (c) => { body += c; });
+        res.on("end", () => resolve({ status: res.statusCode, body }));
+      }).on("error", reject).end();
+    });
+    assert.deepEqual(await fetchText("/"), { status: 200, body: "<p>built app</p>" });
+    assert.equal((await fetchText("/app.js")).status, 404, "the web demo's files are not served under root");
+    assert.equal((await fetchText("/dist/agentrt.wasm")).status, 200);
+    assert.equal((await fetchText("/%2e%2e/package.json")).status, 404);
+  } finally {
+    await app.stop();
+    await rm(site, { recursive: true, force: true });
+  }
+});

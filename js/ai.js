@@ -1,0 +1,664 @@
+// agentrt/ai: agentrt inside the Vercel AI SDK (ai@7).
+//
+//   import { useChat } from "@ai-sdk/react";
+//   import { loadRuntime } from "agentrt";
+//   import { AgentrtChatTransport, languageModel, aiTools, toUIMessages } from "agentrt/ai";
+//   const rt = await loadRuntime({ worker: true, model: languageModel(provider("model-id")), tools: aiTools({ weather }) });
+//   const chat = useChat({ transport: new AgentrtChatTransport({ runtime: rt }) });
+//
+// The one module of the package that imports `ai` (an optional peer
+// dependency); it imports the glue through "./glue.js" only. The mapping
+// tables and the rules are in docs/ai-sdk.md, the decisions in
+// docs/adr/0022-ai-sdk-layer.md.
+
+import { asSchema } from "ai";
+import { AgentrtError } from "./glue.js";
+
+function argError(name, what) {
+  const err = new TypeError(`agentrt/ai: ${name} ${what}`);
+  err.code = "invalid_argument";
+  return err;
+}
+
+const isObject = (v) => v !== null && typeof v === "object";
+
+/** JSON text of a value, or undefined when it has none. */
+function jsonOf(v) {
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A tool call's arguments or a tool's result as a UIMessage carries it:
+ * the parsed JSON value when writing it back gives the same text (so a
+ * history read back holds the same message), otherwise the text itself.
+ */
+function uiValue(text) {
+  if (typeof text !== "string" || text === "") return text;
+  try {
+    const v = JSON.parse(text);
+    if (isObject(v) && JSON.stringify(v) === text) return v;
+  } catch { /* not JSON: the text */ }
+  return text;
+}
+
+/** The text of an error, thrown or carried by a stream part. */
+function messageOf(e) {
+  if (e instanceof Error) return e.message;
+  if (typeof e === "string") return e;
+  if (isObject(e) && typeof e.message === "string") return e.message;
+  const j = jsonOf(e);
+  return j === undefined ? String(e) : j;
+}
+
+/** What the error chunk of a failed run says: its code, then its message. */
+function errorText(e) {
+  const code = isObject(e) && typeof e.code === "string" ? e.code : "internal";
+  return `${code}: ${messageOf(e)}`;
+}
+
+let idCount = 0;
+/** A message id unique across page loads: random where crypto is. */
+function newId() {
+  const c = globalThis.crypto;
+  if (c && typeof c.randomUUID === "function") return c.randomUUID();
+  if (c && typeof c.getRandomValues === "function") {
+    const b = c.getRandomValues(new Uint8Array(16));
+    return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  }
+  return `m-${Date.now().toString(36)}-${(++idCount).toString(36)}`;
+}
+
+const DENIED = "Tool call denied.";
+const DENIED_PREFIX = "Tool call denied: ";
+const REPORTED_PREFIX = "error: ";
+
+function isToolPart(p) {
+  return isObject(p) && typeof p.type === "string" && (p.type === "dynamic-tool" || (p.type.length > 5 && p.type.startsWith("tool-")));
+}
+
+/** The text a user UIMessage asks with: its text parts joined. */
+function userText(m) {
+  if (!Array.isArray(m.parts)) throw argError("messages", "must be UIMessages (the last one has no parts array)");
+  let s = "";
+  for (const p of m.parts) if (isObject(p) && p.type === "text" && typeof p.text === "string") s += p.text;
+  return s;
+}
+
+/**
+ * Turns a run's events into UIMessageChunks (docs/ai-sdk.md, "Events and
+ * chunks"). `emit` receives each chunk; `denied` holds the ids of the
+ * calls the run's approvals deny.
+ */
+class ChunkMapper {
+  constructor(messageId, denied, emit) {
+    this.messageId = messageId;
+    this.denied = denied;
+    this.emit = emit;
+    this.step = 0; // the model step whose chunks are open, 0: none
+    this.stepOpen = false;
+    this.textId = null; // the open text part's id
+    this.text = ""; // what its deltas said
+    this.doneSteps = new Set(); // steps whose assistant message arrived
+    this.reported = new Set(); // calls whose error became their result
+    this.parts = 0;
+  }
+
+  openStep() {
+    if (!this.stepOpen) {
+      this.emit({ type: "start-step" });
+      this.stepOpen = true;
+    }
+  }
+
+  closeText() {
+    if (this.textId !== null) {
+      this.emit({ type: "text-end", id: this.textId });
+      this.textId = null;
+    }
+  }
+
+  closeStep() {
+    this.closeText();
+    if (this.stepOpen) {
+      this.emit({ type: "finish-step" });
+      this.stepOpen = false;
+    }
+  }
+
+  delta(ev) {
+    const step = typeof ev.step === "number" ? ev.step : this.step || 1;
+    if (this.doneSteps.has(step) || typeof ev.delta !== "string" || ev.delta === "") return; // late or empty
+    if (step !== this.step) {
+      this.closeStep();
+      this.step = step;
+    }
+    this.openStep();
+    if (this.textId === null) {
+      this.textId = `t${++this.parts}`;
+      this.text = "";
+      this.emit({ type: "text-start", id: this.textId });
+    }
+    this.text += ev.delta;
+    this.emit({ type: "text-delta", id: this.textId, delta: ev.delta });
+  }
+
+  assistant(m) {
+    if (this.step === 0 || this.doneSteps.has(this.step)) {
+      // No delta of this step came: a new step.
+      this.closeStep();
+      this.step++;
+    }
+    this.doneSteps.add(this.step);
+    this.openStep();
+    const content = typeof m.content === "string" ? m.content : "";
+    if (this.textId !== null) {
+      // The deltas said a prefix of the message: the rest, then the end.
+      if (content.length > this.text.length && content.startsWith(this.text)) {
+        this.emit({ type: "text-delta", id: this.textId, delta: content.slice(this.text.length) });
+      }
+      this.closeText();
+    } else if (content !== "") {
+      const id = `t${++this.parts}`;
+      this.emit({ type: "text-start", id });
+      this.emit({ type: "text-delta", id, delta: content });
+      this.emit({ type: "text-end", id });
+    }
+    const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+    for (const c of calls) {
+      this.emit({ type: "tool-input-available", toolCallId: c.id, toolName: c.name, input: uiValue(c.arguments) });
+    }
+    if (calls.length === 0) this.closeStep();
+  }
+
+  toolMessage(m) {
+    const id = m.tool_call_id; // a resume's first results come before any step
+    if (this.denied.has(id)) this.emit({ type: "tool-output-denied", toolCallId: id });
+    else if (this.reported.has(id)) this.emit({ type: "tool-output-error", toolCallId: id, errorText: m.content });
+    else this.emit({ type: "tool-output-available", toolCallId: id, output: uiValue(m.content) });
+  }
+
+  /** Maps one event; returns true when the run ended with it. */
+  event(ev) {
+    switch (ev.type) {
+      case "run.started":
+        this.emit({ type: "start", messageId: this.messageId });
+        return false;
+      case "model.delta":
+        this.delta(ev);
+        return false;
+      case "message.appended": {
+        const m = ev.message;
+        if (m.role === "assistant") this.assistant(m);
+        else if (m.role === "tool") this.toolMessage(m);
+        return false;
+      }
+      case "tool.finished":
+        if (ev.error) {
+          if (ev.message) this.reported.add(ev.toolCall.id);
+          else this.emit({ type: "tool-output-error", toolCallId: ev.toolCall.id, errorText: errorText(ev.error) });
+        }
+        return false;
+      case "run.awaiting_approval":
+        this.closeText();
+        for (const p of ev.result.pendingApprovals ?? []) {
+          this.emit({ type: "tool-approval-request", approvalId: p.toolCallId, toolCallId: p.toolCallId });
+        }
+        this.closeStep();
+        this.emit({ type: "finish", finishReason: "tool-calls" });
+        return true;
+      case "run.completed":
+        this.closeStep();
+        this.emit({ type: "finish", finishReason: "stop" });
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** The chunks of a run that failed (error) or was cancelled (abort). */
+  failed(err) {
+    this.closeText();
+    if (isObject(err) && (err.code === "cancelled" || err.name === "AbortError")) {
+      this.emit({ type: "abort", reason: messageOf(err) });
+    } else {
+      this.emit({ type: "error", errorText: errorText(err) });
+    }
+  }
+}
+
+/**
+ * A run in flight on a chat: the chunks it has sent, for
+ * reconnectToStream, and the streams that follow it.
+ */
+class LiveRun {
+  constructor() {
+    this.chunks = [];
+    this.followers = new Set();
+    this.done = false;
+  }
+
+  push(chunk) {
+    this.chunks.push(chunk);
+    for (const c of this.followers) {
+      try {
+        c.enqueue(chunk);
+      } catch { /* a follower cancelled */ }
+    }
+  }
+
+  end() {
+    this.done = true;
+    for (const c of this.followers) {
+      try {
+        c.close();
+      } catch { /* already closed */ }
+    }
+    this.followers.clear();
+  }
+
+  /** A stream of every chunk from the start; onCancel runs when its reader cancels it. */
+  follow(onCancel) {
+    let ctl;
+    return new ReadableStream({
+      start: (c) => {
+        ctl = c;
+        for (const chunk of this.chunks) c.enqueue(chunk);
+        if (this.done) c.close();
+        else this.followers.add(c);
+      },
+      cancel: async () => {
+        this.followers.delete(ctl);
+        if (onCancel) await onCancel();
+      },
+    });
+  }
+}
+
+const TRIGGERS = new Set(["submit-message", "regenerate-message"]);
+
+/**
+ * The AI SDK's ChatTransport over an agentrt runtime (docs/ai-sdk.md):
+ * each sendMessages runs one turn on session `chatId` and streams it as
+ * UIMessageChunks.
+ */
+export class AgentrtChatTransport {
+  #rt;
+  #policy;
+  #live = new Map();
+
+  /**
+   * @param {{ runtime: object, policy?: object }} options the runtime
+   *   (from loadRuntime, either mode) and the policy of every run
+   */
+  constructor(options) {
+    if (!isObject(options)) throw argError("options", "must be an object");
+    const rt = options.runtime;
+    if (!isObject(rt) || typeof rt.run !== "function" || typeof rt.deleteSession !== "function") {
+      throw argError("options.runtime", "must be a runtime from loadRuntime");
+    }
+    if (options.policy !== undefined && options.policy !== null && !isObject(options.policy)) {
+      throw argError("options.policy", "must be an object");
+    }
+    this.#rt = rt;
+    this.#policy = options.policy ?? undefined;
+  }
+
+  /** reconnectToStream replays a run from its start chunk. */
+  get resumeStreamIsReplay() {
+    return true;
+  }
+
+  /**
+   * Runs one turn: the last user message as the input, the messages
+   * before it as the history; or, when the last message is the
+   * assistant's with approval-responded tool parts, the resume of its
+   * calls, continuing that message. Resolves with the stream once the
+   * run started; a run refused before it starts (invalid_history,
+   * session_busy, ...) rejects with its AgentrtError and changes nothing.
+   */
+  async sendMessages(options) {
+    if (!isObject(options)) throw argError("options", "must be an object");
+    const { trigger, chatId, messageId, messages, abortSignal } = options;
+    if (!TRIGGERS.has(trigger)) throw argError("options.trigger", 'must be "submit-message" or "regenerate-message"');
+    if (typeof chatId !== "string" || chatId === "") throw argError("options.chatId", "must be a non-empty string");
+    if (!Array.isArray(messages) || messages.length === 0) throw argError("options.messages", "must be a non-empty array of UIMessages");
+    const last = messages[messages.length - 1];
+    if (!isObject(last)) throw argError("options.messages", "must hold UIMessages");
+    const request = { sessionId: chatId, policy: this.#policy };
+    let replyId;
+    const denied = new Set();
+    if (last.role === "user") {
+      request.input = userText(last);
+      request.history = messages.slice(0, -1);
+      // A regenerated answer, or an edited user message (submit with the
+      // id of a user message): the session is seeded again from the
+      // messages, so it holds only what the chat now shows.
+      if (trigger === "regenerate-message" || (messageId !== undefined && messageId !== null && messageId === last.id)) {
+        await this.#rt.deleteSession(chatId);
+      }
+      replyId = newId();
+    } else if (last.role === "assistant" && Array.isArray(last.parts) &&
+      last.parts.some((p) => isToolPart(p) && p.state === "approval-responded")) {
+      request.history = messages;
+      for (const p of last.parts) {
+        if (isToolPart(p) && p.state === "approval-responded" && isObject(p.approval) && p.approval.approved === false) denied.add(p.toolCallId);
+      }
+      replyId = typeof last.id === "string" && last.id !== "" ? last.id : newId();
+    } else {
+      throw argError("options.messages", "must end with a user message, or an assistant message with approval-responded tool parts");
+    }
+    // The run's own signal: the chat's abortSignal, or the chat's stream
+    // cancelled by its reader, cancels the run (rolled back).
+    const ac = new AbortController();
+    const onAbort = () => ac.abort(abortSignal.reason);
+    if (abortSignal) {
+      if (abortSignal.aborted) ac.abort(abortSignal.reason);
+      else abortSignal.addEventListener("abort", onAbort, { once: true });
+    }
+    request.signal = ac.signal;
+    const live = new LiveRun();
+    const mapper = new ChunkMapper(replyId, denied, (c) => live.push(c));
+    let started;
+    const begun = new Promise((resolve) => { started = resolve; });
+    let ended = false;
+    let cancelled = false;
+    // Events come as they happen (rt.run's onEvent: no iterator between
+    // the run and the chunks); the run's end comes from its result.
+    request.onEvent = (ev) => {
+      if (ended || !isObject(ev)) return;
+      if (ev.type === "run.started") started();
+      if (ev.type !== "run.completed" && ev.type !== "run.awaiting_approval" && ev.type !== "run.failed" && ev.type !== "run.cancelled") mapper.event(ev);
+    };
+    const outcome = this.#rt.run(request).then((result) => ({ result }), (error) => ({ error }));
+    const first = await Promise.race([begun, outcome]);
+    const finish = () => {
+      ended = true;
+      if (abortSignal) abortSignal.removeEventListener("abort", onAbort);
+      live.end();
+      if (this.#live.get(chatId) === live) this.#live.delete(chatId);
+    };
+    if (first && first.error) {
+      // Refused before it started: nothing changed.
+      finish();
+      throw first.error;
+    }
+    this.#live.set(chatId, live);
+    outcome.then(({ result, error }) => {
+      if (ended) return;
+      if (result) mapper.event({ type: result.status === "awaiting_approval" ? "run.awaiting_approval" : "run.completed", result });
+      else if (!cancelled) mapper.failed(error);
+      finish();
+    });
+    // The chat's stream follows the run from its start.
+    return live.follow(async () => {
+      cancelled = true;
+      ac.abort(new AgentrtError("cancelled", "agentrt/ai: the chat's stream was cancelled", { name: "AbortError" }));
+      await outcome;
+      finish();
+    });
+  }
+
+  /**
+   * The chunks of the run in flight on `chatId`, from its start chunk
+   * (resumeStreamIsReplay), or null when none is.
+   */
+  async reconnectToStream(options) {
+    if (!isObject(options) || typeof options.chatId !== "string") throw argError("options.chatId", "must be a string");
+    const live = this.#live.get(options.chatId);
+    if (!live || live.done) return null;
+    return live.follow();
+  }
+}
+
+// --- languageModel: an AI SDK LanguageModel as agentrt's model ---
+
+/**
+ * The provider prompt of a model request: the system prompt, then the
+ * session's messages, tool calls and results included (docs/ai-sdk.md,
+ * "languageModel").
+ */
+function toPrompt(system, messages) {
+  const prompt = [];
+  if (typeof system === "string" && system !== "") prompt.push({ role: "system", content: system });
+  const names = new Map();
+  for (const m of messages) {
+    if (m.role === "system") {
+      prompt.push({ role: "system", content: m.content ?? "" });
+    } else if (m.role === "user") {
+      prompt.push({ role: "user", content: [{ type: "text", text: m.content ?? "" }] });
+    } else if (m.role === "assistant") {
+      const content = [];
+      if (m.content) content.push({ type: "text", text: m.content });
+      for (const c of m.tool_calls ?? []) {
+        names.set(c.id, c.name);
+        let input = c.arguments;
+        try {
+          input = JSON.parse(c.arguments);
+        } catch { /* the text as it is */ }
+        content.push({ type: "tool-call", toolCallId: c.id, toolName: c.name, input });
+      }
+      prompt.push({ role: "assistant", content });
+    } else if (m.role === "tool") {
+      const part = {
+        type: "tool-result", toolCallId: m.tool_call_id, toolName: names.get(m.tool_call_id) ?? "",
+        output: { type: "text", value: m.content ?? "" },
+      };
+      const prev = prompt[prompt.length - 1];
+      if (prev && prev.role === "tool") prev.content.push(part);
+      else prompt.push({ role: "tool", content: [part] });
+    }
+  }
+  return prompt;
+}
+
+function modelError(e) {
+  if (e instanceof AgentrtError) return e;
+  return new AgentrtError("model_error", `agentrt/ai: ${messageOf(e)}`, { cause: e });
+}
+
+/**
+ * Returns agentrt's JavaScript model for an AI SDK LanguageModel of the
+ * provider spec v4 (or v3): each call streams the provider's answer
+ * (doStream), hands text deltas to request.delta and returns the text
+ * and the tool calls. request.signal aborts the provider's call. A
+ * provider failure is model_error with the provider's message.
+ *
+ * @param {object} model a LanguageModelV4 (or V3) object
+ * @param {object} [callOptions] provider call settings sent on every call
+ *   (temperature, maxOutputTokens, providerOptions, ...)
+ */
+export function languageModel(model, callOptions) {
+  if (!isObject(model) || typeof model.doStream !== "function") {
+    throw argError("model", "must be an AI SDK LanguageModel object (with doStream); a model id string needs its provider");
+  }
+  if (model.specificationVersion !== "v4" && model.specificationVersion !== "v3") {
+    throw argError("model", `has specificationVersion ${JSON.stringify(model.specificationVersion)}: "v4" or "v3" is supported`);
+  }
+  if (callOptions !== undefined && !isObject(callOptions)) throw argError("callOptions", "must be an object");
+  return async function aiModel(request) {
+    const signal = request.signal;
+    const tools = request.tools.map((t) => ({
+      type: "function", name: t.name, description: t.description,
+      inputSchema: isObject(t.parameters) ? t.parameters : { type: "object", properties: {} },
+    }));
+    const options = { ...callOptions, prompt: toPrompt(request.system, request.messages), abortSignal: signal };
+    if (tools.length > 0) options.tools = tools;
+    let result;
+    try {
+      result = await model.doStream(options);
+    } catch (e) {
+      throw modelError(e);
+    }
+    if (!isObject(result) || !result.stream || typeof result.stream.getReader !== "function") {
+      throw new AgentrtError("model_error", "agentrt/ai: doStream returned no stream");
+    }
+    const reader = result.stream.getReader();
+    let text = "";
+    const toolCalls = [];
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (!isObject(value)) continue;
+        if (value.type === "text-delta" && typeof value.delta === "string") {
+          text += value.delta;
+          request.delta(value.delta);
+        } else if (value.type === "tool-call" && !value.providerExecuted) {
+          const input = typeof value.input === "string" ? value.input : (jsonOf(value.input ?? {}) ?? "{}");
+          toolCalls.push({ id: value.toolCallId, name: value.toolName, arguments: input });
+        } else if (value.type === "error") {
+          throw value.error;
+        }
+      }
+    } catch (e) {
+      reader.cancel().catch(() => {});
+      throw modelError(e);
+    }
+    return toolCalls.length > 0 ? { content: text, toolCalls } : { content: text };
+  };
+}
+
+// --- aiTools: AI SDK tool() objects as agentrt's tools ---
+
+/** The final value of a tool's execute: the last one an AsyncIterable yields. */
+async function settle(out) {
+  if (isObject(out) && typeof out[Symbol.asyncIterator] === "function") {
+    let last;
+    for await (const v of out) last = v;
+    return last;
+  }
+  return out;
+}
+
+/**
+ * Returns agentrt's tools for an AI SDK tool set ({ name: tool({...}) }):
+ * each tool's description, its input schema as JSON Schema (zod,
+ * jsonSchema() or a Standard Schema, through the AI SDK's asSchema), its
+ * execute as the call (its input validated by the schema first) and its
+ * needsApproval. A tool without execute, or a provider tool, is refused:
+ * agentrt runs every tool it lists.
+ *
+ * @param {Record<string, object>} tools
+ * @returns {Array<object>} tools for loadRuntime's `tools`
+ */
+export function aiTools(tools) {
+  if (!isObject(tools) || Array.isArray(tools)) throw argError("tools", "must be an object of AI SDK tools by name");
+  const out = [];
+  for (const [name, t] of Object.entries(tools)) {
+    const at = `tools.${name}`;
+    if (!isObject(t)) throw argError(at, "must be a tool object");
+    if (t.type !== undefined && t.type !== "function" && t.type !== "dynamic") throw argError(at, `is a ${t.type} tool: only function tools run in agentrt`);
+    if (typeof t.execute !== "function") throw argError(`${at}.execute`, "must be a function: agentrt runs every tool it lists");
+    let schema;
+    try {
+      schema = asSchema(t.inputSchema);
+    } catch (e) {
+      throw argError(`${at}.inputSchema`, `is not a schema: ${messageOf(e)}`);
+    }
+    const parameters = schema.jsonSchema;
+    if (isObject(parameters) && typeof parameters.then === "function") {
+      throw argError(`${at}.inputSchema`, "has a JSON Schema that is a Promise: resolve it first and pass jsonSchema(schema)");
+    }
+    const validate = typeof schema.validate === "function" ? schema.validate.bind(schema) : null;
+    const input = async (args) => {
+      if (!validate) return args;
+      const r = await validate(args);
+      if (r && r.success === false) throw new AgentrtError("tool_error", `agentrt/ai: ${name}: invalid input: ${messageOf(r.error)}`);
+      return r && "value" in r ? r.value : args;
+    };
+    const tool = {
+      name,
+      parameters,
+      call: async (args, ctx) => settle(await t.execute(await input(args), { toolCallId: ctx.toolCallId, messages: [], context: undefined })),
+    };
+    if (typeof t.description === "string") tool.description = t.description;
+    if (typeof t.needsApproval === "function") {
+      const ask = t.needsApproval;
+      tool.needsApproval = async (args, ctx) => Boolean(await ask(await input(args), { toolCallId: ctx.toolCallId, messages: [], context: undefined }));
+    } else if (t.needsApproval === true) {
+      tool.needsApproval = true;
+    }
+    out.push(tool);
+  }
+  return out;
+}
+
+// --- toUIMessages: agentrt messages as UIMessages ---
+
+/** FNV-1a of s folded into h, for stable ids. */
+function fnv(h, s) {
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 16777619) >>> 0;
+  }
+  return h;
+}
+
+/** The tool part of call c, with the state its result r implies. */
+function toolPart(c, r) {
+  const part = { type: `tool-${c.name}`, toolCallId: c.id, input: uiValue(c.arguments) };
+  if (r === undefined) {
+    return Object.assign(part, { state: "approval-requested", approval: { id: c.id } });
+  }
+  const content = r.content ?? "";
+  if (content === DENIED || content.startsWith(DENIED_PREFIX)) {
+    const reason = content === DENIED ? undefined : content.slice(DENIED_PREFIX.length);
+    return Object.assign(part, { state: "output-denied", approval: reason === undefined ? { id: c.id, approved: false } : { id: c.id, approved: false, reason } });
+  }
+  if (content.startsWith(REPORTED_PREFIX)) return Object.assign(part, { state: "output-error", errorText: content });
+  return Object.assign(part, { state: "output-available", output: uiValue(content) });
+}
+
+/**
+ * Returns agentrt messages (result.appended, session().messages, stored
+ * history in the module's shape) as UIMessages: a user or system message
+ * each, and one assistant UIMessage for each assistant turn (its steps,
+ * tool calls and results). Ids are a message's own id when it has one,
+ * otherwise derived from the conversation up to it and `idPrefix`: the
+ * same messages give the same ids. Seeded back, they give the same
+ * session messages.
+ *
+ * @param {ReadonlyArray<object>} messages
+ * @param {{ idPrefix?: string }} [options]
+ */
+export function toUIMessages(messages, options) {
+  if (!Array.isArray(messages)) throw argError("messages", "must be an array of agentrt messages");
+  const prefix = options && options.idPrefix !== undefined ? options.idPrefix : "m";
+  if (typeof prefix !== "string") throw argError("options.idPrefix", "must be a string");
+  const results = new Map();
+  for (const m of messages) if (isObject(m) && m.role === "tool") results.set(m.tool_call_id ?? m.toolCallId, m);
+  const out = [];
+  let h = 2166136261;
+  let cur = null; // the assistant UIMessage being built
+  let afterTools = false; // the last assistant message of cur had calls
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (!isObject(m) || typeof m.role !== "string") throw argError(`messages[${i}]`, "must be an agentrt message");
+    h = fnv(fnv(h, m.role), `\u0000${m.content ?? ""}\u0000`);
+    const id = typeof m.id === "string" && m.id !== "" ? m.id : `${prefix}${i}-${h.toString(36)}`;
+    if (m.role === "tool") continue; // with its call
+    if (m.role === "assistant") {
+      const calls = m.tool_calls ?? m.toolCalls ?? [];
+      if (cur === null || !afterTools) {
+        cur = { id, role: "assistant", parts: [] };
+        out.push(cur);
+      }
+      cur.parts.push({ type: "step-start" });
+      // A text part ends the tool parts of the step before, also empty.
+      if (m.content || cur.parts.length > 1) cur.parts.push({ type: "text", text: m.content ?? "" });
+      for (const c of calls) {
+        h = fnv(h, `${c.id}\u0000${c.arguments}`);
+        cur.parts.push(toolPart(c, results.get(c.id)));
+      }
+      afterTools = calls.length > 0;
+      continue;
+    }
+    cur = null;
+    out.push({ id, role: m.role === "system" ? "system" : "user", parts: [{ type: "text", text: m.content ?? "" }] });
+  }
+  return out;
+}

@@ -1,0 +1,358 @@
+// agentrt/ai's AgentrtChatTransport with the real AI SDK (ai@7, pinned):
+// MockLanguageModelV4 through languageModel, tools through aiTools, and
+// every stream read by readUIMessageStream and checked by
+// validateUIMessages. Runs under node --test, bun test and deno test -A
+// (skipped, with the reason, where `ai` cannot be loaded).
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { deferred, runtimes } from "./helpers.mjs";
+import { sdk, answer, scriptedModel, send, user, respond, valid, readTurn } from "./aienv.mjs";
+
+const { load, release } = runtimes();
+const skip = sdk.skip;
+
+// A world of one counting tool that needs approval (pay), one that does
+// not (look), one that throws (boom), and a model that calls the tool the
+// user names and then says what it got back.
+async function world(opts = {}) {
+  const { tool } = sdk.ai;
+  const { z } = sdk;
+  const ran = { pay: 0, look: 0, boom: 0 };
+  const { model, prompts } = scriptedModel(opts.script ?? ((prompt) => {
+    const last = prompt[prompt.length - 1];
+    if (last.role === "user") {
+      const text = last.content[0].text;
+      const name = ["pay", "look", "boom"].find((n) => text.includes(n));
+      if (name) return answer(["On ", "it."], [{ id: `c${prompt.length}`, name, input: { amount: 5 } }]);
+      return answer(["Hel", "lo ", text]);
+    }
+    return answer([`got ${last.content.map((p) => p.output.value).join(",")}`]);
+  }));
+  const tools = sdk.agentrtAI.aiTools({
+    pay: tool({
+      description: "pays", inputSchema: z.object({ amount: z.number() }), needsApproval: true,
+      execute: async ({ amount }) => { ran.pay++; return { paid: amount }; },
+    }),
+    look: tool({ description: "looks", inputSchema: z.object({ amount: z.number() }), execute: async () => { ran.look++; return "seen"; } }),
+    boom: tool({ description: "fails", inputSchema: z.object({ amount: z.number() }), execute: async () => { ran.boom++; throw new Error("boom failed"); } }),
+  });
+  const rt = await load({ systemPrompt: "sys", model: sdk.agentrtAI.languageModel(model), tools, ...opts.config });
+  const transport = new sdk.agentrtAI.AgentrtChatTransport({ runtime: rt, policy: opts.policy });
+  return { rt, transport, ran, prompts };
+}
+
+describe("AgentrtChatTransport", () => {
+  test("a turn streams start, steps, text and finish, and the AI SDK accepts the message", { skip }, async () => {
+    const w = await world();
+    const messages = [user("u1", "hi")];
+    const t = await send(w.transport, messages);
+    assert.deepEqual(t.types, ["start", "start-step", "text-start", "text-delta", "text-delta", "text-delta", "text-end", "finish-step", "finish"]);
+    assert.equal(t.error, undefined);
+    assert.equal(t.message.role, "assistant");
+    assert.deepEqual(t.message.parts.filter((p) => p.type === "text").map((p) => p.text), ["Hello hi"]);
+    assert.equal(t.chunks[0].messageId, t.message.id);
+    await valid([...messages, t.message]);
+    // The session holds the turn; the system prompt reached the provider.
+    assert.deepEqual((await w.rt.session("chat")).messages.map((m) => [m.role, m.content]), [["user", "hi"], ["assistant", "Hello hi"]]);
+    assert.deepEqual(w.prompts[0][0], { role: "system", content: "sys" });
+    release(w.rt);
+  });
+
+  test("a tool call streams its input and output in the step that called it", { skip }, async () => {
+    const w = await world();
+    const messages = [user("u1", "look")];
+    const t = await send(w.transport, messages);
+    assert.deepEqual(t.types, ["start", "start-step", "text-start", "text-delta", "text-delta", "text-end", "tool-input-available",
+      "tool-output-available", "finish-step", "start-step", "text-start", "text-delta", "text-end", "finish-step", "finish"]);
+    const part = t.message.parts.find((p) => p.type === "tool-look");
+    assert.equal(part.state, "output-available");
+    assert.deepEqual(part.input, { amount: 5 });
+    assert.equal(part.output, "seen");
+    assert.equal(w.ran.look, 1);
+    await valid([...messages, t.message]);
+    // The model was told the result.
+    assert.deepEqual(w.prompts[1].at(-1).content[0].output, { type: "text", value: "seen" });
+    release(w.rt);
+  });
+
+  test("a tool that throws: tool-output-error, then the run's error chunk with code tool_error; reported, the run goes on", { skip }, async () => {
+    const w = await world();
+    const t = await send(w.transport, [user("u1", "boom")]);
+    assert.ok(t.types.includes("tool-output-error"), t.types.join(" "));
+    assert.equal(t.types.at(-1), "error");
+    assert.match(t.chunks.at(-1).errorText, /^tool_error: /);
+    assert.match(t.chunks.at(-1).errorText, /boom failed/);
+    assert.equal((await w.rt.session("chat")), null, "the failed turn is rolled back");
+    release(w.rt);
+
+    const r = await world({ policy: { toolErrors: "report" } });
+    const messages = [user("u1", "boom")];
+    const t2 = await send(r.transport, messages);
+    assert.equal(t2.types.at(-1), "finish");
+    const part = t2.message.parts.find((p) => p.type === "tool-boom");
+    assert.equal(part.state, "output-error");
+    assert.match(part.errorText, /^error: .*boom failed/);
+    await valid([...messages, t2.message]);
+    release(r.rt);
+  });
+
+  test("approval: a request, then the approved tool runs exactly once and the chunks continue the same message", { skip }, async () => {
+    const w = await world();
+    const messages = [user("u1", "pay")];
+    const t = await send(w.transport, messages);
+    assert.deepEqual(t.types.slice(-4), ["tool-input-available", "tool-approval-request", "finish-step", "finish"]);
+    const asked = t.message.parts.find((p) => p.type === "tool-pay");
+    assert.equal(asked.state, "approval-requested");
+    assert.equal(w.ran.pay, 0);
+    await valid([...messages, t.message]);
+
+    const responded = respond(t.message, asked.toolCallId, true);
+    const again = [...messages, responded];
+    assert.ok(sdk.ai.lastAssistantMessageIsCompleteWithApprovalResponses({ messages: again }));
+    const r = await send(w.transport, again);
+    assert.equal(r.error, undefined);
+    assert.equal(r.types[0], "start");
+    assert.equal(r.chunks[0].messageId, t.message.id, "the same assistant message");
+    assert.equal(r.message.id, t.message.id);
+    const done = r.message.parts.find((p) => p.type === "tool-pay");
+    assert.equal(done.state, "output-available");
+    assert.deepEqual(done.output, { paid: 5 });
+    assert.equal(w.ran.pay, 1);
+    assert.deepEqual(r.message.parts.filter((p) => p.type === "text").map((p) => p.text), ["On it.", 'got {"paid":5}']);
+    await valid([...messages, r.message]);
+
+    // The same approval sent again is refused, typed, and runs nothing.
+    await assert.rejects(w.transport.sendMessages({ trigger: "submit-message", chatId: "chat", messageId: responded.id, messages: again, abortSignal: undefined }),
+      (e) => e.code === "invalid_argument" || e.code === "invalid_history");
+    assert.equal(w.ran.pay, 1);
+    release(w.rt);
+  });
+
+  test("a resume that asks again: each approval runs its call once, all in one assistant message", { skip }, async () => {
+    let calls = 0;
+    const w = await world({
+      script: (prompt) => {
+        const last = prompt[prompt.length - 1];
+        if (last.role === "user" || (last.role === "tool" && calls < 2)) return answer(["Paying."], [{ id: `p${++calls}`, name: "pay", input: { amount: calls } }]);
+        return answer(["All paid."]);
+      },
+    });
+    const messages = [user("u1", "pay twice")];
+    const first = await send(w.transport, messages);
+    const second = await send(w.transport, [...messages, respond(first.message, "p1", true)]);
+    assert.deepEqual(second.message.parts.filter((p) => p.type === "tool-pay").map((p) => [p.toolCallId, p.state]), [["p1", "output-available"], ["p2", "approval-requested"]]);
+    assert.equal(w.ran.pay, 1);
+    const third = await send(w.transport, [...messages, respond(second.message, "p2", true)]);
+    assert.deepEqual(third.message.parts.filter((p) => p.type === "tool-pay").map((p) => [p.toolCallId, p.state]), [["p1", "output-available"], ["p2", "output-available"]]);
+    assert.equal(third.message.id, first.message.id);
+    assert.equal(w.ran.pay, 2);
+    assert.equal(third.message.parts.at(-1).text, "All paid.");
+    await valid([...messages, third.message]);
+    // Stored and seeded into a fresh runtime, the chat reads back whole.
+    const fresh = await load({});
+    assert.deepEqual(fresh.checkHistory([...messages, third.message]), { ok: true, problems: [] });
+    release(fresh);
+    release(w.rt);
+  });
+
+  test("approval after a reload: a fresh runtime seeds the chat's messages and the tool runs once", { skip }, async () => {
+    const w = await world();
+    const messages = [user("u1", "pay")];
+    const t = await send(w.transport, messages);
+    release(w.rt);
+    const w2 = await world();
+    const asked = t.message.parts.find((p) => p.type === "tool-pay");
+    const r = await send(w2.transport, [...messages, respond(t.message, asked.toolCallId, true)]);
+    assert.equal(r.message.parts.find((p) => p.type === "tool-pay").state, "output-available");
+    assert.equal(w2.ran.pay, 1);
+    release(w2.rt);
+  });
+
+  test("denial: output-denied, the tool never runs and the model is told", { skip }, async () => {
+    const w = await world();
+    const messages = [user("u1", "pay")];
+    const t = await send(w.transport, messages);
+    const asked = t.message.parts.find((p) => p.type === "tool-pay");
+    const r = await send(w.transport, [...messages, respond(t.message, asked.toolCallId, false, "too much")]);
+    assert.ok(r.types.includes("tool-output-denied"), r.types.join(" "));
+    const part = r.message.parts.find((p) => p.type === "tool-pay");
+    assert.equal(part.state, "output-denied");
+    assert.equal(w.ran.pay, 0);
+    assert.deepEqual(w.prompts.at(-1).at(-1).content[0].output, { type: "text", value: "Tool call denied: too much" });
+    await valid([...messages, r.message]);
+    release(w.rt);
+  });
+
+  test("regenerate replaces the last answer: the session and later prompts hold only the new one", { skip }, async () => {
+    let n = 0;
+    const w = await world({
+      script: (prompt) => answer([`answer ${++n} to ${prompt.filter((m) => m.role !== "system").length} messages`]),
+    });
+    const messages = [user("u1", "q1")];
+    const first = await send(w.transport, messages);
+    messages.push(first.message);
+    messages.push(user("u2", "q2"));
+    const second = await send(w.transport, messages);
+    assert.equal(second.message.parts.at(-1).text, "answer 2 to 3 messages");
+    // useChat's regenerate: the answer is dropped, the user message resent.
+    const again = await send(w.transport, messages, { trigger: "regenerate-message", messageId: second.message.id });
+    assert.equal(again.message.parts.at(-1).text, "answer 3 to 3 messages");
+    assert.notEqual(again.message.id, second.message.id);
+    assert.deepEqual(w.prompts[2].map((m) => m.role), ["system", "user", "assistant", "user"]);
+    const held = (await w.rt.session("chat")).messages.map((m) => m.content);
+    assert.deepEqual(held, ["q1", "answer 1 to 1 messages", "q2", "answer 3 to 3 messages"]);
+    messages.push(again.message, user("u3", "q3"));
+    await send(w.transport, messages);
+    const seen = JSON.stringify(w.prompts[3]);
+    assert.ok(!seen.includes("answer 2"), "a later prompt never sees the old answer");
+    assert.ok(seen.includes("answer 3"));
+    release(w.rt);
+  });
+
+  test("abortSignal cancels the run and rolls it back; the chat goes on", { skip }, async () => {
+    const started = deferred();
+    let hang = true;
+    const w = await world({
+      script: (prompt, call, options) => {
+        if (!hang) return answer(["fine"]);
+        started.resolve();
+        return new Promise((_, reject) => options.abortSignal.addEventListener("abort", () => reject(options.abortSignal.reason), { once: true }));
+      },
+    });
+    const ac = new AbortController();
+    const stream = await w.transport.sendMessages({ trigger: "submit-message", chatId: "chat", messageId: undefined, messages: [user("u1", "hi")], abortSignal: ac.signal });
+    const reading = readTurn(stream);
+    await started.promise;
+    ac.abort();
+    const t = await reading;
+    assert.equal(t.types.at(-1), "abort", t.types.join(" "));
+    assert.equal(await w.rt.session("chat"), null, "rolled back: nothing stored");
+    assert.equal((await w.rt.stats()).runsCancelled, 1);
+    hang = false;
+    const next = await send(w.transport, [user("u1", "hi")]);
+    assert.equal(next.types.at(-1), "finish");
+    release(w.rt);
+  });
+
+  test("a stream cancelled by its reader cancels the run too", { skip }, async () => {
+    const started = deferred();
+    const w = await world({
+      script: (prompt, call, options) => {
+        started.resolve();
+        return new Promise((_, reject) => options.abortSignal.addEventListener("abort", () => reject(new Error("stopped")), { once: true }));
+      },
+    });
+    const stream = await w.transport.sendMessages({ trigger: "submit-message", chatId: "chat", messageId: undefined, messages: [user("u1", "hi")], abortSignal: undefined });
+    const reader = stream.getReader();
+    await reader.read();
+    await started.promise;
+    await reader.cancel();
+    assert.equal(await w.rt.session("chat"), null);
+    assert.equal((await w.rt.stats()).activeRuns, 0);
+    release(w.rt);
+  });
+
+  test("reconnectToStream replays a run in flight from its start, and is null when none is", { skip }, async () => {
+    const gate = deferred();
+    const started = deferred();
+    const w = await world({
+      script: async () => {
+        started.resolve();
+        await gate.promise;
+        return answer(["late"]);
+      },
+    });
+    assert.equal(await w.transport.reconnectToStream({ chatId: "chat" }), null);
+    assert.equal(w.transport.resumeStreamIsReplay, true);
+    const stream = await w.transport.sendMessages({ trigger: "submit-message", chatId: "chat", messageId: undefined, messages: [user("u1", "hi")], abortSignal: undefined });
+    const reading = readTurn(stream);
+    await started.promise;
+    const again = await w.transport.reconnectToStream({ chatId: "chat" });
+    assert.ok(again, "a stream for the run in flight");
+    const replay = readTurn(again);
+    gate.resolve();
+    const [t, r] = await Promise.all([reading, replay]);
+    assert.deepEqual(r.chunks, t.chunks, "the same chunks, from the start");
+    assert.deepEqual(r.message, t.message);
+    assert.equal(await w.transport.reconnectToStream({ chatId: "chat" }), null, "none once it ended");
+    assert.equal(await w.transport.reconnectToStream({ chatId: "other" }), null);
+    release(w.rt);
+  });
+
+  test("model failures end the stream with model_error, never internal: throw, reject, error part, settle twice", { skip }, async () => {
+    const { MockLanguageModelV4, convertArrayToReadableStream } = sdk.aiTest;
+    const cases = {
+      throws: () => { throw new Error("provider down"); },
+      rejects: async () => { throw new Error("provider down"); },
+      "error part": async () => ({ stream: convertArrayToReadableStream([{ type: "stream-start", warnings: [] }, { type: "error", error: new Error("provider down") }]) }),
+      "settles twice": () => ({ then(ok, fail) { fail(new Error("provider down")); ok({ stream: convertArrayToReadableStream(answer(["x"])) }); } }),
+    };
+    for (const [name, doStream] of Object.entries(cases)) {
+      const model = new MockLanguageModelV4({ doStream });
+      const rt = await load({ model: sdk.agentrtAI.languageModel(model) });
+      const transport = new sdk.agentrtAI.AgentrtChatTransport({ runtime: rt });
+      const t = await send(transport, [user("u1", "hi")]);
+      assert.equal(t.types.at(-1), "error", `${name}: ${t.types.join(" ")}`);
+      assert.match(t.chunks.at(-1).errorText, /^model_error: .*agentrt\/ai: provider down$/, name);
+      assert.ok(t.error, `${name}: useChat's reader sees the error`);
+      release(rt);
+    }
+  });
+
+  test("a model that hangs ends with its policy's timeout, a tool that hangs too", { skip }, async () => {
+    const { MockLanguageModelV4 } = sdk.aiTest;
+    const model = new MockLanguageModelV4({ doStream: () => new Promise(() => {}) });
+    const rt = await load({ model: sdk.agentrtAI.languageModel(model) });
+    const transport = new sdk.agentrtAI.AgentrtChatTransport({ runtime: rt, policy: { timeoutMs: 50 } });
+    const t = await send(transport, [user("u1", "hi")]);
+    assert.match(t.chunks.at(-1).errorText, /^timeout: /);
+    release(rt);
+
+    const w = await world({ policy: { timeoutMs: 50 } });
+    const tools = sdk.agentrtAI.aiTools({ look: sdk.ai.tool({ inputSchema: sdk.z.object({}), execute: () => new Promise(() => {}) }) });
+    const rt2 = await load({ model: sdk.agentrtAI.languageModel(scriptedModel(() => answer([], [{ id: "c1", name: "look" }])).model), tools });
+    const t2 = await send(new sdk.agentrtAI.AgentrtChatTransport({ runtime: rt2, policy: { timeoutMs: 50 } }), [user("u1", "look")]);
+    assert.match(t2.chunks.at(-1).errorText, /^timeout: /);
+    assert.equal(await rt2.session("chat"), null);
+    release(rt2);
+    release(w.rt);
+  });
+
+  test("a tool whose execute settles twice or yields: the first answer, and the last value yielded", { skip }, async () => {
+    const tools = sdk.agentrtAI.aiTools({
+      twice: sdk.ai.tool({ inputSchema: sdk.z.object({}), execute: () => ({ then(ok, fail) { ok("first"); ok("second"); fail(new Error("late")); } }) }),
+      gen: sdk.ai.tool({ inputSchema: sdk.z.object({}), execute: async function* () { yield "partial"; yield "final"; } }),
+    });
+    let step = 0;
+    const { model } = scriptedModel((prompt) => (++step === 1 ? answer([], [{ id: "a", name: "twice" }, { id: "b", name: "gen" }]) : answer(["ok"])));
+    const rt = await load({ model: sdk.agentrtAI.languageModel(model), tools });
+    const t = await send(new sdk.agentrtAI.AgentrtChatTransport({ runtime: rt }), [user("u1", "go")]);
+    assert.deepEqual(t.message.parts.filter((p) => p.type.startsWith("tool-")).map((p) => [p.state, p.output]), [["output-available", "first"], ["output-available", "final"]]);
+    release(rt);
+  });
+
+  test("bad arguments are TypeErrors with code invalid_argument, and change nothing", { skip }, async () => {
+    const w = await world();
+    const { AgentrtChatTransport } = sdk.agentrtAI;
+    for (const bad of [undefined, {}, { runtime: {} }, { runtime: w.rt, policy: 3 }]) {
+      assert.throws(() => new AgentrtChatTransport(bad), (e) => e instanceof TypeError && e.code === "invalid_argument");
+    }
+    const base = { trigger: "submit-message", chatId: "chat", messageId: undefined, messages: [user("u1", "hi")], abortSignal: undefined };
+    for (const extra of [{ trigger: "resume" }, { chatId: "" }, { messages: [] }, { messages: [{ id: "a", role: "assistant", parts: [] }] }, { messages: [3] }]) {
+      await assert.rejects(w.transport.sendMessages({ ...base, ...extra }), (e) => e instanceof TypeError && e.code === "invalid_argument");
+    }
+    // A new message while a call awaits approval is refused, typed.
+    const paused = await world();
+    const asked = await send(paused.transport, [user("u1", "pay")]);
+    await assert.rejects(paused.transport.sendMessages({ ...base, messages: [user("u1", "pay"), asked.message, user("u2", "never mind")] }),
+      (e) => e.code === "invalid_history" && e.index === 1);
+    assert.equal(paused.ran.pay, 0);
+    release(paused.rt);
+    // A history the runtime refuses rejects typed, before any stream.
+    await assert.rejects(w.transport.sendMessages({ ...base, messages: [{ id: "x", role: "user", parts: [{ type: "hologram" }] }, user("u1", "hi")] }),
+      (e) => e.code === "invalid_history" && e.index === 0);
+    assert.equal(await w.rt.session("chat"), null);
+    await assert.rejects(w.transport.reconnectToStream({}), (e) => e.code === "invalid_argument");
+    release(w.rt);
+  });
+});
