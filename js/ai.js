@@ -304,7 +304,11 @@ export class AgentrtChatTransport {
       throw argError("options.policy", "must be an object");
     }
     this.#rt = rt;
-    this.#policy = options.policy ?? undefined;
+    // The chat's messages are the conversation: a warm session that lacks
+    // some of them (a failed or stopped turn the chat kept, a turn of
+    // another tab) is brought up to date, so the model sees what a fresh
+    // runtime seeded from the same messages would.
+    this.#policy = { seedMode: "reconcile", ...options.policy };
   }
 
   /** reconnectToStream replays a run from its start chunk. */

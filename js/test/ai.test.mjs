@@ -209,6 +209,32 @@ describe("AgentrtChatTransport", () => {
     release(w.rt);
   });
 
+  test("after a failed turn the warm session holds what the chat holds: the model sees what a fresh runtime would", { skip }, async () => {
+    // useChat keeps a failed turn's user message and its empty answer;
+    // the runtime rolled the turn back. The next turn's model must see the
+    // chat's messages, warm or cold.
+    const script = (prompt) => {
+      const last = prompt[prompt.length - 1];
+      if (last.role === "user" && last.content[0].text.includes("fail")) throw new Error("upstream down");
+      return answer(["ok"]);
+    };
+    const warm = await world({ script });
+    const messages = [user("u1", "hi")];
+    const first = await send(warm.transport, messages);
+    messages.push(first.message, user("u2", "please fail"));
+    const failed = await send(warm.transport, messages);
+    assert.ok(failed.error, "the turn failed");
+    messages.push({ id: "a2", role: "assistant", parts: [] }, user("u3", "next"));
+    await send(warm.transport, messages);
+    const cold = await world({ script });
+    await send(cold.transport, messages);
+    const shown = (w) => w.prompts.at(-1).filter((m) => m.role !== "system").map((m) => m.role);
+    assert.deepEqual(shown(warm), shown(cold));
+    assert.deepEqual(shown(warm), ["user", "assistant", "user", "assistant", "user"]);
+    release(warm.rt);
+    release(cold.rt);
+  });
+
   test("abortSignal cancels the run and rolls it back; the chat goes on", { skip }, async () => {
     const started = deferred();
     let hang = true;
