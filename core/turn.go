@@ -33,7 +33,13 @@ type turn struct {
 	sess    *session
 	created bool // this run created the session
 	mark    int  // message count after seeding: the rollback point
-	started bool // seeding done: rollback applies
+	// keep is the message count a failure rolls back to instead of mark
+	// once a resume has stored the result of an approved call (0: none);
+	// kept is how many of the result's Appended that leaves.
+	keep     int
+	kept     int
+	keptMsgs []Message
+	started  bool // seeding done: rollback applies
 
 	phase phase
 	res   *Result
@@ -56,9 +62,24 @@ type turn struct {
 	cnt counting
 }
 
-// fail ends the machine with err.
+// fail ends the machine with err. The messages a resume keeps stay in
+// err's copy (see withKept).
 func (t *turn) fail(err *Error) {
+	if t.kept > 0 && t.res != nil {
+		t.keptMsgs = append([]Message(nil), t.res.Appended[:t.kept]...)
+	}
 	t.phase, t.err, t.res = phaseFailed, err, nil
+}
+
+// withKept returns err with the messages the failed run keeps in its
+// session as Error.Appended: a copy, as err may be shared.
+func (t *turn) withKept(err *Error) *Error {
+	if err == nil || t.keptMsgs == nil {
+		return err
+	}
+	e := *err
+	e.Appended = t.keptMsgs
+	return &e
 }
 
 // next advances the machine until it needs I/O or has ended, and says
@@ -368,6 +389,8 @@ func (t *turn) answerTool(out string, terr *Error) {
 		return
 	}
 	r := t.run
+	// ran: the tool was called (not a denial, nor a refused call).
+	ran := t.phase == phaseToolIn
 	call := &t.reply.ToolCalls[t.call]
 	c := *call
 	if terr != nil && (terr.Code == CodeCancelled || terr.Code == CodeTimeout) {
@@ -392,6 +415,13 @@ func (t *turn) answerTool(out string, terr *Error) {
 	if e := t.append(msg); e != nil {
 		t.fail(e)
 		return
+	}
+	if t.step == 0 && (ran || t.keep > 0) {
+		// A resume ran a call a person approved: its result, what came
+		// before it and the answers after it outlive any later failure
+		// of the run, so that no retry runs the tool again (ADR 0019,
+		// "nothing paid twice").
+		t.keep, t.kept = len(t.store.messagesOf(t.sess)), len(t.res.Appended)
 	}
 	t.call++
 	t.phase = phaseTool
@@ -436,7 +466,7 @@ func (t *turn) rollback() {
 		return
 	}
 	if t.started {
-		t.store.truncate(t.sess, t.mark)
+		t.store.truncate(t.sess, max(t.mark, t.keep))
 	}
 	if t.created {
 		t.store.removeIfEmpty(t.sess)

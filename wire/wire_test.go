@@ -238,7 +238,7 @@ func TestHostFrames_RoundTrip(t *testing.T) {
 		t.Errorf("session: got %d %v, %v", gen, g, err)
 	}
 	e := core.NewIndexError(core.CodeLimitExceeded, 2, "x")
-	if g, err := wire.DecodeRefused(wire.AppendRefused(nil, e)); err != nil || *g != *e {
+	if g, err := wire.DecodeRefused(wire.AppendRefused(nil, e)); err != nil || !reflect.DeepEqual(*g, *e) {
 		t.Errorf("refused: got %+v, %v", g, err)
 	}
 	if k, err := wire.FrameKind(wire.AppendRefused(nil, e)); err != nil || k != wire.KindRefused {
