@@ -13,7 +13,7 @@ import { countWith } from "./count.js";
 function fromWire(e) {
   if (!isObject(e)) return new AgentrtError("internal", "agentrt: the worker failed");
   return new AgentrtError(typeof e.code === "string" ? e.code : "internal", String(e.message),
-    { index: e.index, name: e.name });
+    { index: e.index, name: e.name, appended: e.appended });
 }
 
 function deadError(cause) {

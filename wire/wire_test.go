@@ -408,3 +408,21 @@ func TestLimitsAndOversize_RoundTrip(t *testing.T) {
 		t.Fatal("status 3 was accepted")
 	}
 }
+
+// Ensure a failed action and a run.failed event carry the messages the
+// run keeps (core.Error.Appended) across the wire, and an error without
+// them reads back without them.
+func TestFailedActionKeepsAppended(t *testing.T) {
+	kept := []core.Message{{Role: core.RoleTool, Content: "paid", ToolCallID: "c1"}}
+	e := &core.Error{Code: core.CodeModelError, Message: "down", Index: core.NoIndex, Appended: kept}
+	a := wire.Action{Handle: 2, Kind: wire.ActFailed, Err: e, Events: []core.Event{{Type: core.EventRunFailed, Seq: 3, Err: e}}}
+	got, err := wire.DecodeAction(wire.AppendAction(nil, &a))
+	if err != nil || !reflect.DeepEqual(got.Err, e) || !reflect.DeepEqual(got.Events[0].Err, e) {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	plain := core.NewError(core.CodeTimeout, "late")
+	got, err = wire.DecodeAction(wire.AppendAction(nil, &wire.Action{Handle: 2, Kind: wire.ActFailed, Err: plain}))
+	if err != nil || !reflect.DeepEqual(got.Err, plain) {
+		t.Fatalf("got %+v, %v", got.Err, err)
+	}
+}
