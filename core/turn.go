@@ -35,11 +35,10 @@ type turn struct {
 	mark    int  // message count after seeding: the rollback point
 	// keep is the message count a failure rolls back to instead of mark
 	// once a resume has stored the result of an approved call (0: none);
-	// kept is how many of the result's Appended that leaves.
-	keep     int
-	kept     int
-	keptMsgs []Message
-	started  bool // seeding done: rollback applies
+	// kept are the messages of the run that leaves.
+	keep    int
+	kept    []Message
+	started bool // seeding done: rollback applies
 
 	phase phase
 	res   *Result
@@ -62,23 +61,22 @@ type turn struct {
 	cnt counting
 }
 
-// fail ends the machine with err. The messages a resume keeps stay in
-// err's copy (see withKept).
+// fail ends the machine with err.
 func (t *turn) fail(err *Error) {
-	if t.kept > 0 && t.res != nil {
-		t.keptMsgs = append([]Message(nil), t.res.Appended[:t.kept]...)
-	}
 	t.phase, t.err, t.res = phaseFailed, err, nil
 }
 
 // withKept returns err with the messages the failed run keeps in its
-// session as Error.Appended: a copy, as err may be shared.
+// session as Error.Appended: a copy of both, as err may be shared and the
+// messages are the run's, which a later run may reuse.
+//
+//go:noinline
 func (t *turn) withKept(err *Error) *Error {
-	if err == nil || t.keptMsgs == nil {
+	if err == nil || t.kept == nil {
 		return err
 	}
 	e := *err
-	e.Appended = t.keptMsgs
+	e.Appended = append([]Message(nil), t.kept...)
 	return &e
 }
 
@@ -421,7 +419,8 @@ func (t *turn) answerTool(out string, terr *Error) {
 		// before it and the answers after it outlive any later failure
 		// of the run, so that no retry runs the tool again (ADR 0019,
 		// "nothing paid twice").
-		t.keep, t.kept = len(t.store.messagesOf(t.sess)), len(t.res.Appended)
+		n := len(t.res.Appended)
+		t.keep, t.kept = len(t.store.messagesOf(t.sess)), t.res.Appended[:n:n]
 	}
 	t.call++
 	t.phase = phaseTool
