@@ -170,7 +170,8 @@ class RemoteRuntime {
       case "event": {
         const f = this.#events.get(m.id);
         if (f) {
-          try { f(m.ev); } catch (e) { reportCallbackError(e); }
+          const ev = m.ev && m.ev.error !== undefined ? { ...m.ev, error: fromWire(m.ev.error) } : m.ev;
+          try { f(ev); } catch (e) { reportCallbackError(e); }
         }
         return;
       }

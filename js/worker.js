@@ -118,7 +118,9 @@ function runOptions(id, o) {
     runs.set(id, ctl);
     out.signal = ctl.signal;
   }
-  if (o.onEvent) out.onEvent = (ev) => post({ op: "event", id, ev });
+  // An event's error crosses as wireError's object (a cloned Error keeps
+  // no code, index nor appended) and is rebuilt on the page.
+  if (o.onEvent) out.onEvent = (ev) => post({ op: "event", id, ev: ev.error === undefined ? ev : { ...ev, error: wireError(ev.error) } });
   return out;
 }
 
