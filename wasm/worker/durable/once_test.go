@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +14,7 @@ import (
 
 // failingPayObject is payObject whose model answers tool results as
 // fail says (nil: "done").
-func failingPayObject(t *testing.T, st Store, runs *int, mu *sync.Mutex, fail func(context.Context) error) *Handler {
+func failingPayObject(t *testing.T, st Store, runs *int, mu *sync.Mutex, fail func(context.Context) error, onPay ...func()) *Handler {
 	t.Helper()
 	pay := core.Tool{ToolSpec: core.ToolSpec{Name: "pay"},
 		NeedsApproval: func(core.ToolInvocation) (bool, error) { return true, nil },
@@ -21,6 +22,9 @@ func failingPayObject(t *testing.T, st Store, runs *int, mu *sync.Mutex, fail fu
 			mu.Lock()
 			defer mu.Unlock()
 			*runs++
+			for _, f := range onPay {
+				f()
+			}
 			return "paid", nil
 		}}
 	model := core.ModelFunc(func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
@@ -94,5 +98,31 @@ func TestHandler_Approval_FailedResumeKeepsTheResult(t *testing.T) {
 				t.Fatalf("next turn: %d %s", a.Status, a.Body)
 			}
 		})
+	}
+}
+
+// Ensure a client that leaves a streamed resume after pay ran (its
+// request's context ends while the model is called) has the result
+// stored once the run is cancelled: a fresh object on the same storage
+// refuses the approval again, and pay ran once.
+func TestHandler_Approval_ClientLeavesAfterTheTool(t *testing.T) {
+	st := &memStore{}
+	var mu sync.Mutex
+	runs := 0
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	slow := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+	h := failingPayObject(t, st, &runs, &mu, slow, cancel)
+	id := pendingID(t, h)
+	body := `{"approvals":[{"toolCallId":"` + id + `","approved":true}]}`
+	req := httptest.NewRequest("POST", "/v1/sessions/c1/runs", strings.NewReader(body)).WithContext(ctx)
+	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Accept", "text/event-stream")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	if got := st.contents(t); len(got) != 3 || got[2] != "paid" {
+		t.Fatalf("stored %q, want the call's result after it", got)
+	}
+	if a := do(t, failingPayObject(t, st, &runs, &mu, nil), "POST", "/v1/sessions/c1/runs", body); a.Status != 400 || a.Error.Code != "invalid_argument" || runs != 1 {
+		t.Fatalf("second approval: %d %s, pay ran %d times", a.Status, a.Body, runs)
 	}
 }
