@@ -138,7 +138,9 @@ func checkApprovals(req *RunRequest, limits *Limits) *Error {
 				return NewError(CodeInvalidArgument, "tool call "+quote(a.ToolCallID)+" is answered twice in approvals")
 			}
 		}
-		if int64(len(deniedText(a.Reason))) > limits.MaxMessageBytes {
+		// The whole result message counts, its tool_call_id too: a
+		// reason that passes here never fails the resume after a tool ran.
+		if textSize("", deniedText(a.Reason), a.ToolCallID, nil) > limits.MaxMessageBytes {
 			return NewError(CodeLimitExceeded, "the reason of approval "+itoa(i)+" is more than maxMessageBytes")
 		}
 	}

@@ -34,6 +34,13 @@ type Error struct {
 	Code    Code
 	Message string
 	Index   int
+	// Appended are the messages a failed or cancelled run leaves in its
+	// session, nil for most failures: a resume keeps the result of each
+	// tool call a person approved, and every message before it, once the
+	// tool has run, whatever fails later in the run
+	// (docs/adr/0019-tool-approvals.md, "Amendment: nothing paid twice").
+	// The host stores them as it stores Result.Appended.
+	Appended []Message
 }
 
 // Error implements the error interface as "code: message" with the index

@@ -104,7 +104,7 @@ func TestRuntime_Run_Repair(t *testing.T) {
 			rt := mustRuntime(t, core.Config{})
 			_, err := rt.Execute(bg, core.RunRequest{SessionID: "s", Input: "go", History: tc.history, WithHistory: true})
 			var e *core.Error
-			if !asError(err, &e) || *e != tc.refusal {
+			if !asError(err, &e) || !reflect.DeepEqual(*e, tc.refusal) {
 				t.Fatalf("refused with %v, want %v", err, &tc.refusal)
 			}
 			if len(rt.ListSessions()) != 0 {
@@ -217,7 +217,7 @@ func TestRuntime_Run_RepairNeverGuesses(t *testing.T) {
 			rt := mustRuntime(t, core.Config{})
 			_, err := rt.Execute(bg, core.RunRequest{SessionID: "s", Input: "go", History: tc.history, WithHistory: true, Policy: core.Policy{Repair: true}})
 			var e *core.Error
-			if !asError(err, &e) || *e != tc.want {
+			if !asError(err, &e) || !reflect.DeepEqual(*e, tc.want) {
 				t.Fatalf("got %v, want %v", err, &tc.want)
 			}
 			if len(rt.ListSessions()) != 0 {
@@ -348,13 +348,13 @@ func TestValidateHistory_DuplicateIDsAmongMany(t *testing.T) {
 		h = append(h, withID(user("m"), "id-"+strconv.Itoa(n/3)))
 		err := core.ValidateHistory(h, core.Limits{})
 		want := core.Error{Code: core.CodeInvalidHistory, Index: n, Message: `message id "id-` + strconv.Itoa(n/3) + `" already appeared at index ` + strconv.Itoa(n/3)}
-		if e := core.AsError(err); err == nil || *e != want {
+		if e := core.AsError(err); err == nil || !reflect.DeepEqual(*e, want) {
 			t.Fatalf("%d ids and a repeat: %v, want %v", n, err, &want)
 		}
 		h[n].Content = "edited"
 		err = core.ValidateHistory(h, core.Limits{})
 		want.Message += " with different content"
-		if e := core.AsError(err); err == nil || *e != want {
+		if e := core.AsError(err); err == nil || !reflect.DeepEqual(*e, want) {
 			t.Fatalf("%d ids and an edited repeat: %v, want %v", n, err, &want)
 		}
 	}
@@ -381,7 +381,7 @@ func TestRepair_MarkersCountAgainstNoSeedLimit(t *testing.T) {
 	}
 	rt := mustRuntime(t, core.Config{Limits: limits})
 	_, err := rt.Execute(bg, core.RunRequest{SessionID: "s", Input: "go", History: history, WithHistory: true})
-	if e := core.AsError(err); err == nil || *e != want {
+	if e := core.AsError(err); err == nil || !reflect.DeepEqual(*e, want) {
 		t.Fatalf("plain seed: %v, want %v", err, &want)
 	}
 	res := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "go", History: history, WithHistory: true, Policy: core.Policy{Repair: true}})
@@ -399,7 +399,7 @@ func TestRepair_MarkersCountAgainstNoSeedLimit(t *testing.T) {
 	rt = mustRuntime(t, core.Config{Limits: limits})
 	for _, repair := range []bool{false, true} {
 		_, err := rt.Execute(bg, core.RunRequest{SessionID: "s", Input: "go", History: history, WithHistory: true, Policy: core.Policy{Repair: repair}})
-		if e := core.AsError(err); err == nil || *e != over {
+		if e := core.AsError(err); err == nil || !reflect.DeepEqual(*e, over) {
 			t.Fatalf("repair %v over the limit: %v, want %v", repair, err, &over)
 		}
 	}

@@ -231,6 +231,7 @@ func (r *Run) finish(res *Result, err *Error) {
 		if err != nil && r.cancelRequested {
 			err = errCancelled
 		}
+		err = r.turn.t.withKept(err)
 		r.finished = true
 		r.result, r.err = res, err
 		r.mu.Unlock()

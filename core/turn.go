@@ -33,6 +33,11 @@ type turn struct {
 	sess    *session
 	created bool // this run created the session
 	mark    int  // message count after seeding: the rollback point
+	// keep is the message count a failure rolls back to instead of mark
+	// once a resume has stored the result of an approved call (0: none);
+	// kept are the messages of the run that leaves.
+	keep    int
+	kept    []Message
 	started bool // seeding done: rollback applies
 
 	phase phase
@@ -59,6 +64,20 @@ type turn struct {
 // fail ends the machine with err.
 func (t *turn) fail(err *Error) {
 	t.phase, t.err, t.res = phaseFailed, err, nil
+}
+
+// withKept returns err with the messages the failed run keeps in its
+// session as Error.Appended: a copy of both, as err may be shared and the
+// messages are the run's, which a later run may reuse.
+//
+//go:noinline
+func (t *turn) withKept(err *Error) *Error {
+	if err == nil || t.kept == nil {
+		return err
+	}
+	e := *err
+	e.Appended = append([]Message(nil), t.kept...)
+	return &e
 }
 
 // next advances the machine until it needs I/O or has ended, and says
@@ -368,6 +387,8 @@ func (t *turn) answerTool(out string, terr *Error) {
 		return
 	}
 	r := t.run
+	// ran: the tool was called (not a denial, nor a refused call).
+	ran := t.phase == phaseToolIn
 	call := &t.reply.ToolCalls[t.call]
 	c := *call
 	if terr != nil && (terr.Code == CodeCancelled || terr.Code == CodeTimeout) {
@@ -392,6 +413,14 @@ func (t *turn) answerTool(out string, terr *Error) {
 	if e := t.append(msg); e != nil {
 		t.fail(e)
 		return
+	}
+	if t.step == 0 && (ran || t.keep > 0) {
+		// A resume ran a call a person approved: its result, what came
+		// before it and the answers after it outlive any later failure
+		// of the run, so that no retry runs the tool again (ADR 0019,
+		// "nothing paid twice").
+		n := len(t.res.Appended)
+		t.keep, t.kept = len(t.store.messagesOf(t.sess)), t.res.Appended[:n:n]
 	}
 	t.call++
 	t.phase = phaseTool
@@ -436,7 +465,7 @@ func (t *turn) rollback() {
 		return
 	}
 	if t.started {
-		t.store.truncate(t.sess, t.mark)
+		t.store.truncate(t.sess, max(t.mark, t.keep))
 	}
 	if t.created {
 		t.store.removeIfEmpty(t.sess)

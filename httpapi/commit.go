@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -23,6 +24,40 @@ type CommitFunc func(r *http.Request, res *core.Result) *core.Error
 // OnCommit sets the hook called with every completed or paused
 // (awaiting_approval) run's Result (nil removes it). Call it before the handler serves a request.
 func (h *Handler) OnCommit(f CommitFunc) { h.commit = f }
+
+// KeepFunc is called with the error of a run that failed or was
+// cancelled after a resume ran a call a person approved: the messages
+// the run keeps in its session (core.Error.Appended, see
+// docs/adr/0019-tool-approvals.md, "Amendment: nothing paid twice"),
+// before the API answers the failure, also when the client left. An
+// error it returns is the answer instead. It runs on the goroutine
+// serving r.
+type KeepFunc func(r *http.Request, e *core.Error) *core.Error
+
+// OnKeep sets the hook called with every failed run's error that keeps
+// messages (nil removes it). Call it before the handler serves a request.
+func (h *Handler) OnKeep(f KeepFunc) { h.keep = f }
+
+// kept runs the keep hook on a failed run's err when it keeps messages,
+// and returns the error to answer: err, or the hook's.
+func (h *Handler) kept(r *http.Request, err error) error {
+	e := core.AsError(err)
+	if h.keep == nil || e == nil || len(e.Appended) == 0 {
+		return err
+	}
+	if kerr := h.keep(r, e); kerr != nil {
+		return kerr
+	}
+	return err
+}
+
+// ended waits for a run its client left and cancelled, then runs the
+// keep hook on its failure: the client is gone, the store still learns.
+func (h *Handler) ended(r *http.Request, run *core.Run) {
+	if _, err := run.Wait(context.Background()); err != nil {
+		_ = h.kept(r, err)
+	}
+}
 
 // committed runs the commit hook on res, if one is set.
 func (h *Handler) committed(r *http.Request, res *core.Result) *core.Error {

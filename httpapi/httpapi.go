@@ -33,6 +33,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -106,6 +107,7 @@ type Handler struct {
 	maxBody   int64
 	version   string
 	commit    CommitFunc // see OnCommit
+	keep      KeepFunc   // see OnKeep
 }
 
 // New returns the handler for cfg. It panics if cfg.Runtime is nil, a
@@ -320,8 +322,12 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 		}
 		res, err := run.Wait(r.Context())
 		if err != nil {
-			// The client went away (Wait's ctx) or the run failed.
+			// The client went away (Wait's ctx) or the run failed: what
+			// the failed run keeps is stored either way.
 			run.Cancel()
+			if _, rerr := run.Wait(context.Background()); rerr != nil {
+				err = h.kept(r, rerr)
+			}
 			writeError(w, core.AsError(err))
 			return
 		}
@@ -382,6 +388,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequ
 		evs, ok := q.wait(r.Context())
 		if !ok {
 			run.Cancel()
+			h.ended(r, run)
 			return
 		}
 		buf.Reset()
@@ -391,6 +398,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequ
 			if ev.Type == core.EventRunCompleted || ev.Type == core.EventRunAwaitingApproval {
 				if cerr := h.committed(r, ev.Result); cerr != nil {
 					evs[i] = core.Event{Type: core.EventRunFailed, RunID: ev.RunID, SessionID: ev.SessionID, Seq: ev.Seq, Err: cerr}
+				}
+			}
+			if (ev.Type == core.EventRunFailed || ev.Type == core.EventRunCancelled) && ev.Err != nil && len(ev.Err.Appended) > 0 {
+				if kerr := h.kept(r, ev.Err); kerr != ev.Err {
+					evs[i] = core.Event{Type: core.EventRunFailed, RunID: ev.RunID, SessionID: ev.SessionID, Seq: ev.Seq, Err: core.AsError(kerr)}
 				}
 			}
 			we := toWireEvent(ev)
@@ -413,6 +425,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequ
 		}
 		if _, err := w.Write(buf.Bytes()); err != nil {
 			run.Cancel()
+			if !terminal {
+				h.ended(r, run)
+			}
 			return
 		}
 		if flusher != nil {

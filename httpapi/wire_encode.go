@@ -140,6 +140,9 @@ type wireError struct {
 	Code    core.Code `json:"code"`
 	Message string    `json:"message"`
 	Index   *int      `json:"index,omitempty"`
+	// Appended are the messages a failed run keeps in its session
+	// (core.Error.Appended): the host stores them as a result's appended.
+	Appended []wireMessage `json:"appended,omitempty"`
 }
 
 type wireErrorBody struct {
@@ -213,6 +216,9 @@ func toWireError(e *core.Error) *wireError {
 	if e.Index >= 0 {
 		i := e.Index
 		w.Index = &i
+	}
+	if len(e.Appended) > 0 {
+		w.Appended = toWireMessages(e.Appended)
 	}
 	return w
 }

@@ -15,13 +15,17 @@ export class AgentrtError extends Error {
   /**
    * @param {string} code
    * @param {string} message
-   * @param {{index?: number, cause?: unknown, name?: string}} [options]
+   * @param {{index?: number, cause?: unknown, name?: string, appended?: object[]}} [options]
    */
   constructor(code, message, options = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = options.name || "AgentrtError";
     this.code = code;
     if (Number.isInteger(options.index) && options.index >= 0) this.index = options.index;
+    // The messages a failed run keeps in its session (the results of
+    // calls a person approved): the host stores them as it stores a
+    // Result's appended (docs/glue.md, "Approvals").
+    if (Array.isArray(options.appended) && options.appended.length > 0) this.appended = options.appended;
   }
 
   /**
@@ -65,7 +69,17 @@ export function lostError(cause) {
 }
 
 export function abortError(cause) {
-  return new AgentrtError("cancelled", "agentrt: the run was aborted", { name: "AbortError", cause });
+  return new AgentrtError("cancelled", "agentrt: the run was aborted", { name: "AbortError", cause, appended: appendedOf(cause) });
+}
+
+// appendedOf returns the messages a failed run kept (an error's
+// appended), or undefined.
+function appendedOf(e) {
+  try {
+    return isObject(e) && Array.isArray(e.appended) ? e.appended : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function timeoutError() {
@@ -77,19 +91,20 @@ export function timeoutError() {
 // and name; anything else (a host's exception) gets fallbackCode.
 export function toError(e, fallbackCode = "internal") {
   if (e instanceof AgentrtError) return e;
-  let code, message, index, name;
+  let code, message, index, name, appended;
   try {
     if (isObject(e) && typeof e.code === "string") {
       code = e.code;
       message = typeof e.message === "string" ? e.message : code;
       index = e.index;
       name = e.name === "AbortError" ? e.name : undefined;
+      appended = appendedOf(e);
     }
   } catch {
     code = undefined;
   }
   if (code === undefined) return new AgentrtError(fallbackCode, `agentrt: ${describe(e)}`, { cause: e });
-  return new AgentrtError(code, message, { index, cause: e, name });
+  return new AgentrtError(code, message, { index, cause: e, name, appended });
 }
 
 export function isObject(v) {
@@ -141,6 +156,6 @@ export function text(v) {
 }
 
 export function refusedError(e) {
-  return new AgentrtError(e.code, e.message, { index: e.index });
+  return new AgentrtError(e.code, e.message, { index: e.index, appended: e.appended });
 }
 

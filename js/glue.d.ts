@@ -37,11 +37,18 @@ export type ErrorCode =
  * catch (e) { if (e instanceof AgentrtError && e.code === "invalid_history") console.log(e.index); }
  */
 export declare class AgentrtError extends Error {
-  constructor(code: string, message: string, options?: { index?: number; cause?: unknown; name?: string });
+  constructor(code: string, message: string, options?: { index?: number; cause?: unknown; name?: string; appended?: Message[] });
   /** The stable code. */
   readonly code: ErrorCode | (string & {});
   /** The position of the message at fault in the history the host passed, when one is. */
   readonly index?: number;
+  /**
+   * The messages a failed or cancelled resume keeps in its session: the
+   * results of the calls a person approved that ran (and the answers of
+   * that reply's other calls), which no later failure of the run rolls
+   * back. Store them as `result.appended` is stored. Absent for other failures.
+   */
+  readonly appended?: Message[];
   /** "AgentrtError", or "AbortError" for a run cancelled by its AbortSignal. */
   name: string;
 }

@@ -107,20 +107,22 @@ function readOptions(url, options, resume) {
 // errorOf reads an error answer ({"error": {code, message}}) as an
 // AgentrtError with its code; status and runId are kept on it.
 async function errorOf(res, runId) {
-  let code = "internal", message = `HTTP ${res.status}`;
+  let code = "internal", message = `HTTP ${res.status}`, appended;
   try {
-    const text = (await res.text()).slice(0, 64 << 10);
+    const text = await res.text();
     try {
       const e = JSON.parse(text).error;
       if (e && typeof e.code === "string") code = e.code;
       if (e && typeof e.message === "string") message = e.message;
+      // The messages a failed run keeps (the results of approved calls).
+      if (e && Array.isArray(e.appended)) appended = e.appended;
     } catch {
       if (text) message = `HTTP ${res.status}: ${text.slice(0, MAX_ERROR_TEXT)}`;
     }
   } catch {
     // The body could not be read: the status says enough.
   }
-  const err = new AgentrtError(code, `agentrt/http: ${message}`);
+  const err = new AgentrtError(code, `agentrt/http: ${message}`, { appended });
   err.status = res.status;
   err.runId = runId;
   return err;

@@ -13,7 +13,7 @@ import { countWith } from "./count.js";
 function fromWire(e) {
   if (!isObject(e)) return new AgentrtError("internal", "agentrt: the worker failed");
   return new AgentrtError(typeof e.code === "string" ? e.code : "internal", String(e.message),
-    { index: e.index, name: e.name });
+    { index: e.index, name: e.name, appended: e.appended });
 }
 
 function deadError(cause) {
@@ -170,7 +170,8 @@ class RemoteRuntime {
       case "event": {
         const f = this.#events.get(m.id);
         if (f) {
-          try { f(m.ev); } catch (e) { reportCallbackError(e); }
+          const ev = m.ev && m.ev.error !== undefined ? { ...m.ev, error: fromWire(m.ev.error) } : m.ev;
+          try { f(ev); } catch (e) { reportCallbackError(e); }
         }
         return;
       }

@@ -423,6 +423,16 @@ export class Reader {
     return e;
   }
 
+  // failure reads how a run ended failed or cancelled: its error, and
+  // the messages the run keeps in its session (the results of calls a
+  // person approved), as error.appended when there are any.
+  failure() {
+    const e = this.error();
+    const kept = this.messages();
+    if (kept.length > 0) e.appended = kept;
+    return e;
+  }
+
   seed() {
     const b = this.byte();
     const mode = SEED_MODES[b & 0x7f];
@@ -471,7 +481,7 @@ export class Reader {
         if (flags & 2) ev.error = this.error();
         break;
       }
-      case 7: case 8: ev.error = this.error(); break;
+      case 7: case 8: ev.error = this.failure(); break;
       case 9:
         ev.step = this.uvarint();
         ev.context = { messages: this.uvarint(), tokens: this.uvarint(), dropped: this.uvarint() };
@@ -559,7 +569,7 @@ export function readAction(buf, onDropped) {
     case ACTION.tool: case ACTION.approve: a = { handle, events, kind, call: r.call() }; break;
     case ACTION.count: a = { handle, events, kind, count: r.messages() }; break; // js/count.js
     case ACTION.done: a = { handle, events, kind, result: r.result() }; break;
-    case ACTION.failed: a = { handle, events, kind, error: r.error() }; break;
+    case ACTION.failed: a = { handle, events, kind, error: r.failure() }; break;
     default: r.fail(`unknown action ${kind}`);
   }
   const dropped = r.dropped();

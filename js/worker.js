@@ -30,7 +30,7 @@ let nextMessage = 0;
 const HELD_SESSIONS = 64;
 
 // wireError is an error as it crosses to the page: its code, message,
-// index and name (rebuilt there as an AgentrtError).
+// index, name and appended (rebuilt there as an AgentrtError).
 function wireError(e) {
   const out = { code: "internal", message: "agentrt: (an error that cannot be shown)" };
   try {
@@ -38,6 +38,7 @@ function wireError(e) {
     out.message = e instanceof Error || (e && typeof e.message === "string") ? e.message : String(e);
     if (Number.isInteger(e && e.index)) out.index = e.index;
     if (e && (e.name === "AbortError" || e.name === "TimeoutError")) out.name = e.name;
+    if (e && Array.isArray(e.appended)) out.appended = e.appended;
   } catch { /* keep the defaults */ }
   return out;
 }
@@ -117,7 +118,9 @@ function runOptions(id, o) {
     runs.set(id, ctl);
     out.signal = ctl.signal;
   }
-  if (o.onEvent) out.onEvent = (ev) => post({ op: "event", id, ev });
+  // An event's error crosses as wireError's object (a cloned Error keeps
+  // no code, index nor appended) and is rebuilt on the page.
+  if (o.onEvent) out.onEvent = (ev) => post({ op: "event", id, ev: ev.error === undefined ? ev : { ...ev, error: wireError(ev.error) } });
   return out;
 }
 

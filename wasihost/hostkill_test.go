@@ -195,6 +195,16 @@ func (a *hostApp) play() {
 		default:
 			t.Errorf("step %d: run %+v: %v (code %q)", a.step, req, err, code)
 		}
+		// A resume that failed after its approved tool ran keeps the
+		// result: the app stores it, or is killed before it could.
+		if e := core.AsError(err); len(e.Appended) > 0 {
+			if a.rng.Intn(12) == 0 {
+				a.kill()
+			} else {
+				a.store[id] = append(append([]core.SeedMessage(nil), a.store[id]...), asSeed(e.Appended)...)
+				a.warm[id] = true
+			}
+		}
 	case a.rng.Intn(12) == 0:
 		a.kill() // after the run, before the app stored its result
 	default:

@@ -281,7 +281,7 @@ func AppendEvent(dst []byte, ev *core.Event) []byte {
 		if e == nil {
 			e = core.NewError(core.CodeInternal, "no error")
 		}
-		dst = AppendError(dst, e)
+		dst = appendFailure(dst, e)
 	case evContext:
 		var c core.ContextReport
 		if ev.Context != nil {
@@ -333,7 +333,7 @@ func (r *reader) event(ev *core.Event) {
 			}
 		}
 	case evFailed, evCancelled:
-		ev.Err = r.error()
+		ev.Err = r.failure()
 	case evContext:
 		ev.Step = r.int("event step", maxInt32)
 		ev.Context = &core.ContextReport{Messages: r.int("context messages", maxInt32),
@@ -422,7 +422,7 @@ func AppendAction(dst []byte, a *Action) []byte {
 	case ActDone:
 		dst = AppendResult(dst, a.Result)
 	case ActFailed:
-		dst = AppendError(dst, a.Err)
+		dst = appendFailure(dst, a.Err)
 	}
 	return appendDropped(dst, a.Dropped, a.DroppedAll)
 }
@@ -461,7 +461,7 @@ func DecodeAction(b []byte) (*Action, error) {
 	case ActDone:
 		a.Result = r.result()
 	case ActFailed:
-		a.Err = r.error()
+		a.Err = r.failure()
 	default:
 		r.fail("unknown action " + itoa(int(a.Kind)))
 	}
@@ -554,4 +554,21 @@ func DecodeSessions(b []byte) ([]string, error) {
 		return nil, err
 	}
 	return ids, nil
+}
+
+// appendFailure appends how a run ended failed or cancelled: its error,
+// then the messages it keeps in its session (core.Error.Appended: the
+// results of calls a person approved, which outlive the failure).
+func appendFailure(dst []byte, e *core.Error) []byte {
+	return AppendMessages(AppendError(dst, e), e.Appended)
+}
+
+// failure reads what appendFailure wrote.
+func (r *reader) failure() *core.Error {
+	e := r.error()
+	kept := r.messages()
+	if e != nil && len(kept) > 0 {
+		e.Appended = kept
+	}
+	return e
 }

@@ -238,7 +238,7 @@ func TestHostFrames_RoundTrip(t *testing.T) {
 		t.Errorf("session: got %d %v, %v", gen, g, err)
 	}
 	e := core.NewIndexError(core.CodeLimitExceeded, 2, "x")
-	if g, err := wire.DecodeRefused(wire.AppendRefused(nil, e)); err != nil || *g != *e {
+	if g, err := wire.DecodeRefused(wire.AppendRefused(nil, e)); err != nil || !reflect.DeepEqual(*g, *e) {
 		t.Errorf("refused: got %+v, %v", g, err)
 	}
 	if k, err := wire.FrameKind(wire.AppendRefused(nil, e)); err != nil || k != wire.KindRefused {
@@ -406,5 +406,23 @@ func TestLimitsAndOversize_RoundTrip(t *testing.T) {
 	frame[len(frame)-5] = 3 // the status byte: handle 7 is one byte after the header
 	if _, err := wire.DecodeModelReply(frame); err == nil {
 		t.Fatal("status 3 was accepted")
+	}
+}
+
+// Ensure a failed action and a run.failed event carry the messages the
+// run keeps (core.Error.Appended) across the wire, and an error without
+// them reads back without them.
+func TestFailedActionKeepsAppended(t *testing.T) {
+	kept := []core.Message{{Role: core.RoleTool, Content: "paid", ToolCallID: "c1"}}
+	e := &core.Error{Code: core.CodeModelError, Message: "down", Index: core.NoIndex, Appended: kept}
+	a := wire.Action{Handle: 2, Kind: wire.ActFailed, Err: e, Events: []core.Event{{Type: core.EventRunFailed, Seq: 3, Err: e}}}
+	got, err := wire.DecodeAction(wire.AppendAction(nil, &a))
+	if err != nil || !reflect.DeepEqual(got.Err, e) || !reflect.DeepEqual(got.Events[0].Err, e) {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	plain := core.NewError(core.CodeTimeout, "late")
+	got, err = wire.DecodeAction(wire.AppendAction(nil, &wire.Action{Handle: 2, Kind: wire.ActFailed, Err: plain}))
+	if err != nil || !reflect.DeepEqual(got.Err, plain) {
+		t.Fatalf("got %+v, %v", got.Err, err)
 	}
 }

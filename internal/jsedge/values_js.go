@@ -291,8 +291,9 @@ func (c *Cache) Event(ev *core.Event) js.Value {
 
 // Error returns err as a JavaScript Error whose message is the error's
 // message, with code (core.ErrorCode: anything that is not a *core.Error
-// is "internal") and index when one message is at fault. A nil err is
-// undefined.
+// is "internal"), index when one message is at fault, and appended, the
+// messages a failed run keeps in its session (core.Error.Appended), when
+// there are any. A nil err is undefined.
 func Error(err error) js.Value {
 	if err == nil {
 		return js.Undefined()
@@ -302,6 +303,13 @@ func Error(err error) js.Value {
 	setString(o, FieldCode, string(e.Code))
 	if e.Index >= 0 {
 		o.Set(FieldIndex, e.Index)
+	}
+	if len(e.Appended) > 0 {
+		vals := make([]any, len(e.Appended))
+		for i := range e.Appended {
+			vals[i] = frozenMessage(&e.Appended[i])
+		}
+		setValue(o, FieldAppended, arrayOf(vals))
 	}
 	return o
 }

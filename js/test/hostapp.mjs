@@ -180,6 +180,13 @@ export function hostApp(seed, kill) {
       }
       if (error !== null) {
         assert.ok(["model_error", "tool_error", "timeout"].includes(error.code), `step ${step}: ${error.code}: ${error.message}`);
+        if (error.appended !== undefined) {
+          // A resume that failed after its approved tool ran keeps the
+          // result: the app stores it (or is killed before it could).
+          if (rand() < 1 / 12) return true;
+          store[s.id] = [...store[s.id], ...error.appended.map(stored)];
+          warm.add(s.id);
+        }
         return false;
       }
       if (rand() < 1 / 12) return true;

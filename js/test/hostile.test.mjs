@@ -239,3 +239,111 @@ for (const mode of runtimeModes) {
     });
   });
 }
+
+// Nothing paid twice (docs/adr/0019-tool-approvals.md, "Amendment"): a
+// resume whose approved tool ran keeps the tool's result through any
+// later failure of the run. The failure's error carries it as
+// err.appended; approving again is refused warm and cold (the host
+// stored the error's appended), three times, and pay ran once. Each
+// trigger: how it makes the continuation fail, the policy of the resume,
+// the config, and the code. Before, each retry ran pay again.
+const payOnce = [
+  ["the model throws", (w) => { w.hooks.model = () => { throw new Error("upstream 500"); }; }, undefined, {}, "model_error"],
+  ["the model rejects", (w) => { w.hooks.model = () => Promise.reject(new Error("upstream 500")); }, undefined, {}, "model_error"],
+  ["policy.timeoutMs in the continuation", (w) => { w.hooks.model = () => new Promise((r) => setTimeout(r, 300)); },
+    { timeoutMs: 60 }, {}, "timeout"],
+  // Each message counts 10: the reply and look's result fit (with the two
+  // tool specs, 40), pay's result does not (50).
+  ["maxContextTokens too small for the call and its result", () => {}, { maxContextTokens: 45 },
+    { countTokens: () => 10 }, "limit_exceeded"],
+  ["a counter that fails after the tool", () => {}, { maxContextTokens: 1000 },
+    { countTokens: (m) => { if (m.role === "tool" && m.content === "paid") throw new Error("counter down"); return 10; } },
+    "invalid_argument"],
+];
+
+for (const mode of runtimeModes) {
+  describe(`nothing paid twice (${mode})`, () => {
+    for (const [name, arm, policy, extra, code] of payOnce) {
+      test(`${name}: ${code}, the result kept and reported, three approvals again refused warm and cold`, async () => {
+        const w = await world(mode, () => true, extra);
+        const paused = await w.rt.run({ sessionId: "s", input: "q" });
+        assert.equal(paused.status, "awaiting_approval");
+        arm(w);
+        const resume = { sessionId: "s", approvals: [approve("pay-q")], ...(policy ? { policy } : {}) };
+        const events = [];
+        const err = await rejectsWith(assert, w.rt.run({ ...resume, onEvent: (ev) => events.push(ev) }), code);
+        assert.deepEqual(contents(err.appended ?? []), ["tool:paid"]);
+        assert.equal(err.appended[0].tool_call_id, "pay-q");
+        const failed = events.find((ev) => ev.type === "run.failed");
+        assert.deepEqual(contents(failed.error.appended ?? []), ["tool:paid"]);
+        assert.deepEqual(contents(await messagesOf(w.rt, "s")), ["user:q", "assistant:", "tool:looked", "tool:paid"]);
+        const stored = [...paused.appended, ...err.appended].map((m) => ({ ...m }));
+        w.hooks.model = undefined;
+        for (let i = 0; i < 3; i++) await refused(w, resume, "invalid_argument");
+        const cold = await world(mode, () => true, extra);
+        await refused(cold, { ...resume, history: stored }, "invalid_argument");
+        assert.deepEqual(w.runs, { pay: 1, look: 1 });
+        assert.deepEqual(cold.runs, { pay: 0, look: 0 });
+        // The conversation goes on from the stored result.
+        const next = await cold.rt.run({ sessionId: "s", history: stored, input: "more" });
+        assert.equal(next.status, "awaiting_approval");
+        release(w.rt);
+        release(cold.rt);
+      });
+    }
+
+    test("the client leaves stream() after tool.finished: the run ends, the result stays, approving again is refused", async () => {
+      const w = await world(mode);
+      await w.rt.run({ sessionId: "s", input: "q" });
+      w.hooks.model = () => new Promise((r) => setTimeout(r, 50));
+      const seen = [];
+      for await (const ev of w.rt.stream({ sessionId: "s", approvals: [approve("pay-q")] })) {
+        seen.push(ev);
+        if (ev.type === "tool.finished") break;
+      }
+      assert.deepEqual(contents([seen.at(-1).message]), ["tool:paid"]);
+      w.hooks.model = undefined;
+      for (let i = 0; i < 3; i++) await refused(w, { sessionId: "s", approvals: [approve("pay-q")] }, "invalid_argument");
+      assert.deepEqual(contents(await messagesOf(w.rt, "s")), ["user:q", "assistant:", "tool:looked", "tool:paid"]);
+      assert.deepEqual(w.runs, { pay: 1, look: 1 });
+      release(w.rt);
+    });
+
+    test("an AbortSignal after the tool: AbortError with the result in err.appended", async () => {
+      const w = await world(mode);
+      await w.rt.run({ sessionId: "s", input: "q" });
+      const ctl = new AbortController();
+      w.hooks.model = () => { ctl.abort(); return new Promise((r) => setTimeout(r, 50)); };
+      const err = await rejectsWith(assert, w.rt.run({ sessionId: "s", approvals: [approve("pay-q")], signal: ctl.signal }), "cancelled");
+      assert.equal(err.name, "AbortError");
+      assert.deepEqual(contents(err.appended ?? []), ["tool:paid"]);
+      await refused(w, { sessionId: "s", approvals: [approve("pay-q")] }, "invalid_argument");
+      assert.deepEqual(w.runs, { pay: 1, look: 1 });
+      release(w.rt);
+    });
+
+    // Item 7 of the hostile pass: the reason's check counts the whole
+    // result message, its tool_call_id too.
+    test("a denial reason that makes the result one byte over maxMessageBytes is refused before pay runs", async () => {
+      const limit = 300;
+      let pays = 0;
+      const model = (req) => req.messages.at(-1).role === "user"
+        ? { content: "", toolCalls: [{ id: "pay-q", name: "pay", arguments: "{}" }, { id: "mail-q", name: "mail", arguments: "{}" }] }
+        : { content: "done" };
+      const rt = await load(modeConfig(mode, { model, limits: { maxMessageBytes: limit }, tools: [
+        { name: "pay", needsApproval: true, call: () => { pays++; return "paid"; } },
+        { name: "mail", needsApproval: true, call: () => "mailed" },
+      ] }));
+      assert.equal((await rt.run({ sessionId: "s", input: "q" })).status, "awaiting_approval");
+      const fits = "r".repeat(limit - "Tool call denied: ".length - "mail-q".length);
+      const before = contents(await messagesOf(rt, "s"));
+      await rejectsWith(assert, rt.run({ sessionId: "s", approvals: [approve("pay-q"), { toolCallId: "mail-q", approved: false, reason: fits + "x" }] }), "limit_exceeded");
+      assert.equal(pays, 0);
+      assert.deepEqual(contents(await messagesOf(rt, "s")), before);
+      const res = await rt.run({ sessionId: "s", approvals: [approve("pay-q"), { toolCallId: "mail-q", approved: false, reason: fits }] });
+      assert.equal(res.status, "completed");
+      assert.equal(pays, 1);
+      release(rt);
+    });
+  });
+}

@@ -140,6 +140,9 @@ export async function usage(): Promise<void> {
     await rt.run({ sessionId: "s", input: "x" });
   } catch (e) {
     if (e instanceof AgentrtError) console.log(e.code, e.index, e.name);
+    // A failed resume's kept results, stored like result.appended.
+    const kept: Message[] = e instanceof AgentrtError && e.appended ? [...e.appended] : [];
+    console.log(kept.length);
   }
 
   // @ts-expect-error the model is "echo" or a function

@@ -78,6 +78,9 @@ describe("wire decoders", () => {
     assert.equal(done.messageCount, 5);
     assert.deepEqual(done.modelCalls, [{ step: 1, messageCount: 4, messages: [{ role: "user", content: "hi", id: "x" }] }, { step: 2, messageCount: 5 }]);
     assert.deepEqual(readAction(golden("action-failed.bin")).error, { code: "invalid_history", message: "bad", index: 3 });
+    // A failed run that keeps messages (an approved call's result) carries them.
+    assert.deepEqual(readAction(golden("action-failed-kept.bin")).error,
+      { code: "model_error", message: "down", appended: [{ role: "tool", content: "paid", tool_call_id: "c1" }] });
     assert.deepEqual(readSession(golden("session.bin")), { generation: 4, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "done" }] });
     const stats = readStats(golden("stats.bin"));
     assert.equal(stats.bytes, 300);
@@ -107,7 +110,7 @@ describe("wire decoders", () => {
       return seed % n;
     };
     const readers = [readAction, readSession, readStats, readSessions, readRefused, readCommitted];
-    const frames = ["action-model.bin", "action-done.bin", "action-failed.bin", "session.bin", "stats.bin", "sessions.bin", "refused.bin",
+    const frames = ["action-model.bin", "action-done.bin", "action-failed.bin", "action-failed-kept.bin", "session.bin", "stats.bin", "sessions.bin", "refused.bin",
       "committed.bin", "stale.bin"].map(golden);
     let thrown = 0;
     for (let i = 0; i < 20000; i++) {

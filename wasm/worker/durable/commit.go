@@ -36,6 +36,25 @@ func (h *Handler) commitHook(r *http.Request, res *core.Result) *core.Error {
 	return t.commit(res)
 }
 
+// keepHook is the API's keep hook (httpapi.KeepFunc): it stores what a
+// failed run keeps in its session (the results of calls a person
+// approved, docs/adr/0019-tool-approvals.md, "Amendment: nothing paid
+// twice") before the API answers the failure, or after its client left.
+func (h *Handler) keepHook(r *http.Request, _ *core.Error) *core.Error {
+	t, _ := r.Context().Value(turnKey{}).(*turnState)
+	if t == nil || t.h != h {
+		return nil
+	}
+	// The live session holds what the run kept: the stored copy is
+	// brought in line with it.
+	from, msgs, cut, err := t.diverged()
+	if err != nil {
+		h.rt.DeleteSession(t.id)
+		return storageError("read", err)
+	}
+	return t.write(from, msgs, cut)
+}
+
 // commit writes the turn whose Result is res, or drops the live session
 // and returns the error the client gets instead of the Result.
 func (t *turnState) commit(res *core.Result) *core.Error {
@@ -55,6 +74,14 @@ func (t *turnState) commit(res *core.Result) *core.Error {
 			return storageError("read", err)
 		}
 	}
+	return t.write(from, msgs, cut)
+}
+
+// write stores msgs from stored message from on, cut the stored bytes
+// they replace, or drops the live session and returns the error the
+// client gets instead.
+func (t *turnState) write(from int, msgs [][]byte, cut int64) *core.Error {
+	h := t.h
 	h.mu.Lock()
 	size := h.size
 	h.mu.Unlock()

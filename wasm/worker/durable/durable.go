@@ -21,7 +21,11 @@
 //     writes the turn to the Store before the answer leaves, from the
 //     run's core.Result, through the API's commit hook
 //     (httpapi.Handler.OnCommit): before a plain answer, before a
-//     stream's run.completed event. New sets the hook on Config.API.
+//     stream's run.completed event. A run that fails after a resume ran
+//     an approved call keeps that call's result: the API's keep hook
+//     (httpapi.Handler.OnKeep) writes it before the failure is answered,
+//     or once a client that left has the run cancelled. New sets both
+//     hooks on Config.API.
 //   - A streamed run with policy.onDisconnect "continue" goes on when its
 //     client leaves; GET /v1/sessions/{id}/runs/{runId}/events resumes
 //     its events, GET .../runs/{runId} answers its status and DELETE
@@ -189,6 +193,7 @@ func New(cfg Config) *Handler {
 		h.maxStored = DefaultMaxStoredBytes
 	}
 	cfg.API.OnCommit(h.commitHook)
+	cfg.API.OnKeep(h.keepHook)
 	return h
 }
 
