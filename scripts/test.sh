@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Runs every test suite of agentrt (`make test`), or only gofmt and vet
-# (`scripts/test.sh check`). It builds dist/ first, runs every suite even
-# after one fails, and ends with one line counting suites:
+# Runs every test suite of agentrt (`make test`), the inner loop's
+# (`scripts/test.sh fast`: Go without -race, the glue on Node), or only
+# gofmt and vet (`scripts/test.sh check`). It builds dist/ first, runs
+# every suite even after one fails, and ends with one line counting
+# suites:
 #   suites: N passed, N failed
 # and exits 1 when any failed.
+#
+# The modules are built once, by the first suite: dist/ (the npm package)
+# and dist/worker/ (the worker's bundle). AGENTRT_DIST then names dist/
+# for every suite after it: the Go tests load the modules from there
+# instead of linking them again (they build their own when it is unset),
+# and the JavaScript suites read it too.
 #
 # The JavaScript tools are pinned in package.json and installed with
 #   PUPPETEER_SKIP_DOWNLOAD=1 npm ci
@@ -67,6 +75,13 @@ pinned() {
 	fi
 }
 
+# build_dist builds the modules every suite after it uses: dist/ afresh
+# (a failed build leaves no stale module behind) and the worker's bundle
+# in dist/worker/.
+build_dist() {
+	rm -rf dist && go run ./cmd/agentrt build && go run ./cmd/agentrt worker --build-only
+}
+
 if [ "${1:-}" = check ]; then
 	suite "gofmt and go vet" fmt_and_vet
 	summary
@@ -83,8 +98,18 @@ if [ ! -d node_modules ] || [ ! -x node_modules/.bin/tsc ]; then
 	exit 1
 fi
 
+if [ "${1:-}" = fast ]; then
+	suite "build dist/ and the worker's bundle" build_dist
+	export AGENTRT_DIST=$PWD/dist
+	suite "go test (no -race)" go test -count=1 ./...
+	suite "glue suite on Node (V8)" node --test js/test/*.test.mjs
+	summary
+	exit
+fi
+
 suite "gofmt and go vet" fmt_and_vet
-suite "build dist/ (the npm package)" go run ./cmd/agentrt build
+suite "build dist/ and the worker's bundle" build_dist
+export AGENTRT_DIST=$PWD/dist
 suite "go test -race (native packages, the module under wazero, the worker)" go test -race -count=1 ./...
 suite "module suite on Node" node --test wasm/runtime/test/
 suite "glue suite on Node (V8)" node --test js/test/*.test.mjs
