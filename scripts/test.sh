@@ -215,10 +215,16 @@ if [ ! -d node_modules ] || [ ! -x node_modules/.bin/tsc ]; then
 	exit 1
 fi
 
+# The Go tests of `scripts/test.sh fast`, in a lane beside the glue on
+# Node, which works on one core.
+fast_go() {
+	suite "go test (no -race)" go test -count=1 ./...
+}
+
 if [ "${1:-}" = fast ]; then
 	suite "build dist/ and the worker's bundle" build_dist
 	export AGENTRT_DIST=$PWD/dist
-	suite "go test (no -race)" go test -count=1 ./...
+	lane fast_go
 	suite "glue suite on Node (V8)" node --test js/test/*.test.mjs
 	summary
 	exit
