@@ -1,6 +1,6 @@
 # agentrt: the two commands of the README are `make demo` (or
 # `go run ./cmd/agentrt demo`) and `make test`.
-.PHONY: build package publish demo test check bench fuzz
+.PHONY: build package publish demo test test-fast check bench fuzz
 
 build:
 	go run ./cmd/agentrt build
@@ -21,11 +21,18 @@ demo:
 # Every test: Go (native, with the race detector, and the real module under
 # wazero), the module and glue suites on Node, Bun and Deno, the npm
 # package installed from its tarball, the worker on workerd, and the glue
-# suites, the web demo, the shell stand-in and the bundlers' apps in
-# Chromium, Firefox ESR and WebKit. It builds dist/ itself, and ends with
-# "suites: N passed, N failed".
+# suites, agentrt/ai and its example app, the web demo, the shell
+# stand-in and the bundlers' apps in browsers (Chromium, Firefox ESR,
+# WebKit; scripts/test.sh says which suite runs where). It builds dist/
+# once, which every suite then uses, and ends with "suites: N passed,
+# N failed".
 test:
 	bash scripts/test.sh
+
+# The inner loop: dist/ built, Go's tests without -race, the glue suite
+# on Node.
+test-fast:
+	bash scripts/test.sh fast
 
 # Formatting and vet only.
 check:

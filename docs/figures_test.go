@@ -20,13 +20,16 @@ import (
 const figureTolerance = 0.05
 
 // builtDist returns a dist/ directory holding the modules as
-// `agentrt build` writes them: the repository's dist/ when it holds
-// them, else one built into a temp dir. Without a go toolchain, or
+// `agentrt build` writes them: $AGENTRT_DIST's or the repository's dist/
+// when it holds them, else one built into a temp dir. Without a go toolchain, or
 // without Wizer (the WASI module is then not pre-initialized), the test
 // skips, or fails under CI.
 func builtDist(t *testing.T, root string) string {
 	t.Helper()
-	dir := filepath.Join(root, "dist")
+	dir := build.Prebuilt()
+	if dir == "" {
+		dir = filepath.Join(root, "dist")
+	}
 	if !isBuilt(dir) {
 		if _, err := exec.LookPath("go"); err != nil {
 			skipOrFail(t, "go toolchain not found: cannot build dist/")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -21,6 +20,8 @@ import (
 var (
 	// module is wasm/wasi compiled once for the whole test binary, as
 	// agentrt build ships it: pre-initialized when Wizer is installed.
+	// The modules are dist/'s when $AGENTRT_DIST is set (make test), else
+	// built here.
 	module *Module
 	// modulePath is the built .wasm.
 	modulePath string
@@ -50,25 +51,26 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	modulePath = filepath.Join(dir, build.WasiModuleName)
-	if snapshot, err = build.WasiModules(ctx, root, dir, os.Stderr); err != nil {
+	wasi, err := build.TestWasiModules(ctx, root, dir, os.Stderr)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	modulePath, snapshot = wasi.Module, wasi.Snapshot
 	module, err = CompileFile(ctx, modulePath, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer module.Close(ctx)
-	plainModule, err = CompileFile(ctx, filepath.Join(dir, build.WasiPlainModuleName), nil)
+	plainModule, err = CompileFile(ctx, wasi.Plain, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer plainModule.Close(ctx)
-	jsPath := filepath.Join(dir, "agentrt.wasm")
-	if err := build.Module(ctx, root, build.RuntimePkg, jsPath); err != nil {
+	jsPath, err := build.TestModule(ctx, root, dir)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

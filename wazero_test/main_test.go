@@ -20,9 +20,10 @@ import (
 )
 
 var (
-	// module is wasm/runtime compiled once for the whole test binary.
+	// module is wasm/runtime compiled once for the whole test binary:
+	// dist/'s when $AGENTRT_DIST is set (make test), else built here.
 	module *jshost.Module
-	// modulePath is the built .wasm, for the compile benchmarks.
+	// modulePath is the .wasm, for the compile benchmarks.
 	modulePath string
 	// skipReason is why the module could not be built (no Go toolchain).
 	skipReason string
@@ -50,8 +51,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	modulePath = filepath.Join(dir, "agentrt.wasm")
-	if err := build.Module(ctx, root, build.RuntimePkg, modulePath); err != nil {
+	if modulePath, err = build.TestModule(ctx, root, dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -281,12 +280,15 @@ func mustModules(tb testing.TB) *modules {
 		tb.Fatal(err)
 	}
 	dir := tb.TempDir()
-	m := &modules{wasi: filepath.Join(dir, build.WasiModuleName), js: filepath.Join(dir, "agentrt.wasm")}
-	// The WASI module as agentrt build ships it: pre-initialized.
-	if _, err := build.WasiModules(ctx, root, dir, os.Stderr); err != nil {
+	m := &modules{}
+	// The WASI module as agentrt build ships it: pre-initialized. Both
+	// are dist/'s when $AGENTRT_DIST is set (make test).
+	wasi, err := build.TestWasiModules(ctx, root, dir, os.Stderr)
+	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := build.Module(ctx, root, build.RuntimePkg, m.js); err != nil {
+	m.wasi = wasi.Module
+	if m.js, err = build.TestModule(ctx, root, dir); err != nil {
 		tb.Fatal(err)
 	}
 	if m.wasiSize, err = build.SizeOf(m.wasi); err != nil {

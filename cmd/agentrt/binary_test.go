@@ -188,7 +188,7 @@ func TestBinary_WorkerInEmptyFolder(t *testing.T) {
 	}
 	bin := mustBinary(t, binDir)
 	bundle := filepath.Join(binDir, "dist", "worker")
-	if _, err := workerd.Build(context.Background(), root, bundle); err != nil {
+	if _, err := workerd.TestBundle(context.Background(), root, bundle); err != nil {
 		t.Fatal(err)
 	}
 

@@ -16,23 +16,34 @@ import (
 	"github.com/agentrt/agentrt/internal/build"
 )
 
-// mustChatModule builds the module into the test's temp dir (go's build
-// cache makes the second build of a test run cheap).
+// mustChatModule returns the module: dist/'s when $AGENTRT_DIST is set
+// (make test), else built into the test's temp dir (go's build cache
+// makes the second build of a test run cheap).
 func mustChatModule(t *testing.T) string {
 	t.Helper()
-	return mustBuilt(t, build.Module, build.RuntimePkg, "agentrt.wasm")
+	return mustBuilt(t, func(ctx context.Context, root, dir string) (string, error) {
+		return build.TestModule(ctx, root, dir)
+	})
 }
 
-// mustChatWasiModule builds the WASI module into the test's temp dir.
+// mustChatWasiModule returns the WASI module: dist/'s when $AGENTRT_DIST
+// is set, else the plain build in the test's temp dir.
 func mustChatWasiModule(t *testing.T) string {
 	t.Helper()
-	return mustBuilt(t, build.WasiModule, build.WasiPkg, build.WasiModuleName)
+	return mustBuilt(t, func(ctx context.Context, root, dir string) (string, error) {
+		if build.Prebuilt() != "" {
+			w, err := build.TestWasiModules(ctx, root, dir, nil)
+			return w.Module, err
+		}
+		p := filepath.Join(dir, build.WasiModuleName)
+		return p, build.WasiModule(ctx, root, build.WasiPkg, p)
+	})
 }
 
-// mustBuilt builds pkg with builder into a file name in the test's temp
-// dir and returns its path; without a go toolchain the test skips (fails
-// under CI).
-func mustBuilt(t *testing.T, builder func(ctx context.Context, root, pkg, out string) error, pkg, name string) string {
+// mustBuilt returns the path of the module get returns for the
+// repository root and the test's temp dir; without a go toolchain the
+// test skips (fails under CI).
+func mustBuilt(t *testing.T, get func(ctx context.Context, root, dir string) (string, error)) string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -44,8 +55,8 @@ func mustBuilt(t *testing.T, builder func(ctx context.Context, root, pkg, out st
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := builder(context.Background(), root, pkg, p); err != nil {
+	p, err := get(context.Background(), root, t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
 	return p

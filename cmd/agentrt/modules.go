@@ -152,15 +152,12 @@ func chatWASIModule(ctx context.Context, path string) (string, error) {
 // --build-only` writes one (into dist/worker by default).
 const workerBundleDir = "worker"
 
-// bundleFiles are the files a worker bundle needs.
-var bundleFiles = []string{workerd.EntryFile, workerd.WasmExecFile, workerd.ModuleFile}
-
 // findBundle returns a worker bundle next to the binary (worker/ or
-// dist/worker/ holding bundleFiles), or "".
+// dist/worker/ holding workerd.BundleFiles), or "".
 func findBundle() string {
 	for _, dir := range besideBinary(workerBundleDir) {
 		ok := true
-		for _, f := range bundleFiles {
+		for _, f := range workerd.BundleFiles {
 			ok = ok && isFile(filepath.Join(dir, f))
 		}
 		if ok {
@@ -173,7 +170,7 @@ func findBundle() string {
 // copyBundle copies the bundle files of src into dst, where workerd.Start
 // may write its configuration without touching src.
 func copyBundle(src, dst string) (*workerd.Bundle, error) {
-	for _, f := range bundleFiles {
+	for _, f := range workerd.BundleFiles {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			return nil, err

@@ -7,7 +7,9 @@
 //   node web-demo/test/e2e.mjs [--url URL] [--browsers chromium,firefox,webkit]
 //
 // Without --url it builds the CLI and runs `agentrt demo` on a free port
-// with its own dist/ directory in a temporary folder. Screenshots go to
+// with its own dist/ directory in a temporary folder, or with
+// $AGENTRT_DIST as it is (--no-build) when that is set (make test builds
+// dist/ once for every suite). Screenshots go to
 // artifacts/e2e/. The test fails on any console error, page error or failed
 // request (in WebKit, whose WebDriver has no console: on any uncaught
 // error, unhandled rejection, failed load of an element or console.error
@@ -52,12 +54,16 @@ function parseArgs(argv) {
 }
 
 // startServer builds the CLI and runs `agentrt demo` on a free port, with
-// dist/ built into scratch. It resolves with the URL the command printed.
+// dist/ built into scratch, or serving $AGENTRT_DIST unbuilt when it is
+// set. It resolves with the URL the command printed.
 async function startServer(scratch) {
   const bin = path.join(scratch, "agentrt");
   const built = spawnSync("go", ["build", "-o", bin, "./cmd/agentrt"], { cwd: ROOT, encoding: "utf8" });
   if (built.status !== 0) throw new Error(`go build ./cmd/agentrt failed:\n${built.stderr}`);
-  const child = spawn(bin, ["demo", "--addr", "127.0.0.1:0", "--dist", path.join(scratch, "dist")], {
+  const dist = process.env.AGENTRT_DIST
+    ? ["--no-build", "--dist", path.resolve(process.env.AGENTRT_DIST)]
+    : ["--dist", path.join(scratch, "dist")];
+  const child = spawn(bin, ["demo", "--addr", "127.0.0.1:0", ...dist], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });

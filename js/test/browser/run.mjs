@@ -2,6 +2,7 @@
 // and WebKit, each browser launched once:
 //
 //   node js/test/browser/run.mjs [--browsers chromium,firefox,webkit] [--files worker.test.mjs,...]
+//   node js/test/browser/run.mjs --list-excluded
 //
 // The page (index.html) maps node:test, node:assert/strict,
 // node:fs/promises and ../env.mjs to small browser stand-ins with an import
@@ -14,7 +15,8 @@
 // than readFile, stat and readdir, needs Node and is not run in browsers;
 // it is listed as excluded. The same holds when a module of js/test it
 // imports ("./x.mjs", followed in turn; not env.mjs, which the page
-// replaces) needs one.
+// replaces) needs one. --list-excluded prints the excluded files, one a
+// line, and runs nothing: scripts/test.sh runs those on Bun and Deno.
 //
 // A browser that is not installed is skipped, unless CI is set: then it is
 // a failure. The last line reads "N passed, N failed".
@@ -75,7 +77,12 @@ async function main() {
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--browsers") args.browsers = String(argv[++i]).split(",").filter(Boolean);
     else if (argv[i] === "--files") args.files = String(argv[++i]).split(",").filter(Boolean);
+    else if (argv[i] === "--list-excluded") args.listExcluded = true;
     else throw new Error(`unknown argument ${argv[i]}`);
+  }
+  if (args.listExcluded) {
+    for (const [f] of (await suites()).excluded) console.log(f);
+    return;
   }
   const results = new Results();
   const scratch = await mkdtemp(path.join(tmpdir(), "agentrt-glue-browser-"));

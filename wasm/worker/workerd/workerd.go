@@ -91,6 +91,41 @@ func Build(ctx context.Context, root, dir string) (*Bundle, error) {
 	return &Bundle{Dir: dir, Size: size}, nil
 }
 
+// BundleFiles are the files of a bundle Build writes, which a bundle
+// copied elsewhere needs.
+var BundleFiles = []string{EntryFile, WasmExecFile, ModuleFile}
+
+// TestBundle writes a bundle into dir for a test: a copy of the one in
+// the worker directory (build.WorkerDir) of $AGENTRT_DIST when
+// build.DistEnv is set and that directory holds BundleFiles (`make test`
+// writes it once with `agentrt worker --build-only`), else a fresh Build.
+// The copy lets each test write its configuration into its own bundle.
+func TestBundle(ctx context.Context, root, dir string) (*Bundle, error) {
+	dist := build.Prebuilt()
+	if dist == "" {
+		return Build(ctx, root, dir)
+	}
+	src := filepath.Join(dist, build.WorkerDir)
+	for _, f := range BundleFiles {
+		if fi, err := os.Stat(filepath.Join(src, f)); err != nil || !fi.Mode().IsRegular() {
+			return Build(ctx, root, dir)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, f := range BundleFiles {
+		if err := copyFile(filepath.Join(src, f), filepath.Join(dir, f)); err != nil {
+			return nil, err
+		}
+	}
+	size, err := build.SizeOf(filepath.Join(dir, ModuleFile))
+	if err != nil {
+		return nil, err
+	}
+	return &Bundle{Dir: dir, Size: size}, nil
+}
+
 // Binary returns the workerd binary installed from the lock file under
 // root, or an error saying how to install it.
 func Binary(root string) (string, error) {

@@ -24,7 +24,8 @@ import (
 	"github.com/agentrt/agentrt/wasm/worker/workerd"
 )
 
-// The worker module is built once per test binary into a temp dir.
+// The worker module is built once per test binary into a temp dir, or
+// copied from $AGENTRT_DIST/worker (make test builds it there once).
 var (
 	bundle  *workerd.Bundle
 	root    string
@@ -57,7 +58,7 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if bundle, err = workerd.Build(ctx, root, dir); err != nil {
+	if bundle, err = workerd.TestBundle(ctx, root, dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -548,5 +549,43 @@ func TestWorker_ConcurrentRequests(t *testing.T) {
 	defer res.Body.Close()
 	if err := json.NewDecoder(res.Body).Decode(&s); err != nil || g.Status != 200 || s.MessageCount != 2*((n+2)/3) {
 		t.Errorf("shared session: status %d, %d messages (err %v), want %d", g.Status, s.MessageCount, err, 2*((n+2)/3))
+	}
+}
+
+// Ensure TestBundle copies the bundle of $AGENTRT_DIST/worker, not
+// building one, into the test's own directory (where workerd.Start
+// writes its configuration), and builds when that bundle is incomplete.
+func TestTestBundle_FromDist(t *testing.T) {
+	dist := t.TempDir()
+	src := filepath.Join(dist, build.WorkerDir)
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range workerd.BundleFiles {
+		if err := os.WriteFile(filepath.Join(src, f), []byte("the "+f+" of dist"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(build.DistEnv, dist)
+	dir := filepath.Join(t.TempDir(), "bundle")
+	// root is no repository: a build would fail.
+	b, err := workerd.TestBundle(context.Background(), t.TempDir(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Dir != dir || b.Size.Raw != int64(len("the "+workerd.ModuleFile+" of dist")) {
+		t.Fatalf("bundle %+v, want the copy in %s", b, dir)
+	}
+	for _, f := range workerd.BundleFiles {
+		got, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || string(got) != "the "+f+" of dist" {
+			t.Fatalf("%s: %q, %v; want dist's copy", f, got, err)
+		}
+	}
+	if err := os.Remove(filepath.Join(src, workerd.ModuleFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := workerd.TestBundle(context.Background(), t.TempDir(), filepath.Join(t.TempDir(), "bundle")); err == nil {
+		t.Fatal("an incomplete dist bundle outside a repository: no error, want the build's")
 	}
 }
