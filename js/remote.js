@@ -6,6 +6,7 @@
 // on the page, when the worker asks.
 
 import { AgentrtError, argError, toError, isObject, isBytes, closedError, abortError, describe, reportCallbackError } from "./errors.js";
+import { isDetached } from "./args.js";
 import { toURL } from "./load.js";
 import { countWith } from "./count.js";
 
@@ -187,12 +188,13 @@ class RemoteRuntime {
 
   // #encode makes a method's arguments ready to cross. An argument, or a
   // field of an argument that is a plain object (a request, options),
-  // which is a function, an AbortSignal or a Uint8Array crosses as a mark
-  // in marks: { at: [argument index, field?], kind, n, aborted }, its
-  // place left undefined. The worker puts a stand-in there: a function
-  // that posts its arguments here, the signal of a controller that the
-  // page's abort reaches, or the bytes, copied once and transferred (the
-  // host's bytes stay). It returns the function that releases the marks.
+  // which is a function, an AbortSignal or a detached Uint8Array crosses
+  // as a mark in marks: { at: [argument index, field?], kind, n,
+  // aborted }, its place left undefined. The worker puts a stand-in
+  // there: a function that posts its arguments here, the signal of a
+  // controller that the page's abort reaches, or a detached array. Other
+  // bytes are copied once and the copy transferred (the host's bytes
+  // stay). It returns the args and the function that releases the marks.
   #encode(args, marks, transfer) {
     const hooks = [];
     const mark = (v, at) => {
@@ -213,6 +215,12 @@ class RemoteRuntime {
           hooks.push(() => v.removeEventListener("abort", onAbort));
         }
         marks.push({ at, kind: "signal", n, aborted: v.aborted });
+        return undefined;
+      }
+      if (v instanceof Uint8Array && isDetached(v.buffer)) {
+        // Its bytes cannot be read or sent: the worker puts a detached
+        // array of its own there, which its glue refuses as this one would.
+        marks.push({ at, kind: "detached" });
         return undefined;
       }
       if (v instanceof Uint8Array) {

@@ -114,7 +114,8 @@ function toolStandIn(name, kind = "tool") {
 
 // decode puts a request's marks (js/remote.js RemoteRuntime #encode) in
 // its arguments: a stand-in that posts a function's arguments to the
-// page, or the signal of a controller the page's aborts reach. It
+// page, the signal of a controller the page's aborts reach, or a
+// detached Uint8Array where the page's was detached. It
 // returns the marks' numbers of signals, to drop when the request ends.
 function decode(args, marks) {
   const own = [];
@@ -129,6 +130,9 @@ function decode(args, marks) {
       own.push(mk.n);
       if (mk.aborted) ctl.abort();
       v = ctl.signal;
+    } else if (mk.kind === "detached") {
+      v = new Uint8Array(1);
+      structuredClone(v.buffer, { transfer: [v.buffer] });
     } else continue;
     const [i, k] = mk.at;
     if (k === undefined) args[i] = v;
