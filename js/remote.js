@@ -56,6 +56,27 @@ function isPlain(v) {
   return p === Object.prototype || p === null;
 }
 
+// cloneable returns v without what a structured clone refuses: functions
+// and symbols are left out, and so is any other value that cannot be
+// cloned; arrays and objects are copied with their fields so treated.
+function cloneable(v, depth) {
+  if (typeof v === "function" || typeof v === "symbol") return undefined;
+  if (v === null || typeof v !== "object") return v;
+  if (depth > 64) return undefined;
+  if (Array.isArray(v)) return v.map((x) => cloneable(x, depth + 1));
+  if (isPlain(v)) {
+    const o = {};
+    for (const k of Object.keys(v)) o[k] = cloneable(v[k], depth + 1);
+    return o;
+  }
+  try {
+    structuredClone(v);
+    return v;
+  } catch {
+    return undefined;
+  }
+}
+
 // methodsOf returns the names of the methods of a class's prototype
 // proto: its own properties that are functions, but not its constructor
 // or its getters (js/worker.js isMethod bounds what it calls the same way).
@@ -251,7 +272,15 @@ class RemoteRuntime {
     return new Promise((resolve, reject) => {
       const marks = [];
       const transfer = [];
-      const enc = this.#encode(args, marks, transfer);
+      let enc;
+      try {
+        enc = this.#encode(args, marks, transfer);
+      } catch (e) {
+        // A getter of the host's that throws: as the glue's readers
+        // answer it on the main thread.
+        reject(toError(e, "invalid_argument"));
+        return;
+      }
       this.#marks.set(id, enc.release);
       const done = () => {
         this.#pending.delete(id);
@@ -268,8 +297,16 @@ class RemoteRuntime {
       });
       try {
         this.#w.postMessage({ op: "req", id, target, method, args: enc.args, marks }, transfer);
-      } catch (e) {
-        this.#pending.get(id).reject(toError(e, "invalid_argument"));
+      } catch {
+        // A value a structured clone refuses (a function among a
+        // message's fields, an extra field the glue does not read): sent
+        // without what cannot be cloned, which the glue on the main
+        // thread does not read either.
+        try {
+          this.#w.postMessage({ op: "req", id, target, method, args: enc.args.map((a) => cloneable(a, 0)), marks }, transfer);
+        } catch (e) {
+          this.#pending.get(id).reject(toError(e, "invalid_argument"));
+        }
       }
     });
   }

@@ -260,6 +260,17 @@ for (const mode of runtimeModes) {
       assert.ok(done.appended.every((m) => Object.isFrozen(m)));
     });
 
+    test("fields the glue does not read may hold functions, as the main thread ignores them", async () => {
+      const rt = await open();
+      const r = await rt.run({ sessionId: "fn", input: "x", meta: { f() {} }, extra: () => 1 });
+      assert.equal(r.status, "completed");
+      const h = [{ role: "user", content: "hello", note() {} }, { role: "assistant", content: "hi" }];
+      const r2 = await rt.run({ sessionId: "fn2", input: "x", history: h });
+      assert.equal(r2.seed.seeded, 2);
+      const bad = { sessionId: "fn3", get input() { throw new Error("no input"); } };
+      await rejectsWith(assert, rt.run(bad), "invalid_argument");
+    });
+
     test("close rejects later calls with invalid_argument", async () => {
       const rt = await open();
       await rt.run({ sessionId: "x", input: "x" });
