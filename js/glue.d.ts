@@ -614,28 +614,28 @@ export declare function loadRuntime(options: LoadOptions & { worker: true | stri
 export declare function loadRuntime(options?: LoadOptions): Promise<Runtime>;
 
 /**
+ * A Runtime's methods as worker mode forwards them: a method that answers
+ * a Promise, an async iterator or nothing (close) is kept; one that
+ * answers a value at once answers a Promise of it, as a value that lives
+ * in another thread cannot be returned synchronously.
+ */
+export type Forwarded<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => infer R
+    ? R extends Promise<unknown> | AsyncIterableIterator<unknown> | void ? T[K] : (...args: A) => Promise<R>
+    : T[K];
+};
+
+/**
  * A runtime in worker mode (loadRuntime with `worker`): the Runtime's
- * members, forwarded to a dedicated Web Worker. The calls a Runtime answers
+ * methods, forwarded to a dedicated Web Worker. The calls a Runtime answers
  * at once answer with a Promise here; errors are the same AgentrtErrors
  * (rejections instead of throws, except stream's bad arguments). If the
  * worker stops (`worker.terminate()`, an uncaught error), the calls in
  * flight and every later call reject with code "internal".
  */
-export interface WorkerRuntime extends Omit<Runtime, "cancelRun" | "session" | "deleteSession" | "listSessions" | "stats" | "checkHistory"> {
+export interface WorkerRuntime extends Forwarded<Runtime> {
   /** The dedicated Web Worker the runtime runs in. */
   readonly worker: Worker;
-  /** Cancels the active run with runId; resolves with whether this call did. */
-  cancelRun(runId: string): Promise<boolean>;
-  /** A snapshot of the session, or null when there is none. */
-  session(id: string): Promise<Session | null>;
-  /** Removes the session; resolves with whether there was one. */
-  deleteSession(id: string): Promise<boolean>;
-  /** The ids of all sessions, sorted. */
-  listSessions(): Promise<string[]>;
-  /** The runtime's counters. */
-  stats(): Promise<Stats>;
-  /** The problems of a history (see Runtime.checkHistory). */
-  checkHistory(history: History): Promise<HistoryCheck>;
 }
 
 /**

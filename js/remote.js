@@ -1,11 +1,12 @@
 // agentrt glue: worker mode's page side (docs/adr/0021-worker-mode.md).
 // loadRemote starts the worker entry (js/worker.js), which runs the glue's
-// own loadRuntime, and returns a RemoteRuntime: the Runtime's members,
-// each forwarded by message. The host's model and tools are called here,
+// own loadRuntime, and returns a RemoteRuntime: the Runtime's methods,
+// each forwarded by one message shape that one dispatcher in the worker
+// answers (docs/adr/0024-one-definition-per-operation.md). The host's model and tools are called here,
 // on the page, when the worker asks.
 
 import { AgentrtError, argError, toError, isObject, isBytes, closedError, abortError, describe, reportCallbackError } from "./errors.js";
-import { readRequest, readOptions } from "./args.js";
+import { isDetached } from "./args.js";
 import { toURL } from "./load.js";
 import { countWith } from "./count.js";
 
@@ -28,20 +29,80 @@ function freezeMessage(m) {
   return Object.freeze(m);
 }
 
-function freezeResult(r) {
-  if (!isObject(r)) return r;
-  freezeMessage(r.reply);
-  if (Array.isArray(r.appended)) r.appended = r.appended.map((m) => (m === r.reply ? m : freezeMessage(m)));
-  return r;
+// refreeze freezes the objects of a value that crossed from the worker
+// which were frozen there (js/worker.js crossing): a value crosses as a
+// clone, and a clone is never frozen. The paths are in postorder, so an
+// object's inner objects are frozen before it.
+function refreeze(v, paths) {
+  if (!Array.isArray(paths)) return v;
+  for (const p of paths) {
+    let o = v;
+    for (const k of p) o = o == null ? undefined : o[k];
+    if (o !== null && typeof o === "object") Object.freeze(o);
+  }
+  return v;
 }
 
-// wireHistory makes a history ready to cross: a packed Uint8Array is copied
-// into a buffer of its own and transferred; the host's bytes stay.
-function wireHistory(h, transfer) {
-  if (!(h instanceof Uint8Array)) return h;
-  const copy = h.slice();
-  transfer.push(copy.buffer);
-  return copy;
+// rebuild puts back the errors of a value that crossed from the worker
+// (js/worker.js crossing): each path names an error's object, which
+// becomes an AgentrtError with its code, index and appended.
+function rebuild(v, paths) {
+  if (!Array.isArray(paths)) return v;
+  for (const p of paths) {
+    if (p.length === 0) return fromWire(v);
+    let o = v;
+    for (const k of p.slice(0, -1)) o = o == null ? undefined : o[k];
+    const k = p[p.length - 1];
+    if (o !== null && typeof o === "object" && !Object.isFrozen(o)) o[k] = fromWire(o[k]);
+  }
+  return v;
+}
+
+// isSignal reports whether v is an AbortSignal (of this realm or not).
+function isSignal(v) {
+  return typeof AbortSignal === "function" && v instanceof AbortSignal;
+}
+
+// isPlain reports whether v is a plain object (a request, options), whose
+// fields are marked as the arguments are (RemoteRuntime #encode).
+function isPlain(v) {
+  if (v === null || typeof v !== "object") return false;
+  const p = Object.getPrototypeOf(v);
+  return p === Object.prototype || p === null;
+}
+
+// cloneable returns v without what a structured clone refuses: functions
+// and symbols are left out, and so is any other value that cannot be
+// cloned; arrays and objects are copied with their fields so treated.
+function cloneable(v, depth) {
+  if (typeof v === "function" || typeof v === "symbol") return undefined;
+  if (v === null || typeof v !== "object") return v;
+  if (depth > 64) return undefined;
+  if (Array.isArray(v)) return v.map((x) => cloneable(x, depth + 1));
+  if (isPlain(v)) {
+    const o = {};
+    for (const k of Object.keys(v)) o[k] = cloneable(v[k], depth + 1);
+    return o;
+  }
+  try {
+    structuredClone(v);
+    return v;
+  } catch {
+    return undefined;
+  }
+}
+
+// methodsOf returns the names of the methods of a class's prototype
+// proto: its own properties that are functions, but not its constructor
+// or its getters (js/worker.js isMethod bounds what it calls the same way).
+function methodsOf(proto) {
+  const out = [];
+  for (const name of Object.getOwnPropertyNames(proto)) {
+    if (name === "constructor") continue;
+    const d = Object.getOwnPropertyDescriptor(proto, name);
+    if (typeof d.value === "function") out.push(name);
+  }
+  return out;
 }
 
 // wasmBytes makes the module's bytes ready to cross to the worker, which
@@ -56,7 +117,12 @@ function wasmBytes(wasm, transfer) {
   return copy;
 }
 
-/** A Runtime whose glue and module run in a dedicated Web Worker. */
+/**
+ * A Runtime whose glue and module run in a dedicated Web Worker. Its
+ * methods are the glue's Runtime methods, made by forward: each posts one
+ * request, { op: "req", id, method, args, marks }, which js/worker.js
+ * answers by calling the same method of its own Runtime.
+ */
 class RemoteRuntime {
   #w;
   #version;
@@ -64,14 +130,20 @@ class RemoteRuntime {
   #closed = false;
   #dead = null;
   #ids = 0;
+  // The requests waiting for their answer, by id.
   #pending = new Map();
-  #events = new Map();
+  // The marks a request's arguments crossed with (see #encode): by the
+  // request's id while it is in flight, by its handle while an iterator
+  // it answered lives. Each is a function to release the mark.
+  #marks = new Map();
+  // The host's functions the worker may call, by mark number.
+  #callbacks = new Map();
+  #nextMark = 0;
   #model;
   #tools;
   // The page's countTokens (js/count.js), which the worker asks by message.
   #countTokens;
   #calls = new Map();
-  #releases = new Map();
   // The messages of each session's last model call, by the worker's ids
   // (js/worker.js wireMessages): a call carries only the messages the
   // page has not seen.
@@ -99,6 +171,28 @@ class RemoteRuntime {
     };
   }
 
+  /**
+   * Gives RemoteRuntime a forwarding method for each method of the glue's
+   * Runtime class it does not define itself (close): one that posts the
+   * call to the worker and answers with a Promise, or, for the methods
+   * in Runtime.iterates, checks the arguments with the reader named there
+   * and hands back an async iterator at once, as the Runtime does. A
+   * method added to Runtime is forwarded with no code here.
+   */
+  static forward(Runtime) {
+    const iterates = Runtime.iterates ?? {};
+    for (const name of methodsOf(Runtime.prototype)) {
+      if (Object.prototype.hasOwnProperty.call(RemoteRuntime.prototype, name)) continue;
+      const check = iterates[name];
+      Object.defineProperty(RemoteRuntime.prototype, name, {
+        configurable: true, writable: true,
+        value: typeof check === "function"
+          ? { [name](...args) { check(...args); return this.#iterate(name, args); } }[name]
+          : { [name](...args) { return this.#call(name, args); } }[name],
+      });
+    }
+  }
+
   /** The module's version. */
   get version() { return this.#version; }
 
@@ -117,46 +211,189 @@ class RemoteRuntime {
     const err = deadError(why);
     for (const p of this.#pending.values()) p.reject(err);
     this.#pending.clear();
-    this.#events.clear();
+    this.#releaseAll();
     for (const c of this.#calls.values()) c.abort(err);
     this.#calls.clear();
     this.#held.clear();
   }
 
-  // #send posts a request and resolves with its answer. A stream's
-  // request (keep) answers when the stream is open: its events and its
-  // signal stay wired until #release(id), when the stream ends.
-  #send(method, args, transfer = [], onEvent = undefined, signal = undefined, keep = false) {
+  #releaseAll() {
+    for (const release of this.#marks.values()) release();
+    this.#marks.clear();
+  }
+
+  // #encode makes a method's arguments ready to cross. An argument, or a
+  // field of an argument that is a plain object (a request, options),
+  // which is a function, an AbortSignal or a detached Uint8Array crosses
+  // as a mark in marks: { at: [argument index, field?], kind, n,
+  // aborted }, its place left undefined. The worker puts a stand-in
+  // there: a function that posts its arguments here, the signal of a
+  // controller that the page's abort reaches, or a detached array. Other
+  // bytes are copied once and the copy transferred (the host's bytes
+  // stay). It returns the args and the function that releases the marks.
+  #encode(args, marks, transfer) {
+    const hooks = [];
+    const mark = (v, at) => {
+      if (typeof v === "function") {
+        const n = ++this.#nextMark;
+        this.#callbacks.set(n, v);
+        hooks.push(() => this.#callbacks.delete(n));
+        marks.push({ at, kind: "fn", n });
+        return undefined;
+      }
+      if (isSignal(v)) {
+        const n = ++this.#nextMark;
+        const onAbort = () => {
+          if (!this.#dead && !this.#closed) this.#w.postMessage({ op: "abort", n });
+        };
+        if (!v.aborted) {
+          v.addEventListener("abort", onAbort, { once: true });
+          hooks.push(() => v.removeEventListener("abort", onAbort));
+        }
+        marks.push({ at, kind: "signal", n, aborted: v.aborted });
+        return undefined;
+      }
+      if (v instanceof Uint8Array && isDetached(v.buffer)) {
+        // Its bytes cannot be read or sent: the worker puts a detached
+        // array of its own there, which its glue refuses as this one would.
+        marks.push({ at, kind: "detached" });
+        return undefined;
+      }
+      if (v instanceof Uint8Array) {
+        const copy = v.slice();
+        transfer.push(copy.buffer);
+        return copy;
+      }
+      return v;
+    };
+    const out = args.map((a, i) => {
+      if (isPlain(a)) {
+        const o = {};
+        for (const k of Object.keys(a)) o[k] = mark(a[k], [i, k]);
+        return o;
+      }
+      return mark(a, [i]);
+    });
+    return { args: out, release: () => { for (const h of hooks) h(); } };
+  }
+
+  // #send posts a request and resolves with its answer: { value, handle }.
+  // The marks of its arguments live until the answer, or, when the
+  // answer is an iterator's handle, until #release(handle).
+  #send(method, args, target = undefined) {
     if (this.#closed) return Promise.reject(closedError());
     if (this.#dead) return Promise.reject(deadError(this.#dead));
     const id = ++this.#ids;
     return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        if (!this.#dead && !this.#closed) this.#w.postMessage({ op: "abort", id });
-      };
-      const release = () => {
-        this.#events.delete(id);
-        this.#releases.delete(id);
-        if (signal) signal.removeEventListener("abort", onAbort);
-      };
-      const done = (ok) => {
-        this.#pending.delete(id);
-        if (keep && ok) this.#releases.set(id, release);
-        else release();
-      };
-      this.#pending.set(id, {
-        resolve: (v) => { done(true); resolve(keep ? id : v); },
-        reject: (e) => { done(false); reject(e); },
-      });
-      if (onEvent) this.#events.set(id, onEvent);
+      const marks = [];
+      const transfer = [];
+      let enc;
       try {
-        this.#w.postMessage({ op: "req", id, method, args }, transfer);
+        enc = this.#encode(args, marks, transfer);
       } catch (e) {
-        this.#pending.get(id).reject(toError(e, "invalid_argument"));
+        // A getter of the host's that throws: as the glue's readers
+        // answer it on the main thread.
+        reject(toError(e, "invalid_argument"));
         return;
       }
-      if (signal) signal.addEventListener("abort", onAbort, { once: true });
+      this.#marks.set(id, enc.release);
+      const done = () => {
+        this.#pending.delete(id);
+        this.#marks.delete(id);
+      };
+      this.#pending.set(id, {
+        resolve: (m) => {
+          done();
+          if (m.handle !== undefined) this.#marks.set(-m.handle, enc.release);
+          else enc.release();
+          resolve({ value: refreeze(rebuild(m.value, m.errors), m.frozen), handle: m.handle });
+        },
+        reject: (e) => { done(); enc.release(); reject(e); },
+      });
+      try {
+        this.#w.postMessage({ op: "req", id, target, method, args: enc.args, marks }, transfer);
+      } catch {
+        // A value a structured clone refuses (a function among a
+        // message's fields, an extra field the glue does not read): sent
+        // without what cannot be cloned, which the glue on the main
+        // thread does not read either.
+        try {
+          this.#w.postMessage({ op: "req", id, target, method, args: enc.args.map((a) => cloneable(a, 0)), marks }, transfer);
+        } catch (e) {
+          this.#pending.get(id).reject(toError(e, "invalid_argument"));
+        }
+      }
     });
+  }
+
+  // #release drops the marks an iterator's request crossed with: the
+  // iterator has ended.
+  #release(handle) {
+    const release = this.#marks.get(-handle);
+    if (!release) return;
+    this.#marks.delete(-handle);
+    release();
+  }
+
+  // #call forwards a method whose answer is a value (or a Promise of one).
+  async #call(method, args) {
+    return (await this.#send(method, args)).value;
+  }
+
+  // #iterate forwards a method that answers an async iterator: the
+  // iterator stays in the worker, and each next() here asks it for one
+  // step, so an early exit reverts a completed turn whose run.completed
+  // was not handed out, as on the main thread.
+  #iterate(method, args) {
+    if (this.#closed) throw closedError();
+    let started = null;
+    let finished = false;
+    let handle;
+    const pull = async (step) => {
+      started ??= this.#send(method, args).then((a) => {
+        if (a.handle === undefined) throw new AgentrtError("internal", `agentrt: the worker's ${method} answered no iterator`);
+        return a.handle;
+      });
+      handle ??= await started;
+      let s;
+      try {
+        s = (await this.#send(step, [], handle)).value;
+      } catch (e) {
+        this.#release(handle);
+        throw e;
+      }
+      if (s.done) {
+        finished = true;
+        this.#release(handle);
+      }
+      return { value: s.value, done: s.done };
+    };
+    const iterator = {
+      next: async () => {
+        if (finished) return { value: undefined, done: true };
+        try {
+          return await pull("next");
+        } catch (e) {
+          finished = true;
+          throw e;
+        }
+      },
+      return: async (value) => {
+        if (!finished) {
+          finished = true;
+          if (started) {
+            try { await pull("return"); } catch { /* it ended */ }
+          }
+        }
+        return { value, done: true };
+      },
+      throw: async (err) => {
+        await iterator.return();
+        throw err;
+      },
+      [Symbol.asyncIterator]() { return iterator; },
+    };
+    return iterator;
   }
 
   #onMessage(m) {
@@ -164,14 +401,13 @@ class RemoteRuntime {
     switch (m.op) {
       case "res": {
         const p = this.#pending.get(m.id);
-        if (p) m.ok ? p.resolve(m.value) : p.reject(fromWire(m.error));
+        if (p) m.ok ? p.resolve(m) : p.reject(fromWire(m.error));
         return;
       }
-      case "event": {
-        const f = this.#events.get(m.id);
+      case "callback": {
+        const f = this.#callbacks.get(m.n);
         if (f) {
-          const ev = m.ev && m.ev.error !== undefined ? { ...m.ev, error: fromWire(m.ev.error) } : m.ev;
-          try { f(ev); } catch (e) { reportCallbackError(e); }
+          try { f(...refreeze(rebuild(m.args, m.errors), m.frozen)); } catch (e) { reportCallbackError(e); }
         }
         return;
       }
@@ -261,171 +497,6 @@ class RemoteRuntime {
     return out;
   }
 
-  // #turn forwards a turn: the history crosses transferred when packed,
-  // the signal as an abort message, events to onEvent here.
-  #release(id) {
-    const f = this.#releases.get(id);
-    if (f) f();
-  }
-
-  #turn(method, args, options, optionsAt, historyAt) {
-    const transfer = [];
-    const a = args.slice();
-    // historyAt: the argument that is the history, or "request" for a
-    // request object's history field.
-    if (historyAt === "request") a[0] = { ...a[0], history: wireHistory(a[0].history, transfer) };
-    else if (historyAt >= 0) a[historyAt] = wireHistory(a[historyAt], transfer);
-    let onEvent, signal;
-    if (options) {
-      onEvent = options.onEvent;
-      signal = options.signal ?? undefined;
-      if (signal && signal.aborted) {
-        return Promise.reject(new AgentrtError("cancelled", "agentrt: the run was aborted", { name: "AbortError", cause: signal.reason }));
-      }
-      const o = { runId: options.runId, inspect: options.inspect, signal: Boolean(signal), onEvent: Boolean(onEvent) };
-      a[optionsAt] = historyAt === "request" ? { ...a[0], ...o } : o;
-    }
-    const keep = method === "stream";
-    return this.#send(method, a, transfer, onEvent, signal, keep).then(keep ? (id) => id : freezeResult);
-  }
-
-  /** Runs one turn (see Runtime.run). */
-  run(request) {
-    let r;
-    try {
-      r = readRequest(request);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    const { sessionId, input, policy, history, approvals } = r;
-    return this.#turn("run", [{ sessionId, input, policy, history, approvals }], r, 0, "request");
-  }
-
-  /** The ADR entry point (see Runtime.startRun). */
-  startRun(sessionId, input, options) {
-    return this.#entry("startRun", [sessionId, input], options, undefined, undefined, false);
-  }
-
-  /** The ADR entry point (see Runtime.startRunWithPolicy). */
-  startRunWithPolicy(sessionId, input, policy, options) {
-    return this.#entry("startRunWithPolicy", [sessionId, input, policy], options, policy, undefined, false);
-  }
-
-  /** The ADR entry point (see Runtime.startRunWithHistory). */
-  startRunWithHistory(sessionId, input, history, options) {
-    return this.#entry("startRunWithHistory", [sessionId, input, history], options, undefined, history, true);
-  }
-
-  /** The ADR entry point (see Runtime.startRunWithPolicyAndHistory). */
-  startRunWithPolicyAndHistory(sessionId, input, policy, history, options) {
-    return this.#entry("startRunWithPolicyAndHistory", [sessionId, input, policy, history], options, policy, history, true);
-  }
-
-  #entry(method, args, options, policy, history, withHistory) {
-    let o;
-    try {
-      o = readOptions(args[0], args[1], policy, options, history, withHistory);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    const at = args.length;
-    if (o) args.push(undefined);
-    return this.#turn(method, args, o, at, withHistory ? args.length - (o ? 2 : 1) : -1);
-  }
-
-  /**
-   * Runs one turn and yields its events (see Runtime.stream). Each next()
-   * asks the worker for one event, so an early exit reverts a completed
-   * turn whose run.completed was not handed out, as on the main thread.
-   */
-  stream(request) {
-    const r = readRequest(request);
-    if (this.#closed) throw closedError();
-    const { sessionId, input, policy, history, approvals } = r;
-    let started = null;
-    let finished = false;
-    let streamId;
-    const pull = async (method) => {
-      started ??= this.#turn("stream", [{ sessionId, input, policy, history, approvals }], r, 0, "request");
-      streamId ??= await started;
-      let step;
-      try {
-        step = await this.#send(method, [streamId]);
-      } catch (e) {
-        this.#release(streamId);
-        throw e;
-      }
-      if (step.done) {
-        finished = true;
-        this.#release(streamId);
-      } else if (isObject(step.value) && step.value.type === "run.completed") freezeResult(step.value.result);
-      return { value: step.value, done: step.done };
-    };
-    const iterator = {
-      next: async () => {
-        if (finished) return { value: undefined, done: true };
-        try {
-          return await pull("next");
-        } catch (e) {
-          finished = true;
-          throw e;
-        }
-      },
-      return: async (value) => {
-        if (!finished) {
-          finished = true;
-          if (started) {
-            try { await pull("return"); } catch { /* it ended */ }
-          }
-        }
-        return { value, done: true };
-      },
-      throw: async (err) => {
-        await iterator.return();
-        throw err;
-      },
-      [Symbol.asyncIterator]() { return iterator; },
-    };
-    return iterator;
-  }
-
-  /** Cancels the active run with runId; resolves with whether this call did. */
-  cancelRun(runId) {
-    if (typeof runId !== "string") return Promise.reject(argError("runId", "must be a string"));
-    return this.#send("cancelRun", [runId]);
-  }
-
-  /** A snapshot of the session with id, or null. */
-  session(id) {
-    if (typeof id !== "string") return Promise.reject(argError("id", "must be a string"));
-    return this.#send("session", [id]);
-  }
-
-  /** Removes the session with id; resolves with whether there was one. */
-  deleteSession(id) {
-    if (typeof id !== "string") return Promise.reject(argError("id", "must be a string"));
-    return this.#send("deleteSession", [id]);
-  }
-
-  /** The ids of all sessions, sorted. */
-  listSessions() {
-    return this.#send("listSessions", []);
-  }
-
-  /** The runtime's counters. */
-  stats() {
-    return this.#send("stats", []);
-  }
-
-  /** The problems of a history (see Runtime.checkHistory). */
-  checkHistory(history) {
-    if (!Array.isArray(history) && !(history instanceof Uint8Array)) {
-      return Promise.reject(argError("history", "must be an Array of messages or a packed Uint8Array"));
-    }
-    const transfer = [];
-    return this.#send("checkHistory", [wireHistory(history, transfer)], transfer);
-  }
-
   /**
    * Frees the worker: it is terminated, the calls in flight reject with
    * cancelled ("run cancelled", as the main-thread Runtime's close ends
@@ -439,11 +510,12 @@ class RemoteRuntime {
     const cancelled = new AgentrtError("cancelled", "run cancelled");
     for (const p of this.#pending.values()) p.reject(cancelled);
     this.#pending.clear();
+    this.#releaseAll();
     for (const c of this.#calls.values()) c.abort(abortError());
     this.#calls.clear();
     this.#held.clear();
     try {
-      this.#w.postMessage({ op: "req", id: ++this.#ids, method: "close", args: [] });
+      this.#w.postMessage({ op: "req", id: ++this.#ids, method: "close", args: [], marks: [] });
     } catch { /* it is going away */ }
     this.#w.terminate();
   }
@@ -462,9 +534,10 @@ function webWorkers() {
  * the host has no Worker, the option is refused with invalid_argument.
  *
  * @param {object} options loadRuntime's options, checked by checkConfig
+ * @param {Function} Runtime the glue's Runtime class, whose methods are forwarded
  * @returns {Promise<RemoteRuntime>}
  */
-export async function loadRemote(options) {
+export async function loadRemote(options, Runtime) {
   let entry, config, tools;
   const transfer = [];
   try {
@@ -533,5 +606,6 @@ export async function loadRemote(options) {
     w.terminate();
     throw e;
   });
+  RemoteRuntime.forward(Runtime);
   return new RemoteRuntime(w, info, options.model, tools, options.countTokens);
 }

@@ -29,6 +29,14 @@ class Runtime {
   #runs = 0;
   #version;
 
+  /**
+   * The methods that hand back an async iterator at once, each with the
+   * reader of its arguments: worker mode (js/remote.js) checks them with
+   * it on the page and hands its iterator back at once too. Every other
+   * method is forwarded to the worker as it is, and answers a Promise.
+   */
+  static iterates = { stream: (request) => { readRequest(request); } };
+
   constructor(boot, inst) {
     this.#boot = boot;
     this.#version = inst.version;
@@ -518,7 +526,7 @@ export async function loadRuntime(options = {}) {
   } catch (e) {
     throw toError(e, "invalid_argument");
   }
-  if (worker !== undefined && worker !== false) return loadRemote(options);
+  if (worker !== undefined && worker !== false) return loadRemote(options, Runtime);
   let wasm, wasmExec, systemPrompt, model, tools, limits, execURL, nearURL, report;
   try {
     checkConfig(options);

@@ -2,7 +2,8 @@
 // mode (docs/adr/0021-worker-mode.md). It loads the same glue the page
 // would (loadRuntime without `worker`), so there is one glue and one driver
 // in both modes, and answers the page's messages (js/remote.js speaks the
-// other side). The host's models and tools stay on the page: the runtime
+// other side): a request calls the Runtime method it names, whichever it
+// is (docs/adr/0024-one-definition-per-operation.md). The host's models and tools stay on the page: the runtime
 // here is configured with stand-ins that ask the page by message.
 
 import { loadRuntime, AgentrtError } from "./glue.js";
@@ -13,10 +14,14 @@ const scope = globalThis;
 let rt = null;
 /** Calls to the page's model or tools waiting for an answer, by call id. */
 const calls = new Map();
-/** Worker-side AbortControllers of the page's runs, by request id. */
-const runs = new Map();
-/** Stream iterators the page pulls from, by request id. */
-const streams = new Map();
+/** Worker-side AbortControllers of the page's signals, by mark number. */
+const signals = new Map();
+/**
+ * The iterators a method answered (stream), which the page pulls from,
+ * by handle, each with the marks of its request.
+ */
+const handles = new Map();
+let nextHandle = 0;
 let nextCall = 0;
 /**
  * The messages the page holds from its model calls, per session: each
@@ -108,20 +113,140 @@ function toolStandIn(name, kind = "tool") {
   return (args, ctx) => ask(kind, { name, args, ctx: { runId: ctx.runId, sessionId: ctx.sessionId, toolCallId: ctx.toolCallId } });
 }
 
-// options rebuilds a run's options from what the page sent: a signal the
-// page's aborts reach, and an onEvent that posts each event.
-function runOptions(id, o) {
-  if (!o) return undefined;
-  const out = { runId: o.runId, inspect: o.inspect, signal: undefined, onEvent: undefined };
-  if (o.signal) {
-    const ctl = new AbortController();
-    runs.set(id, ctl);
-    out.signal = ctl.signal;
+// decode puts a request's marks (js/remote.js RemoteRuntime #encode) in
+// its arguments: a stand-in that posts a function's arguments to the
+// page, the signal of a controller the page's aborts reach, or a
+// detached Uint8Array where the page's was detached. It
+// returns the marks' numbers of signals, to drop when the request ends.
+function decode(args, marks) {
+  const own = [];
+  for (const mk of Array.isArray(marks) ? marks : []) {
+    let v;
+    if (mk.kind === "fn") {
+      const n = mk.n;
+      v = (...a) => {
+        const c = crossing(a);
+        post({ op: "callback", n, args: c.value, frozen: c.frozen, errors: c.errors });
+      };
+    } else if (mk.kind === "signal") {
+      const ctl = new AbortController();
+      signals.set(mk.n, ctl);
+      own.push(mk.n);
+      if (mk.aborted) ctl.abort();
+      v = ctl.signal;
+    } else if (mk.kind === "detached") {
+      v = new Uint8Array(1);
+      structuredClone(v.buffer, { transfer: [v.buffer] });
+    } else continue;
+    const [i, k] = mk.at;
+    if (k === undefined) args[i] = v;
+    else if (args[i] !== null && typeof args[i] === "object") args[i][k] = v;
   }
-  // An event's error crosses as wireError's object (a cloned Error keeps
-  // no code, index nor appended) and is rebuilt on the page.
-  if (o.onEvent) out.onEvent = (ev) => post({ op: "event", id, ev: ev.error === undefined ? ev : { ...ev, error: wireError(ev.error) } });
-  return out;
+  return own;
+}
+
+function drop(own) {
+  for (const n of own) signals.delete(n);
+}
+
+// answer is the page's message of a request's value.
+function answer(id, v) {
+  const c = crossing(v);
+  return { op: "res", id, ok: true, value: c.value, frozen: c.frozen, errors: c.errors };
+}
+
+// crossing prepares a value for the page, in one walk: it lists the
+// paths of the frozen objects in v (postorder, each object once), which
+// the page freezes again in its clone, so the page is handed what the
+// main-thread glue hands, frozen messages included; and it replaces each
+// Error in v (a cloned Error keeps neither code, index nor appended, a
+// run.failed event's error among them) with wireError's object, in
+// copies of the objects that hold one, listing their paths, which the
+// page rebuilds as AgentrtErrors.
+function crossing(v) {
+  const frozen = [];
+  const errors = [];
+  const seen = new Set();
+  const walk = (o, path, depth) => {
+    if (o instanceof Error) {
+      errors.push(path);
+      return wireError(o);
+    }
+    if (o === null || typeof o !== "object" || seen.has(o) || depth > 8 || ArrayBuffer.isView(o)) return o;
+    seen.add(o);
+    let copy;
+    for (const k of Object.keys(o)) {
+      const w = walk(o[k], [...path, k], depth + 1);
+      if (w !== o[k]) {
+        copy ??= Array.isArray(o) ? [...o] : { ...o };
+        copy[k] = w;
+      }
+    }
+    if (Object.isFrozen(o)) frozen.push(path);
+    return copy ?? o;
+  };
+  const value = walk(v, [], 0);
+  return { value, frozen: frozen.length > 0 ? frozen : undefined, errors: errors.length > 0 ? errors : undefined };
+}
+
+// isMethod reports whether name is a method of the runtime's class (the
+// glue's Runtime), the only functions the page may call.
+function isMethod(name) {
+  const proto = Object.getPrototypeOf(rt);
+  return typeof name === "string" && name !== "constructor" && Object.prototype.hasOwnProperty.call(proto, name) &&
+    typeof Object.getOwnPropertyDescriptor(proto, name).value === "function";
+}
+
+// isIterator reports whether a method's answer is an async iterator,
+// which stays here as a handle the page pulls from.
+function isIterator(v) {
+  return v !== null && typeof v === "object" && typeof v.next === "function" && typeof v[Symbol.asyncIterator] === "function";
+}
+
+// request runs one request of the page: the runtime's method, or a step
+// of an iterator a method answered (target). It answers { value } or,
+// for an iterator, { handle }.
+async function request(m) {
+  const args = Array.isArray(m.args) ? m.args : [];
+  if (m.target !== undefined) {
+    const h = handles.get(m.target);
+    if (!h) return { value: { done: true } };
+    if (m.method !== "next" && m.method !== "return") {
+      throw new AgentrtError("invalid_argument", `agentrt: an iterator of the worker has no method ${String(m.method)}`);
+    }
+    try {
+      const step = await h.it[m.method]();
+      if (step.done) end(m.target);
+      return { value: { done: step.done, value: step.value } };
+    } catch (e) {
+      end(m.target);
+      throw e;
+    }
+  }
+  if (!isMethod(m.method)) throw new AgentrtError("invalid_argument", `agentrt: the worker has no method ${String(m.method)}`);
+  const own = decode(args, m.marks);
+  let v;
+  try {
+    v = await rt[m.method](...args);
+  } catch (e) {
+    drop(own);
+    throw e;
+  }
+  if (isIterator(v)) {
+    const handle = ++nextHandle;
+    handles.set(handle, { it: v, own });
+    return { handle };
+  }
+  drop(own);
+  return { value: v };
+}
+
+// end drops an iterator that ended, and its request's signals.
+function end(handle) {
+  const h = handles.get(handle);
+  if (!h) return;
+  handles.delete(handle);
+  drop(h.own);
 }
 
 async function load(options) {
@@ -146,56 +271,6 @@ async function load(options) {
   return { version: rt.version, globalName: rt.globalName };
 }
 
-async function request(id, method, args) {
-  switch (method) {
-    case "run": {
-      const [r] = args;
-      return rt.run({ ...r, ...runOptions(id, r) });
-    }
-    case "startRun":
-      return rt.startRun(args[0], args[1], runOptions(id, args[2]));
-    case "startRunWithPolicy":
-      return rt.startRunWithPolicy(args[0], args[1], args[2], runOptions(id, args[3]));
-    case "startRunWithHistory":
-      return rt.startRunWithHistory(args[0], args[1], args[2], runOptions(id, args[3]));
-    case "startRunWithPolicyAndHistory":
-      return rt.startRunWithPolicyAndHistory(args[0], args[1], args[2], args[3], runOptions(id, args[4]));
-    case "stream": {
-      const [r] = args;
-      streams.set(id, rt.stream({ ...r, ...runOptions(id, r) }));
-      return true;
-    }
-    case "next":
-    case "return": {
-      const it = streams.get(args[0]);
-      if (!it) return { done: true };
-      try {
-        const step = method === "next" ? await it.next() : await it.return();
-        if (step.done) {
-          streams.delete(args[0]);
-          runs.delete(args[0]);
-        }
-        return { done: step.done, value: step.value };
-      } catch (e) {
-        streams.delete(args[0]);
-        runs.delete(args[0]);
-        throw e;
-      }
-    }
-    case "cancelRun": return rt.cancelRun(args[0]);
-    case "session": return rt.session(args[0]);
-    case "deleteSession": return rt.deleteSession(args[0]);
-    case "listSessions": return rt.listSessions();
-    case "stats": return rt.stats();
-    case "checkHistory": return rt.checkHistory(args[0]);
-    case "close":
-      rt.close();
-      return true;
-    default:
-      throw new AgentrtError("invalid_argument", `agentrt: the worker has no method ${String(method)}`);
-  }
-}
-
 // Imported anywhere else (a bundler's scan, a test importing every file),
 // it does nothing.
 if (typeof scope.postMessage === "function" && typeof scope.addEventListener === "function" &&
@@ -214,16 +289,17 @@ if (typeof scope.postMessage === "function" && typeof scope.addEventListener ===
       let msg;
       try {
         if (!rt) throw new AgentrtError("internal", "agentrt: the worker's runtime is not loaded");
-        msg = { op: "res", id: m.id, ok: true, value: await request(m.id, m.method, m.args) };
+        const a = await request(m);
+        msg = a.handle !== undefined ? { op: "res", id: m.id, ok: true, handle: a.handle }
+          : answer(m.id, a.value);
       } catch (err) {
         msg = { op: "res", id: m.id, ok: false, error: wireError(err) };
       }
-      if (m.method !== "stream" && m.method !== "next") runs.delete(m.id);
       post(msg);
       return;
     }
     case "abort": {
-      const ctl = runs.get(m.id);
+      const ctl = signals.get(m.n);
       if (ctl) ctl.abort();
       return;
     }

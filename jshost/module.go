@@ -95,5 +95,17 @@ func CompileFile(ctx context.Context, path string, opts *CompileOptions) (*Modul
 // ImportedFunctions returns the module's imports as "module.name", sorted.
 func (m *Module) ImportedFunctions() []string { return append([]string(nil), m.imports...) }
 
+// ExportedFunctions returns the names of the module's exported
+// functions, sorted.
+func (m *Module) ExportedFunctions() []string {
+	fns := m.compiled.ExportedFunctions()
+	out := make([]string, 0, len(fns))
+	for n := range fns {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Close releases the module and closes every Instance still open on it.
 func (m *Module) Close(ctx context.Context) error { return m.rt.Close(ctx) }

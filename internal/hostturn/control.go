@@ -1,6 +1,8 @@
 package hostturn
 
 import (
+	"runtime"
+
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/wire"
@@ -8,18 +10,41 @@ import (
 
 // The control operations of the wire that the turn's frames do not
 // cover (docs/wire.md, "Control exports"): revert, limits and
-// checkHistory.
+// checkHistory. Each operation is a typed call (RevertRun, Snapshot,
+// SessionIDs, Counters, Cancel, Delete, Close), which the module's
+// syscall/js Runtime object calls with the values it converted, and,
+// where its input or answer is a frame, a frame method over it, which
+// the wire's exports call: both edges run the same handler
+// (docs/adr/0024-one-definition-per-operation.md).
 
 // Revert decodes the input of agentrt_revert (wire.DecodeRevert) and
-// reverts the run's messages in the session (core.Runtime.RevertRun). It
-// returns nil and whether the run was reverted, or a refused frame and
-// false for a malformed input.
+// reverts the run's messages in the session (RevertRun). It returns nil
+// and whether the run was reverted, or a refused frame and false for a
+// malformed input.
 func (x *Driver) Revert(frame []byte) ([]byte, bool) {
 	session, run, err := wire.DecodeRevert(frame)
 	if err != nil {
 		return x.refuse(err), false
 	}
-	return nil, x.rt.RevertRun(session, run)
+	return nil, x.RevertRun(session, run)
+}
+
+// RevertRun takes the completed run's messages off the session
+// (core.Runtime.RevertRun) and reports whether it did.
+func (x *Driver) RevertRun(session, run string) bool { return x.rt.RevertRun(session, run) }
+
+// Counters returns the store's counters and the module's heap in use
+// (runtime.MemStats.HeapAlloc: live objects and garbage not yet
+// collected). With gc set it collects garbage first, so that the heap
+// counts live objects only; that stops the instance for as long as a
+// collection takes, so it is for measurements, not polling.
+func (x *Driver) Counters(gc bool) wire.Stats {
+	if gc {
+		runtime.GC()
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return wire.Stats{Stats: x.rt.Stats(), HeapAlloc: ms.HeapAlloc}
 }
 
 // Limits returns a limits frame: the limits in force, for a host that

@@ -94,3 +94,51 @@ func TestDriver_LimitsAndCheck(t *testing.T) {
 		t.Fatalf("CheckHistory of an Array of 3 = %+v, %v; want %v", c, err, want2)
 	}
 }
+
+// Ensure the typed control calls the syscall/js Runtime object makes and
+// the frames the wire's exports answer come from the same handler: the
+// stats frame holds Counters' store counters, both count the heap in
+// use, and Snapshot, SessionIDs and RevertRun answer as the session and
+// session-ids frames and Revert do.
+func TestDriver_TypedControl(t *testing.T) {
+	rt := mustRuntime(t, core.Config{Model: core.Echo{}})
+	defer rt.Close()
+	x := hostturn.New(rt, core.Echo{})
+	for _, id := range []string{"a", "b"} {
+		if _, err := rt.Execute(context.Background(), core.RunRequest{SessionID: id, RunID: "r" + id, Input: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := x.Counters(true)
+	if c.Stats != rt.Stats() || c.HeapAlloc == 0 {
+		t.Errorf("Counters = %+v; want the store's %+v and a heap", c, rt.Stats())
+	}
+	s, err := wire.DecodeStats(x.Stats(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Stats != c.Stats || s.HeapAlloc == 0 {
+		t.Errorf("stats frame = %+v; want %+v and a heap", s, c.Stats)
+	}
+	ids, err := wire.DecodeSessions(x.Sessions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.SessionIDs(); !reflect.DeepEqual(got, ids) || len(got) != 2 {
+		t.Errorf("SessionIDs = %q, the frame %q", got, ids)
+	}
+	snap, ok := x.Snapshot("a")
+	_, msgs, err := wire.DecodeSession(x.Session("a"))
+	if err != nil || !ok || len(snap.Messages) != len(msgs) || len(msgs) != 2 {
+		t.Errorf("Snapshot = %d messages, %v; the frame %d, %v", len(snap.Messages), ok, len(msgs), err)
+	}
+	if _, ok := x.Snapshot("none"); ok {
+		t.Error("Snapshot of no session reported one")
+	}
+	if !x.RevertRun("a", "ra") || x.RevertRun("a", "ra") {
+		t.Error("RevertRun of the last run: want true once, then false")
+	}
+	if _, ok := x.Snapshot("a"); ok {
+		t.Error("the reverted first run left its session")
+	}
+}

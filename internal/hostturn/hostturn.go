@@ -286,10 +286,10 @@ func (x *Driver) next(tn *core.Turn, expire bool) core.Action {
 // next frame.
 func (x *Driver) Cancel(runID string) bool { return x.rt.CancelRun(runID) }
 
-// Session returns a session frame for id, or a refused frame when there
-// is no such session (code invalid_argument).
+// Session returns a session frame of Snapshot(id), or a refused frame
+// when there is no such session (code invalid_argument).
 func (x *Driver) Session(id string) []byte {
-	s, ok := x.rt.Session(id)
+	s, ok := x.Snapshot(id)
 	if !ok {
 		return x.refuse(core.NewError(core.CodeInvalidArgument, "no session "+id))
 	}
@@ -297,18 +297,27 @@ func (x *Driver) Session(id string) []byte {
 	return x.out
 }
 
+// Snapshot returns a copy of the session with id (core.Runtime.Session),
+// and whether there is one.
+func (x *Driver) Snapshot(id string) (core.Session, bool) { return x.rt.Session(id) }
+
 // Delete removes the session with id and reports whether there was one.
 func (x *Driver) Delete(id string) bool { return x.rt.DeleteSession(id) }
 
-// Stats returns a stats frame; heap is the module's heap in use.
-func (x *Driver) Stats(heap uint64) []byte {
-	x.out = wire.AppendStats(x.out[:0], &wire.Stats{Stats: x.rt.Stats(), HeapAlloc: heap})
+// Stats returns a stats frame of Counters(gc).
+func (x *Driver) Stats(gc bool) []byte {
+	s := x.Counters(gc)
+	x.out = wire.AppendStats(x.out[:0], &s)
 	return x.out
 }
 
-// Sessions returns a session-ids frame, sorted.
+// SessionIDs returns the ids of the sessions, sorted
+// (core.Runtime.ListSessions).
+func (x *Driver) SessionIDs() []string { return x.rt.ListSessions() }
+
+// Sessions returns a session-ids frame of SessionIDs.
 func (x *Driver) Sessions() []byte {
-	x.out = wire.AppendSessions(x.out[:0], x.rt.ListSessions())
+	x.out = wire.AppendSessions(x.out[:0], x.SessionIDs())
 	return x.out
 }
 

@@ -140,7 +140,7 @@ func TestDriver_Refusals(t *testing.T) {
 func cp(b []byte) []byte { return append([]byte(nil), b...) }
 
 func mustStats(t *testing.T, x *hostturn.Driver) *wire.Stats {
-	s, err := wire.DecodeStats(x.Stats(0))
+	s, err := wire.DecodeStats(x.Stats(false))
 	if err != nil {
 		t.Fatal(err)
 	}

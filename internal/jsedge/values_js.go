@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/internal/jsutil"
+	"github.com/agentrt/agentrt/wire"
 )
 
 // refs are the JavaScript globals and interned strings the edge uses,
@@ -325,8 +326,8 @@ func (c *Cache) Session(s *core.Session) js.Value {
 	return o
 }
 
-// Stats returns s as a plain object of counters.
-func Stats(s *core.Stats) js.Value {
+// Stats returns s as a plain object of counters, heapAlloc among them.
+func Stats(s *wire.Stats) js.Value {
 	o := newObject()
 	o.Set(FieldSessions, s.Sessions)
 	o.Set(FieldMessagesCount, s.Messages)
@@ -338,6 +339,7 @@ func Stats(s *core.Stats) js.Value {
 	o.Set(FieldRunsCancelled, s.RunsCancelled)
 	o.Set(FieldBudgetUsed, float64(s.BudgetUsed))
 	o.Set(FieldBudgetBytes, float64(s.BudgetBytes))
+	o.Set(FieldHeapAlloc, float64(s.HeapAlloc))
 	return o
 }
 

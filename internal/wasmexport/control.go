@@ -2,11 +2,7 @@
 
 package wasmexport
 
-import (
-	"runtime"
-
-	"github.com/agentrt/agentrt/internal/hostturn"
-)
+import "github.com/agentrt/agentrt/internal/hostturn"
 
 // The control exports (docs/wire.md, "Control exports"): every operation
 // on a runtime that is not a turn, linked by both modules. A host creates
@@ -50,12 +46,7 @@ func control(x *hostturn.Driver, op int, b []byte, handle uint32) (out []byte) {
 	case opSessions:
 		out = x.Sessions()
 	case opStats:
-		if handle == 1 {
-			runtime.GC()
-		}
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		out = x.Stats(ms.HeapAlloc)
+		out = x.Stats(handle == 1)
 	case opLimits:
 		out = x.Limits()
 	default:

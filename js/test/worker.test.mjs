@@ -248,6 +248,29 @@ for (const mode of runtimeModes) {
       await rejectsWith(assert, rt.run({ sessionId: "c", input: "x" }), "invalid_argument");
     });
 
+    test("a session's messages and a stream's result are handed frozen, as the main thread hands them", async () => {
+      const rt = await open();
+      await rt.run({ sessionId: "fz", input: "x", history });
+      const s = await rt.session("fz");
+      assert.equal(s.messages.length, 4);
+      for (const m of s.messages) assert.ok(Object.isFrozen(m), JSON.stringify(m));
+      let done;
+      for await (const ev of rt.stream({ sessionId: "fz", input: "y" })) if (ev.type === "run.completed") done = ev.result;
+      assert.ok(Object.isFrozen(done.reply));
+      assert.ok(done.appended.every((m) => Object.isFrozen(m)));
+    });
+
+    test("fields the glue does not read may hold functions, as the main thread ignores them", async () => {
+      const rt = await open();
+      const r = await rt.run({ sessionId: "fn", input: "x", meta: { f() {} }, extra: () => 1 });
+      assert.equal(r.status, "completed");
+      const h = [{ role: "user", content: "hello", note() {} }, { role: "assistant", content: "hi" }];
+      const r2 = await rt.run({ sessionId: "fn2", input: "x", history: h });
+      assert.equal(r2.seed.seeded, 2);
+      const bad = { sessionId: "fn3", get input() { throw new Error("no input"); } };
+      await rejectsWith(assert, rt.run(bad), "invalid_argument");
+    });
+
     test("close rejects later calls with invalid_argument", async () => {
       const rt = await open();
       await rt.run({ sessionId: "x", input: "x" });
@@ -271,6 +294,44 @@ if (hasWebWorker) {
       await rejectsWith(assert, p, "internal");
       await rejectsWith(assert, rt.run({ sessionId: "d", input: "x" }), "internal");
       await rejectsWith(assert, rt.listSessions(), "internal");
+    });
+
+    test("every method of the Runtime is forwarded, a bad argument rejected with the main thread's error", async () => {
+      const main = await load();
+      const remote = await load({ worker: true });
+      const proto = Object.getPrototypeOf(main);
+      const names = Object.getOwnPropertyNames(proto).filter((n) => n !== "constructor" && typeof Object.getOwnPropertyDescriptor(proto, n).value === "function");
+      assert.ok(names.length >= 13, names.join(" "));
+      for (const n of names) assert.equal(typeof remote[n], "function", n);
+      const failure = async (f) => {
+        try {
+          await f();
+        } catch (e) {
+          return { code: e.code, message: e.message };
+        }
+        assert.fail("no error");
+      };
+      for (const [n, args] of [["cancelRun", [5]], ["session", [5]], ["deleteSession", [null]], ["checkHistory", ["x"]], ["run", [{ sessionId: 1 }]]]) {
+        assert.deepEqual(await failure(() => remote[n](...args)), await failure(() => main[n](...args)), n);
+      }
+    });
+
+    test("a method added to the glue's Runtime is forwarded with no code of its own", async () => {
+      const main = await load();
+      const proto = Object.getPrototypeOf(main);
+      proto.probeForwarding = function (x) { return x; };
+      try {
+        const remote = await load({ worker: true });
+        assert.equal(typeof remote.probeForwarding, "function");
+        // The worker's Runtime (its own copy of the glue) has no such
+        // method: the call crosses, and the worker's dispatcher refuses it.
+        const err = await rejectsWith(assert, remote.probeForwarding(1), "invalid_argument");
+        assert.match(err.message, /no method probeForwarding/);
+        assert.equal(await remote.listSessions().then((ids) => ids.length), 0);
+        delete Object.getPrototypeOf(remote).probeForwarding;
+      } finally {
+        delete proto.probeForwarding;
+      }
     });
 
     test("a model that answers twice is taken at its first answer", async () => {

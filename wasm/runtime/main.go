@@ -14,7 +14,6 @@
 package main
 
 import (
-	"runtime"
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
@@ -111,10 +110,14 @@ var (
 	layoutRunWithPolicyHistory = layout{2, 3, 4}
 )
 
-// newRuntime returns the JavaScript Runtime object over st.rt. Every
-// method recovers from panics; the run methods answer through Promises.
+// newRuntime returns the JavaScript Runtime object over st.rt. It is an
+// adapter: every control method converts its arguments and calls the
+// typed handler of hostturn.Driver that the wire's export of the same
+// operation calls (docs/adr/0024-one-definition-per-operation.md), and
+// converts its answer. Every method recovers from panics; the run
+// methods answer through Promises.
 func newRuntime(st *runtimeState) js.Value {
-	rt := st.rt
+	x := st.drive.x
 	o := jsutil.Object.New()
 	null := js.Null()
 	setStart(o, st, jsedge.MethodStartRun, layoutRun)
@@ -123,7 +126,7 @@ func newRuntime(st *runtimeState) js.Value {
 	setStart(o, st, jsedge.MethodStartRunWithPolicyAndHistory, layoutRunWithPolicyHistory)
 	setMethod(o, jsedge.MethodCancelRun, false, func(_ js.Value, args []js.Value) any {
 		id := jsutil.Arg(args, 0)
-		return id.Type() == js.TypeString && rt.CancelRun(id.String())
+		return id.Type() == js.TypeString && x.Cancel(id.String())
 	})
 	setMethod(o, jsedge.MethodRevertRun, false, func(_ js.Value, args []js.Value) any {
 		sid, id := jsutil.Arg(args, 0), jsutil.Arg(args, 1)
@@ -131,14 +134,14 @@ func newRuntime(st *runtimeState) js.Value {
 			return false
 		}
 		st.cache.Forget(sid.String())
-		return rt.RevertRun(sid.String(), id.String())
+		return x.RevertRun(sid.String(), id.String())
 	})
 	setMethod(o, jsedge.MethodGetSession, null, func(_ js.Value, args []js.Value) any {
 		id := jsutil.Arg(args, 0)
 		if id.Type() != js.TypeString {
 			return js.Null()
 		}
-		s, ok := rt.Session(id.String())
+		s, ok := x.Snapshot(id.String())
 		if !ok {
 			return js.Null()
 		}
@@ -150,40 +153,26 @@ func newRuntime(st *runtimeState) js.Value {
 			return false
 		}
 		st.cache.Forget(id.String())
-		return rt.DeleteSession(id.String())
+		return x.Delete(id.String())
 	})
 	setMethod(o, jsedge.MethodListSessions, null, func(js.Value, []js.Value) any {
-		return jsedge.Strings(rt.ListSessions())
+		return jsedge.Strings(x.SessionIDs())
 	})
-	setMethod(o, jsedge.MethodStats, null, stats(rt))
-	o.Set(jsedge.MethodCheckHistory, jsedge.CheckHistory(rt))
+	// stats(options?): the counters and heapAlloc of Counters; with
+	// options.gc === true garbage is collected first.
+	setMethod(o, jsedge.MethodStats, null, func(_ js.Value, args []js.Value) any {
+		s := x.Counters(jsedge.StatsGC(jsutil.Arg(args, 0)))
+		return jsedge.Stats(&s)
+	})
+	o.Set(jsedge.MethodCheckHistory, jsedge.CheckHistory(st.rt))
 	setMethod(o, jsedge.MethodClose, nil, func(js.Value, []js.Value) any {
 		st.closed = true
 		unregisterDriver(st.wire)
-		st.drive.x.Close()
+		x.Close()
 		st.cache.Reset()
 		return nil
 	})
 	return o
-}
-
-// stats(options?) returns the store's counters and heapAlloc, the bytes
-// of Go heap in use (runtime.MemStats.HeapAlloc: live objects and garbage
-// not yet collected). With options.gc === true it collects garbage first,
-// so that heapAlloc counts live objects only; that stops the instance for
-// as long as a collection takes, so it is for measurements, not polling.
-func stats(rt *core.Runtime) func(js.Value, []js.Value) any {
-	return func(_ js.Value, args []js.Value) any {
-		if jsedge.StatsGC(jsutil.Arg(args, 0)) {
-			runtime.GC()
-		}
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		s := rt.Stats()
-		v := jsedge.Stats(&s)
-		v.Set(jsedge.FieldHeapAlloc, float64(ms.HeapAlloc))
-		return v
-	}
 }
 
 // setStart sets o[name] to the run method of layout l. It is not
