@@ -37,11 +37,13 @@ type Approval struct {
 
 // AwaitingCall is a call pending at the end of a history, as CheckHistory
 // reports it: Index is the host index of the assistant message that made
-// it.
+// it, Name and Arguments (JSON text) what the call asks, for a host that
+// shows the decision after a restart.
 type AwaitingCall struct {
 	Index      int
 	ToolCallID string
 	Name       string
+	Arguments  string
 }
 
 // DeniedContent is the content of the tool result of a call denied with

@@ -147,17 +147,28 @@ func checkApprovals(req *RunRequest, limits *Limits) *Error {
 
 // prepareResume checks the run's approvals against msgs, the session's
 // messages as seeding leaves them: they must answer every pending call,
-// and only those. On success the turn resumes the pending calls' reply.
-func (t *turn) prepareResume(msgs []Message) *Error {
-	list := t.run.req.Approvals
+// and only those, each a call of a tool that asks approval under the
+// run's policy. cold says the pending calls came with this run's
+// history, not from a run of this runtime: each approved call's tool is
+// then asked again whether the call needs approval, and one it does not
+// flag is refused (docs/adr/0023-approval-trust.md). A tool whose host
+// decides is asked through the turn's approval phase: prepareResume then
+// fails errNeedAsk, and seeding runs again with the answers. On success
+// the turn resumes the pending calls' reply.
+func (t *turn) prepareResume(msgs []Message, cold bool) *Error {
+	r := t.run
+	list := r.req.Approvals
 	at, calls := pendingCalls(msgs)
 	for i := range list {
-		found := false
-		for k := range calls {
-			found = found || calls[k].ID == list[i].ToolCallID
+		k := 0
+		for k < len(calls) && calls[k].ID != list[i].ToolCallID {
+			k++
 		}
-		if !found {
-			return NewError(CodeInvalidArgument, "tool call "+quote(list[i].ToolCallID)+" is not awaiting approval in session "+quote(t.run.req.SessionID))
+		if k == len(calls) {
+			return notAwaiting(list[i].ToolCallID, r.req.SessionID, "")
+		}
+		if !r.rt.asksApproval(calls[k].Name, &r.req.Policy) {
+			return notAwaiting(list[i].ToolCallID, r.req.SessionID, "tool "+quote(calls[k].Name)+" asks no approval")
 		}
 	}
 	for k := range calls {
@@ -170,6 +181,11 @@ func (t *turn) prepareResume(msgs []Message) *Error {
 		}
 	}
 	reply := msgs[at]
+	if cold {
+		if err := t.reask(&reply); err != nil {
+			return err
+		}
+	}
 	a := &approvals{modes: make([]callMode, len(reply.ToolCalls)), reasons: make([]string, len(reply.ToolCalls))}
 	for k := range reply.ToolCalls {
 		a.modes[k] = callWait
@@ -184,6 +200,95 @@ func (t *turn) prepareResume(msgs []Message) *Error {
 	}
 	t.reply, t.call, t.appr = reply, 0, a
 	return nil
+}
+
+// notAwaiting refuses an approval of a call that is not awaiting
+// approval; why, when set, says more.
+func notAwaiting(id, session, why string) *Error {
+	msg := "tool call " + quote(id) + " is not awaiting approval in session " + quote(session)
+	if why != "" {
+		msg += ": " + why
+	}
+	return NewError(CodeInvalidArgument, msg)
+}
+
+// errNeedAsk fails a seeding pass of a cold resume whose approved calls'
+// host is yet to say whether they need approval: the machine asks it
+// (ActionApproval, the approval phase) and seeds again.
+var errNeedAsk = &Error{Code: CodeInternal, Message: "approval checks are needed", Index: NoIndex}
+
+// reask asks again, for each approved call of reply, whether it needs
+// approval, and refuses the first that does not. A Go predicate is asked
+// here; a tool whose host decides is asked once through the approval
+// phase (errNeedAsk), whose answers t.reasked holds on the next pass.
+func (t *turn) reask(reply *Message) *Error {
+	r := t.run
+	var ask []callMode
+	for k := range reply.ToolCalls {
+		c := &reply.ToolCalls[k]
+		if !approvedIn(r.req.Approvals, c.ID) {
+			continue
+		}
+		tool := r.rt.tools[c.Name]
+		var need bool
+		switch {
+		case tool.ApprovalByHost && t.reasked == nil:
+			if ask == nil {
+				ask = make([]callMode, len(reply.ToolCalls))
+				for j := range ask {
+					ask[j] = callRun
+				}
+			}
+			ask[k] = callAsk
+			continue
+		case tool.ApprovalByHost:
+			need = t.reasked[c.ID]
+		default:
+			var err *Error
+			if need, err = askTool(tool, ToolInvocation{RunID: r.id, SessionID: r.req.SessionID, ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {
+				return err
+			}
+		}
+		if !need {
+			return notAwaiting(c.ID, r.req.SessionID, "tool "+quote(c.Name)+" does not ask approval of it")
+		}
+	}
+	if ask != nil {
+		t.reply, t.call, t.appr, t.asking = *reply, 0, &approvals{modes: ask}, true
+		return errNeedAsk
+	}
+	return nil
+}
+
+func approvedIn(list []Approval, id string) bool {
+	for i := range list {
+		if list[i].ToolCallID == id {
+			return list[i].Approved
+		}
+	}
+	return false
+}
+
+// asksApproval reports whether a call of tool name may await approval
+// under p (nil: any policy): the tool exists, declares approval
+// (NeedsApproval or ApprovalByHost) and p allows it. Only such a call
+// is pending rather than unanswered.
+func (rt *Runtime) asksApproval(name string, p *Policy) bool {
+	tool := rt.tools[name]
+	return tool != nil && (tool.NeedsApproval != nil || tool.ApprovalByHost) && (p == nil || p.toolAllowed(name))
+}
+
+// pausedTail reports whether calls, the calls pending at the end of a
+// history, await approval: there are some, and each is a call of a tool
+// that asks approval under p. Calls of other tools were cut off (a
+// crash), and a history ending with them is damaged, not paused.
+func (rt *Runtime) pausedTail(calls []ToolCall, p *Policy) bool {
+	for k := range calls {
+		if !rt.asksApproval(calls[k].Name, p) {
+			return false
+		}
+	}
+	return len(calls) > 0
 }
 
 // awaitingError refuses a run with an input on a session whose calls
@@ -309,7 +414,7 @@ func awaiting(history []SeedMessage) []AwaitingCall {
 	out := make([]AwaitingCall, 0, len(calls))
 	for k, c := range calls {
 		if callIndex(calls[:k], nil, c.ID) < 0 {
-			out = append(out, AwaitingCall{Index: at, ToolCallID: c.ID, Name: c.Name})
+			out = append(out, AwaitingCall{Index: at, ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
 	}
 	return out

@@ -60,10 +60,19 @@ type Problem struct {
 type HistoryCheck struct {
 	OK       bool
 	Problems []Problem
+	// Paused is true when the history ends with calls awaiting approval
+	// (Runtime.CheckHistory, which knows the tools: each pending call is
+	// of a tool that asks approval): it is waiting for a person, not
+	// broken. Its pending calls are then no problem; OK says whether
+	// the rest seeds as it is. A run with approvals resumes it; a run
+	// with an input is refused, as on the paused session.
+	Paused bool
 	// Awaiting are the tool calls pending at the end of the history,
 	// which a run with approvals answers (see
-	// docs/adr/0019-tool-approvals.md). A seed without approvals meets
-	// them as missing tool results: Problems lists them so.
+	// docs/adr/0019-tool-approvals.md). Where the history is not Paused
+	// (CheckHistory knows no tools, or a pending call's tool asks no
+	// approval), a seed meets them as missing tool results: Problems
+	// lists them so.
 	Awaiting []AwaitingCall
 }
 
@@ -108,9 +117,34 @@ func checkAll(history []SeedMessage, limits Limits) HistoryCheck {
 	return HistoryCheck{Problems: problems}
 }
 
-// CheckHistory is the function CheckHistory with the runtime's limits.
+// CheckHistory is the function CheckHistory with the runtime's limits
+// and tools: a history that ends with calls of tools that ask approval
+// (Tool.NeedsApproval or Tool.ApprovalByHost; no policy is applied) is
+// Paused, and is checked as a seed of a run with approvals meets it, its
+// pending calls counted as answered. Such a history with no other
+// problem is OK, Paused, and lists its calls in Awaiting.
 func (rt *Runtime) CheckHistory(history []SeedMessage) HistoryCheck {
-	return CheckHistory(history, rt.limits)
+	_, calls := pendingSeed(history)
+	if !rt.pausedTail(calls, nil) {
+		return CheckHistory(history, rt.limits)
+	}
+	limits := rt.limits
+	ext, _, size := answerPending(history)
+	if len(history) <= limits.MaxSeedMessages {
+		limits.MaxSeedMessages += len(calls)
+	}
+	limits.MaxSeedBytes += size
+	c := checkAll(ext, limits)
+	for i := range c.Problems {
+		if c.Problems[i].Repair == "" {
+			// Not seedable even with the calls answered: as a seed
+			// meets it (seedAwaiting falls back to the history as it is).
+			return CheckHistory(history, rt.limits)
+		}
+		c.Problems[i].Index = min(c.Problems[i].Index, len(history))
+	}
+	c.Paused, c.Awaiting = true, awaiting(history)
+	return c
 }
 
 // repaired is a history with the repairable problems fixed.

@@ -244,6 +244,11 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		seedFn := seedHistory
 		if len(req.Approvals) > 0 {
 			seedFn = seedAwaiting
+		} else if _, calls := pendingSeed(req.History); rt.pausedTail(calls, &req.Policy) {
+			// A history paused for approvals is not damaged: repair
+			// leaves its pending calls alone, and seeding refuses the
+			// input as on the paused session (awaitingError).
+			seedFn = seedAwaiting
 		}
 		history, hi, reps, eds, err := seedFn(req.History, rt.limits, req.Policy.Repair)
 		if err != nil {

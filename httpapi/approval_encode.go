@@ -16,6 +16,7 @@ type wireAwaiting struct {
 	Index      int    `json:"index"`
 	ToolCallID string `json:"toolCallId"`
 	Name       string `json:"name"`
+	Arguments  string `json:"arguments"`
 }
 
 func toWirePending(ps []core.PendingApproval) []wirePending {

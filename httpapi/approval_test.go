@@ -178,13 +178,20 @@ func TestHandler_Approvals_ColdStartFromHistory(t *testing.T) {
 	res := pause(t, approvalRuntime(t, c), "s")
 	stored, _ := json.Marshal(res.Appended)
 	fresh := approvalRuntime(t, c)
-	// Without approvals the stored history is refused as before.
-	r := do(t, fresh, "POST", "/v1/sessions/s/runs", `{"input":"hi","history":`+string(stored)+`}`)
-	if e := decode[errorBody](t, r.body); r.status != 400 || e.Error.Code != "invalid_history" {
-		t.Fatalf("history without approvals: %d %s", r.status, r.body)
+	// An input on the stored history is refused as on the warm session,
+	// with or without repair, and changes nothing.
+	for _, policy := range []string{``, `,"policy":{"repair":true}`} {
+		r := do(t, fresh, "POST", "/v1/sessions/s/runs", `{"input":"hi","history":`+string(stored)+policy+`}`)
+		if e := decode[errorBody](t, r.body); r.status != 400 || e.Error.Code != "invalid_argument" ||
+			e.Error.Message != `session "s" awaits approval of tool call "`+res.PendingApprovals[0].ToolCallID+`": answer it with approvals` {
+			t.Fatalf("history without approvals: %d %s", r.status, r.body)
+		}
+		if r := do(t, fresh, "GET", "/v1/sessions/s", ""); r.status != 404 {
+			t.Fatalf("a refused input left a session: %d %s", r.status, r.body)
+		}
 	}
 	id := res.PendingApprovals[0].ToolCallID
-	r = do(t, fresh, "POST", "/v1/sessions/s/runs", `{"approvals":[{"toolCallId":"`+id+`","approved":true}],"history":`+string(stored)+`}`)
+	r := do(t, fresh, "POST", "/v1/sessions/s/runs", `{"approvals":[{"toolCallId":"`+id+`","approved":true}],"history":`+string(stored)+`}`)
 	if r.status != 200 {
 		t.Fatalf("cold approve: %d %s", r.status, r.body)
 	}
@@ -346,24 +353,29 @@ func TestHandler_Approvals_BadBodies(t *testing.T) {
 	}
 }
 
-// Ensure /v1/history/check lists a call awaiting approval next to its
-// problem.
+// Ensure /v1/history/check says a history that ends with a call
+// awaiting approval is paused, not broken, and lists the call with its
+// name and arguments.
 func TestHandler_Approvals_CheckAwaiting(t *testing.T) {
 	h := approvalRuntime(t, &counter{runs: map[string]int{}})
 	history := `[{"role":"user","content":"pay"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"pay","arguments":"{}"}]}]`
 	r := do(t, h, "POST", "/v1/history/check", `{"history":`+history+`}`)
 	var got struct {
-		OK       bool `json:"ok"`
+		OK       bool  `json:"ok"`
+		Paused   bool  `json:"paused"`
+		Problems []any `json:"problems"`
 		Awaiting []struct {
 			Index      int    `json:"index"`
 			ToolCallID string `json:"toolCallId"`
 			Name       string `json:"name"`
+			Arguments  string `json:"arguments"`
 		} `json:"awaiting"`
 	}
 	if err := json.Unmarshal(r.body, &got); err != nil || r.status != 200 {
 		t.Fatalf("check: %d %s", r.status, r.body)
 	}
-	if got.OK || len(got.Awaiting) != 1 || got.Awaiting[0].Index != 1 || got.Awaiting[0].ToolCallID != "c1" || got.Awaiting[0].Name != "pay" {
+	if !got.OK || !got.Paused || len(got.Problems) != 0 || len(got.Awaiting) != 1 || got.Awaiting[0].Index != 1 ||
+		got.Awaiting[0].ToolCallID != "c1" || got.Awaiting[0].Name != "pay" || got.Awaiting[0].Arguments != "{}" {
 		t.Fatalf("check: %s", r.body)
 	}
 }

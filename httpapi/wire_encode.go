@@ -65,6 +65,8 @@ type wireRepair struct {
 type wireCheck struct {
 	OK       bool          `json:"ok"`
 	Problems []wireProblem `json:"problems"`
+	// Paused is set when the history ends with calls awaiting approval.
+	Paused bool `json:"paused,omitempty"`
 	// Awaiting lists the calls pending at the history's end, if any.
 	Awaiting []wireAwaiting `json:"awaiting,omitempty"`
 }
@@ -77,7 +79,7 @@ type wireProblem struct {
 }
 
 func toWireCheck(c core.HistoryCheck) wireCheck {
-	w := wireCheck{OK: c.OK, Problems: make([]wireProblem, len(c.Problems))}
+	w := wireCheck{OK: c.OK, Paused: c.Paused, Problems: make([]wireProblem, len(c.Problems))}
 	for i, p := range c.Problems {
 		w.Problems[i] = wireProblem{Code: p.Code, Index: p.Index, Message: p.Message}
 		if p.Repair != "" {

@@ -89,7 +89,16 @@ for (const mode of runtimeModes) {
       const stored = paused.appended.map((m) => ({ ...m }));
       release(w.rt);
       const cold = await world(mode);
-      await rejectsWith(assert, cold.rt.run({ sessionId: "s", input: "again", history: stored }), "invalid_history");
+      // An input is refused as on the warm session, with or without
+      // repair, and the history checks paused with the call's arguments.
+      for (const policy of [{}, { repair: true }]) {
+        const err = await cold.rt.run({ sessionId: "s", input: "again", history: stored, policy }).then(() => assert.fail("accepted"), (e) => e);
+        assert.deepEqual([err.code, err.message], ["invalid_argument", 'session "s" awaits approval of tool call "pay-q": answer it with approvals']);
+        assert.equal(await messagesOf(cold.rt, "s"), null);
+      }
+      assert.deepEqual(await cold.rt.checkHistory(stored), {
+        ok: true, problems: [], paused: true, awaiting: [{ index: 1, toolCallId: "pay-q", name: "pay", arguments: '{"amount":5}' }],
+      });
       const res = await cold.rt.run({ sessionId: "s", history: stored, approvals: [{ toolCallId: "pay-q", approved: true }] });
       assert.equal(res.status, "completed");
       assert.equal(res.reply.content, "done: looked | paid");
@@ -228,6 +237,7 @@ for (const mode of runtimeModes) {
           const a = c.approval;
           const check = await rt.checkHistory(structuredClone(c.history));
           assert.deepEqual(check.awaiting ?? [], a.awaiting);
+          assert.equal(check.paused ?? false, a.paused ?? false);
           const request = { sessionId: "s", history: structuredClone(c.history) };
           if (a.approvals !== undefined) request.approvals = a.approvals;
           if (a.error) {
