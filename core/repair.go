@@ -225,12 +225,24 @@ func repairHistory(history []SeedMessage) repaired {
 	r.origin = make([]int, 0, len(history)+1)
 	host := -1
 	dropping, editing := false, false
+	// kept is len(r.out) when the last message was kept, keptEditing
+	// whether it was kept as an edit, and dupSince whether a duplicate
+	// host message was dropped since (see rejoins).
+	kept, keptEditing, dupSince := 0, false, false
 	for i := range history {
 		m := &history[i]
+		if len(r.out) != kept {
+			kept, keptEditing, dupSince = len(r.out), editing, false
+		}
 		if i == 0 || !m.Continues {
 			host++
 		}
-		if startsHostMessage(history, i) {
+		if !dupSince && r.rejoins(history, i) {
+			// What parted it from its host message was dropped: it
+			// continues that message, as it does in the repaired
+			// history that validation reads.
+			dropping, editing = false, keptEditing
+		} else if startsHostMessage(history, i) {
 			// A repeated id with other content is an edit, not a
 			// duplicate: it is kept, for validation to refuse.
 			repeated := d.seenBefore(m.ID, i)
@@ -247,6 +259,7 @@ func repairHistory(history []SeedMessage) repaired {
 			continue
 		}
 		if dropping {
+			dupSince = true
 			if i == 0 || !m.Continues {
 				r.add(i, RepairDuplicateMessage, host, "", duplicateText(m.ID, HostIndex(history, d.firstAt(m.ID))))
 			}
@@ -271,6 +284,25 @@ func repairHistory(history []SeedMessage) repaired {
 	}
 	d.closeBlock(len(history))
 	return d.r
+}
+
+// rejoins reports whether history[i], which starts a host message in
+// history, continues the last message kept in the repaired history
+// instead: the messages between them were dropped (as stray or repeated
+// results: repairHistory does not ask when a repeated host message was
+// dropped there), and it has that
+// message's id as startsHostMessage joins them (an assistant or tool
+// message with the id of the assistant or tool message before it). A
+// result that carries its calling message's id after a stray result
+// repair drops is then that message's result, not a repeated id.
+func (r *repaired) rejoins(history []SeedMessage, i int) bool {
+	n := len(r.out)
+	if i == 0 || n == 0 || r.origin[n-1] >= i-1 || !startsHostMessage(history, i) {
+		return false
+	}
+	m, last := &history[i], &r.out[n-1]
+	return m.ID != "" && m.ID == last.ID && inTurn(m.Role) && inTurn(last.Role) &&
+		!(last.Role == RoleTool && history[r.origin[n-1]].Role != RoleTool) // not a marker
 }
 
 // doctor is repairHistory's state: the repairs so far, the ids seen, and
