@@ -249,7 +249,7 @@ export interface PendingApproval {
 export interface Approval {
   toolCallId: string;
   approved: boolean;
-  reason?: string | undefined;
+  reason?: string | null | undefined;
 }
 
 /** The result of a completed run, or of one paused for approvals. */
