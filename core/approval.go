@@ -25,6 +25,9 @@ type PendingApproval struct {
 	Name       string
 	// Arguments is the JSON text the model gave.
 	Arguments string
+	// Signature is Config.SignApproval's signature of the call, or ""
+	// without one: an approval of the call carries it back.
+	Signature string
 }
 
 // Approval is a person's decision on a pending tool call: approved, the
@@ -33,6 +36,9 @@ type Approval struct {
 	ToolCallID string
 	Approved   bool
 	Reason     string
+	// Signature is the call's PendingApproval.Signature; a runtime with
+	// Config.SignApproval requires it on a cold resume.
+	Signature string
 }
 
 // AwaitingCall is a call pending at the end of a history, as CheckHistory

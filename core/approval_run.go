@@ -182,6 +182,9 @@ func (t *turn) prepareResume(msgs []Message, cold bool) *Error {
 	}
 	reply := msgs[at]
 	if cold {
+		if err := t.checkSignatures(calls); err != nil {
+			return err
+		}
 		if err := t.reask(&reply); err != nil {
 			return err
 		}
@@ -200,6 +203,39 @@ func (t *turn) prepareResume(msgs []Message, cold bool) *Error {
 	}
 	t.reply, t.call, t.appr = reply, 0, a
 	return nil
+}
+
+// checkSignatures refuses a cold resume, on a runtime that signs its
+// pending calls (Config.SignApproval), whose approvals do not each carry
+// the signature of their call: a call this runtime did not make.
+func (t *turn) checkSignatures(calls []ToolCall) *Error {
+	r := t.run
+	sign := r.rt.signApproval
+	if sign == nil || r.req.HistoryTrusted {
+		return nil
+	}
+	for i := range r.req.Approvals {
+		a := &r.req.Approvals[i]
+		for k := range calls {
+			if calls[k].ID == a.ToolCallID && !sameText(a.Signature, sign(r.req.SessionID, calls[k])) {
+				return notAwaiting(a.ToolCallID, r.req.SessionID, "its approval carries no signature of this runtime")
+			}
+		}
+	}
+	return nil
+}
+
+// sameText reports whether a and b are equal, in a time that depends on
+// their lengths only.
+func sameText(a, b string) bool {
+	if len(a) != len(b) || b == "" {
+		return false
+	}
+	var d byte
+	for i := 0; i < len(a); i++ {
+		d |= a[i] ^ b[i]
+	}
+	return d == 0
 }
 
 // notAwaiting refuses an approval of a call that is not awaiting
@@ -395,6 +431,12 @@ func (t *turn) approvalStep() bool {
 // pause ends the turn awaiting approval of the pending calls.
 func (t *turn) pause() {
 	t.res.Status = StatusAwaitingApproval
+	if sign := t.run.rt.signApproval; sign != nil {
+		for i := range t.appr.pending {
+			p := &t.appr.pending[i]
+			p.Signature = sign(t.run.req.SessionID, ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Arguments})
+		}
+	}
 	t.res.PendingApprovals = t.appr.pending
 	t.res.Reply = t.reply
 	t.appr = nil

@@ -8,6 +8,7 @@ type wirePending struct {
 	ToolCallID string `json:"toolCallId"`
 	Name       string `json:"name"`
 	Arguments  string `json:"arguments"`
+	Signature  string `json:"signature,omitempty"`
 }
 
 // wireAwaiting is a call pending at the end of a checked history, in
@@ -39,4 +40,26 @@ func toWireAwaiting(as []core.AwaitingCall) []wireAwaiting {
 		out[i] = wireAwaiting(a)
 	}
 	return out
+}
+
+// signCalls sets, on the tool calls of w's reply and appended messages,
+// the signature of each call the run paused on (Config.SignApproval of
+// the runtime), so that a client that stores the messages stores it.
+func signCalls(w *wireResult, ps []core.PendingApproval) {
+	for _, p := range ps {
+		if p.Signature == "" {
+			continue
+		}
+		sign := func(m *wireMessage) {
+			for k := range m.ToolCalls {
+				if m.ToolCalls[k].ID == p.ToolCallID {
+					m.ToolCalls[k].Signature = p.Signature
+				}
+			}
+		}
+		sign(&w.Reply)
+		for i := range w.Appended {
+			sign(&w.Appended[i])
+		}
+	}
 }

@@ -29,6 +29,13 @@ func (c *counter) get(name string) int {
 // and look.
 func approvalRuntime(t *testing.T, c *counter) *httpapi.Handler {
 	t.Helper()
+	return signedRuntime(t, c, nil)
+}
+
+// signedRuntime is approvalRuntime whose runtime signs the calls it
+// pauses on with secret (httpapi.ApprovalSigner; nil: none).
+func signedRuntime(t *testing.T, c *counter, secret []byte) *httpapi.Handler {
+	t.Helper()
 	tool := func(name, out string, needs func(core.ToolInvocation) (bool, error)) core.Tool {
 		return core.Tool{ToolSpec: core.ToolSpec{Name: name}, NeedsApproval: needs,
 			Call: func(core.Context, core.ToolInvocation) (string, error) {
@@ -47,7 +54,7 @@ func approvalRuntime(t *testing.T, c *counter) *httpapi.Handler {
 		}
 		return core.Echo{}.Complete(ctx, req)
 	})
-	rt := mustRuntime(t, core.Config{Model: model, Tools: []core.Tool{
+	rt := mustRuntime(t, core.Config{Model: model, SignApproval: httpapi.ApprovalSigner(secret), Tools: []core.Tool{
 		tool("pay", "paid", yes), tool("look", "looked", nil), tool("boom", "boomed", fails)}})
 	return httpapi.New(httpapi.Config{Runtime: rt})
 }
@@ -60,6 +67,7 @@ type pendingResult struct {
 		ToolCallID string `json:"toolCallId"`
 		Name       string `json:"name"`
 		Arguments  string `json:"arguments"`
+		Signature  string `json:"signature"`
 	} `json:"pendingApprovals"`
 	Reply struct {
 		Content string `json:"content"`

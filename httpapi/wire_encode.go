@@ -26,6 +26,9 @@ type wireToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// Signature is set on a call a paused run waits on, on a runtime
+	// that signs them (core.Config.SignApproval).
+	Signature string `json:"signature,omitempty"`
 }
 
 type wireSeed struct {
@@ -174,7 +177,7 @@ func toWireMessage(m *core.Message) wireMessage {
 	if len(m.ToolCalls) > 0 {
 		w.ToolCalls = make([]wireToolCall, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {
-			w.ToolCalls[i] = wireToolCall(c)
+			w.ToolCalls[i] = wireToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 		}
 	}
 	return w
@@ -207,6 +210,7 @@ func toWireResult(r *core.Result) *wireResult {
 		}
 	}
 	w.PendingApprovals = toWirePending(r.PendingApprovals)
+	signCalls(w, r.PendingApprovals)
 	return w
 }
 
@@ -230,7 +234,7 @@ func toWireEvent(ev *core.Event) *wireEvent {
 		w.Message = &m
 	}
 	if ev.ToolCall != nil {
-		c := wireToolCall(*ev.ToolCall)
+		c := wireToolCall{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name, Arguments: ev.ToolCall.Arguments}
 		w.ToolCall = &c
 	}
 	if ev.Result != nil {
