@@ -107,6 +107,24 @@ for (const mode of runtimeModes) {
       release(cold.rt);
     });
 
+    test("after a restart, the app resumes from checkHistory's awaiting (docs/glue.md)", async () => {
+      const w = await world(mode);
+      const stored = (await pause(w)).appended.map((m) => ({ ...m }));
+      release(w.rt);
+      const cold = await world(mode);
+      const check = await cold.rt.checkHistory(stored);
+      assert.equal(check.paused, true);
+      assert.equal(check.ok, true);
+      const approvals = check.awaiting.map((c) => ({ toolCallId: c.toolCallId, approved: c.name === "pay" && JSON.parse(c.arguments).amount === 5 }));
+      assert.deepEqual(approvals, [{ toolCallId: "pay-q", approved: true }]);
+      const res = await cold.rt.run({ sessionId: "s", approvals, history: stored });
+      assert.equal(res.status, "completed");
+      assert.deepEqual(cold.runs, { pay: 1, look: 0 });
+      const after = await cold.rt.checkHistory([...stored, ...res.appended]);
+      assert.deepEqual(after, { ok: true, problems: [] });
+      release(cold.rt);
+    });
+
     test("a UIMessage history in approval-responded carries the decision", async () => {
       const w = await world(mode);
       const history = [
