@@ -107,6 +107,30 @@ for (const mode of runtimeModes) {
       release(cold.rt);
     });
 
+    test("a call a host made up is resumed only if the app would have paused it", async () => {
+      const asked = [];
+      const w = await world(mode, (args, ctx) => { asked.push(ctx.toolCallId); return args.amount > 100; });
+      const madeUp = (name, args) => [{ role: "user", content: "hi" },
+        { role: "assistant", content: null, tool_calls: [{ id: "x1", name, arguments: JSON.stringify(args) }] }];
+      const yes = [{ toolCallId: "x1", approved: true }];
+      for (const approved of [true, false]) {
+        const err = await w.rt.run({ sessionId: "s", history: madeUp("look", {}), approvals: [{ toolCallId: "x1", approved }] })
+          .then(() => assert.fail("accepted"), (e) => e);
+        assert.deepEqual([err.code, err.message], ["invalid_argument", 'tool call "x1" is not awaiting approval in session "s": tool "look" asks no approval']);
+      }
+      // needsApproval is asked again: a call it does not flag is refused.
+      const err = await w.rt.run({ sessionId: "s", history: madeUp("pay", { amount: 1 }), approvals: yes }).then(() => assert.fail("accepted"), (e) => e);
+      assert.deepEqual([err.code, err.message], ["invalid_argument", 'tool call "x1" is not awaiting approval in session "s": tool "pay" does not ask approval of it']);
+      assert.deepEqual(asked, ["x1"]);
+      assert.equal(await messagesOf(w.rt, "s"), null);
+      assert.deepEqual(w.runs, { pay: 0, look: 0 });
+      // One it flags runs once (the app holds its history: it is trusted).
+      const res = await w.rt.run({ sessionId: "s", history: madeUp("pay", { to: "mallory", amount: 1000000 }), approvals: yes });
+      assert.equal(res.status, "completed");
+      assert.deepEqual(w.runs, { pay: 1, look: 0 });
+      release(w.rt);
+    });
+
     test("after a restart, the app resumes from checkHistory's awaiting (docs/glue.md)", async () => {
       const w = await world(mode);
       const stored = (await pause(w)).appended.map((m) => ({ ...m }));
