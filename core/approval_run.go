@@ -278,7 +278,7 @@ func (t *turn) reask(reply *Message) *Error {
 			ask[k] = callAsk
 			continue
 		case tool.ApprovalByHost:
-			need = t.reasked[c.ID]
+			need = t.reasked[k]
 		default:
 			var err *Error
 			if need, err = askTool(tool, ToolInvocation{RunID: r.id, SessionID: r.req.SessionID, ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {

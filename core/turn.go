@@ -47,9 +47,10 @@ type turn struct {
 	appr *approvals
 	// asking says the approval phase asks the host about a cold resume's
 	// approved calls (reask), before seeding; reasked holds its answers,
-	// by call id, for the seeding pass that follows.
+	// by the call's index in the reply, for the seeding pass that
+	// follows (a slice: no map type of its own in the module).
 	asking  bool
-	reasked map[string]bool
+	reasked []bool
 	// closed ends the delta function of the model call out.
 	closed *flag
 	// inputAt is the index of the run's input in the session: the token

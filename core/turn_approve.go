@@ -46,11 +46,9 @@ func (t *turn) askNext() {
 	if t.asking {
 		// A cold resume's calls are asked: seeding runs again with the
 		// answers (reask).
-		t.reasked = make(map[string]bool, len(t.appr.modes))
+		t.reasked = make([]bool, len(t.appr.modes))
 		for k, m := range t.appr.modes {
-			if m == callWait {
-				t.reasked[t.reply.ToolCalls[k].ID] = true
-			}
+			t.reasked[k] = m == callWait
 		}
 		t.appr, t.asking, t.reply, t.call, t.phase = nil, false, Message{}, 0, phaseStart
 		return
