@@ -25,6 +25,9 @@ type PendingApproval struct {
 	Name       string
 	// Arguments is the JSON text the model gave.
 	Arguments string
+	// Signature is Config.SignApproval's signature of the call, or ""
+	// without one: an approval of the call carries it back.
+	Signature string
 }
 
 // Approval is a person's decision on a pending tool call: approved, the
@@ -33,15 +36,20 @@ type Approval struct {
 	ToolCallID string
 	Approved   bool
 	Reason     string
+	// Signature is the call's PendingApproval.Signature; a runtime with
+	// Config.SignApproval requires it on a cold resume.
+	Signature string
 }
 
 // AwaitingCall is a call pending at the end of a history, as CheckHistory
 // reports it: Index is the host index of the assistant message that made
-// it.
+// it, Name and Arguments (JSON text) what the call asks, for a host that
+// shows the decision after a restart.
 type AwaitingCall struct {
 	Index      int
 	ToolCallID string
 	Name       string
+	Arguments  string
 }
 
 // DeniedContent is the content of the tool result of a call denied with

@@ -21,9 +21,11 @@ type onceWorld struct {
 	fail func(core.Context) error
 }
 
+// need asks approval of every call: the tools a person approves.
+func need(core.ToolInvocation) (bool, error) { return true, nil }
+
 func newOnceWorld(t *testing.T, cfg core.Config) *onceWorld {
 	w := &onceWorld{}
-	need := func(core.ToolInvocation) (bool, error) { return true, nil }
 	cfg.Model = core.ModelFunc(func(ctx core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
 		last := req.Messages[len(req.Messages)-1]
 		if last.Role == core.RoleUser {
@@ -149,8 +151,8 @@ func TestApproval_FailureBeforeToolKeepsNothing(t *testing.T) {
 	w.rt = mustRuntime(t, core.Config{Model: core.ModelFunc(func(core.Context, *core.ModelRequest) (*core.ModelReply, error) {
 		return &core.ModelReply{Content: "done"}, nil
 	}), Tools: []core.Tool{
-		{ToolSpec: core.ToolSpec{Name: "pay"}, Call: func(core.Context, core.ToolInvocation) (string, error) { return "paid", nil }},
-		{ToolSpec: core.ToolSpec{Name: "mail"}, Call: func(core.Context, core.ToolInvocation) (string, error) {
+		{ToolSpec: core.ToolSpec{Name: "pay"}, NeedsApproval: need, Call: func(core.Context, core.ToolInvocation) (string, error) { return "paid", nil }},
+		{ToolSpec: core.ToolSpec{Name: "mail"}, NeedsApproval: need, Call: func(core.Context, core.ToolInvocation) (string, error) {
 			return "", errors.New("smtp down")
 		}},
 	}})

@@ -149,17 +149,28 @@ func checkApprovals(req *RunRequest, limits *Limits) *Error {
 
 // prepareResume checks the run's approvals against msgs, the session's
 // messages as seeding leaves them: they must answer every pending call,
-// and only those. On success the turn resumes the pending calls' reply.
-func (t *turn) prepareResume(msgs []Message) *Error {
-	list := t.run.req.Approvals
+// and only those, each a call of a tool that asks approval under the
+// run's policy. cold says the pending calls came with this run's
+// history, not from a run of this runtime: each approved call's tool is
+// then asked again whether the call needs approval, and one it does not
+// flag is refused (docs/adr/0023-approval-trust.md). A tool whose host
+// decides is asked through the turn's approval phase: prepareResume then
+// fails errNeedAsk, and seeding runs again with the answers. On success
+// the turn resumes the pending calls' reply.
+func (t *turn) prepareResume(msgs []Message, cold bool) *Error {
+	r := t.run
+	list := r.req.Approvals
 	at, calls := pendingCalls(msgs)
 	for i := range list {
-		found := false
-		for k := range calls {
-			found = found || calls[k].ID == list[i].ToolCallID
+		k := 0
+		for k < len(calls) && calls[k].ID != list[i].ToolCallID {
+			k++
 		}
-		if !found {
-			return NewError(CodeInvalidArgument, "tool call "+quote(list[i].ToolCallID)+" is not awaiting approval in session "+quote(t.run.req.SessionID))
+		if k == len(calls) {
+			return notAwaiting(list[i].ToolCallID, r.req.SessionID, "")
+		}
+		if !r.rt.asksApproval(calls[k].Name, &r.req.Policy) {
+			return notAwaiting(list[i].ToolCallID, r.req.SessionID, "tool "+quote(calls[k].Name)+" asks no approval")
 		}
 	}
 	for k := range calls {
@@ -172,6 +183,14 @@ func (t *turn) prepareResume(msgs []Message) *Error {
 		}
 	}
 	reply := msgs[at]
+	if cold {
+		if err := t.checkSignatures(calls); err != nil {
+			return err
+		}
+		if err := t.reask(&reply); err != nil {
+			return err
+		}
+	}
 	a := &approvals{modes: make([]callMode, len(reply.ToolCalls)), reasons: make([]string, len(reply.ToolCalls))}
 	for k := range reply.ToolCalls {
 		a.modes[k] = callWait
@@ -186,6 +205,128 @@ func (t *turn) prepareResume(msgs []Message) *Error {
 	}
 	t.reply, t.call, t.appr = reply, 0, a
 	return nil
+}
+
+// checkSignatures refuses a cold resume, on a runtime that signs its
+// pending calls (Config.SignApproval), whose approvals do not each carry
+// the signature of their call: a call this runtime did not make.
+func (t *turn) checkSignatures(calls []ToolCall) *Error {
+	r := t.run
+	sign := r.rt.signApproval
+	if sign == nil || r.req.HistoryTrusted {
+		return nil
+	}
+	for i := range r.req.Approvals {
+		a := &r.req.Approvals[i]
+		for k := range calls {
+			if calls[k].ID == a.ToolCallID && !sameText(a.Signature, sign(r.req.SessionID, calls[k])) {
+				return notAwaiting(a.ToolCallID, r.req.SessionID, "its approval carries no signature of this runtime")
+			}
+		}
+	}
+	return nil
+}
+
+// sameText reports whether a and b are equal, in a time that depends on
+// their lengths only.
+func sameText(a, b string) bool {
+	if len(a) != len(b) || b == "" {
+		return false
+	}
+	var d byte
+	for i := 0; i < len(a); i++ {
+		d |= a[i] ^ b[i]
+	}
+	return d == 0
+}
+
+// notAwaiting refuses an approval of a call that is not awaiting
+// approval; why, when set, says more.
+func notAwaiting(id, session, why string) *Error {
+	msg := "tool call " + quote(id) + " is not awaiting approval in session " + quote(session)
+	if why != "" {
+		msg += ": " + why
+	}
+	return NewError(CodeInvalidArgument, msg)
+}
+
+// errNeedAsk fails a seeding pass of a cold resume whose approved calls'
+// host is yet to say whether they need approval: the machine asks it
+// (ActionApproval, the approval phase) and seeds again.
+var errNeedAsk = &Error{Code: CodeInternal, Message: "approval checks are needed", Index: NoIndex}
+
+// reask asks again, for each approved call of reply, whether it needs
+// approval, and refuses the first that does not. A Go predicate is asked
+// here; a tool whose host decides is asked once through the approval
+// phase (errNeedAsk), whose answers t.reasked holds on the next pass.
+func (t *turn) reask(reply *Message) *Error {
+	r := t.run
+	var ask []callMode
+	for k := range reply.ToolCalls {
+		c := &reply.ToolCalls[k]
+		if !approvedIn(r.req.Approvals, c.ID) {
+			continue
+		}
+		tool := r.rt.tools[c.Name]
+		var need bool
+		switch {
+		case tool.ApprovalByHost && t.reasked == nil:
+			if ask == nil {
+				ask = make([]callMode, len(reply.ToolCalls))
+				for j := range ask {
+					ask[j] = callRun
+				}
+			}
+			ask[k] = callAsk
+			continue
+		case tool.ApprovalByHost:
+			need = t.reasked[k]
+		default:
+			var err *Error
+			if need, err = askTool(tool, ToolInvocation{RunID: r.id, SessionID: r.req.SessionID, ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {
+				return err
+			}
+		}
+		if !need {
+			return notAwaiting(c.ID, r.req.SessionID, "tool "+quote(c.Name)+" does not ask approval of it")
+		}
+	}
+	if ask != nil {
+		t.reply, t.call, t.appr, t.asking = *reply, 0, &approvals{modes: ask}, true
+		return errNeedAsk
+	}
+	return nil
+}
+
+func approvedIn(list []Approval, id string) bool {
+	for i := range list {
+		if list[i].ToolCallID == id {
+			return list[i].Approved
+		}
+	}
+	return false
+}
+
+// asksApproval reports whether a call of tool name may await approval
+// under p (nil: any policy): the tool exists, declares approval
+// (NeedsApproval or ApprovalByHost) and p allows it. Only such a call
+// is pending rather than unanswered.
+func (rt *Runtime) asksApproval(name string, p *Policy) bool {
+	tool := rt.tools[name]
+	return tool != nil && (tool.NeedsApproval != nil || tool.ApprovalByHost) && (p == nil || p.toolAllowed(name))
+}
+
+// pausedTail reports whether calls, the calls pending at the end of a
+// history, await approval: there are some, and each is a call of a tool
+// that asks approval under p. Calls of other tools were cut off (a
+// crash), and a history ending with them is damaged, not paused.
+func (rt *Runtime) pausedTail(calls []ToolCall, p *Policy) bool {
+	for k := range calls {
+		if !rt.asksApproval(calls[k].Name, p) {
+			return false
+		}
+	}
+	return len(calls) > 0
 }
 
 // awaitingError refuses a run with an input on a session whose calls
@@ -292,6 +433,12 @@ func (t *turn) approvalStep() bool {
 // pause ends the turn awaiting approval of the pending calls.
 func (t *turn) pause() {
 	t.res.Status = StatusAwaitingApproval
+	if sign := t.run.rt.signApproval; sign != nil {
+		for i := range t.appr.pending {
+			p := &t.appr.pending[i]
+			p.Signature = sign(t.run.req.SessionID, ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Arguments})
+		}
+	}
 	t.res.PendingApprovals = t.appr.pending
 	t.res.Reply = t.reply
 	t.appr = nil
@@ -311,7 +458,7 @@ func awaiting(history []SeedMessage) []AwaitingCall {
 	out := make([]AwaitingCall, 0, len(calls))
 	for k, c := range calls {
 		if callIndex(calls[:k], nil, c.ID) < 0 {
-			out = append(out, AwaitingCall{Index: at, ToolCallID: c.ID, Name: c.Name})
+			out = append(out, AwaitingCall{Index: at, ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
 	}
 	return out

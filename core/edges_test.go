@@ -36,3 +36,21 @@ func TestEdges_InProcess(t *testing.T) {
 		t.Fatalf("only %d cases hold in Go's types", ran)
 	}
 }
+
+// The edge table's approval cases (testdata/edges/approvals.json) in
+// process: each resume Go's types hold gives the code (and index) every
+// other edge gives.
+func TestEdges_Approvals_InProcess(t *testing.T) {
+	ran := contract.RunApprovalEdges(t, func(t testing.TB) func(core.RunRequest) error {
+		rt := mustRuntime(t, core.Config{Tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "pay"},
+			NeedsApproval: func(core.ToolInvocation) (bool, error) { return true, nil },
+			Call:          func(core.Context, core.ToolInvocation) (string, error) { return "paid", nil }}}})
+		return func(req core.RunRequest) error {
+			_, err := rt.Execute(bg, req)
+			return err
+		}
+	})
+	if ran < 10 {
+		t.Fatalf("only %d approval cases hold in Go's types", ran)
+	}
+}

@@ -60,10 +60,19 @@ type Problem struct {
 type HistoryCheck struct {
 	OK       bool
 	Problems []Problem
+	// Paused is true when the history ends with calls awaiting approval
+	// (Runtime.CheckHistory, which knows the tools: each pending call is
+	// of a tool that asks approval): it is waiting for a person, not
+	// broken. Its pending calls are then no problem; OK says whether
+	// the rest seeds as it is. A run with approvals resumes it; a run
+	// with an input is refused, as on the paused session.
+	Paused bool
 	// Awaiting are the tool calls pending at the end of the history,
 	// which a run with approvals answers (see
-	// docs/adr/0019-tool-approvals.md). A seed without approvals meets
-	// them as missing tool results: Problems lists them so.
+	// docs/adr/0019-tool-approvals.md). Where the history is not Paused
+	// (CheckHistory knows no tools, or a pending call's tool asks no
+	// approval), a seed meets them as missing tool results: Problems
+	// lists them so.
 	Awaiting []AwaitingCall
 }
 
@@ -108,9 +117,34 @@ func checkAll(history []SeedMessage, limits Limits) HistoryCheck {
 	return HistoryCheck{Problems: problems}
 }
 
-// CheckHistory is the function CheckHistory with the runtime's limits.
+// CheckHistory is the function CheckHistory with the runtime's limits
+// and tools: a history that ends with calls of tools that ask approval
+// (Tool.NeedsApproval or Tool.ApprovalByHost; no policy is applied) is
+// Paused, and is checked as a seed of a run with approvals meets it, its
+// pending calls counted as answered. Such a history with no other
+// problem is OK, Paused, and lists its calls in Awaiting.
 func (rt *Runtime) CheckHistory(history []SeedMessage) HistoryCheck {
-	return CheckHistory(history, rt.limits)
+	_, calls := pendingSeed(history)
+	if !rt.pausedTail(calls, nil) {
+		return CheckHistory(history, rt.limits)
+	}
+	limits := rt.limits
+	ext, _, size := answerPending(history)
+	if len(history) <= limits.MaxSeedMessages {
+		limits.MaxSeedMessages += len(calls)
+	}
+	limits.MaxSeedBytes += size
+	c := checkAll(ext, limits)
+	for i := range c.Problems {
+		if c.Problems[i].Repair == "" {
+			// Not seedable even with the calls answered: as a seed
+			// meets it (seedAwaiting falls back to the history as it is).
+			return CheckHistory(history, rt.limits)
+		}
+		c.Problems[i].Index = min(c.Problems[i].Index, len(history))
+	}
+	c.Paused, c.Awaiting = true, awaiting(history)
+	return c
 }
 
 // repaired is a history with the repairable problems fixed.
@@ -191,12 +225,24 @@ func repairHistory(history []SeedMessage) repaired {
 	r.origin = make([]int, 0, len(history)+1)
 	host := -1
 	dropping, editing := false, false
+	// kept is len(r.out) when the last message was kept, keptEditing
+	// whether it was kept as an edit, and dupSince whether a duplicate
+	// host message was dropped since (see rejoins).
+	kept, keptEditing, dupSince := 0, false, false
 	for i := range history {
 		m := &history[i]
+		if len(r.out) != kept {
+			kept, keptEditing, dupSince = len(r.out), editing, false
+		}
 		if i == 0 || !m.Continues {
 			host++
 		}
-		if startsHostMessage(history, i) {
+		if !dupSince && r.rejoins(history, i) {
+			// What parted it from its host message was dropped: it
+			// continues that message, as it does in the repaired
+			// history that validation reads.
+			dropping, editing = false, keptEditing
+		} else if startsHostMessage(history, i) {
 			// A repeated id with other content is an edit, not a
 			// duplicate: it is kept, for validation to refuse.
 			repeated := d.seenBefore(m.ID, i)
@@ -213,6 +259,7 @@ func repairHistory(history []SeedMessage) repaired {
 			continue
 		}
 		if dropping {
+			dupSince = true
 			if i == 0 || !m.Continues {
 				r.add(i, RepairDuplicateMessage, host, "", duplicateText(m.ID, HostIndex(history, d.firstAt(m.ID))))
 			}
@@ -237,6 +284,25 @@ func repairHistory(history []SeedMessage) repaired {
 	}
 	d.closeBlock(len(history))
 	return d.r
+}
+
+// rejoins reports whether history[i], which starts a host message in
+// history, continues the last message kept in the repaired history
+// instead: the messages between them were dropped (as stray or repeated
+// results: repairHistory does not ask when a repeated host message was
+// dropped there), and it has that
+// message's id as startsHostMessage joins them (an assistant or tool
+// message with the id of the assistant or tool message before it). A
+// result that carries its calling message's id after a stray result
+// repair drops is then that message's result, not a repeated id.
+func (r *repaired) rejoins(history []SeedMessage, i int) bool {
+	n := len(r.out)
+	if i == 0 || n == 0 || r.origin[n-1] >= i-1 || !startsHostMessage(history, i) {
+		return false
+	}
+	m, last := &history[i], &r.out[n-1]
+	return m.ID != "" && m.ID == last.ID && inTurn(m.Role) && inTurn(last.Role) &&
+		!(last.Role == RoleTool && history[r.origin[n-1]].Role != RoleTool) // not a marker
 }
 
 // doctor is repairHistory's state: the repairs so far, the ids seen, and

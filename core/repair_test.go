@@ -244,7 +244,9 @@ func TestCheckHistory_OK(t *testing.T) {
 	}
 }
 
-// FuzzRepairHistory injects defects into random histories: with repair, a
+// FuzzRepairHistory injects defects into random histories (a result
+// dropped, a message repeated, an orphan result, a stray result before a
+// result carrying its call's message id): with repair, a
 // history either seeds, and the session then passes validation and holds
 // the history's messages in order, or is refused with a typed history
 // error, changing nothing; CheckHistory agrees.
@@ -252,6 +254,8 @@ func FuzzRepairHistory(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 4, 0, 0, 0, 0}, byte(0))
 	f.Add([]byte{0, 0x80, 1, 1, 4, 0, 2, 2, 0, 2, 2, 0, 0, 0x80, 1}, byte(3))
 	f.Add([]byte{1, 8, 1, 2, 2, 2, 3, 0, 0}, byte(7))
+	f.Add([]byte{0, 0, 0, 1, 4, 0, 2, 2, 0}, byte(8))
+	f.Add([]byte{0, 0, 0, 1, 8, 0, 2, 2, 0, 2, 2, 1}, byte(9))
 	f.Fuzz(func(t *testing.T, data []byte, defects byte) {
 		history := historyFromBytes(data)
 		// Inject: drop a result, repeat a message, add an orphan.
@@ -270,6 +274,17 @@ func FuzzRepairHistory(f *testing.F) {
 		}
 		if defects&4 != 0 {
 			history = append(history, toolResult("orphan", "x"))
+		}
+		if defects&8 != 0 {
+			// A stray result between a call and its result, which carries
+			// the calling message's id.
+			for i := 1; i < len(history); i++ {
+				if history[i].Role == core.RoleTool && history[i-1].Role == core.RoleAssistant && len(history[i-1].ToolCalls) > 0 {
+					history = append(history[:i:i], append([]core.SeedMessage{toolResult("stray", "x")}, history[i:]...)...)
+					history[i-1].ID, history[i+1].ID = "m", "m"
+					break
+				}
+			}
 		}
 		rt := mustRuntime(t, core.Config{Limits: core.Limits{MaxSeedMessages: 64}})
 		check := core.CheckHistory(history, core.Limits{MaxSeedMessages: 64})

@@ -25,6 +25,15 @@ type Config struct {
 	// then be nil, and runs started with Start or Execute fail under a
 	// token budget (nothing can answer them).
 	CountByAction bool
+	// SignApproval, when set, signs each call a run pauses on
+	// (PendingApproval.Signature: a server's HMAC of the session id and
+	// the call, with a secret of its own), and a cold resume (the pending
+	// calls came with the run's history, not from a run of this runtime)
+	// is refused unless each of its approvals carries the signature of
+	// its call: a server edge whose history comes from a client it does
+	// not trust resumes only calls this runtime made. nil signs nothing.
+	// See docs/adr/0023-approval-trust.md.
+	SignApproval func(sessionID string, call ToolCall) string
 }
 
 // Runtime holds live sessions and runs turns on them. It is safe for
@@ -46,6 +55,7 @@ type Runtime struct {
 	// prompt and the tool specs, guarded by mu.
 	countTokensFn TokenCounter
 	countByAction bool
+	signApproval  func(sessionID string, call ToolCall) string
 	systemTokens  int64
 	specTokens    []int64
 
@@ -68,6 +78,8 @@ func New(cfg Config) (*Runtime, error) {
 		model:  cfg.Model,
 		tools:  make(map[string]*Tool, len(cfg.Tools)),
 		limits: cfg.Limits.withDefaults(),
+
+		signApproval: cfg.SignApproval,
 	}
 	if rt.model == nil {
 		rt.model = Echo{}
@@ -115,6 +127,10 @@ type RunRequest struct {
 	// Start copies it: the caller may reuse the slice once Start returns.
 	History     []SeedMessage
 	WithHistory bool
+	// HistoryTrusted says History is the host's own record (a server's
+	// storage of the conversation), not a client's: a cold resume of its
+	// pending calls needs no signature (Config.SignApproval).
+	HistoryTrusted bool
 	// RunID names the run; empty means one is generated
 	// (GeneratedRunIDPrefix and a number). It must not be the id of an
 	// active run, nor start with GeneratedRunIDPrefix.
@@ -243,6 +259,11 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	if req.WithHistory {
 		seedFn := seedHistory
 		if len(req.Approvals) > 0 {
+			seedFn = seedAwaiting
+		} else if _, calls := pendingSeed(req.History); rt.pausedTail(calls, &req.Policy) {
+			// A history paused for approvals is not damaged: repair
+			// leaves its pending calls alone, and seeding refuses the
+			// input as on the paused session (awaitingError).
 			seedFn = seedAwaiting
 		}
 		history, hi, reps, eds, err := seedFn(req.History, rt.limits, req.Policy.Repair)

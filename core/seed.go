@@ -12,8 +12,12 @@ func (t *turn) seed() (SeedReport, *Error) {
 	if t.sess != nil {
 		current = t.store.messagesOf(t.sess)
 	}
-	if !req.WithHistory && len(req.Approvals) > 0 {
-		if err := t.prepareResume(current); err != nil {
+	if !req.WithHistory {
+		if len(req.Approvals) > 0 {
+			if err := t.prepareResume(current, false); err != nil {
+				return report, err
+			}
+		} else if err := t.awaitingError(current); err != nil {
 			return report, err
 		}
 	}
@@ -37,10 +41,19 @@ func (t *turn) seed() (SeedReport, *Error) {
 				report.Mode, add, replace = SeedReplaced, h, true
 			}
 		}
+		// The calls pending after seeding came with the history (cold)
+		// when the message that made them is one seeding adds.
+		all := seeded(current, add, replace)
 		if len(req.Approvals) > 0 {
-			if err := t.prepareResume(seeded(current, add, replace)); err != nil {
+			at, _ := pendingCalls(all)
+			cold := at >= 0 && at >= len(all)-len(add)
+			if err := t.prepareResume(all, cold); err != nil {
 				return report, err
 			}
+		} else if err := t.awaitingError(all); err != nil {
+			// An input on a paused history is refused as on the paused
+			// session it seeds, before anything changes.
+			return report, err
 		}
 		if len(add) > 0 {
 			var size int64

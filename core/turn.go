@@ -50,6 +50,12 @@ type turn struct {
 	// appr is the approval state of reply's calls; nil when none needs
 	// approval (see approval.go).
 	appr *approvals
+	// asking says the approval phase asks the host about a cold resume's
+	// approved calls (reask), before seeding; reasked holds its answers,
+	// by the call's index in the reply, for the seeding pass that
+	// follows (a slice: no map type of its own in the module).
+	asking  bool
+	reasked []bool
 	// closed ends the delta function of the model call out.
 	closed *flag
 	// inputAt is the index of the run's input in the session: the token
@@ -89,6 +95,9 @@ func (t *turn) next() step {
 		case phaseStart:
 			if err := t.begin(); err == errNeedCounts {
 				t.askCounts(phaseStart)
+				continue
+			} else if err == errNeedAsk {
+				t.phase = phaseAsk
 				continue
 			} else if err != nil {
 				t.fail(err)
@@ -193,9 +202,6 @@ func (t *turn) begin() *Error {
 		for t.inputAt = len(msgs) - 1; t.inputAt > 0 && msgs[t.inputAt].Role != RoleAssistant; t.inputAt-- {
 		}
 		return nil
-	}
-	if err := t.awaitingError(msgs); err != nil {
-		return err
 	}
 	t.inputAt = len(msgs) - 1
 	if n := len(msgs); !(n > 0 && msgs[n-1].Role == RoleUser && msgs[n-1].Content == req.Input) {

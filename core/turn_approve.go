@@ -43,6 +43,16 @@ func (t *turn) askNext() {
 			return
 		}
 	}
+	if t.asking {
+		// A cold resume's calls are asked: seeding runs again with the
+		// answers (reask).
+		t.reasked = make([]bool, len(t.appr.modes))
+		for k, m := range t.appr.modes {
+			t.reasked[k] = m == callWait
+		}
+		t.appr, t.asking, t.reply, t.call, t.phase = nil, false, Message{}, 0, phaseStart
+		return
+	}
 	t.appr.collect(&t.reply)
 	if t.appr.pending == nil {
 		t.appr = nil

@@ -14,17 +14,19 @@ import (
 // here; core decides whether they answer the calls the session awaits.
 
 // approvalKeys are the keys of one entry of "approvals".
-var approvalKeys = []string{"toolCallId", "approved", "reason"}
+var approvalKeys = []string{"toolCallId", "approved", "reason", "signature"}
 
 // rawApproval is one entry of "approvals" before its fields are checked.
 type rawApproval struct {
 	ToolCallID json.RawMessage `json:"toolCallId"`
 	Approved   json.RawMessage `json:"approved"`
 	Reason     json.RawMessage `json:"reason"`
+	Signature  json.RawMessage `json:"signature"`
 }
 
 // decodeApprovals reads "approvals": an array of {toolCallId (a non-empty
-// string), approved (a boolean), reason? (a string)}. Anything else is
+// string), approved (a boolean), reason? (a string), signature? (a
+// string: the call's, from pendingApprovals)}. Anything else is
 // refused with CodeInvalidArgument naming the entry.
 func decodeApprovals(r json.RawMessage) ([]core.Approval, *core.Error) {
 	var items []json.RawMessage
@@ -64,6 +66,11 @@ func decodeApprovals(r json.RawMessage) ([]core.Approval, *core.Error) {
 				return nil, invalidArg(at + ".reason must be a string")
 			}
 		}
+		if !isNull(raw.Signature) {
+			if out[i].Signature, ok = decodeString(raw.Signature); !ok {
+				return nil, invalidArg(at + ".signature must be a string")
+			}
+		}
 	}
 	return out, nil
 }
@@ -81,4 +88,39 @@ func historyApprovals(r json.RawMessage) ([]core.Approval, *core.Error) {
 		return nil, core.AsError(err)
 	}
 	return a, nil
+}
+
+// storedSignatures gives each approval without a signature the one its
+// call carries in the history's last message, when that message holds
+// the call with a "signature" (a tool call of the history's own or
+// OpenAI shape, as a result's appended messages render a paused call:
+// the client stores the signature with the message). A history that is
+// not JSON an array of objects leaves them as they are.
+func storedSignatures(approvals []core.Approval, history json.RawMessage) {
+	var msgs []json.RawMessage
+	if len(approvals) == 0 || json.Unmarshal(history, &msgs) != nil || len(msgs) == 0 {
+		return
+	}
+	var last struct {
+		ToolCalls []struct {
+			ID        string `json:"id"`
+			Signature string `json:"signature"`
+		} `json:"tool_calls"`
+		ToolCallsCamel []struct {
+			ID        string `json:"id"`
+			Signature string `json:"signature"`
+		} `json:"toolCalls"`
+	}
+	if json.Unmarshal(msgs[len(msgs)-1], &last) != nil {
+		return
+	}
+	calls := append(last.ToolCalls, last.ToolCallsCamel...)
+	for i := range approvals {
+		a := &approvals[i]
+		for _, c := range calls {
+			if a.Signature == "" && c.ID == a.ToolCallID {
+				a.Signature = c.Signature
+			}
+		}
+	}
 }

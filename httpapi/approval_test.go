@@ -29,6 +29,13 @@ func (c *counter) get(name string) int {
 // and look.
 func approvalRuntime(t *testing.T, c *counter) *httpapi.Handler {
 	t.Helper()
+	return signedRuntime(t, c, nil)
+}
+
+// signedRuntime is approvalRuntime whose runtime signs the calls it
+// pauses on with secret (httpapi.ApprovalSigner; nil: none).
+func signedRuntime(t *testing.T, c *counter, secret []byte) *httpapi.Handler {
+	t.Helper()
 	tool := func(name, out string, needs func(core.ToolInvocation) (bool, error)) core.Tool {
 		return core.Tool{ToolSpec: core.ToolSpec{Name: name}, NeedsApproval: needs,
 			Call: func(core.Context, core.ToolInvocation) (string, error) {
@@ -47,7 +54,7 @@ func approvalRuntime(t *testing.T, c *counter) *httpapi.Handler {
 		}
 		return core.Echo{}.Complete(ctx, req)
 	})
-	rt := mustRuntime(t, core.Config{Model: model, Tools: []core.Tool{
+	rt := mustRuntime(t, core.Config{Model: model, SignApproval: httpapi.ApprovalSigner(secret), Tools: []core.Tool{
 		tool("pay", "paid", yes), tool("look", "looked", nil), tool("boom", "boomed", fails)}})
 	return httpapi.New(httpapi.Config{Runtime: rt})
 }
@@ -60,6 +67,7 @@ type pendingResult struct {
 		ToolCallID string `json:"toolCallId"`
 		Name       string `json:"name"`
 		Arguments  string `json:"arguments"`
+		Signature  string `json:"signature"`
 	} `json:"pendingApprovals"`
 	Reply struct {
 		Content string `json:"content"`
@@ -178,13 +186,20 @@ func TestHandler_Approvals_ColdStartFromHistory(t *testing.T) {
 	res := pause(t, approvalRuntime(t, c), "s")
 	stored, _ := json.Marshal(res.Appended)
 	fresh := approvalRuntime(t, c)
-	// Without approvals the stored history is refused as before.
-	r := do(t, fresh, "POST", "/v1/sessions/s/runs", `{"input":"hi","history":`+string(stored)+`}`)
-	if e := decode[errorBody](t, r.body); r.status != 400 || e.Error.Code != "invalid_history" {
-		t.Fatalf("history without approvals: %d %s", r.status, r.body)
+	// An input on the stored history is refused as on the warm session,
+	// with or without repair, and changes nothing.
+	for _, policy := range []string{``, `,"policy":{"repair":true}`} {
+		r := do(t, fresh, "POST", "/v1/sessions/s/runs", `{"input":"hi","history":`+string(stored)+policy+`}`)
+		if e := decode[errorBody](t, r.body); r.status != 400 || e.Error.Code != "invalid_argument" ||
+			e.Error.Message != `session "s" awaits approval of tool call "`+res.PendingApprovals[0].ToolCallID+`": answer it with approvals` {
+			t.Fatalf("history without approvals: %d %s", r.status, r.body)
+		}
+		if r := do(t, fresh, "GET", "/v1/sessions/s", ""); r.status != 404 {
+			t.Fatalf("a refused input left a session: %d %s", r.status, r.body)
+		}
 	}
 	id := res.PendingApprovals[0].ToolCallID
-	r = do(t, fresh, "POST", "/v1/sessions/s/runs", `{"approvals":[{"toolCallId":"`+id+`","approved":true}],"history":`+string(stored)+`}`)
+	r := do(t, fresh, "POST", "/v1/sessions/s/runs", `{"approvals":[{"toolCallId":"`+id+`","approved":true}],"history":`+string(stored)+`}`)
 	if r.status != 200 {
 		t.Fatalf("cold approve: %d %s", r.status, r.body)
 	}
@@ -346,24 +361,29 @@ func TestHandler_Approvals_BadBodies(t *testing.T) {
 	}
 }
 
-// Ensure /v1/history/check lists a call awaiting approval next to its
-// problem.
+// Ensure /v1/history/check says a history that ends with a call
+// awaiting approval is paused, not broken, and lists the call with its
+// name and arguments.
 func TestHandler_Approvals_CheckAwaiting(t *testing.T) {
 	h := approvalRuntime(t, &counter{runs: map[string]int{}})
 	history := `[{"role":"user","content":"pay"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"pay","arguments":"{}"}]}]`
 	r := do(t, h, "POST", "/v1/history/check", `{"history":`+history+`}`)
 	var got struct {
-		OK       bool `json:"ok"`
+		OK       bool  `json:"ok"`
+		Paused   bool  `json:"paused"`
+		Problems []any `json:"problems"`
 		Awaiting []struct {
 			Index      int    `json:"index"`
 			ToolCallID string `json:"toolCallId"`
 			Name       string `json:"name"`
+			Arguments  string `json:"arguments"`
 		} `json:"awaiting"`
 	}
 	if err := json.Unmarshal(r.body, &got); err != nil || r.status != 200 {
 		t.Fatalf("check: %d %s", r.status, r.body)
 	}
-	if got.OK || len(got.Awaiting) != 1 || got.Awaiting[0].Index != 1 || got.Awaiting[0].ToolCallID != "c1" || got.Awaiting[0].Name != "pay" {
+	if !got.OK || !got.Paused || len(got.Problems) != 0 || len(got.Awaiting) != 1 || got.Awaiting[0].Index != 1 ||
+		got.Awaiting[0].ToolCallID != "c1" || got.Awaiting[0].Name != "pay" || got.Awaiting[0].Arguments != "{}" {
 		t.Fatalf("check: %s", r.body)
 	}
 }

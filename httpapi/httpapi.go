@@ -313,6 +313,8 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 		RunID:       req.RunID,
 		Inspect:     req.Inspect,
 		Approvals:   req.Approvals,
+
+		HistoryTrusted: historyTrusted(r.Context()),
 	}
 	if !wantsStream(r) {
 		run, err := h.rt.Start(r.Context(), rr)

@@ -213,6 +213,9 @@ func decodeRunBody(body []byte, maxMessages int) (*RunBody, *core.Error) {
 	if len(raw.Input) == 0 && len(out.Approvals) == 0 {
 		return nil, invalidArg("input must be a string")
 	}
+	if out.WithHistory {
+		storedSignatures(out.Approvals, raw.History)
+	}
 	return out, nil
 }
 

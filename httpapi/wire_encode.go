@@ -26,6 +26,9 @@ type wireToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// Signature is set on a call a paused run waits on, on a runtime
+	// that signs them (core.Config.SignApproval).
+	Signature string `json:"signature,omitempty"`
 }
 
 type wireSeed struct {
@@ -65,6 +68,8 @@ type wireRepair struct {
 type wireCheck struct {
 	OK       bool          `json:"ok"`
 	Problems []wireProblem `json:"problems"`
+	// Paused is set when the history ends with calls awaiting approval.
+	Paused bool `json:"paused,omitempty"`
 	// Awaiting lists the calls pending at the history's end, if any.
 	Awaiting []wireAwaiting `json:"awaiting,omitempty"`
 }
@@ -77,7 +82,7 @@ type wireProblem struct {
 }
 
 func toWireCheck(c core.HistoryCheck) wireCheck {
-	w := wireCheck{OK: c.OK, Problems: make([]wireProblem, len(c.Problems))}
+	w := wireCheck{OK: c.OK, Paused: c.Paused, Problems: make([]wireProblem, len(c.Problems))}
 	for i, p := range c.Problems {
 		w.Problems[i] = wireProblem{Code: p.Code, Index: p.Index, Message: p.Message}
 		if p.Repair != "" {
@@ -175,7 +180,7 @@ func toWireMessage(m *core.Message) wireMessage {
 	if len(m.ToolCalls) > 0 {
 		w.ToolCalls = make([]wireToolCall, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {
-			w.ToolCalls[i] = wireToolCall(c)
+			w.ToolCalls[i] = wireToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 		}
 	}
 	return w
@@ -208,6 +213,7 @@ func toWireResult(r *core.Result) *wireResult {
 		}
 	}
 	w.PendingApprovals = toWirePending(r.PendingApprovals)
+	signCalls(w, r.PendingApprovals)
 	return w
 }
 
@@ -234,7 +240,7 @@ func toWireEvent(ev *core.Event) *wireEvent {
 		w.Message = &m
 	}
 	if ev.ToolCall != nil {
-		c := wireToolCall(*ev.ToolCall)
+		c := wireToolCall{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name, Arguments: ev.ToolCall.Arguments}
 		w.ToolCall = &c
 	}
 	if ev.Result != nil {

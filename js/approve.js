@@ -22,6 +22,9 @@ export function checkNeedsApproval(n, i) {
   }
 }
 
+/** The fields of an entry of request.approvals: any other is refused, as at every edge. */
+const APPROVAL_KEYS = ["toolCallId", "approved", "reason"];
+
 /**
  * Sets a run request's approvals (r.approvals and r.input): the request's,
  * checked and copied, or, with neither approvals nor an input, the
@@ -38,9 +41,11 @@ export function readResume(r) {
     list = Array.from(list, (a, i) => {
       const at = `request.approvals[${i}]`;
       if (!isObject(a)) throw argError(at, "must be an object");
+      const extra = Object.keys(a).find((k) => !APPROVAL_KEYS.includes(k));
+      if (extra !== undefined) throw argError(at, `has an unknown field ${JSON.stringify(extra)}`);
       if (typeof a.toolCallId !== "string" || a.toolCallId === "") throw argError(`${at}.toolCallId`, "must be a non-empty string");
       if (typeof a.approved !== "boolean") throw argError(`${at}.approved`, "must be a boolean");
-      if (a.reason !== undefined && typeof a.reason !== "string") throw argError(`${at}.reason`, "must be a string");
+      if (a.reason !== undefined && a.reason !== null && typeof a.reason !== "string") throw argError(`${at}.reason`, "must be a string");
       return { toolCallId: a.toolCallId, approved: a.approved, reason: a.reason ?? "" };
     });
     if (r.input !== undefined && r.input !== "") throw argError("request.input", "must be omitted with approvals: the run resumes the pending tool calls");
@@ -59,11 +64,14 @@ function historyApprovals(history) {
   const out = [];
   m.parts.forEach((p, k) => {
     if (!isObject(p) || p.state !== "approval-responded") return;
+    if (typeof p.toolCallId !== "string" || p.toolCallId === "") {
+      throw historyError(i, `history[${i}].parts[${k}].toolCallId must be a non-empty string`);
+    }
     const a = p.approval;
     if (!isObject(a) || typeof a.approved !== "boolean" || (a.reason !== undefined && a.reason !== null && typeof a.reason !== "string")) {
       throw historyError(i, `history[${i}].parts[${k}].approval must be { id, approved: boolean, reason?: string }`);
     }
-    out.push({ toolCallId: String(p.toolCallId ?? ""), approved: a.approved, reason: a.reason ?? "" });
+    out.push({ toolCallId: p.toolCallId, approved: a.approved, reason: a.reason ?? "" });
   });
   return out.length > 0 ? out : undefined;
 }

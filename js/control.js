@@ -4,7 +4,7 @@
 // back.
 
 import { KIND, Writer, readRefused } from "./wire.js";
-import { writeText, writeRevert, writeConfig, readSessions, readCheck, readSession, readStats } from "./controlframes.js";
+import { writeText, writeRevert, writeConfig, readSessions, readCheck, checkResult, readSession, readStats } from "./controlframes.js";
 import { AgentrtError, refusedError } from "./errors.js";
 import { configText } from "./request.js";
 import { packHistory } from "./pack.js";
@@ -153,8 +153,8 @@ export class Control {
 
   /**
    * What seeding an Array of host messages would meet, as the runtime
-   * object's checkHistory reports it: { ok, problems }, and awaiting
-   * when calls await approval. The Array is
+   * object's checkHistory reports it (checkResult): { ok, problems },
+   * paused and awaiting when calls await approval. The Array is
    * packed (pack.js) and checked by agentrt_check, bounded by its count
    * of host messages; a message the packer cannot read is the report's
    * one problem (repair null), and an Array of more messages than
@@ -171,8 +171,7 @@ export class Control {
         return { ok: false, problems: [{ code: e.code, index: e.index ?? -1, message: e.message, repair: null }] };
       }
     }
-    const { ok, problems, awaiting } = this.checkPacked(packed, hosts);
-    return awaiting.length > 0 ? { ok, problems, awaiting } : { ok, problems };
+    return checkResult(this.checkPacked(packed, hosts));
   }
 
   /**

@@ -76,8 +76,8 @@ export function writeRevert(w, sessionId, runId) {
 
 /**
  * Decodes a check-report frame (agentrt_check): { ok, problems: [{ code,
- * index, message, repair }], awaiting: [{ index, toolCallId, name }] },
- * repair being the kind's name or null, as checkHistory returns it.
+ * index, message, repair }], awaiting: [{ index, toolCallId, name,
+ * arguments }], paused }, repair being the kind's name or null.
  */
 export function readCheck(buf) {
   const r = reader(buf, KIND.check);
@@ -95,7 +95,21 @@ export function readCheck(buf) {
   }
   const m = r.count("awaiting count");
   const awaiting = new Array(m);
-  for (let i = 0; i < m; i++) awaiting[i] = { index: r.uvarint(), toolCallId: r.string(), name: r.string() };
+  for (let i = 0; i < m; i++) awaiting[i] = { index: r.uvarint(), toolCallId: r.string(), name: r.string(), arguments: r.string() };
+  const paused = r.byte();
+  if (paused > 1) r.fail("paused must be 0 or 1");
   r.end();
-  return { ok: ok === 1, problems, awaiting };
+  return { ok: ok === 1, problems, awaiting, paused: paused === 1 };
+}
+
+/**
+ * A decoded check as checkHistory returns it at every edge: { ok,
+ * problems }, with paused: true when the history waits for a decision,
+ * and awaiting when calls are pending at its end (the HTTP API's order).
+ */
+export function checkResult({ ok, problems, awaiting, paused }) {
+  const out = { ok, problems };
+  if (paused) out.paused = true;
+  if (awaiting.length > 0) out.awaiting = awaiting;
+  return out;
 }

@@ -217,17 +217,28 @@ export interface HistoryCheck {
   ok: boolean;
   problems: HistoryProblem[];
   /**
-   * The calls awaiting approval at the end of the history (present only
-   * when there are some); they are also missing_tool_result problems.
+   * True when the history waits for a person: it ends with calls of
+   * tools that ask approval (needsApproval). Those calls are then no
+   * problem (ok is true when nothing else is wrong): resume them with
+   * `approvals`; an input is refused until then. Present only when true.
+   */
+  paused?: true;
+  /**
+   * The calls pending at the end of the history (present only when there
+   * are some). When the history is not paused (a pending call's tool asks
+   * no approval: a run was cut off), they are also missing_tool_result
+   * problems.
    */
   awaiting?: AwaitingCall[];
 }
 
-/** A call awaiting approval at the end of a history; index is the assistant message's. */
+/** A call pending at the end of a history; index is the assistant message's. */
 export interface AwaitingCall {
   index: number;
   toolCallId: string;
   name: string;
+  /** The call's arguments, JSON text as the model gave them. */
+  arguments: string;
 }
 
 /** A tool call a paused run waits on (Result.pendingApprovals). */
@@ -245,7 +256,7 @@ export interface PendingApproval {
 export interface Approval {
   toolCallId: string;
   approved: boolean;
-  reason?: string | undefined;
+  reason?: string | null | undefined;
 }
 
 /** The result of a completed run, or of one paused for approvals. */

@@ -11,6 +11,7 @@ import { idleLater } from "./idle.js";
 import { GLUE_RUN_PREFIX, readRequest, readOptions, isDetached } from "./args.js";
 import { loadRemote } from "./remote.js";
 import { compileModule, loadGo, progressReporter, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
+import { checkResult } from "./controlframes.js";
 
 /**
  * A runtime: one Go instance of the module and the sessions it holds.
@@ -461,8 +462,7 @@ class Runtime {
     }
     if (history instanceof Uint8Array) {
       // Packed already: checked by the module's agentrt_check.
-      const { ok, problems, awaiting } = this.#call((inst) => inst.driver.checkPacked(history));
-      return awaiting.length > 0 ? { ok, problems, awaiting } : { ok, problems };
+      return checkResult(this.#call((inst) => inst.driver.checkPacked(history)));
     }
     // An Array: packed and checked by agentrt_check too (control.js).
     return this.#call((inst) => inst.driver.checkHistory(history));

@@ -176,8 +176,9 @@ func TestApprovals_Deny(t *testing.T) {
 
 // Ensure a fresh module instance given the stored history alone (which
 // ends with the unanswered call) and the approval resumes as a warm one
-// would, running the tool once; without approvals the same history is
-// refused invalid_history.
+// would, running the tool once; an input on the same history is refused
+// as on the warm session, with or without repair, and the history checks
+// paused.
 func TestApprovals_ColdStart(t *testing.T) {
 	w := newApprovals(t, nil)
 	paused := w.pause(t, w.rt)
@@ -186,8 +187,14 @@ func TestApprovals_ColdStart(t *testing.T) {
 		stored[i] = core.SeedMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolCalls: m.ToolCalls}
 	}
 	cold := w.runtime(t, mustInstance(t))
-	if _, err := cold.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "again", WithHistory: true, History: stored}); core.ErrorCode(err) != core.CodeInvalidHistory {
-		t.Fatalf("without approvals: %v, want invalid_history", err)
+	for _, repair := range []bool{false, true} {
+		_, err := cold.Run(context.Background(), core.RunRequest{SessionID: "s", Input: "again", WithHistory: true, History: stored, Policy: core.Policy{Repair: repair}})
+		if e := core.AsError(err); e == nil || e.Code != core.CodeInvalidArgument || e.Message != `session "s" awaits approval of tool call "pay-q": answer it with approvals` {
+			t.Fatalf("an input, repair %v: %v, want the awaits-approval refusal", repair, err)
+		}
+	}
+	if c, err := cold.CheckHistory(stored); err != nil || !c.OK || !c.Paused || len(c.Awaiting) != 1 || c.Awaiting[0].Arguments != `{"amount":5}` {
+		t.Fatalf("check %+v, %v, want ok and paused", c, err)
 	}
 	res, err := cold.Run(context.Background(), core.RunRequest{SessionID: "s", WithHistory: true, History: stored,
 		Approvals: []core.Approval{{ToolCallID: "pay-q", Approved: true}}})

@@ -9,7 +9,7 @@ import (
 )
 
 // The edge table (testdata/edges/) through the WASI module: each policy,
-// limits and config object that Go's types can hold (wasihost's API takes Go
+// limits, config and approvals object that Go's types can hold (wasihost's API takes Go
 // values; the compiler refuses the others) gives the code every other
 // edge gives, with the module's echo model and with a Go model.
 func TestEdges_WASI(t *testing.T) {
@@ -34,6 +34,18 @@ func runEdges(t *testing.T, in *Instance) {
 			}
 		})
 	}
+	t.Run("approvals", func(t *testing.T) {
+		contract.RunApprovalEdges(t, func(t testing.TB) func(core.RunRequest) error {
+			rt := mustRuntime(t, in, Config{Tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "pay"},
+				NeedsApproval: func(core.ToolInvocation) (bool, error) { return true, nil },
+				Call:          func(core.Context, core.ToolInvocation) (string, error) { return "paid", nil }}}})
+			t.Cleanup(func() { rt.Close() })
+			return func(req core.RunRequest) error {
+				_, err := rt.Run(context.Background(), req)
+				return err
+			}
+		})
+	})
 	contract.RunRuntimeEdges(t, func(cfg core.Config) (func() error, func(), error) {
 		rt, err := in.NewRuntime(Config{SystemPrompt: cfg.SystemPrompt, Tools: cfg.Tools, Limits: cfg.Limits})
 		if err != nil {

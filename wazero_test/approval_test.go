@@ -213,12 +213,15 @@ func TestApproval_Contract(t *testing.T) {
 			check := in.Export(mustCall(t, in, rt, "checkHistory", hist))
 			var awaiting []map[string]any
 			for _, a := range c.Awaiting {
-				awaiting = append(awaiting, map[string]any{"index": float64(a.Index), "toolCallId": a.ToolCallID, "name": a.Name})
+				awaiting = append(awaiting, map[string]any{"index": float64(a.Index), "toolCallId": a.ToolCallID, "name": a.Name, "arguments": a.Arguments})
 			}
 			got, _ := json.Marshal(get(check, "awaiting"))
 			want, _ := json.Marshal(awaiting)
 			if string(got) != string(want) {
 				t.Errorf("checkHistory awaiting %s, want %s", got, want)
+			}
+			if paused, _ := get(check, "paused").(bool); paused != c.Paused {
+				t.Errorf("checkHistory paused %v, want %v", get(check, "paused"), c.Paused)
 			}
 			var opts any // the history's decisions
 			if c.Approvals != nil {
@@ -350,8 +353,11 @@ func TestApproval_ColdStart(t *testing.T) {
 	fresh := mustInstance(t, nil)
 	tools, runs := approvalTools(true)
 	rt = mustRuntime(t, fresh, "agentrt", map[string]any{"model": payAndLook, "tools": tools})
-	refusedRun(t, fresh, rt, runs, "s", "invalid_history", `tool call "pay-q" has no tool result`,
+	// An input is refused as on the warm session, with or without repair.
+	refusedRun(t, fresh, rt, runs, "s", "invalid_argument", `session "s" awaits approval of tool call "pay-q": answer it with approvals`,
 		"startRunWithHistory", "again", stored)
+	refusedRun(t, fresh, rt, runs, "s", "invalid_argument", `session "s" awaits approval of tool call "pay-q": answer it with approvals`,
+		"startRunWithHistory", "again", stored, map[string]any{"policy": map[string]any{"repair": true}})
 	v, err := fresh.CallAsync(context.Background(), rt, "startRunWithHistory", "s", jshost.Undefined, stored, approve("pay-q", true, ""))
 	if err != nil {
 		t.Fatalf("resume after the cold start: %v", err)
@@ -491,9 +497,10 @@ func TestApproval_BadArguments(t *testing.T) {
 		}
 	}
 	mustCleanState(t, in, rt, "h", 0)
-	// With an input, the history is read as ever: its decision is not one.
+	// With an input, the history is read as ever: its decision is not
+	// one, and the call awaits approval.
 	_, err := in.CallAsync(context.Background(), rt, "startRunWithHistory", "h", "next", history(map[string]any{"id": "x", "approved": true}))
-	wantCode(t, "an input after an approval-responded part", err, "invalid_history", `tool call "c1" has no tool result`)
+	wantCode(t, "an input after an approval-responded part", err, "invalid_argument", `session "h" awaits approval of tool call "c1"`)
 	v, err := in.CallAsync(context.Background(), rt, "startRunWithHistory", "h", jshost.Undefined, history(map[string]any{"id": "x", "approved": false, "reason": "no"}))
 	if err != nil {
 		t.Fatalf("the history's decision: %v", err)

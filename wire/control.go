@@ -31,7 +31,8 @@ func DecodeRevert(b []byte) (sessionID, runID string, err error) {
 // AppendCheck appends a check-report frame for c: ok (a byte), the
 // problem count and each problem (code, index as a zigzag integer,
 // message, repair kind or ""), then the count of calls awaiting approval
-// and each call (index, tool call id, name).
+// and each call (index, tool call id, name, arguments), then paused (a
+// byte).
 func AppendCheck(dst []byte, c *core.HistoryCheck) []byte {
 	dst = appendBool(appendHeader(dst, KindCheck), c.OK)
 	dst = AppendUvarint(dst, uint64(len(c.Problems)))
@@ -48,8 +49,9 @@ func AppendCheck(dst []byte, c *core.HistoryCheck) []byte {
 		dst = AppendUvarint(dst, uint64(max(a.Index, 0)))
 		dst = AppendString(dst, a.ToolCallID)
 		dst = AppendString(dst, a.Name)
+		dst = AppendString(dst, a.Arguments)
 	}
-	return dst
+	return appendBool(dst, c.Paused)
 }
 
 // DecodeCheck decodes a check-report frame.
@@ -67,15 +69,17 @@ func DecodeCheck(b []byte) (*core.HistoryCheck, error) {
 			p.Repair = core.RepairKind(r.str("problem repair"))
 		}
 	}
-	if n := r.count("awaiting count", 3); r.err == nil && n > 0 {
+	if n := r.count("awaiting count", 4); r.err == nil && n > 0 {
 		c.Awaiting = make([]core.AwaitingCall, n)
 		for i := range c.Awaiting {
 			a := &c.Awaiting[i]
 			a.Index = r.int("awaiting index", maxInt32)
 			a.ToolCallID = r.str("awaiting tool call id")
 			a.Name = r.str("awaiting name")
+			a.Arguments = r.str("awaiting arguments")
 		}
 	}
+	c.Paused = r.bool("paused")
 	if err := r.end(); err != nil {
 		return nil, err
 	}

@@ -18,7 +18,8 @@ func controlGolden() map[string][]byte {
 				{Code: core.CodeInvalidHistory, Index: 1, Message: "orphan", Repair: core.RepairOrphanToolResult},
 				{Code: core.CodeLimitExceeded, Index: core.NoIndex, Message: "é"},
 			},
-			Awaiting: []core.AwaitingCall{{Index: 3, ToolCallID: "c1", Name: "clock"}},
+			Awaiting: []core.AwaitingCall{{Index: 3, ToolCallID: "c1", Name: "clock", Arguments: `{"tz":"é"}`}},
+			Paused:   true,
 		}),
 		"check-ok.bin": wire.AppendCheck(nil, &core.HistoryCheck{OK: true}),
 	}

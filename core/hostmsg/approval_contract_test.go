@@ -29,7 +29,7 @@ func TestApprovals_Contract(t *testing.T) {
 			}
 			defer rt.Close()
 			c.RunApprovalGo(t, contract.ApprovalEdge{
-				Check: func(h []core.SeedMessage) (core.HistoryCheck, error) { return core.CheckHistory(h, core.Limits{}), nil },
+				Check: func(h []core.SeedMessage) (core.HistoryCheck, error) { return rt.CheckHistory(h), nil },
 				Run: func(req core.RunRequest) error {
 					_, err := rt.Execute(core.Background(), req)
 					return err

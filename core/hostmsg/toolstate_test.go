@@ -85,7 +85,7 @@ func TestApprovals_UIMessageResumes(t *testing.T) {
 			t.Fatalf("approvals %+v, %v; want %+v", approvals, err, tc.want)
 		}
 		check := core.CheckHistory(h, core.Limits{})
-		if check.OK || !reflect.DeepEqual(check.Awaiting, []core.AwaitingCall{{Index: 1, ToolCallID: "c1", Name: "pay"}}) {
+		if check.OK || !reflect.DeepEqual(check.Awaiting, []core.AwaitingCall{{Index: 1, ToolCallID: "c1", Name: "pay", Arguments: `{"amount":5}`}}) {
 			t.Fatalf("check %+v", check)
 		}
 		pays := 0

@@ -16,8 +16,11 @@ type ApprovalCase struct {
 	// Name is "approval/name", as Load names the case.
 	Name    string
 	History json.RawMessage
-	// Awaiting are the calls checkHistory lists as awaiting approval.
+	// Awaiting are the calls checkHistory lists as awaiting approval, and
+	// Paused its verdict that the history waits for a person (on a
+	// runtime whose pay tool asks approval).
 	Awaiting []core.AwaitingCall
+	Paused   bool
 	// Approvals are the decisions the resume carries; nil means the
 	// decisions the history carries.
 	Approvals []core.Approval
@@ -38,7 +41,9 @@ type rawApprovalCase struct {
 			Index      int    `json:"index"`
 			ToolCallID string `json:"toolCallId"`
 			Name       string `json:"name"`
+			Arguments  string `json:"arguments"`
 		} `json:"awaiting"`
+		Paused    bool `json:"paused"`
 		Approvals *[]struct {
 			ToolCallID string `json:"toolCallId"`
 			Approved   bool   `json:"approved"`
@@ -64,9 +69,9 @@ func MustLoadApprovals(t testing.TB) []ApprovalCase {
 	}
 	var out []ApprovalCase
 	for _, r := range raw {
-		c := ApprovalCase{Name: "approval/" + r.Name, History: r.History, Error: r.Approval.Error, ToolRuns: r.Approval.ToolRuns}
+		c := ApprovalCase{Name: "approval/" + r.Name, History: r.History, Error: r.Approval.Error, ToolRuns: r.Approval.ToolRuns, Paused: r.Approval.Paused}
 		for _, a := range r.Approval.Awaiting {
-			c.Awaiting = append(c.Awaiting, core.AwaitingCall{Index: a.Index, ToolCallID: a.ToolCallID, Name: a.Name})
+			c.Awaiting = append(c.Awaiting, core.AwaitingCall{Index: a.Index, ToolCallID: a.ToolCallID, Name: a.Name, Arguments: a.Arguments})
 		}
 		if r.Approval.Approvals != nil {
 			c.Approvals = []core.Approval{}
@@ -119,13 +124,14 @@ func (c *ApprovalCase) RunApprovalHTTP(t testing.TB, send Send, sessionID string
 		t.Fatalf("check: status %d, %v, body %s", status, err, b)
 	}
 	var check struct {
+		Paused   bool                `json:"paused"`
 		Awaiting []core.AwaitingCall `json:"awaiting"`
 	}
 	if err := json.Unmarshal(b, &check); err != nil {
 		t.Fatalf("check %s: %v", b, err)
 	}
-	if show(check.Awaiting) != show(c.Awaiting) {
-		t.Errorf("awaiting %s, want %s", show(check.Awaiting), show(c.Awaiting))
+	if show(check.Awaiting) != show(c.Awaiting) || check.Paused != c.Paused {
+		t.Errorf("awaiting %s, paused %v, want %s, %v", show(check.Awaiting), check.Paused, show(c.Awaiting), c.Paused)
 	}
 	path := "/v1/sessions/" + sessionID
 	status, b, err = send("POST", path+"/runs", c.Body())

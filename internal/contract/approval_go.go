@@ -41,8 +41,8 @@ func (c *ApprovalCase) RunApprovalGo(t testing.TB, e ApprovalEdge) {
 	if err != nil {
 		t.Fatalf("check: %v", err)
 	}
-	if show(check.Awaiting) != show(c.Awaiting) {
-		t.Errorf("awaiting %s, want %s", show(check.Awaiting), show(c.Awaiting))
+	if show(check.Awaiting) != show(c.Awaiting) || check.Paused != c.Paused {
+		t.Errorf("awaiting %s, paused %v, want %s, %v", show(check.Awaiting), check.Paused, show(c.Awaiting), c.Paused)
 	}
 	approvals := c.Approvals
 	if approvals == nil {

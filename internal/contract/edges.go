@@ -29,18 +29,34 @@ type EdgeCase struct {
 	// systemPrompt and tools. A runner gives each tool that is an object
 	// a call function (JSON has none).
 	Config json.RawMessage
+	// Approvals is a resume's approvals ("approvals" cases: the run
+	// resumes PendingHistory with them), or nil; History, for an
+	// "approvals" case without them, a history whose decisions the run
+	// resumes with (no input, no approvals).
+	Approvals json.RawMessage
+	History   json.RawMessage
 	// Code is the error code the edge must answer with; "" when the
 	// policy or the limits are valid and the run or the runtime must
-	// work.
-	Code string
+	// work. Index, when set, is the index of the message at fault the
+	// refusal names.
+	Code  string
+	Index *int
 }
 
+// PendingHistory is the history an "approvals" case's approvals resume:
+// a user message and an assistant message whose call "c1" of the tool
+// "pay" (which asks approval on every edge's runtime) awaits approval.
+const PendingHistory = `[{"role":"user","content":"pay"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"pay","arguments":"{}"}]}]`
+
 type rawEdgeCase struct {
-	Name   string          `json:"name"`
-	Policy json.RawMessage `json:"policy"`
-	Limits json.RawMessage `json:"limits"`
-	Config json.RawMessage `json:"config"`
-	Code   *string         `json:"code"`
+	Name      string          `json:"name"`
+	Policy    json.RawMessage `json:"policy"`
+	Limits    json.RawMessage `json:"limits"`
+	Config    json.RawMessage `json:"config"`
+	Approvals json.RawMessage `json:"approvals"`
+	History   json.RawMessage `json:"history"`
+	Code      *string         `json:"code"`
+	Index     *int            `json:"index"`
 }
 
 // EdgesDir returns the table's directory, testdata/edges/ at the
@@ -51,7 +67,7 @@ func EdgesDir() string {
 }
 
 // MustLoadEdges reads the cases of testdata/edges/<kind>.json, kind
-// "policy", "limits" or "config", failing t when it cannot.
+// "policy", "limits", "config" or "approvals", failing t when it cannot.
 func MustLoadEdges(t testing.TB, kind string) []EdgeCase {
 	t.Helper()
 	f := filepath.Join(EdgesDir(), kind+".json")
@@ -65,7 +81,8 @@ func MustLoadEdges(t testing.TB, kind string) []EdgeCase {
 	}
 	out := make([]EdgeCase, len(raw))
 	for i, r := range raw {
-		c := EdgeCase{Name: kind + "/" + r.Name, Policy: r.Policy, Limits: r.Limits, Config: r.Config}
+		c := EdgeCase{Name: kind + "/" + r.Name, Policy: r.Policy, Limits: r.Limits, Config: r.Config,
+			Approvals: r.Approvals, History: r.History, Index: r.Index}
 		if r.Code != nil {
 			c.Code = *r.Code
 		}
@@ -100,6 +117,65 @@ func (c EdgeCase) CheckCode(t testing.TB, code, msg string) {
 	if code != c.Code {
 		t.Fatalf("%s: got code %q (%s), want %q", c.Name, code, msg, c.Code)
 	}
+}
+
+// CheckIndex fails t when the case names the index of the message at
+// fault and index (the refusal's, -1 for none) is another.
+func (c EdgeCase) CheckIndex(t testing.TB, index int) {
+	t.Helper()
+	if c.Index != nil && index != *c.Index {
+		t.Fatalf("%s: got index %d, want %d", c.Name, index, *c.Index)
+	}
+}
+
+// ResumeBody is the HTTP body of an "approvals" case's run: the pending
+// history and the approvals, or the case's history alone.
+func (c EdgeCase) ResumeBody() string {
+	if c.Approvals != nil {
+		return `{"history":` + PendingHistory + `,"approvals":` + string(c.Approvals) + `}`
+	}
+	return `{"history":` + string(c.History) + `}`
+}
+
+// GoResume returns an "approvals" case as the run request a Go host
+// makes (session "s", no input): the pending history read with hostmsg
+// and the approvals, or the case's history and the decisions it carries
+// (hostmsg.Approvals). ok is false when Go's types cannot hold the
+// approvals (an unknown or missing key, a wrong type, an empty list:
+// the compiler refuses them, and there is nothing to run); a history
+// hostmsg refuses is returned as err, the edge's answer.
+func (c EdgeCase) GoResume() (req core.RunRequest, ok bool, err error) {
+	req = core.RunRequest{SessionID: "s", WithHistory: true}
+	raw := c.History
+	if c.Approvals != nil {
+		raw = json.RawMessage(PendingHistory)
+		var items []json.RawMessage
+		if json.Unmarshal(c.Approvals, &items) != nil || len(items) == 0 {
+			return req, false, nil
+		}
+		for _, item := range items {
+			var a struct {
+				ToolCallID *string `json:"toolCallId"`
+				Approved   *bool   `json:"approved"`
+				Reason     *string `json:"reason"`
+			}
+			if !strictDecode(item, &a) || a.ToolCallID == nil || a.Approved == nil {
+				return req, false, nil
+			}
+			req.Approvals = append(req.Approvals, core.Approval{ToolCallID: *a.ToolCallID, Approved: *a.Approved, Reason: deref(a.Reason)})
+		}
+	}
+	v, err := hostjson.Parse(raw)
+	if err != nil {
+		return req, false, nil
+	}
+	if req.History, err = hostmsg.Messages(v, 0); err != nil {
+		return req, true, err
+	}
+	if c.Approvals == nil {
+		req.Approvals, err = hostmsg.Approvals(v)
+	}
+	return req, true, err
 }
 
 // GoPolicy returns the case's policy as a core.Policy, for an edge whose

@@ -74,3 +74,30 @@ func RunRuntimeEdges(t *testing.T, newRuntime func(cfg core.Config) (run func() 
 	}
 	return ran
 }
+
+// RunApprovalEdges runs every "approvals" case Go's types hold
+// (GoResume) as a subtest of t: newRun makes a fresh runtime of the edge
+// whose tool "pay" asks approval of every call and returns a run of a
+// request on it, whose error must carry the case's code (and index);
+// without one the resume completes. It returns how many cases ran.
+func RunApprovalEdges(t *testing.T, newRun func(t testing.TB) func(req core.RunRequest) error) int {
+	t.Helper()
+	ran := 0
+	for _, c := range MustLoadEdges(t, "approvals") {
+		req, ok, err := c.GoResume()
+		if !ok {
+			continue
+		}
+		ran++
+		t.Run(c.Name, func(t *testing.T) {
+			if err == nil {
+				err = newRun(t)(req)
+			}
+			c.Check(t, err)
+			if e := core.AsError(err); e != nil {
+				c.CheckIndex(t, e.Index)
+			}
+		})
+	}
+	return ran
+}

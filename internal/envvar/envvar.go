@@ -12,6 +12,10 @@ const (
 	Global = "AGENTRT_GLOBAL"
 	// Token is the worker's bearer token (a secret; empty: no auth).
 	Token = "AGENTRT_TOKEN"
+	// ApprovalSecret keys the worker's signatures of the calls its runs
+	// pause on (a secret; empty: nothing is signed, and a resume of a
+	// call that came with a client's history is not checked).
+	ApprovalSecret = "AGENTRT_APPROVAL_SECRET"
 	// Model is "echo" (the default) or "openai".
 	Model = "AGENTRT_MODEL"
 	// OpenAIBaseURL is the API root of an OpenAI-compatible server, e.g.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
+	"github.com/agentrt/agentrt/internal/jsutil"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -163,7 +164,7 @@ func Options(v js.Value) (o RunOptions, err error) {
 // decisions reads decisions on tool calls, as every edge reads them
 // (the texts of hostmsg's): options.approvals, v, a non-empty Array of {
 // toolCallId (a non-empty string), approved (a boolean), reason? (a
-// string, null or absent) }, with the checks of the glue's
+// string, null or absent) } and no other field, with the checks of the glue's
 // request.approvals and the HTTP API's approvals (core refuses the rest:
 // a call answered twice, a call not awaiting approval, an input beside
 // them); or, with parts, those of v, the last message of a history (an
@@ -197,6 +198,8 @@ func decisions(v js.Value, what string, parts bool) (out []core.Approval, msg st
 		bad := " must be an object"
 		if e.Type() != js.TypeObject {
 			dn = ""
+		} else if k := unknownKey(e, parts); k != "" {
+			dn, bad = "", " has an unknown field \""+k+"\""
 		} else if a.ToolCallID, err = optStr(e, "", FieldCtxToolCallID); err != nil || a.ToolCallID == "" {
 			dn, bad = "", ".toolCallId must be a non-empty string"
 		} else if d.Type() == js.TypeObject {
@@ -214,6 +217,30 @@ func decisions(v js.Value, what string, parts bool) (out []core.Approval, msg st
 		return nil, what + "[" + itoa(i) + "]" + dn + bad
 	}
 	return out, ""
+}
+
+// approvalKeys are the fields of an entry of options.approvals.
+var approvalKeys = [...]string{FieldCtxToolCallID, FieldApproved, FieldReason}
+
+// unknownKey returns the first own key of e, an entry of
+// options.approvals, that is not one of approvalKeys, or "" (always ""
+// for a UIMessage part, whose other fields are the part's).
+func unknownKey(e js.Value, parts bool) string {
+	if parts {
+		return ""
+	}
+	keys := jsutil.Object.Call(MethodKeys, e)
+	for i, n := 0, length(keys); i < n; i++ {
+		k := get(keys, i).String()
+		known := false
+		for _, f := range approvalKeys {
+			known = known || k == f
+		}
+		if !known {
+			return k
+		}
+	}
+	return ""
 }
 
 // Handler returns a core event handler that calls the JavaScript

@@ -35,8 +35,9 @@ func CheckHistory(rt *core.Runtime) js.Func {
 
 // HistoryCheck returns c as { ok, problems: [{ code, index, message,
 // repair }] }, repair being the kind's name or null, and, when the
-// history ends with calls awaiting approval, awaiting: [{ index,
-// toolCallId, name }] (as the HTTP API adds it).
+// history ends with calls awaiting approval, paused: true when they
+// make it paused rather than broken, and awaiting: [{ index, toolCallId,
+// name, arguments }] (as the HTTP API adds them).
 func HistoryCheck(c *core.HistoryCheck) js.Value {
 	o := newObject()
 	o.Set(FieldOK, c.OK)
@@ -55,6 +56,9 @@ func HistoryCheck(c *core.HistoryCheck) js.Value {
 		problems[i] = v
 	}
 	setValue(o, FieldProblems, arrayOf(problems))
+	if c.Paused {
+		o.Set(FieldPaused, true)
+	}
 	if len(c.Awaiting) > 0 {
 		awaiting := make([]any, len(c.Awaiting))
 		for i := range c.Awaiting {
@@ -63,6 +67,7 @@ func HistoryCheck(c *core.HistoryCheck) js.Value {
 			v.Set(FieldIndex, a.Index)
 			v.Set(FieldCtxToolCallID, a.ToolCallID)
 			v.Set(FieldName, a.Name)
+			v.Set(FieldArguments, a.Arguments)
 			awaiting[i] = v
 		}
 		setValue(o, FieldAwaiting, arrayOf(awaiting))

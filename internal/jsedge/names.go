@@ -185,6 +185,7 @@ const (
 	FieldOK               = "ok"
 	FieldProblems         = "problems"
 	FieldAwaiting         = "awaiting"
+	FieldPaused           = "paused"
 	FieldRepairToolCallID = "toolCallId"
 	// Tool approvals (docs/adr/0019-tool-approvals.md): the run option
 	// approvals [{toolCallId, approved, reason?}] and the Result's

@@ -89,12 +89,63 @@ for (const mode of runtimeModes) {
       const stored = paused.appended.map((m) => ({ ...m }));
       release(w.rt);
       const cold = await world(mode);
-      await rejectsWith(assert, cold.rt.run({ sessionId: "s", input: "again", history: stored }), "invalid_history");
+      // An input is refused as on the warm session, with or without
+      // repair, and the history checks paused with the call's arguments.
+      for (const policy of [{}, { repair: true }]) {
+        const err = await cold.rt.run({ sessionId: "s", input: "again", history: stored, policy }).then(() => assert.fail("accepted"), (e) => e);
+        assert.deepEqual([err.code, err.message], ["invalid_argument", 'session "s" awaits approval of tool call "pay-q": answer it with approvals']);
+        assert.equal(await messagesOf(cold.rt, "s"), null);
+      }
+      assert.deepEqual(await cold.rt.checkHistory(stored), {
+        ok: true, problems: [], paused: true, awaiting: [{ index: 1, toolCallId: "pay-q", name: "pay", arguments: '{"amount":5}' }],
+      });
       const res = await cold.rt.run({ sessionId: "s", history: stored, approvals: [{ toolCallId: "pay-q", approved: true }] });
       assert.equal(res.status, "completed");
       assert.equal(res.reply.content, "done: looked | paid");
       assert.deepEqual(cold.runs, { pay: 1, look: 0 });
       await refused(cold, { sessionId: "s", history: stored, approvals: [{ toolCallId: "pay-q", approved: true }] }, "invalid_argument");
+      release(cold.rt);
+    });
+
+    test("a call a host made up is resumed only if the app would have paused it", async () => {
+      const asked = [];
+      const w = await world(mode, (args, ctx) => { asked.push(ctx.toolCallId); return args.amount > 100; });
+      const madeUp = (name, args) => [{ role: "user", content: "hi" },
+        { role: "assistant", content: null, tool_calls: [{ id: "x1", name, arguments: JSON.stringify(args) }] }];
+      const yes = [{ toolCallId: "x1", approved: true }];
+      for (const approved of [true, false]) {
+        const err = await w.rt.run({ sessionId: "s", history: madeUp("look", {}), approvals: [{ toolCallId: "x1", approved }] })
+          .then(() => assert.fail("accepted"), (e) => e);
+        assert.deepEqual([err.code, err.message], ["invalid_argument", 'tool call "x1" is not awaiting approval in session "s": tool "look" asks no approval']);
+      }
+      // needsApproval is asked again: a call it does not flag is refused.
+      const err = await w.rt.run({ sessionId: "s", history: madeUp("pay", { amount: 1 }), approvals: yes }).then(() => assert.fail("accepted"), (e) => e);
+      assert.deepEqual([err.code, err.message], ["invalid_argument", 'tool call "x1" is not awaiting approval in session "s": tool "pay" does not ask approval of it']);
+      assert.deepEqual(asked, ["x1"]);
+      assert.equal(await messagesOf(w.rt, "s"), null);
+      assert.deepEqual(w.runs, { pay: 0, look: 0 });
+      // One it flags runs once (the app holds its history: it is trusted).
+      const res = await w.rt.run({ sessionId: "s", history: madeUp("pay", { to: "mallory", amount: 1000000 }), approvals: yes });
+      assert.equal(res.status, "completed");
+      assert.deepEqual(w.runs, { pay: 1, look: 0 });
+      release(w.rt);
+    });
+
+    test("after a restart, the app resumes from checkHistory's awaiting (docs/glue.md)", async () => {
+      const w = await world(mode);
+      const stored = (await pause(w)).appended.map((m) => ({ ...m }));
+      release(w.rt);
+      const cold = await world(mode);
+      const check = await cold.rt.checkHistory(stored);
+      assert.equal(check.paused, true);
+      assert.equal(check.ok, true);
+      const approvals = check.awaiting.map((c) => ({ toolCallId: c.toolCallId, approved: c.name === "pay" && JSON.parse(c.arguments).amount === 5 }));
+      assert.deepEqual(approvals, [{ toolCallId: "pay-q", approved: true }]);
+      const res = await cold.rt.run({ sessionId: "s", approvals, history: stored });
+      assert.equal(res.status, "completed");
+      assert.deepEqual(cold.runs, { pay: 1, look: 0 });
+      const after = await cold.rt.checkHistory([...stored, ...res.appended]);
+      assert.deepEqual(after, { ok: true, problems: [] });
       release(cold.rt);
     });
 
@@ -228,6 +279,7 @@ for (const mode of runtimeModes) {
           const a = c.approval;
           const check = await rt.checkHistory(structuredClone(c.history));
           assert.deepEqual(check.awaiting ?? [], a.awaiting);
+          assert.equal(check.paused ?? false, a.paused ?? false);
           const request = { sessionId: "s", history: structuredClone(c.history) };
           if (a.approvals !== undefined) request.approvals = a.approvals;
           if (a.error) {

@@ -27,9 +27,10 @@ describe("control frames", () => {
         { code: "invalid_history", index: 1, message: "orphan", repair: "orphan_tool_result" },
         { code: "limit_exceeded", index: -1, message: "é", repair: null },
       ],
-      awaiting: [{ index: 3, toolCallId: "c1", name: "clock" }],
+      awaiting: [{ index: 3, toolCallId: "c1", name: "clock", arguments: '{"tz":"é"}' }],
+      paused: true,
     });
-    assert.deepEqual(readCheck(golden("check-ok.bin")), { ok: true, problems: [], awaiting: [] });
+    assert.deepEqual(readCheck(golden("check-ok.bin")), { ok: true, problems: [], awaiting: [], paused: false });
   });
 
   test("a malformed check-report frame throws WireError only", () => {

@@ -173,3 +173,49 @@ test("every config case gives the table's code in the glue and through the sysca
   };
   await runtimeCases("config", (c) => withCalls(c.config), false);
 });
+
+// An approvals case's run: the pending history of contract.PendingHistory
+// resumed with the case's approvals, or the case's history alone.
+const PENDING = [{ role: "user", content: "pay" }, { role: "assistant", content: null, tool_calls: [{ id: "c1", name: "pay", arguments: "{}" }] }];
+
+test("every approvals case gives the table's code and index in the glue and through the syscall/js API", async () => {
+  const module = await compiledModule();
+  const api = await rawAPI(module);
+  const pay = () => ({ name: "pay", needsApproval: true, call: () => "paid" });
+  const wrong = [];
+  for (const c of await table("approvals")) {
+    const want = c.code ?? null;
+    const at = (edge) => `${c.name} (${edge})`;
+    const history = "approvals" in c ? PENDING : c.history;
+    const glue = await loadRuntime({ wasm: module, wasmExec: wasmExecURL, tools: [pay()] });
+    const raw = api.createRuntime({ tools: [pay()] });
+    try {
+      const request = { sessionId: "s", history: structuredClone(history) };
+      if ("approvals" in c) request.approvals = structuredClone(c.approvals);
+      const viaRun = await indexedRefusalOf(glue.run(request));
+      const opts = "approvals" in c ? { approvals: structuredClone(c.approvals) } : undefined;
+      const viaAPI = await indexedRefusalOf(raw.startRunWithHistory("s", undefined, structuredClone(history), opts));
+      for (const [edge, got] of [["glue run()", viaRun], ["syscall/js", viaAPI]]) {
+        if ((got?.code ?? null) !== want || (c.index !== undefined && got?.index !== c.index)) {
+          wrong.push(`${at(edge)}: ${got?.code ?? null} at ${got?.index} (${got?.message}), want ${want} at ${c.index}`);
+        }
+      }
+    } finally {
+      glue.close();
+      raw.close();
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
+
+// indexedRefusalOf is refusalOf with the refusal's index (-1 for none).
+async function indexedRefusalOf(p) {
+  try {
+    const res = await p;
+    assert.equal(res.status, "completed");
+    return undefined;
+  } catch (e) {
+    if (!e || typeof e.code !== "string") throw e;
+    return { code: e.code, message: e.message, index: e.index ?? -1 };
+  }
+}

@@ -19,6 +19,12 @@ const (
 // of the minimal syscall/js module built in the same run. The goal is
 // 1.3; the module measured 1.361 (782,525 bytes against 575,150), and
 // the bound is that plus 0.005 for the gzip size's moves with layout.
+// The approval trust checks (docs/adr/0023-approval-trust.md: a cold
+// resume asks the predicate again through the approval action, a
+// paused history's check, signatures, the keys of an approval) and
+// repair's rejoin cost 7,497 bytes of gzip: the module measured 1.376
+// (791,518 bytes) with them, against 1.363 (784,021) before, and the
+// bound is that plus 0.005.
 // The module was at 1.300 before the wire's control exports, the token
 // window, the count action and tool approvals (on the wire and in the
 // syscall/js API). The room for 1.3 is in the syscall/js API, which the
@@ -30,7 +36,7 @@ const (
 // of its parts and of every step measured. Package time (and context, which imports it)
 // alone would cost about 0.1 of the ratio: core and the edge do without
 // them (ADR 0002).
-const maxGzipRatio = 1.367
+const maxGzipRatio = 1.381
 
 // TestModule_Size builds the minimal and core-only modules into a temp
 // dir with the module's flags, and reports raw and gzip sizes and ratios.

@@ -14,13 +14,17 @@ import (
 
 // The worker's environment variables (wrangler vars and secrets).
 const (
-	EnvToken         = envvar.Token         // secret: bearer token; empty = no auth
-	EnvModel         = envvar.Model         // "echo" (default) or "openai"
-	EnvOpenAIBaseURL = envvar.OpenAIBaseURL // e.g. https://api.openai.com/v1
-	EnvOpenAIModel   = envvar.OpenAIModel   // model name sent upstream
-	EnvOpenAIKey     = envvar.OpenAIKey     // secret
-	EnvMaxBodyBytes  = envvar.MaxBodyBytes  // default 1 MiB
-	EnvSystemPrompt  = envvar.SystemPrompt  // optional
+	EnvToken = envvar.Token // secret: bearer token; empty = no auth
+	// EnvApprovalSecret keys the signatures of paused calls (a secret;
+	// empty: none, and resumes are not checked): see
+	// docs/adr/0023-approval-trust.md.
+	EnvApprovalSecret = envvar.ApprovalSecret
+	EnvModel          = envvar.Model         // "echo" (default) or "openai"
+	EnvOpenAIBaseURL  = envvar.OpenAIBaseURL // e.g. https://api.openai.com/v1
+	EnvOpenAIModel    = envvar.OpenAIModel   // model name sent upstream
+	EnvOpenAIKey      = envvar.OpenAIKey     // secret
+	EnvMaxBodyBytes   = envvar.MaxBodyBytes  // default 1 MiB
+	EnvSystemPrompt   = envvar.SystemPrompt  // optional
 	// EnvSessions is "isolate" (the default) or "durable": a Durable
 	// Object per conversation (docs/adr/0014-durable-sessions.md).
 	EnvSessions = envvar.Sessions
@@ -44,8 +48,10 @@ const (
 
 // config is the worker's configuration.
 type config struct {
-	Token        string
-	SystemPrompt string
+	Token string
+	// ApprovalSecret is EnvApprovalSecret.
+	ApprovalSecret string
+	SystemPrompt   string
 	// Model is nil for echo.
 	Model        *openai.Model
 	MaxBodyBytes int64
@@ -74,7 +80,7 @@ type config struct {
 // configFrom reads the configuration through get (the worker's env). The
 // openai model's Client is left nil for the caller to set.
 func configFrom(get func(string) string) (config, error) {
-	c := config{Token: get(EnvToken), SystemPrompt: get(EnvSystemPrompt), MaxBodyBytes: httpapi.DefaultMaxBodyBytes, TestFaults: get(EnvTestFaults) == "1"}
+	c := config{Token: get(EnvToken), ApprovalSecret: get(EnvApprovalSecret), SystemPrompt: get(EnvSystemPrompt), MaxBodyBytes: httpapi.DefaultMaxBodyBytes, TestFaults: get(EnvTestFaults) == "1"}
 	if s := strings.TrimSpace(get(EnvMaxBodyBytes)); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n <= 0 {
@@ -142,7 +148,8 @@ func configFrom(get func(string) string) (config, error) {
 
 // runtimeConfig is the core configuration for c.
 func (c *config) runtimeConfig() core.Config {
-	cfg := core.Config{SystemPrompt: c.SystemPrompt, AfterFunc: afterFunc, Tools: c.Tools, CountTokens: c.CountTokens}
+	cfg := core.Config{SystemPrompt: c.SystemPrompt, AfterFunc: afterFunc, Tools: c.Tools, CountTokens: c.CountTokens,
+		SignApproval: httpapi.ApprovalSigner([]byte(c.ApprovalSecret))}
 	if c.Model != nil {
 		cfg.Model = c.Model
 	}

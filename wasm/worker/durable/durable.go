@@ -376,6 +376,11 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 	t := &turnState{h: h, r: r, id: id, count: count, injected: injected}
 	req := withBody(r, body)
 	ctx := r.Context()
+	if injected {
+		// The history is the stored conversation: its pending calls were
+		// made here (docs/adr/0023-approval-trust.md).
+		ctx = httpapi.TrustHistory(ctx)
+	}
 	if !wantsStream(r) {
 		// The API's commit hook stores the turn before it answers.
 		h.api.ServeHTTP(w, req.WithContext(context.WithValue(ctx, turnKey{}, t)))
