@@ -379,7 +379,11 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 	sw := &eventStream{w: w}
 	if cont {
 		// The run does not see its client leave (ADR 0020).
-		sw.log = h.startLog(runID)
+		var cerr *core.Error
+		if sw.log, cerr = h.startLog(runID); cerr != nil {
+			writeError(w, cerr)
+			return
+		}
 		ctx = context.WithoutCancel(ctx)
 		w.Header().Set(ContinuesHeader, "1")
 		w.Header().Set(RunIDHeader, runID)

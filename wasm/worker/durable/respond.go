@@ -14,11 +14,14 @@ import (
 // run's events.
 
 // writeError answers {"error": {"code", "message"}} as the API does,
-// run_lost with 404.
+// run_lost with 404 and run_exists with 409.
 func writeError(w http.ResponseWriter, e *core.Error) {
 	status := 0
-	if e.Code == CodeRunLost {
+	switch e.Code {
+	case CodeRunLost:
 		status = http.StatusNotFound
+	case CodeRunExists:
+		status = http.StatusConflict
 	}
 	httpapi.WriteError(w, status, e)
 }

@@ -36,6 +36,13 @@ const keptRuns = 8
 // (an eviction or a restart), or its log was dropped for newer runs.
 const CodeRunLost core.Code = "run_lost"
 
+// CodeRunExists is the error code of a continued run whose runId names a
+// run the object still knows (queued, running, or one of the finished
+// runs whose log it keeps): a run id names one run, so that a request
+// sent again with its id never runs its turn twice, and a stop or a
+// status of that id can only mean that run.
+const CodeRunExists core.Code = "run_exists"
+
 // EventRunGap is the type of the event a replay begins with when the
 // events it should replay first were dropped from the log: {type, runId,
 // from, to}, the seqs lost.
@@ -73,8 +80,11 @@ type runLog struct {
 	bytes  int64
 	done   bool
 	status string
-	final  json.RawMessage // the data of the last event
-	wake   chan struct{}   // closed and replaced on every change
+	// running is set while the run is in the runtime under its id: only
+	// then does a stop (DELETE) reach it through core's CancelRun.
+	running bool
+	final   json.RawMessage // the data of the last event
+	wake    chan struct{}   // closed and replaced on every change
 }
 
 // add keeps ev as event seq, dropping the oldest over the bounds.
@@ -118,7 +128,7 @@ func (l *runLog) end() {
 	if l.status == runRunning {
 		l.status = runFailed
 	}
-	l.done = true
+	l.done, l.running = true, false
 	close(l.wake)
 	l.wake = make(chan struct{})
 }
@@ -172,20 +182,26 @@ func continuedBody(body []byte, onDisconnect, rawRunID json.RawMessage, stream b
 }
 
 // startLog registers a continued run's log, dropping the oldest
-// finished logs over keptRuns.
-func (h *Handler) startLog(id string) *runLog {
-	l := &runLog{id: id, maxEvents: h.maxRunEvents, maxBytes: h.maxRunBytes, status: runRunning, wake: make(chan struct{})}
+// finished logs over keptRuns. A run id the object knows is refused
+// run_exists, and the log it names is left as it is.
+func (h *Handler) startLog(id string) (*runLog, *core.Error) {
+	l := &runLog{id: id, maxEvents: h.maxRunEvents, maxBytes: h.maxRunBytes, status: runRunning, running: true, wake: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if old := h.runs[id]; old != nil {
-		h.dropRun(id)
+	if h.runs[id] != nil {
+		return nil, runExists(id)
 	}
 	h.runs[id] = l
 	h.runOrder = append(h.runOrder, id)
 	for n := len(h.runOrder); n > keptRuns+1; n-- {
 		h.dropRun(h.runOrder[0])
 	}
-	return l
+	return l, nil
+}
+
+func runExists(runID string) *core.Error {
+	return core.NewError(CodeRunExists, "run "+strconv.Quote(runID)+" is already known to the conversation: follow it "+
+		"(GET .../runs/{runId}/events) or read its status; a new run needs a runId of its own")
 }
 
 // dropFinished forgets the logs of the runs that ended: the
@@ -255,7 +271,16 @@ func (h *Handler) runStatus(w http.ResponseWriter, runID string, cancel bool, r 
 		return
 	}
 	if cancel {
-		h.rt.CancelRun(runID)
+		// Only a run still under its id in the runtime is cancelled by
+		// it: once the log ended, the id may name another run in flight
+		// (a plain run may reuse it), which is not this one. The log's
+		// lock is held across the cancel, so the run cannot end, and
+		// another take its id, in between.
+		l.mu.Lock()
+		if l.running {
+			h.rt.CancelRun(runID)
+		}
+		l.mu.Unlock()
 		for {
 			l.mu.Lock()
 			done, wake := l.done, l.wake

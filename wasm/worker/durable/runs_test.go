@@ -442,3 +442,63 @@ func TestRuns_HostileResumes(t *testing.T) {
 		}
 	}
 }
+
+// Ensure a run id names one run: DELETE of a continued run that ended
+// leaves alone a plain run in flight that reuses its id (the plain run
+// completes and is stored), and a continued run that reuses a known id,
+// refused 409 run_exists, changes nothing: the old run's log still
+// answers with its Result.
+func TestRuns_ReusedRunID(t *testing.T) {
+	st := &memStore{}
+	m := &gateModel{started: make(chan struct{}, 1), release: make(chan struct{})}
+	h := gatedObject(t, st, m, Config{})
+	go func() { m.release <- struct{}{} }()
+	if a := do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"q","runId":"r1","policy":{"onDisconnect":"continue"}}`, "Accept", "text/event-stream"); !strings.Contains(a.Body, "event: run.completed\n") {
+		t.Fatalf("the continued run: %d %q", a.Status, a.Body)
+	}
+	<-m.started
+
+	// A plain run reuses the id; the ended run is stopped meanwhile.
+	plain := make(chan answer, 1)
+	go func() { plain <- do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"plain","runId":"r1"}`) }()
+	<-m.started
+	if a := do(t, h, "DELETE", "/v1/sessions/c1/runs/r1", ""); a.Status != 200 || !strings.Contains(a.Body, `"status":"completed"`) {
+		t.Fatalf("DELETE of the ended run: %d %s", a.Status, a.Body)
+	}
+	select {
+	case m.release <- struct{}{}:
+	case <-time.After(2 * time.Second): // the plain run was cancelled
+	}
+	if a := <-plain; a.Status != 200 || a.MessageCount != 4 {
+		t.Errorf("the plain run that reused the id: %d %s, want 200 and 4 messages (it was not the run stopped)", a.Status, a.Body)
+	}
+
+	// A continued run that reuses the id is refused, before it runs, and
+	// whether or not its body is one the API takes. (A model call it
+	// made would be answered.)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case m.release <- struct{}{}:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for _, body := range []string{
+		`{"input":"again","runId":"r1","policy":{"onDisconnect":"continue"}}`,
+		`{"input":"again","runId":"r1","history":5,"policy":{"onDisconnect":"continue"}}`,
+	} {
+		if a := do(t, h, "POST", "/v1/sessions/c1/runs", body, "Accept", "text/event-stream"); a.Status != 409 || a.Error.Code != "run_exists" {
+			t.Fatalf("%s: %d %q, want 409 run_exists", body, a.Status, a.Body)
+		}
+	}
+	if a := do(t, h, "GET", "/v1/sessions/c1/runs/r1", ""); a.Status != 200 || !strings.Contains(a.Body, `"status":"completed"`) || !strings.Contains(a.Body, `"content":"done"`) {
+		t.Fatalf("the first run after the refusals: %d %s, want its log and Result", a.Status, a.Body)
+	}
+	if got := st.contents(t); len(got) != 4 || len(st.writes) != 2 {
+		t.Fatalf("stored %q in %d writes, want the two turns", got, len(st.writes))
+	}
+}
