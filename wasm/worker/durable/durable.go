@@ -235,22 +235,40 @@ func sessionRoute(path string) (id, tail string, ok bool) {
 }
 
 // lock takes the conversation's lock, waiting unless reject is set;
-// false when it is busy and reject is set, or the client left.
-func (h *Handler) lock(r *http.Request, reject bool) (bool, *core.Error) {
+// false when it is busy and reject is set, or the client left, or the
+// continued run l (nil for another request) was stopped while it waited.
+// A run l that takes the lock is running from then on.
+func (h *Handler) lock(r *http.Request, reject bool, l *runLog) (bool, *core.Error) {
 	select {
 	case h.turn <- struct{}{}:
-		return true, nil
+		return h.begin(l)
 	default:
 	}
 	if reject {
 		return false, core.NewError(core.CodeSessionBusy, "the session is running another run")
 	}
+	var stop chan struct{}
+	if l != nil {
+		stop = l.stop
+	}
 	select {
 	case h.turn <- struct{}{}:
-		return true, nil
+		return h.begin(l)
 	case <-r.Context().Done():
 		return false, core.NewError(core.CodeCancelled, "the client went away")
+	case <-stop:
+		return false, stoppedQueued()
 	}
+}
+
+// begin marks the continued run l (when not nil) running, once the lock
+// is taken; a run stopped meanwhile gives the lock back and does not run.
+func (h *Handler) begin(l *runLog) (bool, *core.Error) {
+	if l == nil || l.begin() {
+		return true, nil
+	}
+	h.unlock()
+	return false, stoppedQueued()
 }
 
 func (h *Handler) unlock() { <-h.turn }
@@ -326,11 +344,29 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		}
 	}
 	reject := probe.Policy != nil && probe.Policy.OnBusy == string(core.BusyReject)
-	if ok, cerr := h.lock(r, reject); !ok {
+	var l *runLog // a continued run's log, from the moment it is accepted
+	if cont {
+		var cerr *core.Error
+		if l, cerr = h.startLog(runID); cerr != nil {
+			writeError(w, cerr)
+			return
+		}
+	}
+	if ok, cerr := h.lock(r, reject, l); !ok {
+		if l != nil {
+			h.notRun(l, id, cerr)
+		}
 		writeError(w, cerr)
 		return
 	}
 	defer h.unlock()
+	if wantsStream(r) {
+		// A refusal passes through it as plain JSON, and is kept in the
+		// log of a continued run as its end.
+		sw := &eventStream{w: w, log: l, session: id}
+		defer sw.finish(h)
+		w = sw
+	}
 
 	h.mu.Lock()
 	err = h.loadStat()
@@ -376,20 +412,13 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		h.api.ServeHTTP(w, req.WithContext(context.WithValue(ctx, turnKey{}, t)))
 		return
 	}
-	sw := &eventStream{w: w}
 	if cont {
 		// The run does not see its client leave (ADR 0020).
-		var cerr *core.Error
-		if sw.log, cerr = h.startLog(runID); cerr != nil {
-			writeError(w, cerr)
-			return
-		}
 		ctx = context.WithoutCancel(ctx)
 		w.Header().Set(ContinuesHeader, "1")
 		w.Header().Set(RunIDHeader, runID)
 	}
-	h.api.ServeHTTP(sw, req.WithContext(context.WithValue(ctx, turnKey{}, t)))
-	sw.finish(h)
+	h.api.ServeHTTP(w, req.WithContext(context.WithValue(ctx, turnKey{}, t)))
 }
 
 // live reports whether the runtime holds the session id, without
@@ -524,7 +553,7 @@ func (h *Handler) seedBody(body, history []byte, replace bool) ([]byte, error) {
 }
 
 func (h *Handler) remove(w http.ResponseWriter, r *http.Request, id string) {
-	if ok, cerr := h.lock(r, false); !ok {
+	if ok, cerr := h.lock(r, false, nil); !ok {
 		writeError(w, cerr)
 		return
 	}

@@ -58,6 +58,11 @@ const (
 
 // The statuses of a run, as GET /v1/sessions/{id}/runs/{runId} answers.
 const (
+	// runQueued is a continued run accepted while another held the
+	// conversation: it runs when the lock frees, unless it is stopped
+	// first (or its client's leaving reaches the object), and then it
+	// never runs.
+	runQueued    = "queued"
 	runRunning   = "running"
 	runCompleted = "completed"
 	runFailed    = "failed"
@@ -83,6 +88,9 @@ type runLog struct {
 	// running is set while the run is in the runtime under its id: only
 	// then does a stop (DELETE) reach it through core's CancelRun.
 	running bool
+	// stop is closed by a stop (DELETE) of the run while it is queued.
+	stop    chan struct{}
+	stopped bool
 	final   json.RawMessage // the data of the last event
 	wake    chan struct{}   // closed and replaced on every change
 }
@@ -103,21 +111,68 @@ func (l *runLog) add(seq int64, ev []byte) {
 		l.events = l.events[1:]
 		l.first++
 	}
-	switch {
-	case hasEvent(ev, core.EventRunCompleted):
-		l.status = runCompleted
-	case hasEvent(ev, core.EventRunAwaitingApproval):
-		l.status = runAwaiting
-	case hasEvent(ev, core.EventRunFailed):
-		l.status = runFailed
-	case hasEvent(ev, core.EventRunCancelled):
-		l.status = runCancelled
-	}
-	if l.status != runRunning {
-		l.final = append(json.RawMessage(nil), eventData(ev)...)
+	if st := finalStatus(ev); st != "" {
+		l.status = st
+		l.final = eventData(ev)
 	}
 	close(l.wake)
 	l.wake = make(chan struct{})
+}
+
+// begin marks a queued run running; false when it was stopped.
+func (l *runLog) begin() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return false
+	}
+	l.status, l.running = runRunning, true
+	close(l.wake)
+	l.wake = make(chan struct{})
+	return true
+}
+
+// notRun ends the log of a continued run that never ran: its request was
+// cancelled or stopped while it waited for its turn (e is the error its
+// client gets, and the log's final event, run.cancelled), or refused at
+// once because the conversation was busy (policy.onBusy "reject"), when
+// it is forgotten: nobody could have followed it.
+func (h *Handler) notRun(l *runLog, session string, e *core.Error) {
+	if e.Code == core.CodeSessionBusy {
+		h.mu.Lock()
+		if h.runs[l.id] == l {
+			h.dropRun(l.id)
+		}
+		h.mu.Unlock()
+		return
+	}
+	l.refuse(core.EventRunCancelled, session, errorJSON(e))
+	l.end()
+}
+
+// refuse keeps, as the only event of a run that never started, a final
+// event of type typ carrying errJSON (the wire form of the error its
+// client was answered).
+func (l *runLog) refuse(typ core.EventType, session string, errJSON []byte) {
+	data, _ := json.Marshal(map[string]any{"type": typ, "runId": l.id, "sessionId": session, "seq": 0, "error": json.RawMessage(errJSON)})
+	l.add(1, []byte("event: "+string(typ)+"\ndata: "+string(data)+"\n\n"))
+}
+
+// errorJSON is e as the API writes an error: {code, message, index?}.
+func errorJSON(e *core.Error) []byte {
+	rec := newRecorder()
+	writeError(rec, e)
+	var body struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(rec.body.Bytes(), &body) != nil || len(body.Error) == 0 {
+		return []byte(`{"code":"internal","message":"the run ended before it started"}`)
+	}
+	return body.Error
+}
+
+func stoppedQueued() *core.Error {
+	return core.NewError(core.CodeCancelled, "the run was stopped while it waited for its turn; it never ran")
 }
 
 // end marks the run finished (a run that ended with no final event
@@ -125,12 +180,28 @@ func (l *runLog) add(seq int64, ev []byte) {
 func (l *runLog) end() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.status == runRunning {
+	if l.status == runRunning || l.status == runQueued {
 		l.status = runFailed
 	}
 	l.done, l.running = true, false
 	close(l.wake)
 	l.wake = make(chan struct{})
+}
+
+// finalStatus is the status a run's final event ev gives it, or "" for
+// another event.
+func finalStatus(ev []byte) string {
+	switch {
+	case hasEvent(ev, core.EventRunCompleted):
+		return runCompleted
+	case hasEvent(ev, core.EventRunAwaitingApproval):
+		return runAwaiting
+	case hasEvent(ev, core.EventRunFailed):
+		return runFailed
+	case hasEvent(ev, core.EventRunCancelled):
+		return runCancelled
+	}
+	return ""
 }
 
 func hasEvent(ev []byte, typ core.EventType) bool {
@@ -181,27 +252,47 @@ func continuedBody(body []byte, onDisconnect, rawRunID json.RawMessage, stream b
 	return cont, runID, out, nil
 }
 
-// startLog registers a continued run's log, dropping the oldest
-// finished logs over keptRuns. A run id the object knows is refused
-// run_exists, and the log it names is left as it is.
+// startLog registers the log of a continued run, queued, as its request
+// is accepted, dropping the oldest finished logs over keptRuns (a log
+// queued or running is never dropped for room). A run id the object
+// knows is refused run_exists, and the log it names is left as it is.
 func (h *Handler) startLog(id string) (*runLog, *core.Error) {
-	l := &runLog{id: id, maxEvents: h.maxRunEvents, maxBytes: h.maxRunBytes, status: runRunning, running: true, wake: make(chan struct{})}
+	l := &runLog{id: id, maxEvents: h.maxRunEvents, maxBytes: h.maxRunBytes, status: runQueued, stop: make(chan struct{}), wake: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.runs[id] != nil {
 		return nil, runExists(id)
 	}
+	finished := 0
+	for _, r := range h.runOrder {
+		if h.runs[r].ended() {
+			finished++
+		}
+	}
+	for _, r := range append([]string(nil), h.runOrder...) {
+		if finished <= keptRuns {
+			break
+		}
+		if h.runs[r].ended() {
+			h.dropRun(r)
+			finished--
+		}
+	}
 	h.runs[id] = l
 	h.runOrder = append(h.runOrder, id)
-	for n := len(h.runOrder); n > keptRuns+1; n-- {
-		h.dropRun(h.runOrder[0])
-	}
 	return l, nil
 }
 
 func runExists(runID string) *core.Error {
 	return core.NewError(CodeRunExists, "run "+strconv.Quote(runID)+" is already known to the conversation: follow it "+
 		"(GET .../runs/{runId}/events) or read its status; a new run needs a runId of its own")
+}
+
+// ended reports whether the run is over.
+func (l *runLog) ended() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.done
 }
 
 // dropFinished forgets the logs of the runs that ended: the
@@ -277,8 +368,13 @@ func (h *Handler) runStatus(w http.ResponseWriter, runID string, cancel bool, r 
 		// lock is held across the cancel, so the run cannot end, and
 		// another take its id, in between.
 		l.mu.Lock()
-		if l.running {
+		switch {
+		case l.running:
 			h.rt.CancelRun(runID)
+		case l.status == runQueued && !l.stopped:
+			// It never runs: its request ends with run.cancelled.
+			l.stopped = true
+			close(l.stop)
 		}
 		l.mu.Unlock()
 		for {

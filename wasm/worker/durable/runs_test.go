@@ -502,3 +502,137 @@ func TestRuns_ReusedRunID(t *testing.T) {
 		t.Fatalf("stored %q in %d writes, want the two turns", got, len(st.writes))
 	}
 }
+
+// docClient is what docs/worker.md tells a client that lost the
+// connection of a continued run to do: ask for the run; if it is
+// run_lost, read the conversation and send the input again when its
+// turn is not there; otherwise follow the run's events to its end (and
+// send the input again if it never ran). It returns the run's status as
+// it first found it.
+func docClient(t *testing.T, h http.Handler, runID, input string) string {
+	t.Helper()
+	a := do(t, h, "GET", "/v1/sessions/c1/runs/"+runID, "")
+	var st struct{ Status string }
+	_ = json.Unmarshal([]byte(a.Body), &st)
+	switch {
+	case a.Status == 404 && a.Error.Code == "run_lost":
+		if s := do(t, h, "GET", "/v1/sessions/c1", ""); !strings.Contains(s.Body, `"content":"`+input+`"`) {
+			do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"`+input+`","policy":{"onDisconnect":"continue"}}`, "Accept", "text/event-stream")
+		}
+		return "run_lost"
+	case a.Status == 200:
+		ev := do(t, h, "GET", "/v1/sessions/c1/runs/"+runID+"/events", "", "Last-Event-ID", "0")
+		if strings.Contains(ev.Body, "event: run.cancelled\n") && !strings.Contains(ev.Body, "event: run.started\n") {
+			do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"`+input+`","policy":{"onDisconnect":"continue"}}`, "Accept", "text/event-stream")
+		} else if !strings.Contains(ev.Body, "event: run.completed\n") {
+			t.Fatalf("following %s: %q", runID, ev.Body)
+		}
+		return st.Status
+	}
+	t.Fatalf("GET of run %s: %d %s", runID, a.Status, a.Body)
+	return ""
+}
+
+// Ensure a continued run queued behind another on its conversation is
+// known from the moment its request is accepted: its status is queued
+// (not run_lost) and its events can be followed; a client that lost the
+// connection and follows docs/worker.md gets its turn stored exactly
+// once, whether the object learns that the client left (the queued run
+// then never runs, and ends run.cancelled) or not (it runs when the lock
+// frees); a stop (DELETE) of a queued run ends it cancelled without
+// running it.
+func TestRuns_QueuedContinuedRun(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		leave bool // the client's leaving reaches the object
+		stop  bool // the queued run is stopped with DELETE
+	}{{"unnoticed", false, false}, {"noticed", true, false}, {"stopped", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &memStore{}
+			m := &gateModel{started: make(chan struct{}, 1), release: make(chan struct{})}
+			h := gatedObject(t, st, m, Config{})
+			first := make(chan answer, 1)
+			go func() { first <- do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"first"}`) }()
+			<-m.started
+
+			// The second request waits for the lock; its client is gone.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req := httptest.NewRequest("POST", "/v1/sessions/c1/runs", strings.NewReader(`{"input":"second","runId":"q1","policy":{"onDisconnect":"continue"}}`)).WithContext(ctx)
+			req.Header.Set("Accept", "text/event-stream")
+			queued := make(chan struct{})
+			go func() {
+				defer close(queued)
+				h.ServeHTTP(httptest.NewRecorder(), req)
+			}()
+			for deadline := time.Now().Add(2 * time.Second); h.runOf("q1") == nil && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			if a := do(t, h, "GET", "/v1/sessions/c1/runs/q1", ""); a.Status != 200 || !strings.Contains(a.Body, `"status":"queued"`) {
+				t.Errorf("a queued run's status: %d %s, want 200 queued", a.Status, a.Body)
+			}
+			if tc.leave {
+				cancel()
+				<-queued
+			}
+			if tc.stop {
+				if a := do(t, h, "DELETE", "/v1/sessions/c1/runs/q1", ""); a.Status != 200 || !strings.Contains(a.Body, `"status":"cancelled"`) {
+					t.Fatalf("stop of a queued run: %d %s", a.Status, a.Body)
+				}
+				select {
+				case <-queued:
+				case <-time.After(2 * time.Second):
+					t.Fatal("the stopped run's request still waits")
+				}
+			}
+			go func() {
+				for range 4 {
+					select {
+					case m.release <- struct{}{}:
+					case <-time.After(5 * time.Second):
+					}
+				}
+			}()
+			docClient(t, h, "q1", "second")
+			if a := <-first; a.Status != 200 {
+				t.Fatalf("the first run: %d %s", a.Status, a.Body)
+			}
+			<-queued
+			got := st.contents(t)
+			n := 0
+			for _, c := range got {
+				if c == "second" {
+					n++
+				}
+			}
+			if n != 1 || len(got) != 4 {
+				t.Fatalf("stored %q: want the second input's turn once after the first", got)
+			}
+		})
+	}
+}
+
+// Ensure a streamed run the API refuses answers its plain JSON error
+// through the object (it answered an empty body), and a continued one's
+// log, known since the request was accepted, ends run.failed with that
+// error: a follower is told why the run never ran.
+func TestRuns_RefusedStreamedRun(t *testing.T) {
+	st := &memStore{}
+	h := object(t, st, Config{})
+	a := do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"q","history":5,"runId":"x","policy":{"onDisconnect":"continue"}}`, "Accept", "text/event-stream")
+	if a.Status != 400 || a.Error.Code != "invalid_argument" {
+		t.Fatalf("refused run: %d %q, want 400 invalid_argument", a.Status, a.Body)
+	}
+	if a := do(t, h, "GET", "/v1/sessions/c1/runs/x", ""); a.Status != 200 || !strings.Contains(a.Body, `"status":"failed"`) || !strings.Contains(a.Body, `"code":"invalid_argument"`) {
+		t.Fatalf("the refused run's status: %d %s", a.Status, a.Body)
+	}
+	if a := do(t, h, "GET", "/v1/sessions/c1/runs/x/events", ""); a.Status != 200 || !strings.HasPrefix(a.Body, "id: 1\nevent: run.failed\n") || !strings.Contains(a.Body, `"code":"invalid_argument"`) {
+		t.Fatalf("the refused run's events: %d %q", a.Status, a.Body)
+	}
+	if a := do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"q","history":5}`, "Accept", "text/event-stream"); a.Status != 400 || a.Error.Code != "invalid_argument" {
+		t.Fatalf("refused plain stream: %d %q, want 400 invalid_argument", a.Status, a.Body)
+	}
+	if len(st.contents(t)) != 0 {
+		t.Fatal("a refused run stored something")
+	}
+}
