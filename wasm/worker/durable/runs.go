@@ -6,6 +6,7 @@ package durable
 // GET /v1/sessions/{id}/runs/{runId}/events (docs/adr/0020-resumable-runs.md).
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -79,10 +80,9 @@ type runLog struct {
 	maxBytes  int64
 
 	mu     sync.Mutex
-	events [][]byte // whole events without their id line, oldest first
-	first  int64    // the seq of events[0]
-	last   int64    // the seq of the last event added
-	bytes  int64
+	events []keptEvent // oldest first
+	last   int64       // the seq of the last event added
+	bytes  int64       // the kept events' bytes
 	done   bool
 	status string
 	// running is set while the run is in the runtime under its id: only
@@ -91,32 +91,69 @@ type runLog struct {
 	// stop is closed by a stop (DELETE) of the run while it is queued.
 	stop    chan struct{}
 	stopped bool
-	final   json.RawMessage // the data of the last event
+	final   json.RawMessage // the data of the final event, as kept
 	wake    chan struct{}   // closed and replaced on every change
 }
 
-// add keeps ev as event seq, dropping the oldest over the bounds.
+// keptEvent is one event of a log: its seq, and the whole event without
+// its id line. A log's seqs increase; an event that was not kept leaves
+// a hole, which a replay reports with run.gap.
+type keptEvent struct {
+	seq  int64
+	data []byte
+}
+
+// add keeps ev as event seq, dropping the oldest over the bounds. An
+// event larger than the log's bytes on its own is not kept (a replay
+// gives run.gap in its place), except a final one, which is kept without
+// its result (see omitResult): the log's bounds hold for any event.
 func (l *runLog) add(seq int64, ev []byte) {
+	st := finalStatus(ev)
+	if int64(len(ev)) > l.maxBytes {
+		if st == "" {
+			ev = nil
+		} else {
+			ev = omitResult(ev)
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.events) == 0 {
-		l.first = seq
-	}
-	l.events = append(l.events, ev)
-	l.bytes += int64(len(ev))
 	l.last = seq
-	for len(l.events) > 1 && (len(l.events) > l.maxEvents || l.bytes > l.maxBytes) {
-		l.bytes -= int64(len(l.events[0]))
-		l.events[0] = nil
-		l.events = l.events[1:]
-		l.first++
+	if ev != nil {
+		l.events = append(l.events, keptEvent{seq, ev})
+		l.bytes += int64(len(ev))
+		for len(l.events) > 1 && (len(l.events) > l.maxEvents || l.bytes > l.maxBytes) {
+			l.bytes -= int64(len(l.events[0].data))
+			l.events[0] = keptEvent{}
+			l.events = l.events[1:]
+		}
 	}
-	if st := finalStatus(ev); st != "" {
+	if st != "" {
 		l.status = st
 		l.final = eventData(ev)
 	}
 	close(l.wake)
 	l.wake = make(chan struct{})
+}
+
+// omitResult returns the final event ev without its result (the
+// Result of run.completed or run.awaiting_approval) and with
+// "resultOmitted": true: what a log keeps of a final event too large for
+// it. The turn itself is in the conversation (GET /v1/sessions/{id}).
+func omitResult(ev []byte) []byte {
+	typ, _, _ := bytes.Cut(bytes.TrimPrefix(ev, []byte("event: ")), []byte("\n"))
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(eventData(ev), &fields) != nil || fields == nil {
+		fields = map[string]json.RawMessage{}
+	}
+	small := map[string]json.RawMessage{"resultOmitted": json.RawMessage("true")}
+	for _, k := range []string{"type", "runId", "sessionId", "seq", "error"} {
+		if v, ok := fields[k]; ok && len(v) <= 4096 {
+			small[k] = v
+		}
+	}
+	data, _ := json.Marshal(small)
+	return []byte("event: " + string(typ) + "\ndata: " + string(data) + "\n\n")
 }
 
 // begin marks a queued run running; false when it was stopped.
@@ -395,12 +432,16 @@ func (h *Handler) runStatus(w http.ResponseWriter, runID string, cancel bool, r 
 	l.mu.Lock()
 	out := map[string]any{"runId": runID, "status": l.status, "lastEventId": l.last}
 	var final struct {
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
+		Result        json.RawMessage `json:"result"`
+		Error         json.RawMessage `json:"error"`
+		ResultOmitted bool            `json:"resultOmitted"`
 	}
 	if l.final != nil && json.Unmarshal(l.final, &final) == nil {
 		if len(final.Result) > 0 {
 			out["result"] = final.Result
+		}
+		if final.ResultOmitted {
+			out["resultOmitted"] = true
 		}
 		if len(final.Error) > 0 {
 			out["error"] = final.Error
@@ -458,16 +499,25 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
 	for {
 		l.mu.Lock()
 		buf = buf[:0]
-		if after+1 < l.first && len(l.events) > 0 {
-			gap, _ := json.Marshal(map[string]any{"type": EventRunGap, "runId": runID, "from": after + 1, "to": l.first - 1})
-			buf = appendEvent(buf, l.first-1, []byte("event: "+EventRunGap+"\ndata: "+string(gap)+"\n\n"))
-			after = l.first - 1
-		}
-		for i, ev := range l.events {
-			if seq := l.first + int64(i); seq > after {
-				buf = appendEvent(buf, seq, ev)
-				after = seq
+		more := false
+		for _, e := range l.events {
+			if e.seq <= after {
+				continue
 			}
+			if len(buf) >= followBatch {
+				more = true
+				break
+			}
+			if e.seq > after+1 {
+				buf = appendGap(buf, runID, after+1, e.seq-1)
+			}
+			buf = appendEvent(buf, e.seq, e.data)
+			after = e.seq
+		}
+		if !more && l.done && after < l.last {
+			// The run's last events were not kept.
+			buf = appendGap(buf, runID, after+1, l.last)
+			after = l.last
 		}
 		done, wake := l.done && after >= l.last, l.wake
 		l.mu.Unlock()
@@ -482,12 +532,25 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
 		if done {
 			return
 		}
+		if more {
+			continue
+		}
 		select {
 		case <-wake:
 		case <-ctx.Done():
 			return
 		}
 	}
+}
+
+// followBatch is about the most a follower of a run is sent in one write
+// (one event may pass it).
+const followBatch = 64 << 10
+
+// appendGap appends the run.gap event of the seqs from..to, with id to.
+func appendGap(buf []byte, runID string, from, to int64) []byte {
+	gap, _ := json.Marshal(map[string]any{"type": EventRunGap, "runId": runID, "from": from, "to": to})
+	return appendEvent(buf, to, []byte("event: "+EventRunGap+"\ndata: "+string(gap)+"\n\n"))
 }
 
 func appendEvent(buf []byte, seq int64, ev []byte) []byte {

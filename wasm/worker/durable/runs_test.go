@@ -636,3 +636,59 @@ func TestRuns_RefusedStreamedRun(t *testing.T) {
 		t.Fatal("a refused run stored something")
 	}
 }
+
+// bigModel streams a delta of 6,000 bytes and a small one, and answers
+// 20,000 bytes.
+type bigModel struct{}
+
+func (bigModel) Complete(_ core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+	req.Delta(strings.Repeat("x", 6000))
+	req.Delta("small")
+	return &core.ModelReply{Content: strings.Repeat("y", 20000)}, nil
+}
+
+// Ensure a run log's bytes bound holds for events larger than it on
+// their own: a large delta is not kept (a replay gives run.gap in its
+// place), a large run.completed is kept without its Result
+// (resultOmitted), the log stays within its bytes, and the status says
+// completed with resultOmitted; the turn is stored whole.
+func TestRuns_LogBounds_LargeEvents(t *testing.T) {
+	st := &memStore{}
+	h := gatedObject(t, st, bigModel{}, Config{MaxRunEventBytes: 4096})
+	live := do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"q","runId":"big","policy":{"onDisconnect":"continue"}}`, "Accept", "text/event-stream")
+	if !strings.Contains(live.Body, strings.Repeat("y", 20000)) {
+		t.Fatalf("the live client did not get the whole answer: %.300q", live.Body)
+	}
+	h.mu.Lock()
+	f := h.runFigures()
+	h.mu.Unlock()
+	if f.MaxBytes > 4096 {
+		t.Errorf("the log holds %d bytes, over its bound of 4096", f.MaxBytes)
+	}
+	a := do(t, h, "GET", "/v1/sessions/c1/runs/big/events", "")
+	evs := readEvents(t, bufio.NewScanner(strings.NewReader(a.Body)), 1000)
+	if len(evs) < 3 || evs[len(evs)-1].typ != "run.completed" || !strings.Contains(evs[len(evs)-1].data, `"resultOmitted":true`) || strings.Contains(evs[len(evs)-1].data, `"result"`) {
+		t.Fatalf("the replay %.600q: want it to end with run.completed without its result", a.Body)
+	}
+	gaps := 0
+	for i, ev := range evs {
+		if i > 0 && ev.id <= evs[i-1].id {
+			t.Fatalf("replay ids not increasing: %+v", evs)
+		}
+		if ev.typ == "run.gap" {
+			gaps++
+		}
+		if strings.Contains(ev.data, "xxxxxxxxxx") {
+			t.Fatalf("the replay holds the large delta: %.300q", ev.data)
+		}
+	}
+	if gaps == 0 || !strings.Contains(a.Body, `"delta":"small"`) {
+		t.Fatalf("the replay %.600q: want run.gap for the large events and the small delta", a.Body)
+	}
+	if a := do(t, h, "GET", "/v1/sessions/c1/runs/big", ""); !strings.Contains(a.Body, `"status":"completed"`) || !strings.Contains(a.Body, `"resultOmitted":true`) {
+		t.Fatalf("the status: %s", a.Body)
+	}
+	if got := st.contents(t); len(got) != 2 || len(got[1]) != 20000 {
+		t.Fatalf("stored %d messages, want the turn whole", len(got))
+	}
+}
