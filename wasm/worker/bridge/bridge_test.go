@@ -274,3 +274,49 @@ func TestServer_Hammer(t *testing.T) {
 		t.Errorf("%d exchanges left behind", s.Len())
 	}
 }
+
+// Ensure a streamed answer's backlog counts the bytes flushed that the
+// host has not taken, across the Server too (Queued), and that taking a
+// message wakes a handler waiting for it to shrink.
+func TestResponseWriter_Backlog(t *testing.T) {
+	step := make(chan struct{})
+	backlog := make(chan int64, 4)
+	s := New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bw := w.(*ResponseWriter)
+		io.WriteString(w, "12345")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "678")
+		n, taken := bw.Backlog()
+		backlog <- n
+		<-step
+		select {
+		case <-taken:
+		case <-time.After(5 * time.Second):
+			backlog <- -1
+			return
+		}
+		n, _ = bw.Backlog()
+		backlog <- n
+	}))
+	x := s.Begin(get("/"), nil)
+	if n := <-backlog; n != 8 {
+		t.Fatalf("backlog %d, want 8 (5 queued, 3 not flushed)", n)
+	}
+	if m, b := s.Queued(); m != 2 || b != 5 {
+		t.Fatalf("Queued: %d messages, %d bytes; want the head and 5 bytes", m, b)
+	}
+	close(step)
+	if m := mustNext(t, x); m.Kind != KindHead {
+		t.Fatalf("first message %+v", m)
+	}
+	if n := <-backlog; n != 8 {
+		t.Fatalf("backlog after the head was taken: %d, want 8", n)
+	}
+	mustNext(t, x)
+	if m := mustNext(t, x); m.Kind != KindBody || string(m.Body) != "678" {
+		t.Fatalf("last body %+v", m)
+	}
+	if m, b := s.Queued(); m > 1 || b != 0 {
+		t.Fatalf("Queued at the end: %d messages, %d bytes; want the end message at most", m, b)
+	}
+}

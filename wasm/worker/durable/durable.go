@@ -106,6 +106,10 @@ type Config struct {
 	// log; 0 means DefaultMaxRunEvents and DefaultMaxRunEventBytes.
 	MaxRunEvents     int
 	MaxRunEventBytes int64
+	// Queued, if set, reports what the host has not taken yet of the
+	// answers in flight (messages and bytes; the worker's bridge), for
+	// the test route's figures.
+	Queued func() (messages int, bytes int64)
 }
 
 // APIBodyLimit is the body limit to give the wrapped API: what a client
@@ -137,6 +141,15 @@ type Stats struct {
 	// Runs are the figures of the continued runs' event logs: how many
 	// are kept, and the most events and bytes one holds.
 	Runs runStats `json:"runLogs"`
+	// Queued are Config.Queued's figures, when it is set.
+	Queued *queuedStats `json:"queued,omitempty"`
+}
+
+// queuedStats are what the host has not taken yet of the answers in
+// flight.
+type queuedStats struct {
+	Messages int   `json:"messages"`
+	Bytes    int64 `json:"bytes"`
 }
 
 // Handler is the object's http.Handler. Create it with New.
@@ -148,6 +161,7 @@ type Handler struct {
 	maxStored int64
 	before    func(*http.Request) error
 	test      bool
+	queued    func() (int, int64)
 
 	// turn is the conversation's lock: held for a whole turn, and for a
 	// DELETE.
@@ -174,7 +188,7 @@ func New(cfg Config) *Handler {
 		panic("durable: Config.API, Runtime and Store must be set")
 	}
 	h := &Handler{api: cfg.API, rt: cfg.Runtime, store: cfg.Store, maxBody: cfg.MaxBodyBytes, maxStored: cfg.MaxStoredBytes,
-		before: cfg.BeforeWrite, test: cfg.TestRoutes, turn: make(chan struct{}, 1),
+		before: cfg.BeforeWrite, test: cfg.TestRoutes, queued: cfg.Queued, turn: make(chan struct{}, 1),
 		maxRunEvents: cfg.MaxRunEvents, maxRunBytes: cfg.MaxRunEventBytes, runs: map[string]*runLog{}}
 	if h.maxRunEvents <= 0 {
 		h.maxRunEvents = DefaultMaxRunEvents
@@ -213,6 +227,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.Messages, s.Bytes = h.count, h.size
 		s.Runs = h.runFigures()
 		h.mu.Unlock()
+		if h.queued != nil {
+			var q queuedStats
+			q.Messages, q.Bytes = h.queued()
+			s.Queued = &q
+		}
 		writeJSON(w, http.StatusOK, s)
 	case strings.HasPrefix(tail, "runs/") && h.runRoute(w, r, tail[len("runs/"):]):
 	default:

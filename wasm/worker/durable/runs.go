@@ -7,6 +7,7 @@ package durable
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -528,6 +529,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
 			if flusher != nil {
 				flusher.Flush()
 			}
+			if !waitTaken(ctx, w) {
+				return
+			}
 		}
 		if done {
 			return
@@ -539,6 +543,36 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
 		case <-wake:
 		case <-ctx.Done():
 			return
+		}
+	}
+}
+
+// Backlogger is a ResponseWriter that holds what it was written until
+// its client takes it (the worker's bridge): Backlog returns the bytes
+// not taken yet, and a channel closed when the client next takes some.
+type Backlogger interface {
+	Backlog() (int64, <-chan struct{})
+}
+
+// waitTaken waits until w's client took everything written to it, when
+// w is a Backlogger, so that a follower that does not read holds at most
+// one batch: it reads the shared log from its position when it reads
+// again (run.gap for what was dropped meanwhile). False when ctx ended
+// first.
+func waitTaken(ctx context.Context, w http.ResponseWriter) bool {
+	b, ok := w.(Backlogger)
+	if !ok {
+		return true // a net/http writer blocks in Write instead
+	}
+	for {
+		n, taken := b.Backlog()
+		if n == 0 || taken == nil {
+			return true
+		}
+		select {
+		case <-taken:
+		case <-ctx.Done():
+			return false
 		}
 	}
 }

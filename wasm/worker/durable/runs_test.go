@@ -2,6 +2,7 @@ package durable
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -690,5 +691,143 @@ func TestRuns_LogBounds_LargeEvents(t *testing.T) {
 	}
 	if got := st.contents(t); len(got) != 2 || len(got[1]) != 20000 {
 		t.Fatalf("stored %d messages, want the turn whole", len(got))
+	}
+}
+
+// stuckWriter is a ResponseWriter whose client takes nothing until take
+// is called (a follower that does not read), as the worker's bridge
+// reports it through Backlog.
+type stuckWriter struct {
+	mu    sync.Mutex
+	hd    http.Header
+	body  bytes.Buffer
+	took  int64
+	taken chan struct{}
+}
+
+func newStuckWriter() *stuckWriter {
+	return &stuckWriter{hd: http.Header{}, taken: make(chan struct{})}
+}
+
+func (w *stuckWriter) Header() http.Header { return w.hd }
+func (w *stuckWriter) WriteHeader(int)     {}
+func (w *stuckWriter) Flush()              {}
+
+func (w *stuckWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.body.Write(p)
+}
+
+func (w *stuckWriter) Backlog() (int64, <-chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return int64(w.body.Len()) - w.took, w.taken
+}
+
+// take lets the client take what was written; it returns the bytes
+// written so far.
+func (w *stuckWriter) take() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.took = int64(w.body.Len())
+	close(w.taken)
+	w.taken = make(chan struct{})
+	return w.body.Len()
+}
+
+func (w *stuckWriter) written() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.body.Len()
+}
+
+// burstModel waits for go, then streams deltas of 100 bytes and
+// answers "done".
+type burstModel struct {
+	deltas int
+	run    chan struct{} // receives once the call started
+	goOn   chan struct{}
+}
+
+func (m *burstModel) Complete(_ core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+	m.run <- struct{}{}
+	<-m.goOn
+	for i := 0; i < m.deltas; i++ {
+		req.Delta(strings.Repeat("z", 100))
+	}
+	return &core.ModelReply{Content: "done"}, nil
+}
+
+// Ensure followers of a run whose clients do not read hold at most one
+// batch each, whatever the run sends (here 10 followers and 3,000 events
+// of about 220 bytes, 660 KB each): a follower waits for its client to
+// take what it was sent before it sends more, and when it reads again it
+// gets the events from the shared log, a run.gap first for those
+// dropped meanwhile, to the end.
+func TestRuns_SlowFollowersBounded(t *testing.T) {
+	const followers = 10
+	m := &burstModel{deltas: 3000, run: make(chan struct{}, 1), goOn: make(chan struct{})}
+	h := gatedObject(t, &memStore{}, m, Config{MaxRunEvents: 64})
+	started := make(chan answer, 1)
+	go func() {
+		started <- do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"q","runId":"f","policy":{"onDisconnect":"continue"}}`, "Accept", "text/event-stream")
+	}()
+	<-m.run
+	ws := make([]*stuckWriter, followers)
+	ends := make(chan struct{}, followers)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range ws {
+		ws[i] = newStuckWriter()
+		req := httptest.NewRequest("GET", "/v1/sessions/c1/runs/f/events?after=0", nil).WithContext(ctx)
+		req.Header.Set("Authorization", "Bearer tok")
+		go func(w *stuckWriter) {
+			h.ServeHTTP(w, req)
+			ends <- struct{}{}
+		}(ws[i])
+	}
+	for _, w := range ws {
+		for w.written() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(m.goOn)
+	if a := <-started; !strings.Contains(a.Body, "event: run.completed\n") {
+		t.Fatalf("the run: %.300q", a.Body)
+	}
+	time.Sleep(50 * time.Millisecond) // time for a follower that does not wait to write on
+	total := 0
+	for i, w := range ws {
+		n := w.written()
+		total += n
+		if n > 64<<10+4096 {
+			t.Errorf("follower %d holds %d bytes its client did not take, want at most one batch (%d)", i, n, 64<<10)
+		}
+	}
+	t.Logf("%d followers hold %d bytes in all", followers, total)
+	// Each reads again and gets the rest from the log, to the end.
+	for i, w := range ws {
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			n := w.take()
+			time.Sleep(2 * time.Millisecond)
+			if w.written() == n {
+				select {
+				case <-ends:
+				case <-time.After(time.Millisecond):
+					if time.Now().Before(deadline) {
+						continue
+					}
+					t.Fatalf("follower %d did not end", i)
+				}
+				break
+			}
+		}
+		w.mu.Lock()
+		out := w.body.String()
+		w.mu.Unlock()
+		if !strings.Contains(out, "event: run.gap\n") || !strings.HasSuffix(out, "\n\n") || !strings.Contains(out[max(0, len(out)-4096):], "event: run.completed\n") {
+			t.Fatalf("follower %d read %d bytes, want a run.gap and run.completed at the end", i, len(out))
+		}
 	}
 }
