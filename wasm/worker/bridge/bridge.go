@@ -90,6 +90,7 @@ type Exchange struct {
 	gone    bool          // forgotten: aborted, or the final message was taken
 	nextFID int
 	fetches map[int]*FetchJob
+	bodies  map[int]*streamBody // streamed fetch bodies being handed over
 }
 
 type exchangeKey struct{}
@@ -100,7 +101,7 @@ type exchangeKey struct{}
 // is cancelled when the exchange is aborted or its final message taken.
 func (s *Server) Begin(req *http.Request, notify func()) *Exchange {
 	ctx, cancel := context.WithCancel(req.Context())
-	x := &Exchange{s: s, ctx: ctx, cancel: cancel, notify: notify, fetches: make(map[int]*FetchJob), taken: make(chan struct{})}
+	x := &Exchange{s: s, ctx: ctx, cancel: cancel, notify: notify, fetches: make(map[int]*FetchJob), bodies: make(map[int]*streamBody), taken: make(chan struct{})}
 	s.mu.Lock()
 	s.nextID++
 	x.id = s.nextID
@@ -225,6 +226,7 @@ func (x *Exchange) forget() {
 	x.queue = nil
 	x.queued = 0
 	x.fetches = nil
+	x.bodies = nil
 	x.mu.Unlock()
 	x.s.mu.Lock()
 	if x.s.xs[x.id] == x {
