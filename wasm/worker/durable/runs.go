@@ -242,8 +242,11 @@ func finalStatus(ev []byte) string {
 	return ""
 }
 
+// hasEvent reports whether ev is an event of type typ, without copying
+// ev (which may be megabytes).
 func hasEvent(ev []byte, typ core.EventType) bool {
-	return strings.HasPrefix(string(ev), "event: "+string(typ)+"\n")
+	rest, ok := bytes.CutPrefix(ev, []byte("event: "))
+	return ok && bytes.HasPrefix(rest, []byte(string(typ)+"\n"))
 }
 
 // newRunID returns a run id no earlier instance of the object gave out:
