@@ -95,12 +95,18 @@ export interface RunCallOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** A run's status as the durable deployment answers it. */
+/**
+ * A run's status as the durable deployment answers it: "queued" while it
+ * waits behind another run of its conversation (known from the moment
+ * its request was accepted).
+ */
 export interface RunStatus {
   runId: string;
-  status: "running" | "completed" | "failed" | "cancelled";
+  status: "queued" | "running" | "completed" | "awaiting_approval" | "failed" | "cancelled";
   lastEventId: number;
   result?: Result;
+  /** Set when the Result was larger than the run's log keeps (1 MiB): read the turn from the conversation. */
+  resultOmitted?: boolean;
   error?: { code: string; message: string };
 }
 

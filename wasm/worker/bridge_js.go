@@ -18,6 +18,9 @@ import (
 //	agentrt.begin(method, url, headers, body, length, state)    -> id
 //	agentrt.next(id)    -> message, null (nothing yet) or false (no such id)
 //	agentrt.fetched(id, fid, status, headers, body, error)
+//	agentrt.fetchHead(id, fid, status, headers) -> whether Go took it
+//	agentrt.fetchBody(id, fid, chunk) -> whether Go still reads the body
+//	agentrt.fetchEnd(id, fid, error)
 //	agentrt.waiting(id, fid) -> whether Go still waits for that fetch
 //	agentrt.abort(id)   cancels the request (the client went away)
 //	agentrt.close()     ends the Go instance
@@ -27,7 +30,9 @@ import (
 // then {type: "body", body}... and {type: "end"}; and, at any point,
 // {type: "fetch", fid, method, url, headers, body}: an upstream request
 // the JavaScript side makes in the request's own context and answers
-// with fetched.
+// with fetched (the whole answer), or with fetchHead, then fetchBody for
+// each chunk of the body as it arrives, then fetchEnd (a streamed answer:
+// the model reads it as it comes).
 //
 // Go never calls JavaScript back: each request's handler pulls its own
 // messages with next, in its own context. When a message is queued on an
@@ -65,6 +70,9 @@ func (b *jsBridge) export(binding js.Value) {
 	api.Set("begin", jsutil.Func(badCall, b.begin))
 	api.Set("next", jsutil.Func(badCall, b.next))
 	api.Set("fetched", jsutil.Func(badCall, b.fetched))
+	api.Set("fetchHead", jsutil.Func(badCall, b.fetchHead))
+	api.Set("fetchBody", jsutil.Func(badCall, b.fetchBody))
+	api.Set("fetchEnd", jsutil.Func(badCall, b.fetchEnd))
 	api.Set("waiting", jsutil.Func(badCall, b.waiting))
 	api.Set("abort", jsutil.Func(badCall, b.abort))
 	api.Set("close", jsutil.Func(badCall, func(js.Value, []js.Value) any {
@@ -140,6 +148,44 @@ func (b *jsBridge) fetched(_ js.Value, args []js.Value) any {
 		r.Body = jsutil.BytesFromJS(jsutil.Arg(args, 4))
 	}
 	return x.Fetched(fid.Int(), r)
+}
+
+// fetchHead(id, fid, status, headers) answers a fetch message with the
+// upstream's head; its body follows with fetchBody and fetchEnd.
+func (b *jsBridge) fetchHead(_ js.Value, args []js.Value) any {
+	x := b.lookup(jsutil.Arg(args, 0))
+	fid, status := jsutil.Arg(args, 1), jsutil.Arg(args, 2)
+	if x == nil || fid.Type() != js.TypeNumber || status.Type() != js.TypeNumber {
+		return false
+	}
+	return x.FetchedHead(fid.Int(), status.Int(), headersFromJS(jsutil.Arg(args, 3)))
+}
+
+// fetchBody(id, fid, chunk) hands Go the next chunk of a fetch's body;
+// false when Go no longer reads it (stop the fetch).
+func (b *jsBridge) fetchBody(_ js.Value, args []js.Value) any {
+	x := b.lookup(jsutil.Arg(args, 0))
+	fid := jsutil.Arg(args, 1)
+	if x == nil || fid.Type() != js.TypeNumber {
+		return false
+	}
+	return x.FetchedBody(fid.Int(), jsutil.BytesFromJS(jsutil.Arg(args, 2)))
+}
+
+// fetchEnd(id, fid, error) ends a fetch's body: cut by error when it is a
+// non-empty string.
+func (b *jsBridge) fetchEnd(_ js.Value, args []js.Value) any {
+	x := b.lookup(jsutil.Arg(args, 0))
+	fid := jsutil.Arg(args, 1)
+	if x == nil || fid.Type() != js.TypeNumber {
+		return false
+	}
+	var err error
+	if e := jsutil.Arg(args, 2); e.Type() == js.TypeString && e.String() != "" {
+		err = errors.New(e.String())
+	}
+	x.FetchedEnd(fid.Int(), err)
+	return true
 }
 
 // waiting(id, fid) reports whether Go still waits for the fetch's answer.

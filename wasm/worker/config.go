@@ -139,7 +139,9 @@ func configFrom(get func(string) string) (config, error) {
 		if name == "" {
 			return c, errors.New(EnvOpenAIModel + " must be set when " + EnvModel + " is \"openai\"")
 		}
-		c.Model = &openai.Model{BaseURL: base, Model: name, Key: get(EnvOpenAIKey)}
+		// Streamed (stream: true): each text delta reaches the run, and a
+		// streamed run's client, as the upstream sends it.
+		c.Model = &openai.Model{BaseURL: base, Model: name, Key: get(EnvOpenAIKey), Stream: true}
 	default:
 		return c, errors.New(EnvModel + " must be \"echo\" or \"openai\"")
 	}

@@ -24,7 +24,7 @@ func TestConfigFrom(t *testing.T) {
 		}},
 		{name: "OK/openai", env: map[string]string{EnvModel: "openai", EnvOpenAIBaseURL: "https://api.example.com/v1", EnvOpenAIModel: "m1", EnvOpenAIKey: "k", EnvToken: "t", EnvMaxBodyBytes: "2048"},
 			check: func(t *testing.T, c config) {
-				if c.Model == nil || c.Model.BaseURL != "https://api.example.com/v1" || c.Model.Model != "m1" || c.Model.Key != "k" || c.Token != "t" || c.MaxBodyBytes != 2048 {
+				if c.Model == nil || c.Model.BaseURL != "https://api.example.com/v1" || c.Model.Model != "m1" || c.Model.Key != "k" || !c.Model.Stream || c.Token != "t" || c.MaxBodyBytes != 2048 {
 					t.Errorf("got %+v", c)
 				}
 				if rc := c.runtimeConfig(); rc.Model == nil {

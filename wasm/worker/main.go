@@ -37,6 +37,7 @@ func main() {
 	}
 	cfg, err := configFrom(get)
 	var h http.Handler
+	var b *jsBridge
 	if err != nil {
 		h = misconfigured(err.Error())
 	} else {
@@ -55,6 +56,7 @@ func main() {
 				MaxRunEvents: cfg.RunEvents, MaxRunEventBytes: cfg.RunEventBytes}
 			if cfg.TestFaults {
 				dc.BeforeWrite = beforeWrite(die)
+				dc.Queued = func() (int, int64) { return b.s.Queued() }
 			}
 			h = durable.New(dc)
 		default:
@@ -64,7 +66,7 @@ func main() {
 	if cfg.TestFaults {
 		h = withFaults(h, cfg.Token, die)
 	}
-	b := newJSBridge(h, cfg.MaxBodyBytes)
+	b = newJSBridge(h, cfg.MaxBodyBytes)
 	b.export(ctx.Get("binding"))
 	workers.Ready()
 	<-b.closed

@@ -200,11 +200,13 @@ async function pull(inst, x) {
   }
 }
 
-// upstreamFetch makes the fetch Go asked for and hands Go the answer.
+// upstreamFetch makes the fetch Go asked for and hands Go the answer as
+// it arrives: the head, then each chunk of the body (a streamed answer,
+// such as the model's Server-Sent Events, is read by Go as it comes).
 // While it is in flight the handler keeps asking Go (when Go flagged the
-// request, and every PULL_EVERY ticks) whether it still waits for it: a
-// run that timed out or was cancelled stops waiting, and the fetch is
-// then abandoned at once instead of holding the answer back.
+// request, and every PULL_EVERY ticks) whether it still waits for it or
+// reads its body: a run that timed out or was cancelled stops, and the
+// fetch is then abandoned at once instead of holding the answer back.
 async function upstreamFetch(inst, x, job) {
   const ac = new AbortController();
   const onAbort = () => ac.abort();
@@ -225,28 +227,46 @@ async function upstreamFetch(inst, x, job) {
     }
   };
   watch().catch(onAbort);
-  let status = 0, headers = [], body = null, error = "";
+  let head = false;
   try {
     const res = await fetch(job.url, { method: job.method, headers: job.headers, body: job.body, signal: ac.signal });
-    body = new Uint8Array(await res.arrayBuffer());
-    status = res.status;
-    headers = [...res.headers];
+    head = true;
+    if (!call(inst, (api) => api.fetchHead(x.id, job.fid, res.status, [...res.headers]))) {
+      onAbort();
+      return;
+    }
+    if (res.body !== null) {
+      const reader = res.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (!call(inst, (api) => api.fetchBody(x.id, job.fid, value))) {
+          onAbort(); // Go stopped reading
+          return;
+        }
+      }
+    }
+    call(inst, (api) => api.fetchEnd(x.id, job.fid, ""));
   } catch (e) {
-    error = String(e && e.message || e) || "fetch failed";
+    if (e instanceof InstanceDied) throw e;
+    const error = String(e && e.message || e) || "fetch failed";
+    if (head) call(inst, (api) => api.fetchEnd(x.id, job.fid, error));
+    else call(inst, (api) => api.fetched(x.id, job.fid, 0, [], null, error));
   } finally {
     settled = true;
     if (x.signal) x.signal.removeEventListener("abort", onAbort);
   }
-  call(inst, (api) => api.fetched(x.id, job.fid, status, headers, body, error));
 }
 
-// step returns the next message for the client, doing the fetches Go asks
-// for on the way.
+// step returns the next message for the client. The fetches Go asks for
+// on the way are made alongside, not awaited: the handler goes on
+// pulling, so what Go sends while it reads a streamed answer (the
+// model's deltas) reaches the client as it comes.
 async function step(inst, x) {
   for (;;) {
     const m = await pull(inst, x);
     if (m.type !== "fetch") return m;
-    await upstreamFetch(inst, x, m);
+    upstreamFetch(inst, x, m).catch(() => {}); // a dead instance is noticed by pull
   }
 }
 

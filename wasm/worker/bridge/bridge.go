@@ -84,10 +84,13 @@ type Exchange struct {
 
 	mu      sync.Mutex
 	queue   []Message
-	done    bool // the final message has been queued
-	gone    bool // forgotten: aborted, or the final message was taken
+	queued  int64         // the bytes of the bodies in queue
+	taken   chan struct{} // closed and replaced when the host takes a message
+	done    bool          // the final message has been queued
+	gone    bool          // forgotten: aborted, or the final message was taken
 	nextFID int
 	fetches map[int]*FetchJob
+	bodies  map[int]*streamBody // streamed fetch bodies being handed over
 }
 
 type exchangeKey struct{}
@@ -98,7 +101,7 @@ type exchangeKey struct{}
 // is cancelled when the exchange is aborted or its final message taken.
 func (s *Server) Begin(req *http.Request, notify func()) *Exchange {
 	ctx, cancel := context.WithCancel(req.Context())
-	x := &Exchange{s: s, ctx: ctx, cancel: cancel, notify: notify, fetches: make(map[int]*FetchJob)}
+	x := &Exchange{s: s, ctx: ctx, cancel: cancel, notify: notify, fetches: make(map[int]*FetchJob), bodies: make(map[int]*streamBody), taken: make(chan struct{})}
 	s.mu.Lock()
 	s.nextID++
 	x.id = s.nextID
@@ -126,6 +129,25 @@ func (s *Server) Abort(id int) bool {
 	}
 	x.forget()
 	return true
+}
+
+// Queued returns the messages queued for the host across the exchanges
+// in flight, and the bytes of their bodies: what the host has not taken
+// yet.
+func (s *Server) Queued() (messages int, bytes int64) {
+	s.mu.Lock()
+	xs := make([]*Exchange, 0, len(s.xs))
+	for _, x := range s.xs {
+		xs = append(xs, x)
+	}
+	s.mu.Unlock()
+	for _, x := range xs {
+		x.mu.Lock()
+		messages += len(x.queue)
+		bytes += x.queued
+		x.mu.Unlock()
+	}
+	return messages, bytes
 }
 
 // Len returns the number of exchanges in flight.
@@ -167,6 +189,7 @@ func (x *Exchange) push(m Message) {
 		x.done = true
 	}
 	x.queue = append(x.queue, m)
+	x.queued += int64(len(m.Body))
 	wake := len(x.queue) == 1 && x.notify != nil
 	x.mu.Unlock()
 	if wake {
@@ -185,6 +208,9 @@ func (x *Exchange) Next() (Message, bool) {
 	m := x.queue[0]
 	x.queue[0] = Message{}
 	x.queue = x.queue[1:]
+	x.queued -= int64(len(m.Body))
+	close(x.taken)
+	x.taken = make(chan struct{})
 	last := x.done && len(x.queue) == 0
 	x.mu.Unlock()
 	if last {
@@ -198,7 +224,9 @@ func (x *Exchange) forget() {
 	x.mu.Lock()
 	x.gone = true
 	x.queue = nil
+	x.queued = 0
 	x.fetches = nil
+	x.bodies = nil
 	x.mu.Unlock()
 	x.s.mu.Lock()
 	if x.s.xs[x.id] == x {

@@ -274,3 +274,154 @@ func TestServer_Hammer(t *testing.T) {
 		t.Errorf("%d exchanges left behind", s.Len())
 	}
 }
+
+// Ensure a streamed answer's backlog counts the bytes flushed that the
+// host has not taken, across the Server too (Queued), and that taking a
+// message wakes a handler waiting for it to shrink.
+func TestResponseWriter_Backlog(t *testing.T) {
+	step := make(chan struct{})
+	backlog := make(chan int64, 4)
+	s := New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bw := w.(*ResponseWriter)
+		io.WriteString(w, "12345")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "678")
+		n, taken := bw.Backlog()
+		backlog <- n
+		<-step
+		select {
+		case <-taken:
+		case <-time.After(5 * time.Second):
+			backlog <- -1
+			return
+		}
+		n, _ = bw.Backlog()
+		backlog <- n
+	}))
+	x := s.Begin(get("/"), nil)
+	if n := <-backlog; n != 8 {
+		t.Fatalf("backlog %d, want 8 (5 queued, 3 not flushed)", n)
+	}
+	if m, b := s.Queued(); m != 2 || b != 5 {
+		t.Fatalf("Queued: %d messages, %d bytes; want the head and 5 bytes", m, b)
+	}
+	close(step)
+	if m := mustNext(t, x); m.Kind != KindHead {
+		t.Fatalf("first message %+v", m)
+	}
+	if n := <-backlog; n != 8 {
+		t.Fatalf("backlog after the head was taken: %d, want 8", n)
+	}
+	mustNext(t, x)
+	if m := mustNext(t, x); m.Kind != KindBody || string(m.Body) != "678" {
+		t.Fatalf("last body %+v", m)
+	}
+	if m, b := s.Queued(); m > 1 || b != 0 {
+		t.Fatalf("Queued at the end: %d messages, %d bytes; want the end message at most", m, b)
+	}
+}
+
+// Ensure a fetch answered in parts (FetchedHead, FetchedBody, FetchedEnd)
+// is read by the handler as the parts arrive, the job is waited for
+// while its body is read, and a body the handler closes tells the host
+// to stop (FetchedBody and Waiting answer false).
+func TestFetchClient_StreamedBody(t *testing.T) {
+	got := make(chan string, 8)
+	closeAfter := make(chan struct{})
+	s := New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, _ := http.NewRequestWithContext(r.Context(), "POST", "https://up.example/v1/x", strings.NewReader("ask"))
+		res, err := FetchClient{}.Do(req)
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		got <- res.Header.Get("Content-Type")
+		buf := make([]byte, 64)
+		for i := 0; i < 2; i++ {
+			n, err := res.Body.Read(buf)
+			if err != nil {
+				got <- "error: " + err.Error()
+				return
+			}
+			got <- string(buf[:n])
+		}
+		<-closeAfter
+		res.Body.Close()
+		got <- "closed"
+	}))
+	x := s.Begin(get("/"), nil)
+	m := mustNext(t, x)
+	if m.Kind != KindFetch {
+		t.Fatalf("first message %+v", m)
+	}
+	fid := m.Fetch.ID
+	if !x.FetchedHead(fid, 200, http.Header{"Content-Type": {"text/event-stream"}}) || x.FetchedHead(fid, 200, nil) {
+		t.Fatal("FetchedHead: want true once")
+	}
+	if h := <-got; h != "text/event-stream" {
+		t.Fatalf("head: %q", h)
+	}
+	for _, part := range []string{"data: 1\n\n", "data: 2\n\n"} {
+		if !x.Waiting(fid) || !x.FetchedBody(fid, []byte(part)) {
+			t.Fatalf("part %q: not waited for", part)
+		}
+		if g := <-got; g != part {
+			t.Fatalf("read %q, want %q as it arrived", g, part)
+		}
+	}
+	close(closeAfter)
+	if g := <-got; g != "closed" {
+		t.Fatal(g)
+	}
+	if x.Waiting(fid) || x.FetchedBody(fid, []byte("more")) {
+		t.Error("a closed body is still waited for")
+	}
+	x.FetchedEnd(fid, nil)
+}
+
+// Ensure a streamed body ends with io.EOF, or with the host's error, and
+// a read waiting for a part ends when the exchange is aborted.
+func TestFetchClient_StreamedBody_EndAndAbort(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(x *Exchange, fid int)
+		want string
+	}{
+		{"end", func(x *Exchange, fid int) { x.FetchedEnd(fid, nil) }, "ab|EOF"},
+		{"cut", func(x *Exchange, fid int) { x.FetchedEnd(fid, errors.New("reset")) }, "ab|reset"},
+		{"abort", func(x *Exchange, fid int) { x.s.Abort(x.ID()) }, "ab|context canceled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make(chan string, 1)
+			s := New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				req, _ := http.NewRequestWithContext(r.Context(), "GET", "https://up.example/", nil)
+				res, err := FetchClient{}.Do(req)
+				if err != nil {
+					got <- err.Error()
+					return
+				}
+				b, err := io.ReadAll(res.Body)
+				msg := "EOF"
+				if err != nil {
+					msg = err.Error()
+				}
+				got <- string(b) + "|" + msg
+			}))
+			x := s.Begin(get("/"), nil)
+			fid := mustNext(t, x).Fetch.ID
+			x.FetchedHead(fid, 200, http.Header{})
+			x.FetchedBody(fid, []byte("a"))
+			x.FetchedBody(fid, []byte("b"))
+			time.Sleep(10 * time.Millisecond)
+			tc.end(x, fid)
+			select {
+			case g := <-got:
+				if g != tc.want {
+					t.Fatalf("got %q, want %q", g, tc.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the read did not end")
+			}
+		})
+	}
+}

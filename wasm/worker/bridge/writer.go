@@ -54,6 +54,20 @@ func (w *ResponseWriter) Flush() {
 	}
 }
 
+// Backlog returns the bytes written that the host has not taken yet
+// (queued, or not flushed), and a channel closed when the host next
+// takes a message. A handler that streams to a client that may not read
+// (a follower of a run) waits for its backlog to clear before it writes
+// more, so that what it holds for that client stays bounded.
+func (w *ResponseWriter) Backlog() (int64, <-chan struct{}) {
+	w.x.mu.Lock()
+	defer w.x.mu.Unlock()
+	if w.x.gone {
+		return 0, nil
+	}
+	return w.x.queued + int64(w.buf.Len()), w.x.taken
+}
+
 // finish queues the final message.
 func (w *ResponseWriter) finish() {
 	if w.status == 0 {

@@ -110,6 +110,10 @@ type Config struct {
 	// log; 0 means DefaultMaxRunEvents and DefaultMaxRunEventBytes.
 	MaxRunEvents     int
 	MaxRunEventBytes int64
+	// Queued, if set, reports what the host has not taken yet of the
+	// answers in flight (messages and bytes; the worker's bridge), for
+	// the test route's figures.
+	Queued func() (messages int, bytes int64)
 }
 
 // APIBodyLimit is the body limit to give the wrapped API: what a client
@@ -141,6 +145,15 @@ type Stats struct {
 	// Runs are the figures of the continued runs' event logs: how many
 	// are kept, and the most events and bytes one holds.
 	Runs runStats `json:"runLogs"`
+	// Queued are Config.Queued's figures, when it is set.
+	Queued *queuedStats `json:"queued,omitempty"`
+}
+
+// queuedStats are what the host has not taken yet of the answers in
+// flight.
+type queuedStats struct {
+	Messages int   `json:"messages"`
+	Bytes    int64 `json:"bytes"`
 }
 
 // Handler is the object's http.Handler. Create it with New.
@@ -152,6 +165,7 @@ type Handler struct {
 	maxStored int64
 	before    func(*http.Request) error
 	test      bool
+	queued    func() (int, int64)
 
 	// turn is the conversation's lock: held for a whole turn, and for a
 	// DELETE.
@@ -178,7 +192,7 @@ func New(cfg Config) *Handler {
 		panic("durable: Config.API, Runtime and Store must be set")
 	}
 	h := &Handler{api: cfg.API, rt: cfg.Runtime, store: cfg.Store, maxBody: cfg.MaxBodyBytes, maxStored: cfg.MaxStoredBytes,
-		before: cfg.BeforeWrite, test: cfg.TestRoutes, turn: make(chan struct{}, 1),
+		before: cfg.BeforeWrite, test: cfg.TestRoutes, queued: cfg.Queued, turn: make(chan struct{}, 1),
 		maxRunEvents: cfg.MaxRunEvents, maxRunBytes: cfg.MaxRunEventBytes, runs: map[string]*runLog{}}
 	if h.maxRunEvents <= 0 {
 		h.maxRunEvents = DefaultMaxRunEvents
@@ -218,6 +232,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.Messages, s.Bytes = h.count, h.size
 		s.Runs = h.runFigures()
 		h.mu.Unlock()
+		if h.queued != nil {
+			var q queuedStats
+			q.Messages, q.Bytes = h.queued()
+			s.Queued = &q
+		}
 		writeJSON(w, http.StatusOK, s)
 	case strings.HasPrefix(tail, "runs/") && h.runRoute(w, r, tail[len("runs/"):]):
 	default:
@@ -240,22 +259,40 @@ func sessionRoute(path string) (id, tail string, ok bool) {
 }
 
 // lock takes the conversation's lock, waiting unless reject is set;
-// false when it is busy and reject is set, or the client left.
-func (h *Handler) lock(r *http.Request, reject bool) (bool, *core.Error) {
+// false when it is busy and reject is set, or the client left, or the
+// continued run l (nil for another request) was stopped while it waited.
+// A run l that takes the lock is running from then on.
+func (h *Handler) lock(r *http.Request, reject bool, l *runLog) (bool, *core.Error) {
 	select {
 	case h.turn <- struct{}{}:
-		return true, nil
+		return h.begin(l)
 	default:
 	}
 	if reject {
 		return false, core.NewError(core.CodeSessionBusy, "the session is running another run")
 	}
+	var stop chan struct{}
+	if l != nil {
+		stop = l.stop
+	}
 	select {
 	case h.turn <- struct{}{}:
-		return true, nil
+		return h.begin(l)
 	case <-r.Context().Done():
 		return false, core.NewError(core.CodeCancelled, "the client went away")
+	case <-stop:
+		return false, stoppedQueued()
 	}
+}
+
+// begin marks the continued run l (when not nil) running, once the lock
+// is taken; a run stopped meanwhile gives the lock back and does not run.
+func (h *Handler) begin(l *runLog) (bool, *core.Error) {
+	if l == nil || l.begin() {
+		return true, nil
+	}
+	h.unlock()
+	return false, stoppedQueued()
 }
 
 func (h *Handler) unlock() { <-h.turn }
@@ -331,11 +368,29 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		}
 	}
 	reject := probe.Policy != nil && probe.Policy.OnBusy == string(core.BusyReject)
-	if ok, cerr := h.lock(r, reject); !ok {
+	var l *runLog // a continued run's log, from the moment it is accepted
+	if cont {
+		var cerr *core.Error
+		if l, cerr = h.startLog(runID); cerr != nil {
+			writeError(w, cerr)
+			return
+		}
+	}
+	if ok, cerr := h.lock(r, reject, l); !ok {
+		if l != nil {
+			h.notRun(l, id, cerr)
+		}
 		writeError(w, cerr)
 		return
 	}
 	defer h.unlock()
+	if wantsStream(r) {
+		// A refusal passes through it as plain JSON, and is kept in the
+		// log of a continued run as its end.
+		sw := &eventStream{w: w, log: l, session: id}
+		defer sw.finish(h)
+		w = sw
+	}
 
 	h.mu.Lock()
 	err = h.loadStat()
@@ -386,16 +441,13 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		h.api.ServeHTTP(w, req.WithContext(context.WithValue(ctx, turnKey{}, t)))
 		return
 	}
-	sw := &eventStream{w: w}
 	if cont {
 		// The run does not see its client leave (ADR 0020).
-		sw.log = h.startLog(runID)
 		ctx = context.WithoutCancel(ctx)
 		w.Header().Set(ContinuesHeader, "1")
 		w.Header().Set(RunIDHeader, runID)
 	}
-	h.api.ServeHTTP(sw, req.WithContext(context.WithValue(ctx, turnKey{}, t)))
-	sw.finish(h)
+	h.api.ServeHTTP(w, req.WithContext(context.WithValue(ctx, turnKey{}, t)))
 }
 
 // live reports whether the runtime holds the session id, without
@@ -530,7 +582,7 @@ func (h *Handler) seedBody(body, history []byte, replace bool) ([]byte, error) {
 }
 
 func (h *Handler) remove(w http.ResponseWriter, r *http.Request, id string) {
-	if ok, cerr := h.lock(r, false); !ok {
+	if ok, cerr := h.lock(r, false, nil); !ok {
 		writeError(w, cerr)
 		return
 	}

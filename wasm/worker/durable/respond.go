@@ -2,8 +2,10 @@ package durable
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/httpapi"
@@ -14,11 +16,14 @@ import (
 // run's events.
 
 // writeError answers {"error": {"code", "message"}} as the API does,
-// run_lost with 404.
+// run_lost with 404 and run_exists with 409.
 func writeError(w http.ResponseWriter, e *core.Error) {
 	status := 0
-	if e.Code == CodeRunLost {
+	switch e.Code {
+	case CodeRunLost:
 		status = http.StatusNotFound
+	case CodeRunExists:
+		status = http.StatusConflict
 	}
 	httpapi.WriteError(w, status, e)
 }
@@ -63,20 +68,45 @@ func (c *recorder) copyTo(w http.ResponseWriter) {
 // eventStream passes a run's stream through event by event (the API
 // writes whole events), giving each an "id: <seq>" line from 1 and, for
 // a continued run, keeping it in the run's log. The turn is stored by
-// the API's commit hook before it writes run.completed.
+// the API's commit hook before it writes run.completed. An answer that
+// is not a stream (a refused run: an error status, or JSON) is passed
+// through as it is, and a continued run's log keeps its error as the
+// run's only event, run.failed.
 type eventStream struct {
 	w       http.ResponseWriter
 	log     *runLog // nil unless the run continues without its client
+	session string
 	seq     int64
 	partial []byte
 	err     error // the client's write error, for a run that stops with it
+	headed  bool
+	plain   bool   // the answer is not a stream
+	refusal []byte // the start of a plain answer, for the log
 }
 
 func (s *eventStream) Header() http.Header { return s.w.Header() }
 
-func (s *eventStream) WriteHeader(status int) { s.w.WriteHeader(status) }
+func (s *eventStream) WriteHeader(status int) {
+	if !s.headed {
+		s.headed = true
+		s.plain = status != http.StatusOK || !strings.HasPrefix(s.w.Header().Get("Content-Type"), "text/event-stream")
+	}
+	s.w.WriteHeader(status)
+}
+
+// maxRefusal bounds what is kept of a refused run's answer.
+const maxRefusal = 16 << 10
 
 func (s *eventStream) Write(p []byte) (int, error) {
+	if !s.headed {
+		s.WriteHeader(http.StatusOK)
+	}
+	if s.plain {
+		if s.log != nil && len(s.refusal) < maxRefusal {
+			s.refusal = append(s.refusal, p[:min(len(p), maxRefusal-len(s.refusal))]...)
+		}
+		return s.w.Write(p)
+	}
 	s.partial = append(s.partial, p...)
 	for {
 		i := bytes.Index(s.partial, []byte("\n\n"))
@@ -113,18 +143,23 @@ func (s *eventStream) Flush() {
 	}
 }
 
-// finish ends the run's log once the API is done with the run.
+// finish ends the run's log once the API is done with the run: a run
+// refused before it started ends with its refusal.
 func (s *eventStream) finish(h *Handler) {
 	s.Flush()
-	if s.log != nil {
-		s.log.end()
-		if s.seq == 0 {
-			// Refused before it started: there is no run to resume.
-			h.mu.Lock()
-			h.dropRun(s.log.id)
-			h.mu.Unlock()
-		}
+	if s.log == nil {
+		return
 	}
+	if s.seq == 0 {
+		var body struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(s.refusal, &body) != nil || len(body.Error) == 0 {
+			body.Error = errorJSON(core.NewError(core.CodeInternal, "the run ended before it started"))
+		}
+		s.log.refuse(core.EventRunFailed, s.session, body.Error)
+	}
+	s.log.end()
 }
 
 // eventData returns the JSON of an event's data line.

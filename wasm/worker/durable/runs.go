@@ -6,6 +6,8 @@ package durable
 // GET /v1/sessions/{id}/runs/{runId}/events (docs/adr/0020-resumable-runs.md).
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -36,6 +38,13 @@ const keptRuns = 8
 // (an eviction or a restart), or its log was dropped for newer runs.
 const CodeRunLost core.Code = "run_lost"
 
+// CodeRunExists is the error code of a continued run whose runId names a
+// run the object still knows (queued, running, or one of the finished
+// runs whose log it keeps): a run id names one run, so that a request
+// sent again with its id never runs its turn twice, and a stop or a
+// status of that id can only mean that run.
+const CodeRunExists core.Code = "run_exists"
+
 // EventRunGap is the type of the event a replay begins with when the
 // events it should replay first were dropped from the log: {type, runId,
 // from, to}, the seqs lost.
@@ -51,6 +60,11 @@ const (
 
 // The statuses of a run, as GET /v1/sessions/{id}/runs/{runId} answers.
 const (
+	// runQueued is a continued run accepted while another held the
+	// conversation: it runs when the lock frees, unless it is stopped
+	// first (or its client's leaving reaches the object), and then it
+	// never runs.
+	runQueued    = "queued"
 	runRunning   = "running"
 	runCompleted = "completed"
 	runFailed    = "failed"
@@ -67,47 +81,136 @@ type runLog struct {
 	maxBytes  int64
 
 	mu     sync.Mutex
-	events [][]byte // whole events without their id line, oldest first
-	first  int64    // the seq of events[0]
-	last   int64    // the seq of the last event added
-	bytes  int64
+	events []keptEvent // oldest first
+	last   int64       // the seq of the last event added
+	bytes  int64       // the kept events' bytes
 	done   bool
 	status string
-	final  json.RawMessage // the data of the last event
-	wake   chan struct{}   // closed and replaced on every change
+	// running is set while the run is in the runtime under its id: only
+	// then does a stop (DELETE) reach it through core's CancelRun.
+	running bool
+	// stop is closed by a stop (DELETE) of the run while it is queued.
+	stop    chan struct{}
+	stopped bool
+	final   json.RawMessage // the data of the final event, as kept
+	wake    chan struct{}   // closed and replaced on every change
 }
 
-// add keeps ev as event seq, dropping the oldest over the bounds.
+// keptEvent is one event of a log: its seq, and the whole event without
+// its id line. A log's seqs increase; an event that was not kept leaves
+// a hole, which a replay reports with run.gap.
+type keptEvent struct {
+	seq  int64
+	data []byte
+}
+
+// add keeps ev as event seq, dropping the oldest over the bounds. An
+// event larger than the log's bytes on its own is not kept (a replay
+// gives run.gap in its place), except a final one, which is kept without
+// its result (see omitResult): the log's bounds hold for any event.
 func (l *runLog) add(seq int64, ev []byte) {
+	st := finalStatus(ev)
+	if int64(len(ev)) > l.maxBytes {
+		if st == "" {
+			ev = nil
+		} else {
+			ev = omitResult(ev)
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.events) == 0 {
-		l.first = seq
-	}
-	l.events = append(l.events, ev)
-	l.bytes += int64(len(ev))
 	l.last = seq
-	for len(l.events) > 1 && (len(l.events) > l.maxEvents || l.bytes > l.maxBytes) {
-		l.bytes -= int64(len(l.events[0]))
-		l.events[0] = nil
-		l.events = l.events[1:]
-		l.first++
+	if ev != nil {
+		l.events = append(l.events, keptEvent{seq, ev})
+		l.bytes += int64(len(ev))
+		for len(l.events) > 1 && (len(l.events) > l.maxEvents || l.bytes > l.maxBytes) {
+			l.bytes -= int64(len(l.events[0].data))
+			l.events[0] = keptEvent{}
+			l.events = l.events[1:]
+		}
 	}
-	switch {
-	case hasEvent(ev, core.EventRunCompleted):
-		l.status = runCompleted
-	case hasEvent(ev, core.EventRunAwaitingApproval):
-		l.status = runAwaiting
-	case hasEvent(ev, core.EventRunFailed):
-		l.status = runFailed
-	case hasEvent(ev, core.EventRunCancelled):
-		l.status = runCancelled
-	}
-	if l.status != runRunning {
-		l.final = append(json.RawMessage(nil), eventData(ev)...)
+	if st != "" {
+		l.status = st
+		l.final = eventData(ev)
 	}
 	close(l.wake)
 	l.wake = make(chan struct{})
+}
+
+// omitResult returns the final event ev without its result (the
+// Result of run.completed or run.awaiting_approval) and with
+// "resultOmitted": true: what a log keeps of a final event too large for
+// it. The turn itself is in the conversation (GET /v1/sessions/{id}).
+func omitResult(ev []byte) []byte {
+	typ, _, _ := bytes.Cut(bytes.TrimPrefix(ev, []byte("event: ")), []byte("\n"))
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(eventData(ev), &fields) != nil || fields == nil {
+		fields = map[string]json.RawMessage{}
+	}
+	small := map[string]json.RawMessage{"resultOmitted": json.RawMessage("true")}
+	for _, k := range []string{"type", "runId", "sessionId", "seq", "error"} {
+		if v, ok := fields[k]; ok && len(v) <= 4096 {
+			small[k] = v
+		}
+	}
+	data, _ := json.Marshal(small)
+	return []byte("event: " + string(typ) + "\ndata: " + string(data) + "\n\n")
+}
+
+// begin marks a queued run running; false when it was stopped.
+func (l *runLog) begin() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return false
+	}
+	l.status, l.running = runRunning, true
+	close(l.wake)
+	l.wake = make(chan struct{})
+	return true
+}
+
+// notRun ends the log of a continued run that never ran: its request was
+// cancelled or stopped while it waited for its turn (e is the error its
+// client gets, and the log's final event, run.cancelled), or refused at
+// once because the conversation was busy (policy.onBusy "reject"), when
+// it is forgotten: nobody could have followed it.
+func (h *Handler) notRun(l *runLog, session string, e *core.Error) {
+	if e.Code == core.CodeSessionBusy {
+		h.mu.Lock()
+		if h.runs[l.id] == l {
+			h.dropRun(l.id)
+		}
+		h.mu.Unlock()
+		return
+	}
+	l.refuse(core.EventRunCancelled, session, errorJSON(e))
+	l.end()
+}
+
+// refuse keeps, as the only event of a run that never started, a final
+// event of type typ carrying errJSON (the wire form of the error its
+// client was answered).
+func (l *runLog) refuse(typ core.EventType, session string, errJSON []byte) {
+	data, _ := json.Marshal(map[string]any{"type": typ, "runId": l.id, "sessionId": session, "seq": 0, "error": json.RawMessage(errJSON)})
+	l.add(1, []byte("event: "+string(typ)+"\ndata: "+string(data)+"\n\n"))
+}
+
+// errorJSON is e as the API writes an error: {code, message, index?}.
+func errorJSON(e *core.Error) []byte {
+	rec := newRecorder()
+	writeError(rec, e)
+	var body struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(rec.body.Bytes(), &body) != nil || len(body.Error) == 0 {
+		return []byte(`{"code":"internal","message":"the run ended before it started"}`)
+	}
+	return body.Error
+}
+
+func stoppedQueued() *core.Error {
+	return core.NewError(core.CodeCancelled, "the run was stopped while it waited for its turn; it never ran")
 }
 
 // end marks the run finished (a run that ended with no final event
@@ -115,16 +218,35 @@ func (l *runLog) add(seq int64, ev []byte) {
 func (l *runLog) end() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.status == runRunning {
+	if l.status == runRunning || l.status == runQueued {
 		l.status = runFailed
 	}
-	l.done = true
+	l.done, l.running = true, false
 	close(l.wake)
 	l.wake = make(chan struct{})
 }
 
+// finalStatus is the status a run's final event ev gives it, or "" for
+// another event.
+func finalStatus(ev []byte) string {
+	switch {
+	case hasEvent(ev, core.EventRunCompleted):
+		return runCompleted
+	case hasEvent(ev, core.EventRunAwaitingApproval):
+		return runAwaiting
+	case hasEvent(ev, core.EventRunFailed):
+		return runFailed
+	case hasEvent(ev, core.EventRunCancelled):
+		return runCancelled
+	}
+	return ""
+}
+
+// hasEvent reports whether ev is an event of type typ, without copying
+// ev (which may be megabytes).
 func hasEvent(ev []byte, typ core.EventType) bool {
-	return strings.HasPrefix(string(ev), "event: "+string(typ)+"\n")
+	rest, ok := bytes.CutPrefix(ev, []byte("event: "))
+	return ok && bytes.HasPrefix(rest, []byte(string(typ)+"\n"))
 }
 
 // newRunID returns a run id no earlier instance of the object gave out:
@@ -171,21 +293,47 @@ func continuedBody(body []byte, onDisconnect, rawRunID json.RawMessage, stream b
 	return cont, runID, out, nil
 }
 
-// startLog registers a continued run's log, dropping the oldest
-// finished logs over keptRuns.
-func (h *Handler) startLog(id string) *runLog {
-	l := &runLog{id: id, maxEvents: h.maxRunEvents, maxBytes: h.maxRunBytes, status: runRunning, wake: make(chan struct{})}
+// startLog registers the log of a continued run, queued, as its request
+// is accepted, dropping the oldest finished logs over keptRuns (a log
+// queued or running is never dropped for room). A run id the object
+// knows is refused run_exists, and the log it names is left as it is.
+func (h *Handler) startLog(id string) (*runLog, *core.Error) {
+	l := &runLog{id: id, maxEvents: h.maxRunEvents, maxBytes: h.maxRunBytes, status: runQueued, stop: make(chan struct{}), wake: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if old := h.runs[id]; old != nil {
-		h.dropRun(id)
+	if h.runs[id] != nil {
+		return nil, runExists(id)
+	}
+	finished := 0
+	for _, r := range h.runOrder {
+		if h.runs[r].ended() {
+			finished++
+		}
+	}
+	for _, r := range append([]string(nil), h.runOrder...) {
+		if finished <= keptRuns {
+			break
+		}
+		if h.runs[r].ended() {
+			h.dropRun(r)
+			finished--
+		}
 	}
 	h.runs[id] = l
 	h.runOrder = append(h.runOrder, id)
-	for n := len(h.runOrder); n > keptRuns+1; n-- {
-		h.dropRun(h.runOrder[0])
-	}
-	return l
+	return l, nil
+}
+
+func runExists(runID string) *core.Error {
+	return core.NewError(CodeRunExists, "run "+strconv.Quote(runID)+" is already known to the conversation: follow it "+
+		"(GET .../runs/{runId}/events) or read its status; a new run needs a runId of its own")
+}
+
+// ended reports whether the run is over.
+func (l *runLog) ended() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.done
 }
 
 // dropFinished forgets the logs of the runs that ended: the
@@ -255,7 +403,21 @@ func (h *Handler) runStatus(w http.ResponseWriter, runID string, cancel bool, r 
 		return
 	}
 	if cancel {
-		h.rt.CancelRun(runID)
+		// Only a run still under its id in the runtime is cancelled by
+		// it: once the log ended, the id may name another run in flight
+		// (a plain run may reuse it), which is not this one. The log's
+		// lock is held across the cancel, so the run cannot end, and
+		// another take its id, in between.
+		l.mu.Lock()
+		switch {
+		case l.running:
+			h.rt.CancelRun(runID)
+		case l.status == runQueued && !l.stopped:
+			// It never runs: its request ends with run.cancelled.
+			l.stopped = true
+			close(l.stop)
+		}
+		l.mu.Unlock()
 		for {
 			l.mu.Lock()
 			done, wake := l.done, l.wake
@@ -274,12 +436,16 @@ func (h *Handler) runStatus(w http.ResponseWriter, runID string, cancel bool, r 
 	l.mu.Lock()
 	out := map[string]any{"runId": runID, "status": l.status, "lastEventId": l.last}
 	var final struct {
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
+		Result        json.RawMessage `json:"result"`
+		Error         json.RawMessage `json:"error"`
+		ResultOmitted bool            `json:"resultOmitted"`
 	}
 	if l.final != nil && json.Unmarshal(l.final, &final) == nil {
 		if len(final.Result) > 0 {
 			out["result"] = final.Result
+		}
+		if final.ResultOmitted {
+			out["resultOmitted"] = true
 		}
 		if len(final.Error) > 0 {
 			out["error"] = final.Error
@@ -337,16 +503,25 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
 	for {
 		l.mu.Lock()
 		buf = buf[:0]
-		if after+1 < l.first && len(l.events) > 0 {
-			gap, _ := json.Marshal(map[string]any{"type": EventRunGap, "runId": runID, "from": after + 1, "to": l.first - 1})
-			buf = appendEvent(buf, l.first-1, []byte("event: "+EventRunGap+"\ndata: "+string(gap)+"\n\n"))
-			after = l.first - 1
-		}
-		for i, ev := range l.events {
-			if seq := l.first + int64(i); seq > after {
-				buf = appendEvent(buf, seq, ev)
-				after = seq
+		more := false
+		for _, e := range l.events {
+			if e.seq <= after {
+				continue
 			}
+			if len(buf) >= followBatch {
+				more = true
+				break
+			}
+			if e.seq > after+1 {
+				buf = appendGap(buf, runID, after+1, e.seq-1)
+			}
+			buf = appendEvent(buf, e.seq, e.data)
+			after = e.seq
+		}
+		if !more && l.done && after < l.last {
+			// The run's last events were not kept.
+			buf = appendGap(buf, runID, after+1, l.last)
+			after = l.last
 		}
 		done, wake := l.done && after >= l.last, l.wake
 		l.mu.Unlock()
@@ -357,9 +532,15 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
 			if flusher != nil {
 				flusher.Flush()
 			}
+			if !waitTaken(ctx, w) {
+				return
+			}
 		}
 		if done {
 			return
+		}
+		if more {
+			continue
 		}
 		select {
 		case <-wake:
@@ -367,6 +548,46 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
 			return
 		}
 	}
+}
+
+// Backlogger is a ResponseWriter that holds what it was written until
+// its client takes it (the worker's bridge): Backlog returns the bytes
+// not taken yet, and a channel closed when the client next takes some.
+type Backlogger interface {
+	Backlog() (int64, <-chan struct{})
+}
+
+// waitTaken waits until w's client took everything written to it, when
+// w is a Backlogger, so that a follower that does not read holds at most
+// one batch: it reads the shared log from its position when it reads
+// again (run.gap for what was dropped meanwhile). False when ctx ended
+// first.
+func waitTaken(ctx context.Context, w http.ResponseWriter) bool {
+	b, ok := w.(Backlogger)
+	if !ok {
+		return true // a net/http writer blocks in Write instead
+	}
+	for {
+		n, taken := b.Backlog()
+		if n == 0 || taken == nil {
+			return true
+		}
+		select {
+		case <-taken:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// followBatch is about the most a follower of a run is sent in one write
+// (one event may pass it).
+const followBatch = 64 << 10
+
+// appendGap appends the run.gap event of the seqs from..to, with id to.
+func appendGap(buf []byte, runID string, from, to int64) []byte {
+	gap, _ := json.Marshal(map[string]any{"type": EventRunGap, "runId": runID, "from": from, "to": to})
+	return appendEvent(buf, to, []byte("event: "+EventRunGap+"\ndata: "+string(gap)+"\n\n"))
 }
 
 func appendEvent(buf []byte, seq int64, ev []byte) []byte {

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -439,6 +440,394 @@ func TestRuns_HostileResumes(t *testing.T) {
 	for _, path := range []string{"/runs/r1", "/runs/r1/events"} {
 		if a := do(t, h, "GET", "/v1/sessions/c1"+path, "", "Last-Event-ID", "1"); a.Status != 404 || a.Error.Code != "run_lost" {
 			t.Fatalf("GET %s after DELETE of the conversation: %d %s, want 404 run_lost", path, a.Status, a.Body)
+		}
+	}
+}
+
+// Ensure a run id names one run: DELETE of a continued run that ended
+// leaves alone a plain run in flight that reuses its id (the plain run
+// completes and is stored), and a continued run that reuses a known id,
+// refused 409 run_exists, changes nothing: the old run's log still
+// answers with its Result.
+func TestRuns_ReusedRunID(t *testing.T) {
+	st := &memStore{}
+	m := &gateModel{started: make(chan struct{}, 1), release: make(chan struct{})}
+	h := gatedObject(t, st, m, Config{})
+	go func() { m.release <- struct{}{} }()
+	if a := do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"q","runId":"r1","policy":{"onDisconnect":"continue"}}`, "Accept", "text/event-stream"); !strings.Contains(a.Body, "event: run.completed\n") {
+		t.Fatalf("the continued run: %d %q", a.Status, a.Body)
+	}
+	<-m.started
+
+	// A plain run reuses the id; the ended run is stopped meanwhile.
+	plain := make(chan answer, 1)
+	go func() { plain <- do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"plain","runId":"r1"}`) }()
+	<-m.started
+	if a := do(t, h, "DELETE", "/v1/sessions/c1/runs/r1", ""); a.Status != 200 || !strings.Contains(a.Body, `"status":"completed"`) {
+		t.Fatalf("DELETE of the ended run: %d %s", a.Status, a.Body)
+	}
+	select {
+	case m.release <- struct{}{}:
+	case <-time.After(2 * time.Second): // the plain run was cancelled
+	}
+	if a := <-plain; a.Status != 200 || a.MessageCount != 4 {
+		t.Errorf("the plain run that reused the id: %d %s, want 200 and 4 messages (it was not the run stopped)", a.Status, a.Body)
+	}
+
+	// A continued run that reuses the id is refused, before it runs, and
+	// whether or not its body is one the API takes. (A model call it
+	// made would be answered.)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case m.release <- struct{}{}:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for _, body := range []string{
+		`{"input":"again","runId":"r1","policy":{"onDisconnect":"continue"}}`,
+		`{"input":"again","runId":"r1","history":5,"policy":{"onDisconnect":"continue"}}`,
+	} {
+		if a := do(t, h, "POST", "/v1/sessions/c1/runs", body, "Accept", "text/event-stream"); a.Status != 409 || a.Error.Code != "run_exists" {
+			t.Fatalf("%s: %d %q, want 409 run_exists", body, a.Status, a.Body)
+		}
+	}
+	if a := do(t, h, "GET", "/v1/sessions/c1/runs/r1", ""); a.Status != 200 || !strings.Contains(a.Body, `"status":"completed"`) || !strings.Contains(a.Body, `"content":"done"`) {
+		t.Fatalf("the first run after the refusals: %d %s, want its log and Result", a.Status, a.Body)
+	}
+	if got := st.contents(t); len(got) != 4 || len(st.writes) != 2 {
+		t.Fatalf("stored %q in %d writes, want the two turns", got, len(st.writes))
+	}
+}
+
+// docClient is what docs/worker.md tells a client that lost the
+// connection of a continued run to do: ask for the run; if it is
+// run_lost, read the conversation and send the input again when its
+// turn is not there; otherwise follow the run's events to its end (and
+// send the input again if it never ran). It returns the run's status as
+// it first found it.
+func docClient(t *testing.T, h http.Handler, runID, input string) string {
+	t.Helper()
+	a := do(t, h, "GET", "/v1/sessions/c1/runs/"+runID, "")
+	var st struct{ Status string }
+	_ = json.Unmarshal([]byte(a.Body), &st)
+	switch {
+	case a.Status == 404 && a.Error.Code == "run_lost":
+		if s := do(t, h, "GET", "/v1/sessions/c1", ""); !strings.Contains(s.Body, `"content":"`+input+`"`) {
+			do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"`+input+`","policy":{"onDisconnect":"continue"}}`, "Accept", "text/event-stream")
+		}
+		return "run_lost"
+	case a.Status == 200:
+		ev := do(t, h, "GET", "/v1/sessions/c1/runs/"+runID+"/events", "", "Last-Event-ID", "0")
+		if strings.Contains(ev.Body, "event: run.cancelled\n") && !strings.Contains(ev.Body, "event: run.started\n") {
+			do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"`+input+`","policy":{"onDisconnect":"continue"}}`, "Accept", "text/event-stream")
+		} else if !strings.Contains(ev.Body, "event: run.completed\n") {
+			t.Fatalf("following %s: %q", runID, ev.Body)
+		}
+		return st.Status
+	}
+	t.Fatalf("GET of run %s: %d %s", runID, a.Status, a.Body)
+	return ""
+}
+
+// Ensure a continued run queued behind another on its conversation is
+// known from the moment its request is accepted: its status is queued
+// (not run_lost) and its events can be followed; a client that lost the
+// connection and follows docs/worker.md gets its turn stored exactly
+// once, whether the object learns that the client left (the queued run
+// then never runs, and ends run.cancelled) or not (it runs when the lock
+// frees); a stop (DELETE) of a queued run ends it cancelled without
+// running it.
+func TestRuns_QueuedContinuedRun(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		leave bool // the client's leaving reaches the object
+		stop  bool // the queued run is stopped with DELETE
+	}{{"unnoticed", false, false}, {"noticed", true, false}, {"stopped", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &memStore{}
+			m := &gateModel{started: make(chan struct{}, 1), release: make(chan struct{})}
+			h := gatedObject(t, st, m, Config{})
+			first := make(chan answer, 1)
+			go func() { first <- do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"first"}`) }()
+			<-m.started
+
+			// The second request waits for the lock; its client is gone.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req := httptest.NewRequest("POST", "/v1/sessions/c1/runs", strings.NewReader(`{"input":"second","runId":"q1","policy":{"onDisconnect":"continue"}}`)).WithContext(ctx)
+			req.Header.Set("Accept", "text/event-stream")
+			queued := make(chan struct{})
+			go func() {
+				defer close(queued)
+				h.ServeHTTP(httptest.NewRecorder(), req)
+			}()
+			for deadline := time.Now().Add(2 * time.Second); h.runOf("q1") == nil && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			if a := do(t, h, "GET", "/v1/sessions/c1/runs/q1", ""); a.Status != 200 || !strings.Contains(a.Body, `"status":"queued"`) {
+				t.Errorf("a queued run's status: %d %s, want 200 queued", a.Status, a.Body)
+			}
+			if tc.leave {
+				cancel()
+				<-queued
+			}
+			if tc.stop {
+				if a := do(t, h, "DELETE", "/v1/sessions/c1/runs/q1", ""); a.Status != 200 || !strings.Contains(a.Body, `"status":"cancelled"`) {
+					t.Fatalf("stop of a queued run: %d %s", a.Status, a.Body)
+				}
+				select {
+				case <-queued:
+				case <-time.After(2 * time.Second):
+					t.Fatal("the stopped run's request still waits")
+				}
+			}
+			go func() {
+				for range 4 {
+					select {
+					case m.release <- struct{}{}:
+					case <-time.After(5 * time.Second):
+					}
+				}
+			}()
+			docClient(t, h, "q1", "second")
+			if a := <-first; a.Status != 200 {
+				t.Fatalf("the first run: %d %s", a.Status, a.Body)
+			}
+			<-queued
+			got := st.contents(t)
+			n := 0
+			for _, c := range got {
+				if c == "second" {
+					n++
+				}
+			}
+			if n != 1 || len(got) != 4 {
+				t.Fatalf("stored %q: want the second input's turn once after the first", got)
+			}
+		})
+	}
+}
+
+// Ensure a streamed run the API refuses answers its plain JSON error
+// through the object (it answered an empty body), and a continued one's
+// log, known since the request was accepted, ends run.failed with that
+// error: a follower is told why the run never ran.
+func TestRuns_RefusedStreamedRun(t *testing.T) {
+	st := &memStore{}
+	h := object(t, st, Config{})
+	a := do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"q","history":5,"runId":"x","policy":{"onDisconnect":"continue"}}`, "Accept", "text/event-stream")
+	if a.Status != 400 || a.Error.Code != "invalid_argument" {
+		t.Fatalf("refused run: %d %q, want 400 invalid_argument", a.Status, a.Body)
+	}
+	if a := do(t, h, "GET", "/v1/sessions/c1/runs/x", ""); a.Status != 200 || !strings.Contains(a.Body, `"status":"failed"`) || !strings.Contains(a.Body, `"code":"invalid_argument"`) {
+		t.Fatalf("the refused run's status: %d %s", a.Status, a.Body)
+	}
+	if a := do(t, h, "GET", "/v1/sessions/c1/runs/x/events", ""); a.Status != 200 || !strings.HasPrefix(a.Body, "id: 1\nevent: run.failed\n") || !strings.Contains(a.Body, `"code":"invalid_argument"`) {
+		t.Fatalf("the refused run's events: %d %q", a.Status, a.Body)
+	}
+	if a := do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"q","history":5}`, "Accept", "text/event-stream"); a.Status != 400 || a.Error.Code != "invalid_argument" {
+		t.Fatalf("refused plain stream: %d %q, want 400 invalid_argument", a.Status, a.Body)
+	}
+	if len(st.contents(t)) != 0 {
+		t.Fatal("a refused run stored something")
+	}
+}
+
+// bigModel streams a delta of 6,000 bytes and a small one, and answers
+// 20,000 bytes.
+type bigModel struct{}
+
+func (bigModel) Complete(_ core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+	req.Delta(strings.Repeat("x", 6000))
+	req.Delta("small")
+	return &core.ModelReply{Content: strings.Repeat("y", 20000)}, nil
+}
+
+// Ensure a run log's bytes bound holds for events larger than it on
+// their own: a large delta is not kept (a replay gives run.gap in its
+// place), a large run.completed is kept without its Result
+// (resultOmitted), the log stays within its bytes, and the status says
+// completed with resultOmitted; the turn is stored whole.
+func TestRuns_LogBounds_LargeEvents(t *testing.T) {
+	st := &memStore{}
+	h := gatedObject(t, st, bigModel{}, Config{MaxRunEventBytes: 4096})
+	live := do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"q","runId":"big","policy":{"onDisconnect":"continue"}}`, "Accept", "text/event-stream")
+	if !strings.Contains(live.Body, strings.Repeat("y", 20000)) {
+		t.Fatalf("the live client did not get the whole answer: %.300q", live.Body)
+	}
+	h.mu.Lock()
+	f := h.runFigures()
+	h.mu.Unlock()
+	if f.MaxBytes > 4096 {
+		t.Errorf("the log holds %d bytes, over its bound of 4096", f.MaxBytes)
+	}
+	a := do(t, h, "GET", "/v1/sessions/c1/runs/big/events", "")
+	evs := readEvents(t, bufio.NewScanner(strings.NewReader(a.Body)), 1000)
+	if len(evs) < 3 || evs[len(evs)-1].typ != "run.completed" || !strings.Contains(evs[len(evs)-1].data, `"resultOmitted":true`) || strings.Contains(evs[len(evs)-1].data, `"result"`) {
+		t.Fatalf("the replay %.600q: want it to end with run.completed without its result", a.Body)
+	}
+	gaps := 0
+	for i, ev := range evs {
+		if i > 0 && ev.id <= evs[i-1].id {
+			t.Fatalf("replay ids not increasing: %+v", evs)
+		}
+		if ev.typ == "run.gap" {
+			gaps++
+		}
+		if strings.Contains(ev.data, "xxxxxxxxxx") {
+			t.Fatalf("the replay holds the large delta: %.300q", ev.data)
+		}
+	}
+	if gaps == 0 || !strings.Contains(a.Body, `"delta":"small"`) {
+		t.Fatalf("the replay %.600q: want run.gap for the large events and the small delta", a.Body)
+	}
+	if a := do(t, h, "GET", "/v1/sessions/c1/runs/big", ""); !strings.Contains(a.Body, `"status":"completed"`) || !strings.Contains(a.Body, `"resultOmitted":true`) {
+		t.Fatalf("the status: %s", a.Body)
+	}
+	if got := st.contents(t); len(got) != 2 || len(got[1]) != 20000 {
+		t.Fatalf("stored %d messages, want the turn whole", len(got))
+	}
+}
+
+// stuckWriter is a ResponseWriter whose client takes nothing until take
+// is called (a follower that does not read), as the worker's bridge
+// reports it through Backlog.
+type stuckWriter struct {
+	mu    sync.Mutex
+	hd    http.Header
+	body  bytes.Buffer
+	took  int64
+	taken chan struct{}
+}
+
+func newStuckWriter() *stuckWriter {
+	return &stuckWriter{hd: http.Header{}, taken: make(chan struct{})}
+}
+
+func (w *stuckWriter) Header() http.Header { return w.hd }
+func (w *stuckWriter) WriteHeader(int)     {}
+func (w *stuckWriter) Flush()              {}
+
+func (w *stuckWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.body.Write(p)
+}
+
+func (w *stuckWriter) Backlog() (int64, <-chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return int64(w.body.Len()) - w.took, w.taken
+}
+
+// take lets the client take what was written; it returns the bytes
+// written so far.
+func (w *stuckWriter) take() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.took = int64(w.body.Len())
+	close(w.taken)
+	w.taken = make(chan struct{})
+	return w.body.Len()
+}
+
+func (w *stuckWriter) written() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.body.Len()
+}
+
+// burstModel waits for go, then streams deltas of 100 bytes and
+// answers "done".
+type burstModel struct {
+	deltas int
+	run    chan struct{} // receives once the call started
+	goOn   chan struct{}
+}
+
+func (m *burstModel) Complete(_ core.Context, req *core.ModelRequest) (*core.ModelReply, error) {
+	m.run <- struct{}{}
+	<-m.goOn
+	for i := 0; i < m.deltas; i++ {
+		req.Delta(strings.Repeat("z", 100))
+	}
+	return &core.ModelReply{Content: "done"}, nil
+}
+
+// Ensure followers of a run whose clients do not read hold at most one
+// batch each, whatever the run sends (here 10 followers and 3,000 events
+// of about 220 bytes, 660 KB each): a follower waits for its client to
+// take what it was sent before it sends more, and when it reads again it
+// gets the events from the shared log, a run.gap first for those
+// dropped meanwhile, to the end.
+func TestRuns_SlowFollowersBounded(t *testing.T) {
+	const followers = 10
+	m := &burstModel{deltas: 3000, run: make(chan struct{}, 1), goOn: make(chan struct{})}
+	h := gatedObject(t, &memStore{}, m, Config{MaxRunEvents: 64})
+	started := make(chan answer, 1)
+	go func() {
+		started <- do(t, h, "POST", "/v1/sessions/c1/runs", `{"input":"q","runId":"f","policy":{"onDisconnect":"continue"}}`, "Accept", "text/event-stream")
+	}()
+	<-m.run
+	ws := make([]*stuckWriter, followers)
+	ends := make(chan struct{}, followers)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range ws {
+		ws[i] = newStuckWriter()
+		req := httptest.NewRequest("GET", "/v1/sessions/c1/runs/f/events?after=0", nil).WithContext(ctx)
+		req.Header.Set("Authorization", "Bearer tok")
+		go func(w *stuckWriter) {
+			h.ServeHTTP(w, req)
+			ends <- struct{}{}
+		}(ws[i])
+	}
+	for _, w := range ws {
+		for w.written() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(m.goOn)
+	if a := <-started; !strings.Contains(a.Body, "event: run.completed\n") {
+		t.Fatalf("the run: %.300q", a.Body)
+	}
+	time.Sleep(50 * time.Millisecond) // time for a follower that does not wait to write on
+	total := 0
+	for i, w := range ws {
+		n := w.written()
+		total += n
+		if n > 64<<10+4096 {
+			t.Errorf("follower %d holds %d bytes its client did not take, want at most one batch (%d)", i, n, 64<<10)
+		}
+	}
+	t.Logf("%d followers hold %d bytes in all", followers, total)
+	// Each reads again and gets the rest from the log, to the end.
+	for i, w := range ws {
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			n := w.take()
+			time.Sleep(2 * time.Millisecond)
+			if w.written() == n {
+				select {
+				case <-ends:
+				case <-time.After(time.Millisecond):
+					if time.Now().Before(deadline) {
+						continue
+					}
+					t.Fatalf("follower %d did not end", i)
+				}
+				break
+			}
+		}
+		w.mu.Lock()
+		out := w.body.String()
+		w.mu.Unlock()
+		if !strings.Contains(out, "event: run.gap\n") || !strings.HasSuffix(out, "\n\n") || !strings.Contains(out[max(0, len(out)-4096):], "event: run.completed\n") {
+			t.Fatalf("follower %d read %d bytes, want a run.gap and run.completed at the end", i, len(out))
 		}
 	}
 }

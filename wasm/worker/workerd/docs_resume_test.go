@@ -28,7 +28,9 @@ import (
 // event. Scenario "resume" does nothing more; "stop" aborts the
 // snippet's controller once the resumed stream is open; "lost" prints
 // "cut" and waits for a line naming the URL of a restarted worker, which
-// its fetch uses from then on. It prints what the app saw as JSON.
+// its fetch uses from then on; "queued" cuts instead the start's
+// connection 300 ms after it was sent, before any answer (the run waits
+// behind another). It prints what the app saw as JSON.
 const resumeDocHarness = `
 import { createInterface } from "node:readline";
 const [httpURL, base, scenario] = process.argv.slice(1);
@@ -41,6 +43,12 @@ const netFetch = globalThis.fetch;
 let cut = false;
 globalThis.fetch = async (input, init) => {
   const url = String(input).replace(base, target);
+  if (scenario === "queued" && !cut) {
+    cut = true;
+    const ctl = new AbortController();
+    setTimeout(() => ctl.abort(new TypeError("terminated")), 300);
+    return netFetch(url, { ...init, signal: ctl.signal });
+  }
   if (cut) {
     const res = await netFetch(url, init);
     if (scenario === "stop" && init.method === "GET") setTimeout(() => stopRef.abort(), 0);
@@ -259,4 +267,39 @@ func TestWorker_DocResumeFlow(t *testing.T) {
 			t.Fatalf("stored %+v after the restart, want the first turn only", s)
 		}
 	})
+}
+
+// Ensure the snippet of docs/worker.md recovers a run whose start lost
+// its connection while the run waited behind another run of the
+// conversation: it reconnects to the run's events, finds the run queued
+// (not run_lost, which sent the reader to reload the conversation and
+// send the input again while the queued run still ran), and gets every
+// event once and the Result; the turn is stored once.
+func TestWorker_DocResumeFlow_Queued(t *testing.T) {
+	if bundle == nil {
+		t.Skip(skipWhy)
+	}
+	up := newSlowUpstream(t, 100*time.Millisecond)
+	p := mustStart(t, workerd.Options{Durable: true, AllowLocalNetwork: true, Env: durableEnv(openaiEnv(up.URL))})
+	first := make(chan error, 1)
+	go func() {
+		_, _, err := rawPost(p, "/v1/sessions/chat-1/runs", `{"input":"a very slow question"}`)
+		first <- err
+	}()
+	waitFor(t, "the first upstream call", func() bool { return up.inFlight.Load() > 0 })
+	r := runResumeDoc(t, p, "queued", nil)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if r.Code != "" || r.Reloaded || r.DoneCount != 4 || len(r.Types) < 2 || r.Types[len(r.Types)-1] != "run.completed" {
+		t.Fatalf("the snippet saw %+v, want every event of the queued run to run.completed and its Result", r)
+	}
+	for i, s := range r.Seqs {
+		if s != int64(i+1) {
+			t.Fatalf("event %d has seq %d, want %d: %v", i, s, i+1, r.Seqs)
+		}
+	}
+	if s := storedOf(t, p, "chat-1"); s.Messages != 4 || s.Writes != 2 {
+		t.Fatalf("stored %+v, want the two turns once each", s)
+	}
 }

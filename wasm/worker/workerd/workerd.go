@@ -362,6 +362,9 @@ func Start(ctx context.Context, b *Bundle, o Options) (*Process, error) {
 	return p, nil
 }
 
+// Pid returns workerd's process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // waitReady polls /healthz until it answers 200.
 func (p *Process) waitReady(ctx context.Context) error {
 	client := &http.Client{Timeout: 10 * time.Second}
