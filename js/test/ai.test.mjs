@@ -367,12 +367,21 @@ describe("AgentrtChatTransport", () => {
     for (const extra of [{ trigger: "resume" }, { chatId: "" }, { messages: [] }, { messages: [{ id: "a", role: "assistant", parts: [] }] }, { messages: [3] }]) {
       await assert.rejects(w.transport.sendMessages({ ...base, ...extra }), (e) => e instanceof TypeError && e.code === "invalid_argument");
     }
-    // A new message while a call awaits approval is refused, typed.
+    // A new message while a call awaits approval is refused, typed, warm
+    // and cold alike (the documented "awaits approval" error), and changes
+    // nothing.
     const paused = await world();
     const asked = await send(paused.transport, [user("u1", "pay")]);
-    await assert.rejects(paused.transport.sendMessages({ ...base, messages: [user("u1", "pay"), asked.message, user("u2", "never mind")] }),
-      (e) => e.code === "invalid_history" && e.index === 1);
-    assert.equal(paused.ran.pay, 0);
+    const held = (await paused.rt.session("chat")).messages;
+    const refused = await send(paused.transport, [user("u1", "pay"), asked.message, user("u2", "never mind")]);
+    assert.deepEqual(refused.types, ["start", "error"]);
+    assert.match(String(refused.error?.message ?? refused.error), /invalid_argument.*awaits approval of tool call/);
+    assert.deepEqual((await paused.rt.session("chat")).messages, held);
+    const cold = await world();
+    const coldRefused = await send(cold.transport, [user("u1", "pay"), asked.message, user("u2", "never mind")]);
+    assert.match(String(coldRefused.error?.message ?? coldRefused.error), /invalid_argument.*awaits approval of tool call/);
+    assert.equal(paused.ran.pay + cold.ran.pay, 0);
+    release(cold.rt);
     release(paused.rt);
     // A history the runtime refuses rejects typed, before any stream.
     await assert.rejects(w.transport.sendMessages({ ...base, messages: [{ id: "x", role: "user", parts: [{ type: "hologram" }] }, user("u1", "hi")] }),
