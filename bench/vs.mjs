@@ -9,14 +9,15 @@
 // processes (bench/firstturn/child.mjs: first import to the first
 // answered turn of a 1,000-message seed), in a rotating order.
 //
-//   node bench/vs.mjs --base DIR [--this DIR] [--pairs N] [--short] [--json FILE]
+//   node bench/vs.mjs --base DIR [--this DIR] [--pairs N] [--short] [--rows KEYS] [--json FILE]
 //
 // For every row it prints this build's ratio to the peer, the base
 // build's, and this build's against the base (the ratio of the two
 // ratios within a pair; for the cold start, of the two totals), each as
 // the median and the spread (min-max) over the pairs, then each build's
 // own median time. --short runs 3 pairs of fewer rounds: a quick check
-// before a change is handed on, its figures coarser. It asserts nothing
+// before a change is handed on, its figures coarser. --rows runs only the
+// rows named (comma-separated keys of ROWS). It asserts nothing
 // about speed; the verdict column says whether this build's median is
 // within 5% of the base's.
 
@@ -45,7 +46,7 @@ export const BOUND = 1.05;
  * options; it throws an Error naming the argument it refuses.
  */
 export function parseArgs(argv) {
-  const o = { base: "", this: path.join(root, "dist"), pairs: 0, short: false, json: "", baseLabel: "", thisLabel: "" };
+  const o = { base: "", this: path.join(root, "dist"), pairs: 0, short: false, json: "", baseLabel: "", thisLabel: "", rows: ROWS.map(([k]) => k) };
   const value = (i, name) => {
     if (i >= argv.length || argv[i].startsWith("--")) throw new Error(`vs: ${name} needs a value`);
     return argv[i];
@@ -60,6 +61,13 @@ export function parseArgs(argv) {
       o.pairs = n;
     } else if (a === "--short") o.short = true;
     else if (a === "--json") o.json = value(++i, a);
+    else if (a === "--rows") {
+      const keys = value(++i, a).split(",").filter(Boolean);
+      const known = ROWS.map(([k]) => k);
+      const bad = keys.find((k) => !known.includes(k));
+      if (bad !== undefined || keys.length === 0) throw new Error(`vs: --rows takes keys among ${known.join(",")}, not ${argv[i]}`);
+      o.rows = keys;
+    }
     else if (a === "--base-label") o.baseLabel = value(++i, a);
     else if (a === "--this-label") o.thisLabel = value(++i, a);
     else throw new Error(`vs: unknown argument ${a}`);
@@ -144,7 +152,7 @@ async function main() {
   checkDist(o.this);
   checkDist(o.base);
   const builds = { this: path.resolve(o.this), base: path.resolve(o.base) };
-  const samples = Object.fromEntries(ROWS.map(([k]) => [k, { thisRatio: [], baseRatio: [], thisMs: [], baseMs: [] }]));
+  const samples = Object.fromEntries(o.rows.map((k) => [k, { thisRatio: [], baseRatio: [], thisMs: [], baseMs: [] }]));
   const coldOpts = (who, dist) => {
     const d = dist ? pathToFileURL(dist + path.sep).href : "";
     return JSON.stringify({
@@ -156,24 +164,28 @@ async function main() {
   for (let p = 0; p < o.pairs; p++) {
     const order = p % 2 ? ["base", "this"] : ["this", "base"];
     for (const which of order) {
-      const r = await runChild(path.join(here, "vs/child.mjs"), [JSON.stringify({ dist: builds[which], short: o.short })], ["--expose-gc"]);
+      const rows = o.rows.filter((k) => k !== "coldstart");
+      if (rows.length === 0) break;
+      const r = await runChild(path.join(here, "vs/child.mjs"), [JSON.stringify({ dist: builds[which], short: o.short, rows })], ["--expose-gc"]);
       for (const [key] of ROWS) {
         const row = r.rows[key];
-        if (!row) continue;
+        if (!row || !samples[key]) continue;
         samples[key][which + "Ratio"].push(row.agentrt / row.peer);
         samples[key][which + "Ms"].push(row.agentrt);
       }
     }
-    const cold = {};
-    const who = [["this", builds.this], ["base", builds.base], ["peer", ""]];
-    for (let k = 0; k < who.length; k++) {
-      const [name, dist] = who[(p + k) % who.length];
-      const r = await runChild(path.join(here, "firstturn/child.mjs"), [coldOpts(dist ? "agentrt" : "peer", dist)]);
-      cold[name] = r.total;
-    }
-    for (const which of ["this", "base"]) {
-      samples.coldstart[which + "Ratio"].push(cold[which] / cold.peer);
-      samples.coldstart[which + "Ms"].push(cold[which]);
+    if (o.rows.includes("coldstart")) {
+      const cold = {};
+      const who = [["this", builds.this], ["base", builds.base], ["peer", ""]];
+      for (let k = 0; k < who.length; k++) {
+        const [name, dist] = who[(p + k) % who.length];
+        const r = await runChild(path.join(here, "firstturn/child.mjs"), [coldOpts(dist ? "agentrt" : "peer", dist)]);
+        cold[name] = r.total;
+      }
+      for (const which of ["this", "base"]) {
+        samples.coldstart[which + "Ratio"].push(cold[which] / cold.peer);
+        samples.coldstart[which + "Ms"].push(cold[which]);
+      }
     }
     process.stderr.write(`vs: pair ${p + 1}/${o.pairs} done\n`);
   }

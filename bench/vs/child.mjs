@@ -110,11 +110,13 @@ try {
     },
   ];
   const rows = {};
-  for (const n of [1000, 10000]) {
+  // o.rows, when given, names the rows to run (their keys below).
+  const want = (key) => !Array.isArray(o.rows) || o.rows.includes(key);
+  for (const n of [1000, 10000].filter((n) => want("seed" + n))) {
     const [a, p] = await seeding(contenders, makeHistory(n));
     rows["seed" + n] = { agentrt: a, peer: p };
   }
-  for (const n of [100, 5000]) {
+  for (const n of [100, 5000].filter((n) => want("turn" + n))) {
     const [a, p] = await turns(contenders, makeHistory(n).slice(0, n - 2), n > 1000 ? Math.ceil(TURN_BATCHES / 2) : TURN_BATCHES);
     rows["turn" + n] = { agentrt: a, peer: p };
   }

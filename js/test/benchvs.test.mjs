@@ -15,6 +15,8 @@ test("vs: arguments and their defaults", () => {
   const s = parseArgs(["--short", "--base", "x", "--this", "y", "--json", "f.json"]);
   assert.deepEqual([s.pairs, s.short, s.this, s.json], [3, true, "y", "f.json"]);
   assert.equal(parseArgs(["--base", "x", "--short", "--pairs", "5"]).pairs, 5);
+  assert.deepEqual(parseArgs(["--base", "x"]).rows, ["seed1000", "seed10000", "turn100", "turn5000", "coldstart"]);
+  assert.deepEqual(parseArgs(["--base", "x", "--rows", "turn100,coldstart"]).rows, ["turn100", "coldstart"]);
 });
 
 test("vs: bad arguments are refused by name", () => {
@@ -24,6 +26,8 @@ test("vs: bad arguments are refused by name", () => {
   assert.throws(() => parseArgs(["--base", "x", "--pairs", "2.5"]), /--pairs must be a whole number/);
   assert.throws(() => parseArgs(["--base", "x", "--pairs", "--short"]), /--pairs needs a value/);
   assert.throws(() => parseArgs(["--base", "x", "--fast"]), /unknown argument --fast/);
+  assert.throws(() => parseArgs(["--base", "x", "--rows", "turn100,turn7"]), /--rows takes keys among .*, not turn100,turn7/);
+  assert.throws(() => parseArgs(["--base", "x", "--rows", ","]), /--rows takes keys/);
 });
 
 test("vs: summarize gives the median and the spread", () => {
