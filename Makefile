@@ -1,6 +1,6 @@
 # agentrt: the two commands of the README are `make demo` (or
 # `go run ./cmd/agentrt demo`) and `make test`.
-.PHONY: build package publish demo test test-fast check bench fuzz
+.PHONY: build package publish demo test test-fast check bench bench-vs fuzz
 
 build:
 	go run ./cmd/agentrt build
@@ -38,8 +38,17 @@ test-fast:
 check:
 	bash scripts/test.sh check
 
+# With BASE=<rev>, this build side by side with <rev>'s instead
+# (scripts/bench-vs.sh, bench/vs.mjs): the hot rows' ratios to the peer,
+# interleaved, median and spread over PAIRS pairs (default 10); SHORT=1
+# runs the short check of 3 pairs.
+VS_ARGS = $(if $(SHORT),--short) $(if $(PAIRS),--pairs $(PAIRS))
 bench: build
-	bash scripts/bench.sh
+	@if [ -n "$(BASE)" ]; then bash scripts/bench-vs.sh "$(BASE)" $(VS_ARGS); else bash scripts/bench.sh; fi
+
+# The side-by-side alone, against BASE (default: main), docs/BENCHMARKS.md.
+bench-vs: build
+	bash scripts/bench-vs.sh "$(or $(BASE),main)" $(VS_ARGS)
 
 # Each fuzz target for FUZZTIME (default 60s).
 fuzz:

@@ -36,3 +36,25 @@ export function idleLater(inst) {
   // A pending idle moment does not keep a process alive.
   if (typeof t === "object" && t !== null && typeof t.unref === "function") t.unref();
 }
+
+/**
+ * Gives the instance's Go runtime its idle moment now, inside the
+ * caller's call, as every call of the module's syscall/js API does: it
+ * runs the goroutines that are ready before it returns. The glue's
+ * control calls (deleteSession, session, listSessions, stats,
+ * checkHistory) do, as they did when they went through that API: a
+ * collection begun in a seed then ends there, where it otherwise stays
+ * in its mark phase over the turns that follow until the event loop
+ * turns, each of them paying the collector's write barriers and assists
+ * (docs/BENCHMARKS.md, "The hot paths against the previous round").
+ *
+ * @param {{ go: any, dead: boolean }} inst
+ */
+export function idleNow(inst) {
+  if (inst.dead || inst.go.exited) return;
+  try {
+    inst.go._resume();
+  } catch {
+    // The instance is failing: the caller's check of go.exited reports it.
+  }
+}

@@ -7,7 +7,7 @@ import {
 import { wellFormed } from "./request.js";
 import { withRepaired } from "./heal.js";
 import { endsRun, endType } from "./approve.js";
-import { idleLater } from "./idle.js";
+import { idleLater, idleNow } from "./idle.js";
 import { GLUE_RUN_PREFIX, readRequest, readOptions, isDetached } from "./args.js";
 import { loadRemote } from "./remote.js";
 import { compileModule, loadGo, progressReporter, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
@@ -489,6 +489,7 @@ class Runtime {
     try {
       inst.driver.enter();
       v = f(inst);
+      idleNow(inst);
     } catch (e) {
       if (inst.go.exited) {
         this.#lost(inst, e);
