@@ -17,8 +17,19 @@ type onceWorld struct {
 	rt    *core.Runtime
 	pays  atomic.Int32
 	mails atomic.Int32
-	// fail, when set, answers the model's call after tool results.
-	fail func(core.Context) error
+	// fail, when set, answers the model's call after tool results. It is
+	// read by model calls that a cancelled run left going in their
+	// goroutine, so it is set through setFail.
+	fail atomic.Pointer[func(core.Context) error]
+}
+
+// setFail sets (nil: clears) how the model's call after tool results fails.
+func (w *onceWorld) setFail(f func(core.Context) error) {
+	if f == nil {
+		w.fail.Store(nil)
+		return
+	}
+	w.fail.Store(&f)
 }
 
 // need asks approval of every call: the tools a person approves.
@@ -34,8 +45,8 @@ func newOnceWorld(t *testing.T, cfg core.Config) *onceWorld {
 				{ID: "mail-" + last.Content, Name: "mail", Arguments: `{}`},
 			}}, nil
 		}
-		if w.fail != nil {
-			if err := w.fail(ctx); err != nil {
+		if fail := w.fail.Load(); fail != nil {
+			if err := (*fail)(ctx); err != nil {
 				return nil, err
 			}
 		}
@@ -69,14 +80,14 @@ func TestApproval_NothingPaidTwice(t *testing.T) {
 		code   core.Code
 	}{
 		{name: "model error", code: core.CodeModelError, arm: func(w *onceWorld) {
-			w.fail = func(core.Context) error { return errors.New("upstream 500") }
+			w.setFail(func(core.Context) error { return errors.New("upstream 500") })
 		}},
 		{name: "model typed error", code: core.CodeTimeout, arm: func(w *onceWorld) {
-			w.fail = func(core.Context) error { return core.NewError(core.CodeTimeout, "upstream timed out") }
+			w.setFail(func(core.Context) error { return core.NewError(core.CodeTimeout, "upstream timed out") })
 		}},
 		{name: "cancel after tool.finished", code: core.CodeCancelled, cancel: true},
 		{name: "timeout in the continuation", code: core.CodeTimeout, policy: core.Policy{TimeoutMs: 30}, arm: func(w *onceWorld) {
-			w.fail = func(ctx core.Context) error { <-ctx.Done(); return ctx.Err() }
+			w.setFail(func(ctx core.Context) error { <-ctx.Done(); return ctx.Err() })
 		}},
 		{name: "maxContextTokens too small", code: core.CodeLimitExceeded, policy: core.Policy{MaxContextTokens: 20}},
 		{name: "counter fails after the tool", code: core.CodeInvalidArgument, policy: core.Policy{MaxContextTokens: 10000},
@@ -123,7 +134,7 @@ func TestApproval_NothingPaidTwice(t *testing.T) {
 				t.Fatalf("session %q", got)
 			}
 			stored = append(stored, core.SeedMessages(e.Appended)...)
-			w.fail = nil
+			w.setFail(nil)
 			for range 3 {
 				mustRefuse(t, w.rt, core.RunRequest{SessionID: "s", Approvals: approve, Policy: tc.policy}, core.CodeInvalidArgument)
 			}
