@@ -16,12 +16,21 @@ import (
 // onceServer is an API over a runtime whose model asks, for each user
 // message, for a "pay" and a "mail" call, both needing approval, and
 // whose answer to tool results fails as fail says; pays counts pay's
-// runs, and onPay runs inside pay.
+// runs. fail is read by model calls a cancelled run left going in their
+// goroutine, so it is set through setFail.
 type onceServer struct {
-	h     *httpapi.Handler
-	pays  *atomic.Int32
-	fail  func(context.Context) error
-	onPay func()
+	h    *httpapi.Handler
+	pays *atomic.Int32
+	fail atomic.Pointer[func(context.Context) error]
+}
+
+// setFail sets (nil: clears) how the model's answer to tool results fails.
+func (s *onceServer) setFail(f func(context.Context) error) {
+	if f == nil {
+		s.fail.Store(nil)
+		return
+	}
+	s.fail.Store(&f)
 }
 
 func newOnceServer(t *testing.T, pays *atomic.Int32, cfg core.Config) *onceServer {
@@ -33,8 +42,8 @@ func newOnceServer(t *testing.T, pays *atomic.Int32, cfg core.Config) *onceServe
 			return &core.ModelReply{ToolCalls: []core.ToolCall{
 				{ID: "pay-" + last.Content, Name: "pay", Arguments: `{}`}, {ID: "mail-" + last.Content, Name: "mail", Arguments: `{}`}}}, nil
 		}
-		if s.fail != nil {
-			if err := s.fail(ctx); err != nil {
+		if fail := s.fail.Load(); fail != nil {
+			if err := (*fail)(ctx); err != nil {
 				return nil, err
 			}
 		}
@@ -43,9 +52,6 @@ func newOnceServer(t *testing.T, pays *atomic.Int32, cfg core.Config) *onceServe
 	cfg.Tools = []core.Tool{
 		{ToolSpec: core.ToolSpec{Name: "pay"}, NeedsApproval: need, Call: func(core.Context, core.ToolInvocation) (string, error) {
 			s.pays.Add(1)
-			if s.onPay != nil {
-				s.onPay()
-			}
 			return "paid", nil
 		}},
 		{ToolSpec: core.ToolSpec{Name: "mail"}, NeedsApproval: need, Call: func(core.Context, core.ToolInvocation) (string, error) { return "mailed", nil }},
@@ -93,13 +99,13 @@ func TestHandler_Approvals_NothingPaidTwice(t *testing.T) {
 		code   string
 	}{
 		{name: "model error", code: "model_error", arm: func(s *onceServer) {
-			s.fail = func(context.Context) error { return errors.New("upstream 500") }
+			s.setFail(func(context.Context) error { return errors.New("upstream 500") })
 		}},
 		{name: "model error streamed", code: "model_error", stream: true, arm: func(s *onceServer) {
-			s.fail = func(context.Context) error { return errors.New("upstream 500") }
+			s.setFail(func(context.Context) error { return errors.New("upstream 500") })
 		}},
 		{name: "timeout in the continuation", code: "timeout", policy: `{"timeoutMs":50}`, arm: func(s *onceServer) {
-			s.fail = func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+			s.setFail(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
 		}},
 		{name: "maxContextTokens too small", code: "limit_exceeded", policy: `{"maxContextTokens":20}`},
 		{name: "counter fails after the tool", code: "invalid_argument", policy: `{"maxContextTokens":10000}`, cfg: core.Config{CountTokens: counter}},
@@ -140,7 +146,7 @@ func TestHandler_Approvals_NothingPaidTwice(t *testing.T) {
 			if kept.Error.Code != tc.code || strings.Join(contentsOfWire(kept.Error.Appended), "|") != strings.Join(want, "|") {
 				t.Fatalf("resume: %d %s, want %s with appended %q (pay ran %d times)", r.status, r.body, tc.code, want, pays.Load())
 			}
-			s.fail = nil
+			s.setFail(nil)
 			for range 3 {
 				r = do(t, s.h, "POST", "/v1/sessions/s/runs", body)
 				if e := decode[errorBody](t, r.body); r.status != 400 || e.Error.Code != "invalid_argument" {
@@ -169,13 +175,15 @@ func TestHandler_Approvals_ClientLeavesAfterTheTool(t *testing.T) {
 	do(t, s.h, "POST", "/v1/sessions/s/runs", `{"input":"q"}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s.onPay = cancel
-	s.fail = func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+	// The client leaves once the result is in: while the model is called
+	// after it. Leaving while pay is still out is the documented "at
+	// least once" (its result may be dropped), so it is not this case.
+	s.setFail(func(ctx context.Context) error { cancel(); <-ctx.Done(); return ctx.Err() })
 	body := `{"approvals":[{"toolCallId":"pay-q","approved":true},{"toolCallId":"mail-q","approved":true}]}`
 	req := httptest.NewRequest("POST", "/v1/sessions/s/runs", strings.NewReader(body)).WithContext(ctx)
 	req.Header.Set("Accept", "text/event-stream")
 	s.h.ServeHTTP(httptest.NewRecorder(), req)
-	s.fail, s.onPay = nil, nil
+	s.setFail(nil)
 	r := do(t, s.h, "POST", "/v1/sessions/s/runs", body)
 	if e := decode[errorBody](t, r.body); r.status != 400 || e.Error.Code != "invalid_argument" || pays.Load() != 1 {
 		t.Fatalf("approving again: %d %s, pay ran %d times", r.status, r.body, pays.Load())
