@@ -113,7 +113,11 @@ before(async () => {
   app = await mkdtemp(path.join(tmpdir(), "agentrt-types-"));
   const pkg = path.join(app, "node_modules", "agentrt");
   await mkdir(pkg, { recursive: true });
-  typeFiles = (await readdir(path.join(ROOT, "js"))).filter((f) => f.endsWith(".d.ts")).sort();
+  // ai.d.ts is left out: it reads the types of its optional peer `ai`,
+  // which need Node's types and a lib newer than the defaults' ES5 (a
+  // project on agentrt/ai has both); ai.test.mjs checks it with --strict
+  // against the pinned ai installed.
+  typeFiles = (await readdir(path.join(ROOT, "js"))).filter((f) => f.endsWith(".d.ts") && f !== "ai.d.ts").sort();
   for (const f of ["package.json", ...typeFiles]) {
     await copyFile(path.join(ROOT, "js", f), path.join(pkg, f));
   }
