@@ -19,7 +19,19 @@ type onceWorld struct {
 	rt    *Runtime
 	pays  atomic.Int32
 	mails atomic.Int32
-	fail  func(context.Context) error
+	// fail, when set, answers the model's call after tool results. It is
+	// read by model calls that a cancelled or timed-out run left going in
+	// their goroutine, so it is set through setFail.
+	fail atomic.Pointer[func(context.Context) error]
+}
+
+// setFail sets (nil: clears) how the model's call after tool results fails.
+func (w *onceWorld) setFail(f func(context.Context) error) {
+	if f == nil {
+		w.fail.Store(nil)
+		return
+	}
+	w.fail.Store(&f)
 }
 
 func newOnceWorld(t *testing.T, start func(testing.TB) *Instance, cfg Config) *onceWorld {
@@ -33,8 +45,8 @@ func newOnceWorld(t *testing.T, start func(testing.TB) *Instance, cfg Config) *o
 				{ID: "mail-" + last.Content, Name: "mail", Arguments: `{}`},
 			}}, nil
 		}
-		if w.fail != nil {
-			if err := w.fail(ctx); err != nil {
+		if fail := w.fail.Load(); fail != nil {
+			if err := (*fail)(ctx); err != nil {
 				return nil, err
 			}
 		}
@@ -73,13 +85,13 @@ func TestApprovals_NothingPaidTwice(t *testing.T) {
 		code   core.Code
 	}{
 		{name: "model error", code: core.CodeModelError, arm: func(w *onceWorld) {
-			w.fail = func(context.Context) error { return errors.New("upstream 500") }
+			w.setFail(func(context.Context) error { return errors.New("upstream 500") })
 		}},
 		{name: "cancel after tool.finished", code: core.CodeCancelled, cancel: true, arm: func(w *onceWorld) {
-			w.fail = func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+			w.setFail(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
 		}},
 		{name: "timeout in the continuation", code: core.CodeTimeout, policy: core.Policy{TimeoutMs: 50}, arm: func(w *onceWorld) {
-			w.fail = func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+			w.setFail(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
 		}},
 		{name: "maxContextTokens too small", code: core.CodeLimitExceeded, policy: core.Policy{MaxContextTokens: 20}},
 		{name: "counter fails after the tool", code: core.CodeInvalidArgument, policy: core.Policy{MaxContextTokens: 10000},
@@ -120,7 +132,7 @@ func TestApprovals_NothingPaidTwice(t *testing.T) {
 					t.Fatalf("failure event's error %+v", failed)
 				}
 				stored = append(stored, core.SeedMessages(e.Appended)...)
-				w.fail = nil
+				w.setFail(nil)
 				for range 3 {
 					_, err := w.rt.Run(context.Background(), core.RunRequest{SessionID: "s", Approvals: approve, Policy: tc.policy})
 					if core.ErrorCode(err) != core.CodeInvalidArgument {

@@ -87,6 +87,8 @@ func errProtocol(msg string) *core.Error {
 //   - A model or tool error reaches the module as text: the run fails
 //     with code model_error whatever the error's code, and a tool's
 //     error is the tool's result, as in core. A panic is such an error.
+//     A call that returns once ctx or the timeout has ended (with
+//     ctx.Err(), say) ends the run cancelled or timed out, as in core.
 //   - Under req.Policy.MaxContextTokens the module counts tokens with
 //     Config.CountTokens, called here when the module asks, or with
 //     core.EstimateTokens when there is none.

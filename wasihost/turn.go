@@ -176,7 +176,10 @@ func (t *turn) abandon(err error) error {
 // call runs f, the turn's model or tool call, bounded by the run's
 // context and the policy's timeout: when either ends first, call returns
 // errStopped at once and f's result, whenever it comes, is dropped. A
-// panic in f is an error.
+// call that returns once either has ended (as one that returns ctx.Err()
+// does) is stopped too, whatever it returned, as in core: the run ends
+// cancelled or timed out, not with the call's error. A panic in f is an
+// error.
 func (t *turn) call(f func(ctx context.Context) (any, error)) (any, error) {
 	ctx, cancel := t.ctx, context.CancelFunc(func() {})
 	if !t.deadline.IsZero() {
@@ -197,6 +200,9 @@ func (t *turn) call(f func(ctx context.Context) (any, error)) (any, error) {
 	}()
 	select {
 	case o := <-done:
+		if ctx.Err() != nil {
+			return nil, errStopped
+		}
 		return o.v, o.err
 	case <-ctx.Done():
 		return nil, errStopped
