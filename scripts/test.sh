@@ -248,5 +248,6 @@ suite "npm package: packed, installed and run on Node, Bun and Deno; strict type
 suite "docs: contract.md's event list against the module's events" node --test js/docs-test/
 suite "load progress over HTTP (streamed, compressed, octet-stream)" node --test js/bundlers/progress.test.mjs
 suite "static server of the browser suites (malformed paths, mounts)" node --test web-demo/test/server.test.mjs
+suite "the side-by-side benchmark's arguments and table (bench/vs.mjs; Node only, so not in js/test/, whose files also run in a page)" node --test bench/vs.test.mjs
 
 summary

@@ -4,7 +4,7 @@
 // median and the spread of the pairs. No timing is measured here.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { parseArgs, summarize, table } from "../../bench/vs.mjs";
+import { parseArgs, summarize, table } from "./vs.mjs";
 
 test("vs: arguments and their defaults", () => {
   const o = parseArgs(["--base", "b/dist"]);
