@@ -182,10 +182,8 @@ glue_on_deno() {
 #   client's suite needs node:http and runs outside browsers), and stops
 #   one mid-stream.
 # The browser suites drive a browser that works on one core while the
-# driver waits: they run as one lane in the background (lane) from right
-# after the build, beside the Go, Node, Bun and Deno suites. The lane is
-# the longest path of make test (about 9.5 minutes of suites, the glue
-# suites in a page 5.5 of them), so it starts first.
+# driver waits: they run as one lane in the background (lane), beside the
+# Node, Bun and Deno suites, which work on one core each.
 browser_suites() {
 	suite "web demo in Chromium, Firefox ESR and WebKit" node web-demo/test/e2e.mjs
 	suite "glue suites in a page of Firefox ESR and WebKit" node js/test/browser/run.mjs --browsers firefox,webkit
@@ -237,8 +235,8 @@ fi
 suite "gofmt and go vet" fmt_and_vet
 suite "build dist/ and the worker's bundle" build_dist
 export AGENTRT_DIST=$PWD/dist
-lane browser_suites
 suite "go test -race (native packages, the module under wazero, the worker)" go test -race -count=1 ./...
+lane browser_suites
 suite "module suite on Node" node --test wasm/runtime/test/
 suite "glue suite on Node (V8)" node --test js/test/*.test.mjs
 suite "glue types (tsc --strict)" node_modules/.bin/tsc -p js/test/tsconfig.json
