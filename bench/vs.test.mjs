@@ -48,3 +48,42 @@ test("vs: the table has a row per measured figure, this build against the base",
   assert.match(lines[2], /^\| cold seed, 1,000 messages, JS model \| 1\.05x \(1\.00-1\.10\) \| 1\.00x \(1\.00-1\.00\) \| 1\.05x \(1\.00-1\.10\) \| 1\.00 ms → 1\.05 ms \| yes \|$/);
   assert.match(lines[3], /^\| warm turn, 100 messages \| 0\.90x \(0\.80-1\.00\) \| 0\.80x \(0\.80-0\.80\) \| 1\.13x \(1\.00-1\.25\) \| 4\.0 µs → 5\.0 µs \| no \|$/);
 });
+
+test("vs: the end of make test names the check when a change touches a hot path, and only then", async () => {
+  const { execFileSync } = await import("node:child_process");
+  const { mkdtempSync, writeFileSync, mkdirSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join, dirname } = await import("node:path");
+  const { fileURLToPath } = await import("node:url");
+  const hint = join(dirname(fileURLToPath(import.meta.url)), "..", "scripts", "hot-paths-hint.sh");
+  const dir = mkdtempSync(join(tmpdir(), "hint-"));
+  const git = (...a) => execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...a], { cwd: dir, encoding: "utf8" });
+  const run = (...a) => execFileSync("bash", [hint, ...a], { cwd: dir, encoding: "utf8" });
+  try {
+    git("init", "-q", "-b", "main");
+    mkdirSync(join(dir, "core"));
+    mkdirSync(join(dir, "docs"));
+    writeFileSync(join(dir, "core", "a.go"), "package core\n");
+    git("add", ".");
+    git("commit", "-qm", "a");
+    assert.equal(run(), "", "nothing changed: no hint");
+    git("checkout", "-qb", "topic");
+    writeFileSync(join(dir, "docs", "x.md"), "x\n");
+    writeFileSync(join(dir, "core", "a_test.go"), "package core\n");
+    git("add", ".");
+    git("commit", "-qm", "docs");
+    assert.equal(run(), "", "docs and tests only: no hint");
+    writeFileSync(join(dir, "core", "a.go"), "package core\n\nvar X = 1\n");
+    const out = run();
+    assert.match(out, /touches 1 file\(s\)/);
+    assert.match(out, /core\/a\.go/);
+    assert.match(out, /make bench-vs SHORT=1/);
+    git("commit", "-qam", "core");
+    assert.match(run(), /core\/a\.go/, "a committed change on the branch counts too");
+    assert.match(run("v1"), /^$/, "an unknown base: no hint, no failure");
+    git("tag", "v1", "main");
+    assert.match(run("v1"), /make bench-vs BASE=v1 SHORT=1/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

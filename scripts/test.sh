@@ -100,6 +100,7 @@ summary() {
 	echo
 	for f in "${failures[@]+"${failures[@]}"}"; do echo "failed: $f"; done
 	echo "suites: $passed passed, $failed failed"
+	bash scripts/hot-paths-hint.sh
 	[ "$failed" -eq 0 ]
 }
 
