@@ -169,11 +169,14 @@ glue_on_deno() {
 #   (V8) run the suites of their own host APIs (host_suites): every other
 #   suite runs on JavaScriptCore in WebKit's page and on V8 on Node, and
 #   the npm package suite loads the installed package on Bun and Deno.
-# - The glue suites in a page run in Firefox ESR (SpiderMonkey, which runs
-#   nothing else of the glue's) and WebKit (JavaScriptCore in a browser,
-#   as iOS's webviews). Chromium's V8 runs them on Node, and the browser
-#   paths they take are the same in Firefox and WebKit; Chromium keeps
-#   the demo, the shell stand-in and every bundler app.
+# - The glue suites in a page run whole in Firefox ESR (SpiderMonkey,
+#   which runs nothing else of the glue's). WebKit (JavaScriptCore in a
+#   browser, as iOS's webviews) runs those of run.mjs's EVERY_ENGINE,
+#   whose paths go through a browser API each engine has its own way
+#   (worker mode's Web Worker and postMessage); the others drive the Go
+#   module through the glue and fail the same in any engine (ADR 0024,
+#   "Test time"). Chromium's V8 runs them on Node; Chromium keeps the
+#   demo, the shell stand-in and every bundler app.
 # - The shell stand-in runs in Chromium and WebKit, the engines of the
 #   webviews it stands in for (Android's and iOS's, docs/webview.md).
 #   Firefox's side of its strict policy runs in the bundlers suite's
@@ -187,7 +190,7 @@ glue_on_deno() {
 # Node, Bun and Deno suites, which work on one core each.
 browser_suites() {
 	suite "web demo in Chromium, Firefox ESR and WebKit" node web-demo/test/e2e.mjs
-	suite "glue suites in a page of Firefox ESR and WebKit" node js/test/browser/run.mjs --browsers firefox,webkit
+	suite "glue suites in a page of Firefox ESR (whole) and WebKit (worker mode's)" node js/test/browser/run.mjs --browsers firefox,webkit --whole firefox
 	suite "shell stand-in (strict CSP, bridge, kill, cold seed) in Chromium and WebKit" node web-demo/test/shell.mjs --browsers chromium,webkit
 	suite "agentrt/ai with the AI SDK in a page of Chromium, Firefox ESR and WebKit, main thread and worker mode" node js/test/browser/ai.mjs
 	suite "AI SDK example (useChat, worker mode): send, tool, approve, deny, reload, regenerate in Chromium, Firefox ESR and WebKit" node examples/ai-sdk-react/test/e2e.mjs

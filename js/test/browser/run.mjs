@@ -1,7 +1,7 @@
 // The glue's suites (js/test/*.test.mjs) in a real page of Chromium, Firefox
 // and WebKit, each browser launched once:
 //
-//   node js/test/browser/run.mjs [--browsers chromium,firefox,webkit] [--files worker.test.mjs,...]
+//   node js/test/browser/run.mjs [--browsers chromium,firefox,webkit] [--files worker.test.mjs,...] [--whole webkit]
 //   node js/test/browser/run.mjs --list-excluded
 //
 // The page (index.html) maps node:test, node:assert/strict,
@@ -18,6 +18,13 @@
 // replaces) needs one. --list-excluded prints the excluded files, one a
 // line, and runs nothing: scripts/test.sh runs those on Bun and Deno.
 //
+// With --whole ENGINE, ENGINE runs every suite and the other engines run
+// only those of EVERY_ENGINE below, whose paths go through a browser API
+// each engine implements its own way (docs/adr/0024, "Test time"). The
+// rest drive the Go module through the glue on the main thread: one page
+// engine and Node's V8 (node --test js/test/) run them. Without --whole,
+// every engine runs every suite.
+//
 // A browser that is not installed is skipped, unless CI is set: then it is
 // a failure. The last line reads "N passed, N failed".
 
@@ -31,6 +38,14 @@ const SUITES = path.resolve(HERE, "..");
 // What the page's import map provides.
 const SHIMMED = new Set(["node:test", "node:assert", "node:assert/strict", "node:fs/promises"]);
 const FS_SHIMMED = new Set(["readFile", "stat", "readdir", "default"]);
+// The suites every page engine runs under --whole, and the browser API
+// each one's paths go through.
+export const EVERY_ENGINE = new Map([
+  ["worker.test.mjs", "worker mode: the Runtime in a Web Worker, every method over postMessage, errors and messages through structured clone"],
+  ["count.test.mjs", "the host's token counter called back from worker mode's Web Worker"],
+  ["tokens.test.mjs", "the token window's results and events carried from worker mode's Web Worker"],
+]);
+
 // A guard against hangs, not a speed assertion: the whole suite in a cold browser.
 const WAIT_MS = 600_000;
 
@@ -77,6 +92,7 @@ async function main() {
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--browsers") args.browsers = String(argv[++i]).split(",").filter(Boolean);
     else if (argv[i] === "--files") args.files = String(argv[++i]).split(",").filter(Boolean);
+    else if (argv[i] === "--whole") args.whole = String(argv[++i]);
     else if (argv[i] === "--list-excluded") args.listExcluded = true;
     else throw new Error(`unknown argument ${argv[i]}`);
   }
@@ -98,9 +114,14 @@ async function main() {
     if (args.files) for (const f of args.files) if (!all.run.includes(f)) throw new Error(`${f} is not a suite the page runs`);
     for (const [f, needs] of excluded) console.log(`exclude ${f}: needs ${needs.join(", ")} (Node only)`);
     if (!run.length) throw new Error("no suite to run");
+    if (args.whole !== undefined && !args.browsers.includes(args.whole)) throw new Error(`--whole ${args.whole} is not one of --browsers ${args.browsers.join(",")}`);
+    for (const f of EVERY_ENGINE.keys()) if (!all.run.includes(f)) throw new Error(`EVERY_ENGINE names ${f}, not a suite the page runs`);
     server = await serve();
-    const url = `${server.url}js/test/browser/?files=${run.join(",")}`;
     await runEngines(args.browsers, scratch, results, async (engine, browser) => {
+      const files = args.whole === undefined || engine.name === args.whole ? run : run.filter((f) => EVERY_ENGINE.has(f));
+      if (!files.length) return;
+      if (files.length < run.length) console.log(`        (${engine.name}) the suites of EVERY_ENGINE only: ${files.join(", ")}`);
+      const url = `${server.url}js/test/browser/?files=${files.join(",")}`;
       const page = await browser.newPage();
       const watch = watchPage(page, "page");
       page.setDefaultTimeout(WAIT_MS);
@@ -115,6 +136,12 @@ async function main() {
           else results.fail(label, r.error);
         }
         if (!got.length) results.fail(`${engine.name}: tests`, "the page ran no test");
+        // The time of each file's tests, slowest first: what a cut of the
+        // page's work is measured on.
+        const perFile = new Map();
+        for (const r of got) perFile.set(r.file, (perFile.get(r.file) || 0) + (r.ms || 0));
+        const line = [...perFile].sort((a, b) => b[1] - a[1]).map(([f, ms]) => `${f} ${(ms / 1000).toFixed(1)}s`);
+        console.log(`        (${engine.name}) time by file: ${line.join(", ")}`);
         // Console errors are expected (the suites provoke failed loads):
         // shown, not counted.
         for (const p of await watch.take()) console.log(`        (${engine.name}) ${p}`);
