@@ -61,10 +61,14 @@ function errorText(e) {
 }
 
 let idCount = 0;
+const cryptoObj = globalThis.crypto;
+// Read once: Node's globalThis.crypto is a getter that costs a turn a few
+// microseconds each time.
+const randomUUID = cryptoObj && typeof cryptoObj.randomUUID === "function" ? cryptoObj.randomUUID.bind(cryptoObj) : null;
 /** A message id unique across page loads: random where crypto is. */
 function newId() {
-  const c = globalThis.crypto;
-  if (c && typeof c.randomUUID === "function") return c.randomUUID();
+  if (randomUUID !== null) return randomUUID();
+  const c = cryptoObj;
   if (c && typeof c.getRandomValues === "function") {
     const b = c.getRandomValues(new Uint8Array(16));
     return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
@@ -355,55 +359,73 @@ export class AgentrtChatTransport {
     } else {
       throw argError("options.messages", "must end with a user message, or an assistant message with approval-responded tool parts");
     }
-    // The run's own signal: the chat's abortSignal, or the chat's stream
-    // cancelled by its reader, cancels the run (rolled back).
-    const ac = new AbortController();
-    const onAbort = () => ac.abort(abortSignal.reason);
-    if (abortSignal) {
-      if (abortSignal.aborted) ac.abort(abortSignal.reason);
-      else abortSignal.addEventListener("abort", onAbort, { once: true });
-    }
-    request.signal = ac.signal;
+    // The chat's abortSignal is the run's own (aborting it cancels the
+    // run, rolled back); the chat's stream cancelled by its reader cancels
+    // the run by its id. No AbortController of ours: making one and
+    // listening on it cost a warm turn more than the mapping does.
+    if (abortSignal !== undefined && abortSignal !== null) request.signal = abortSignal;
+    const runId = `ai:${newId()}`;
+    request.runId = runId;
     const live = new LiveRun();
+    // The chat's stream, made before the run: with a JavaScript model on
+    // the main thread the whole turn runs inside rt.run, and its chunks
+    // are queued as they come, with no iterator or Promise of ours
+    // between an event and its chunk.
+    const stream = live.follow(async () => {
+      cancelled = true;
+      try {
+        this.#rt.cancelRun(runId);
+      } catch { /* the runtime closed: the run ends anyway */ }
+      await settled;
+      finish();
+    });
     const mapper = new ChunkMapper(replyId, denied, (c) => live.push(c));
-    let started;
-    const begun = new Promise((resolve) => { started = resolve; });
+    let started = false;
+    let onStarted = null;
     let ended = false;
     let cancelled = false;
-    // Events come as they happen (rt.run's onEvent: no iterator between
-    // the run and the chunks); the run's end comes from its result.
+    // Events come as they happen (rt.run's onEvent); the run's end comes
+    // from its result.
     request.onEvent = (ev) => {
       if (ended || !isObject(ev)) return;
-      if (ev.type === "run.started") started();
-      if (ev.type !== "run.completed" && ev.type !== "run.awaiting_approval" && ev.type !== "run.failed" && ev.type !== "run.cancelled") mapper.event(ev);
+      const type = ev.type;
+      if (type === "run.started") {
+        started = true;
+        if (onStarted !== null) onStarted();
+      }
+      if (type !== "run.completed" && type !== "run.awaiting_approval" && type !== "run.failed" && type !== "run.cancelled") mapper.event(ev);
     };
-    const outcome = this.#rt.run(request).then((result) => ({ result }), (error) => ({ error }));
-    const first = await Promise.race([begun, outcome]);
     const finish = () => {
       ended = true;
-      if (abortSignal) abortSignal.removeEventListener("abort", onAbort);
       live.end();
       if (this.#live.get(chatId) === live) this.#live.delete(chatId);
     };
-    if (first && first.error) {
-      // Refused before it started: nothing changed.
-      finish();
-      throw first.error;
+    const run = this.#rt.run(request);
+    if (!started) {
+      // The run starts later (worker mode, a runtime restarting), or was
+      // refused: wait for whichever comes first.
+      const first = await Promise.race([
+        new Promise((resolve) => { onStarted = resolve; }),
+        run.then(() => undefined, (error) => ({ error })),
+      ]);
+      if (!started && first && first.error) {
+        // Refused before it started: nothing changed.
+        finish();
+        throw first.error;
+      }
     }
     this.#live.set(chatId, live);
-    outcome.then(({ result, error }) => {
+    const settled = run.then((result) => {
       if (ended) return;
-      if (result) mapper.event({ type: result.status === "awaiting_approval" ? "run.awaiting_approval" : "run.completed", result });
-      else if (!cancelled) mapper.failed(error);
+      mapper.event({ type: result.status === "awaiting_approval" ? "run.awaiting_approval" : "run.completed", result });
+      finish();
+    }, (error) => {
+      if (ended) return;
+      if (!cancelled) mapper.failed(error);
       finish();
     });
     // The chat's stream follows the run from its start.
-    return live.follow(async () => {
-      cancelled = true;
-      ac.abort(new AgentrtError("cancelled", "agentrt/ai: the chat's stream was cancelled", { name: "AbortError" }));
-      await outcome;
-      finish();
-    });
+    return stream;
   }
 
   /**
