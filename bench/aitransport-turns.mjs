@@ -57,8 +57,10 @@ export function summary(v) {
  * overFloor (the transport's median less the floor's, over rt.stream's)
  * and the counts of events and chunks of one turn. A sample is the mean
  * of `batch` turns in a row: a page's clock is coarse (5 µs to 1 ms).
+ * `parts` adds rt.run's turn with no stream, without and with the
+ * transport's policy (fig.run, fig.runReconcile).
  */
-export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup = 50, blocks = 5, batch = 1, now = () => performance.now() }) {
+export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup = 50, blocks = 5, batch = 1, parts = false, now = () => performance.now() }) {
   const transport = new AgentrtChatTransport({ runtime: rt });
   const prior = priorMessages();
   const input = { id: "u-next", role: "user", parts: [{ type: "text", text: "and now?" }] };
@@ -95,6 +97,15 @@ export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup =
       }
     },
   };
+  if (parts) {
+    // Where the transport's time goes: its run without a stream or
+    // chunks, with the transport's policy (seed mode reconcile) and
+    // without (rt.stream's default).
+    const reconcile = { seedMode: "reconcile" };
+    const none = () => {};
+    fns.run = () => rt.run({ sessionId: "r", input: "and now?", history: prior, onEvent: none });
+    fns.runReconcile = () => rt.run({ sessionId: "rr", input: "and now?", history: messages.slice(0, -1), policy: reconcile, onEvent: none });
+  }
   const names = Object.keys(fns);
   const samples = Object.fromEntries(names.map((n) => [n, []]));
   for (let i = 0; i < warmup + rounds; i++) {
@@ -108,6 +119,10 @@ export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup =
     }
   }
   const fig = { stream: summary(samples.stream), transport: summary(samples.transport), floor: summary(samples.floor) };
+  if (parts) {
+    fig.run = summary(samples.run);
+    fig.runReconcile = summary(samples.runReconcile);
+  }
   fig.ratio = fig.transport.median / fig.stream.median;
   fig.overFloor = (fig.transport.median - fig.floor.median) / fig.stream.median;
   const per = Math.floor(rounds / blocks);

@@ -12,6 +12,9 @@
 //   node bench/aitransport.mjs [--rounds N]                 (after `make build`)
 //   node bench/aitransport.mjs --browser [--browsers chromium,firefox,webkit] [--rounds N]
 //
+// --parts adds two rows: rt.run's turn with no stream, without and with
+// the transport's seed mode (reconcile), for where the time goes.
+//
 // --browser runs the same turns in a page of each browser (bench/aitransport.html,
 // served cross-origin isolated so that its clock is fine; a sample there is
 // the mean of 10 turns in a row). A browser that is not installed is skipped.
@@ -28,11 +31,12 @@ import { measure, model, PRIOR } from "./aitransport-turns.mjs";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.resolve(process.env.AGENTRT_DIST || "dist");
 
-const opts = { rounds: undefined, browser: false, browsers: ["chromium", "firefox", "webkit"] };
+const opts = { rounds: undefined, browser: false, browsers: ["chromium", "firefox", "webkit"], parts: false };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === "--rounds") opts.rounds = Math.max(10, Number(argv[++i]) | 0);
   else if (argv[i] === "--browser") opts.browser = true;
+  else if (argv[i] === "--parts") opts.parts = true;
   else if (argv[i] === "--browsers") {
     opts.browser = true;
     opts.browsers = String(argv[++i]).split(",").filter(Boolean);
@@ -49,6 +53,10 @@ function table(label, fig, batch) {
   console.log(`  ${pad("rt.stream, events read", 44)}${pad(us(fig.stream.median), 10)}${pad(spread(fig.stream), 18)}${pad(us(fig.stream.p99), 10)}`);
   console.log(`  ${pad("AgentrtChatTransport, chunks read", 44)}${pad(us(fig.transport.median), 10)}${pad(spread(fig.transport), 18)}${pad(us(fig.transport.p99), 10)}${fig.ratio.toFixed(2)}x rt.stream`);
   console.log(`  ${pad("floor: a ReadableStream of those chunks", 44)}${pad(us(fig.floor.median), 10)}${pad(spread(fig.floor), 18)}${pad(us(fig.floor.p99), 10)}${(fig.floor.median / fig.stream.median).toFixed(2)}x rt.stream`);
+  if (fig.run) {
+    console.log(`  ${pad("rt.run, onEvent, no stream", 44)}${pad(us(fig.run.median), 10)}${pad(spread(fig.run), 18)}${pad(us(fig.run.p99), 10)}${(fig.run.median / fig.stream.median).toFixed(2)}x rt.stream`);
+    console.log(`  ${pad("the same, seed mode reconcile", 44)}${pad(us(fig.runReconcile.median), 10)}${pad(spread(fig.runReconcile), 18)}${pad(us(fig.runReconcile.p99), 10)}${(fig.runReconcile.median / fig.stream.median).toFixed(2)}x rt.stream`);
+  }
   const lo = Math.min(...fig.blocks), hi = Math.max(...fig.blocks);
   console.log(`  ${fig.ratio <= 1.2 ? "MET " : "MISS"}  the transport's turn <= 1.2x rt.stream's: ${fig.ratio.toFixed(2)}x (${fig.blocks.length} blocks: ${lo.toFixed(2)}-${hi.toFixed(2)}x); the transport less the floor ${fig.overFloor.toFixed(2)}x rt.stream`);
 }
@@ -57,7 +65,7 @@ async function inNode() {
   const { loadRuntime } = await import(pathToFileURL(`${dist}/glue.js`).href);
   const { AgentrtChatTransport } = await import(pathToFileURL(`${dist}/ai.js`).href);
   const rt = await loadRuntime({ wasm: readFileSync(`${dist}/agentrt.wasm`), wasmExec: pathToFileURL(`${dist}/wasm_exec.js`), model });
-  const fig = await measure({ rt, AgentrtChatTransport, rounds: opts.rounds ?? 400, warmup: 50 });
+  const fig = await measure({ rt, AgentrtChatTransport, rounds: opts.rounds ?? 400, warmup: 50, parts: opts.parts });
   rt.close();
   table(`Node ${process.version}`, fig, 1);
   return fig;
@@ -104,7 +112,7 @@ async function inBrowsers() {
       const page = await browser.newPage();
       page.setDefaultTimeout(600_000);
       try {
-        await page.goto(`${server.url}bench/aitransport.html?rounds=${rounds}`);
+        await page.goto(`${server.url}bench/aitransport.html?rounds=${rounds}${opts.parts ? "&parts=1" : ""}`);
         await page.waitForFunction(() => window.benchResult, { timeout: 600_000 });
         const got = await page.evaluate(() => window.benchResult);
         if (!got.ok) throw new Error(got.error);
