@@ -243,27 +243,32 @@ class ChunkMapper {
 class LiveRun {
   constructor() {
     this.chunks = [];
-    this.followers = new Set();
+    // The controllers of the streams that follow it: an array, not a Set,
+    // since it holds one stream but after a reconnect, and a Set and its
+    // iterator per chunk are garbage a warm turn pays to collect.
+    this.followers = [];
     this.done = false;
   }
 
   push(chunk) {
     this.chunks.push(chunk);
-    for (const c of this.followers) {
+    const f = this.followers;
+    for (let i = 0; i < f.length; i++) {
       try {
-        c.enqueue(chunk);
+        f[i].enqueue(chunk);
       } catch { /* a follower cancelled */ }
     }
   }
 
   end() {
     this.done = true;
-    for (const c of this.followers) {
+    const f = this.followers;
+    this.followers = [];
+    for (let i = 0; i < f.length; i++) {
       try {
-        c.close();
+        f[i].close();
       } catch { /* already closed */ }
     }
-    this.followers.clear();
   }
 
   /** A stream of every chunk from the start; onCancel runs when its reader cancels it. */
@@ -274,10 +279,11 @@ class LiveRun {
         ctl = c;
         for (const chunk of this.chunks) c.enqueue(chunk);
         if (this.done) c.close();
-        else this.followers.add(c);
+        else this.followers.push(c);
       },
       cancel: async () => {
-        this.followers.delete(ctl);
+        const i = this.followers.indexOf(ctl);
+        if (i >= 0) this.followers.splice(i, 1);
         if (onCancel) await onCancel();
       },
     });
