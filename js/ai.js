@@ -108,8 +108,10 @@ class ChunkMapper {
     this.stepOpen = false;
     this.textId = null; // the open text part's id
     this.text = ""; // what its deltas said
-    this.doneSteps = new Set(); // steps whose assistant message arrived
-    this.reported = new Set(); // calls whose error became their result
+    // Steps whose assistant message arrived (a few a turn: an array), and
+    // calls whose error became their result (made when one does).
+    this.doneSteps = [];
+    this.reported = null;
     this.parts = 0;
   }
 
@@ -137,7 +139,7 @@ class ChunkMapper {
 
   delta(ev) {
     const step = typeof ev.step === "number" ? ev.step : this.step || 1;
-    if (this.doneSteps.has(step) || typeof ev.delta !== "string" || ev.delta === "") return; // late or empty
+    if (this.doneSteps.includes(step) || typeof ev.delta !== "string" || ev.delta === "") return; // late or empty
     if (step !== this.step) {
       this.closeStep();
       this.step = step;
@@ -153,12 +155,12 @@ class ChunkMapper {
   }
 
   assistant(m) {
-    if (this.step === 0 || this.doneSteps.has(this.step)) {
+    if (this.step === 0 || this.doneSteps.includes(this.step)) {
       // No delta of this step came: a new step.
       this.closeStep();
       this.step++;
     }
-    this.doneSteps.add(this.step);
+    if (!this.doneSteps.includes(this.step)) this.doneSteps.push(this.step);
     this.openStep();
     const content = typeof m.content === "string" ? m.content : "";
     if (this.textId !== null) {
@@ -183,7 +185,7 @@ class ChunkMapper {
   toolMessage(m) {
     const id = m.tool_call_id; // a resume's first results come before any step
     if (this.denied.has(id)) this.emit({ type: "tool-output-denied", toolCallId: id });
-    else if (this.reported.has(id)) this.emit({ type: "tool-output-error", toolCallId: id, errorText: m.content });
+    else if (this.reported !== null && this.reported.has(id)) this.emit({ type: "tool-output-error", toolCallId: id, errorText: m.content });
     else this.emit({ type: "tool-output-available", toolCallId: id, output: uiValue(m.content) });
   }
 
@@ -204,7 +206,7 @@ class ChunkMapper {
       }
       case "tool.finished":
         if (ev.error) {
-          if (ev.message) this.reported.add(ev.toolCall.id);
+          if (ev.message) (this.reported ??= new Set()).add(ev.toolCall.id);
           else this.emit({ type: "tool-output-error", toolCallId: ev.toolCall.id, errorText: errorText(ev.error) });
         }
         return false;
