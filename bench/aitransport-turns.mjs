@@ -58,7 +58,8 @@ export function summary(v) {
  * and the counts of events and chunks of one turn. A sample is the mean
  * of `batch` turns in a row: a page's clock is coarse (5 µs to 1 ms).
  * `parts` adds rt.run's turn with no stream, without and with the
- * transport's policy (fig.run, fig.runReconcile).
+ * transport's policy (fig.run, fig.runReconcile), and the latter with its
+ * events enqueued into a ReadableStream and read (fig.runStream).
  */
 export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup = 50, blocks = 5, batch = 1, parts = false, now = () => performance.now() }) {
   const transport = new AgentrtChatTransport({ runtime: rt });
@@ -105,6 +106,19 @@ export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup =
     const none = () => {};
     fns.run = () => rt.run({ sessionId: "r", input: "and now?", history: prior, onEvent: none });
     fns.runReconcile = () => rt.run({ sessionId: "rr", input: "and now?", history: messages.slice(0, -1), policy: reconcile, onEvent: none });
+    // The transport's run with its events enqueued as they are into a
+    // ReadableStream made before it, read to the end: no mapping.
+    fns.runStream = async () => {
+      let ctl;
+      const stream = new ReadableStream({ start(c) { ctl = c; } });
+      rt.run({ sessionId: "rs", input: "and now?", history: messages.slice(0, -1), policy: reconcile, onEvent: (ev) => ctl.enqueue(ev) })
+        .then(() => ctl.close(), (e) => ctl.error(e));
+      const reader = stream.getReader();
+      for (;;) {
+        const { done } = await reader.read();
+        if (done) return;
+      }
+    };
   }
   const names = Object.keys(fns);
   const samples = Object.fromEntries(names.map((n) => [n, []]));
@@ -122,6 +136,7 @@ export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup =
   if (parts) {
     fig.run = summary(samples.run);
     fig.runReconcile = summary(samples.runReconcile);
+    fig.runStream = summary(samples.runStream);
   }
   fig.ratio = fig.transport.median / fig.stream.median;
   fig.overFloor = (fig.transport.median - fig.floor.median) / fig.stream.median;
