@@ -384,7 +384,9 @@ export class AgentrtChatTransport {
     const stream = live.follow(async () => {
       cancelled = true;
       try {
-        this.#rt.cancelRun(runId);
+        // A Promise in worker mode, a boolean on the main thread.
+        const r = this.#rt.cancelRun(runId);
+        if (r && typeof r.then === "function") r.then(undefined, () => {});
       } catch { /* the runtime closed: the run ends anyway */ }
       await settled;
       finish();
