@@ -60,16 +60,22 @@ function errorText(e) {
   return `${code}: ${messageOf(e)}`;
 }
 
+let idPrefix = null;
 let idCount = 0;
-/** A message id unique across page loads: random where crypto is. */
+/**
+ * An id unique across page loads: a random part drawn once (where crypto
+ * is), then a count. Not a UUID per call: Node's WebCrypto randomUUID
+ * costs about 8 µs, a tenth of a warm turn, and a turn needs two ids.
+ */
 function newId() {
-  const c = globalThis.crypto;
-  if (c && typeof c.randomUUID === "function") return c.randomUUID();
-  if (c && typeof c.getRandomValues === "function") {
-    const b = c.getRandomValues(new Uint8Array(16));
-    return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  if (idPrefix === null) {
+    const c = globalThis.crypto;
+    if (c && typeof c.randomUUID === "function") idPrefix = c.randomUUID();
+    else if (c && typeof c.getRandomValues === "function") {
+      idPrefix = Array.from(c.getRandomValues(new Uint8Array(16)), (x) => x.toString(16).padStart(2, "0")).join("");
+    } else idPrefix = `m-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
   }
-  return `m-${Date.now().toString(36)}-${(++idCount).toString(36)}`;
+  return `${idPrefix}-${(++idCount).toString(36)}`;
 }
 
 const DENIED = "Tool call denied.";
@@ -102,8 +108,10 @@ class ChunkMapper {
     this.stepOpen = false;
     this.textId = null; // the open text part's id
     this.text = ""; // what its deltas said
-    this.doneSteps = new Set(); // steps whose assistant message arrived
-    this.reported = new Set(); // calls whose error became their result
+    // Steps whose assistant message arrived (a few a turn: an array), and
+    // calls whose error became their result (made when one does).
+    this.doneSteps = [];
+    this.reported = null;
     this.parts = 0;
   }
 
@@ -131,7 +139,7 @@ class ChunkMapper {
 
   delta(ev) {
     const step = typeof ev.step === "number" ? ev.step : this.step || 1;
-    if (this.doneSteps.has(step) || typeof ev.delta !== "string" || ev.delta === "") return; // late or empty
+    if (this.doneSteps.includes(step) || typeof ev.delta !== "string" || ev.delta === "") return; // late or empty
     if (step !== this.step) {
       this.closeStep();
       this.step = step;
@@ -147,12 +155,12 @@ class ChunkMapper {
   }
 
   assistant(m) {
-    if (this.step === 0 || this.doneSteps.has(this.step)) {
+    if (this.step === 0 || this.doneSteps.includes(this.step)) {
       // No delta of this step came: a new step.
       this.closeStep();
       this.step++;
     }
-    this.doneSteps.add(this.step);
+    if (!this.doneSteps.includes(this.step)) this.doneSteps.push(this.step);
     this.openStep();
     const content = typeof m.content === "string" ? m.content : "";
     if (this.textId !== null) {
@@ -177,7 +185,7 @@ class ChunkMapper {
   toolMessage(m) {
     const id = m.tool_call_id; // a resume's first results come before any step
     if (this.denied.has(id)) this.emit({ type: "tool-output-denied", toolCallId: id });
-    else if (this.reported.has(id)) this.emit({ type: "tool-output-error", toolCallId: id, errorText: m.content });
+    else if (this.reported !== null && this.reported.has(id)) this.emit({ type: "tool-output-error", toolCallId: id, errorText: m.content });
     else this.emit({ type: "tool-output-available", toolCallId: id, output: uiValue(m.content) });
   }
 
@@ -198,7 +206,7 @@ class ChunkMapper {
       }
       case "tool.finished":
         if (ev.error) {
-          if (ev.message) this.reported.add(ev.toolCall.id);
+          if (ev.message) (this.reported ??= new Set()).add(ev.toolCall.id);
           else this.emit({ type: "tool-output-error", toolCallId: ev.toolCall.id, errorText: errorText(ev.error) });
         }
         return false;
@@ -237,27 +245,32 @@ class ChunkMapper {
 class LiveRun {
   constructor() {
     this.chunks = [];
-    this.followers = new Set();
+    // The controllers of the streams that follow it: an array, not a Set,
+    // since it holds one stream but after a reconnect, and a Set and its
+    // iterator per chunk are garbage a warm turn pays to collect.
+    this.followers = [];
     this.done = false;
   }
 
   push(chunk) {
     this.chunks.push(chunk);
-    for (const c of this.followers) {
+    const f = this.followers;
+    for (let i = 0; i < f.length; i++) {
       try {
-        c.enqueue(chunk);
+        f[i].enqueue(chunk);
       } catch { /* a follower cancelled */ }
     }
   }
 
   end() {
     this.done = true;
-    for (const c of this.followers) {
+    const f = this.followers;
+    this.followers = [];
+    for (let i = 0; i < f.length; i++) {
       try {
-        c.close();
+        f[i].close();
       } catch { /* already closed */ }
     }
-    this.followers.clear();
   }
 
   /** A stream of every chunk from the start; onCancel runs when its reader cancels it. */
@@ -268,10 +281,11 @@ class LiveRun {
         ctl = c;
         for (const chunk of this.chunks) c.enqueue(chunk);
         if (this.done) c.close();
-        else this.followers.add(c);
+        else this.followers.push(c);
       },
       cancel: async () => {
-        this.followers.delete(ctl);
+        const i = this.followers.indexOf(ctl);
+        if (i >= 0) this.followers.splice(i, 1);
         if (onCancel) await onCancel();
       },
     });
@@ -355,55 +369,75 @@ export class AgentrtChatTransport {
     } else {
       throw argError("options.messages", "must end with a user message, or an assistant message with approval-responded tool parts");
     }
-    // The run's own signal: the chat's abortSignal, or the chat's stream
-    // cancelled by its reader, cancels the run (rolled back).
-    const ac = new AbortController();
-    const onAbort = () => ac.abort(abortSignal.reason);
-    if (abortSignal) {
-      if (abortSignal.aborted) ac.abort(abortSignal.reason);
-      else abortSignal.addEventListener("abort", onAbort, { once: true });
-    }
-    request.signal = ac.signal;
+    // The chat's abortSignal is the run's own (aborting it cancels the
+    // run, rolled back); the chat's stream cancelled by its reader cancels
+    // the run by its id. No AbortController of ours: making one and
+    // listening on it cost a warm turn more than the mapping does.
+    if (abortSignal !== undefined && abortSignal !== null) request.signal = abortSignal;
+    const runId = `ai:${newId()}`;
+    request.runId = runId;
     const live = new LiveRun();
+    // The chat's stream, made before the run: with a JavaScript model on
+    // the main thread the whole turn runs inside rt.run, and its chunks
+    // are queued as they come, with no iterator or Promise of ours
+    // between an event and its chunk.
+    const stream = live.follow(async () => {
+      cancelled = true;
+      try {
+        // A Promise in worker mode, a boolean on the main thread.
+        const r = this.#rt.cancelRun(runId);
+        if (r && typeof r.then === "function") r.then(undefined, () => {});
+      } catch { /* the runtime closed: the run ends anyway */ }
+      await settled;
+      finish();
+    });
     const mapper = new ChunkMapper(replyId, denied, (c) => live.push(c));
-    let started;
-    const begun = new Promise((resolve) => { started = resolve; });
+    let started = false;
+    let onStarted = null;
     let ended = false;
     let cancelled = false;
-    // Events come as they happen (rt.run's onEvent: no iterator between
-    // the run and the chunks); the run's end comes from its result.
+    // Events come as they happen (rt.run's onEvent); the run's end comes
+    // from its result.
     request.onEvent = (ev) => {
       if (ended || !isObject(ev)) return;
-      if (ev.type === "run.started") started();
-      if (ev.type !== "run.completed" && ev.type !== "run.awaiting_approval" && ev.type !== "run.failed" && ev.type !== "run.cancelled") mapper.event(ev);
+      const type = ev.type;
+      if (type === "run.started") {
+        started = true;
+        if (onStarted !== null) onStarted();
+      }
+      if (type !== "run.completed" && type !== "run.awaiting_approval" && type !== "run.failed" && type !== "run.cancelled") mapper.event(ev);
     };
-    const outcome = this.#rt.run(request).then((result) => ({ result }), (error) => ({ error }));
-    const first = await Promise.race([begun, outcome]);
     const finish = () => {
       ended = true;
-      if (abortSignal) abortSignal.removeEventListener("abort", onAbort);
       live.end();
       if (this.#live.get(chatId) === live) this.#live.delete(chatId);
     };
-    if (first && first.error) {
-      // Refused before it started: nothing changed.
-      finish();
-      throw first.error;
+    const run = this.#rt.run(request);
+    if (!started) {
+      // The run starts later (worker mode, a runtime restarting), or was
+      // refused: wait for whichever comes first.
+      const first = await Promise.race([
+        new Promise((resolve) => { onStarted = resolve; }),
+        run.then(() => undefined, (error) => ({ error })),
+      ]);
+      if (!started && first && first.error) {
+        // Refused before it started: nothing changed.
+        finish();
+        throw first.error;
+      }
     }
     this.#live.set(chatId, live);
-    outcome.then(({ result, error }) => {
+    const settled = run.then((result) => {
       if (ended) return;
-      if (result) mapper.event({ type: result.status === "awaiting_approval" ? "run.awaiting_approval" : "run.completed", result });
-      else if (!cancelled) mapper.failed(error);
+      mapper.event({ type: result.status === "awaiting_approval" ? "run.awaiting_approval" : "run.completed", result });
+      finish();
+    }, (error) => {
+      if (ended) return;
+      if (!cancelled) mapper.failed(error);
       finish();
     });
     // The chat's stream follows the run from its start.
-    return live.follow(async () => {
-      cancelled = true;
-      ac.abort(new AgentrtError("cancelled", "agentrt/ai: the chat's stream was cancelled", { name: "AbortError" }));
-      await outcome;
-      finish();
-    });
+    return stream;
   }
 
   /**

@@ -18,7 +18,8 @@
 # default 5, BENCH_FIRSTTURN_ENGINES a comma-separated subset) and wasistart
 # (bench/wasistart.mjs: the pre-initialized WASI module's start next to
 # the plain build's), and aitransport (bench/aitransport.mjs: a warm turn
-# through agentrt/ai's transport against rt.stream). Without BENCH_ONLY
+# through agentrt/ai's transport against rt.stream, in Node and in a page
+# of each browser). Without BENCH_ONLY
 # they run after the harness; when BENCH_ONLY names only these, nothing
 # else runs.
 set -euo pipefail
@@ -44,6 +45,8 @@ standalone() {
 	if want aitransport; then
 		step "a warm turn through the AI SDK transport against rt.stream (bench/aitransport.mjs)"
 		BENCH_JSON=artifacts/aitransport.json node bench/aitransport.mjs | tee artifacts/aitransport.txt
+		step "the same turns in a page of each browser (bench/aitransport.mjs --browser)"
+		BENCH_JSON=artifacts/aitransport-browser.json node bench/aitransport.mjs --browser | tee artifacts/aitransport-browser.txt
 	fi
 	if want firstturn; then
 		step "cold start to the first answered turn, fresh process or page per sample (bench/firstturn.mjs)"

@@ -58,6 +58,18 @@ describe("AgentrtChatTransport", () => {
     release(w.rt);
   });
 
+  test("each answer has a message id of its own, across turns and transports", { skip }, async () => {
+    const w = await world();
+    const other = new sdk.agentrtAI.AgentrtChatTransport({ runtime: w.rt });
+    const first = await send(w.transport, [user("u1", "hi")]);
+    const second = await send(w.transport, [user("u1", "hi"), first.message, user("u2", "again")]);
+    const third = await send(other, [user("v1", "hi")], { chatId: "other" });
+    const ids = [first, second, third].map((t) => t.chunks[0].messageId);
+    for (const id of ids) assert.ok(typeof id === "string" && id.length >= 16, `id ${id}`);
+    assert.equal(new Set(ids).size, 3, `ids ${ids}`);
+    release(w.rt);
+  });
+
   test("a tool call streams its input and output in the step that called it", { skip }, async () => {
     const w = await world();
     const messages = [user("u1", "look")];

@@ -118,6 +118,21 @@ const cases = {
       w.rt.close();
     }
   },
+  async "cancel: a stream cancelled by its reader cancels the run, rolled back; the chat goes on"(worker) {
+    const w = await world(worker);
+    try {
+      const stream = await w.transport.sendMessages({ trigger: "submit-message", chatId: "chat", messageId: undefined, messages: [user("u1", "hang")], abortSignal: undefined });
+      const reader = stream.getReader();
+      const first = await reader.read();
+      check(first.value && first.value.type === "start", `first chunk ${JSON.stringify(first.value)}`);
+      await reader.cancel();
+      check((await w.rt.session("chat")) === null, "nothing stored");
+      const next = await send(w.transport, [user("u2", "hi")]);
+      check(next.role === "assistant", `the next turn answered ${JSON.stringify(next)}`);
+    } finally {
+      w.rt.close();
+    }
+  },
 };
 
 const results = [];
