@@ -156,3 +156,21 @@ func TestDurable_WatchNeedsToken(t *testing.T) {
 	defer cancel()
 	watchEvents(t, ctx, p, "x", "Authorization", "Bearer tok-1")
 }
+
+// Ensure, on workerd, that the isolate deployment, which keeps no
+// conversation's events, answers the route 404 not_found.
+func TestWorker_WatchIsolate404(t *testing.T) {
+	if bundle == nil {
+		t.Skip(skipWhy)
+	}
+	p := mustStart(t, workerd.Options{})
+	res, err := client.Get(p.URL + "/v1/sessions/x/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 404 || !strings.Contains(string(b), "not_found") {
+		t.Fatalf("isolate: %d %s", res.StatusCode, b)
+	}
+}
