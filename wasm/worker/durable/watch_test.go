@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -327,5 +328,86 @@ func TestWatch_Refusals(t *testing.T) {
 	}
 	if s := storageStatsOf(t, h); s.Events.Watchers != 0 || s.Events.LastID != last {
 		t.Fatalf("after refusals: %+v", s.Events)
+	}
+}
+
+// Ensure a continued run whose client left still reaches the watchers:
+// a watcher connected before it sees it from run.started to
+// run.completed, the events after the client left included.
+func TestWatch_ContinuedRunAfterItsClientLeft(t *testing.T) {
+	m := &gateModel{deltas: 3, started: make(chan struct{}, 1), release: make(chan struct{})}
+	h := gatedObject(t, &memStore{}, m, Config{})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	w := openWatch(t, srv.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/sessions/c1/runs",
+		strings.NewReader(`{"input":"q","policy":{"onDisconnect":"continue"}}`))
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("start: %v %v", res, err)
+	}
+	<-m.started
+	readEvents(t, bufio.NewScanner(res.Body), 1)
+	cancel()
+	res.Body.Close()
+	close(m.release)
+	evs := w.runs(t, 1)
+	if got := types(evs); got != "run.started message.appended message.appended run.completed" {
+		t.Fatalf("watched %s", got)
+	}
+	if n := strings.Count(fmtEvents(evs), `"delta":"d`); n != 3 {
+		t.Fatalf("watched %d deltas, want 3", n)
+	}
+}
+
+func fmtEvents(evs []sseEvent) string {
+	var b strings.Builder
+	for _, e := range evs {
+		b.WriteString(e.data)
+	}
+	return b.String()
+}
+
+// Ensure a watcher that never reads holds up no run: with one connected
+// over a socket nobody reads, 20 runs of 200 KB events each (4 MB in
+// all, past what the kernel buffers) answer as before, and a watcher
+// that joins afterwards with an old id gets run.gap and the kept tail.
+func TestWatch_NonReadingWatcherHoldsNothingUp(t *testing.T) {
+	h := object(t, &memStore{}, Config{})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(4096)
+	}
+	io.WriteString(c, "GET /v1/sessions/c1/events?after=0 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok\r\n\r\n")
+	waitUntil(t, "the watcher", func() bool { return h.feed.figures().Watchers == 1 })
+	big := strings.Repeat("x", 100<<10)
+	start := time.Now()
+	for i := 0; i < 20; i++ {
+		if st, body := post(t, srv.URL, big+strconv.Itoa(i), false); st != 200 {
+			t.Fatalf("run %d: %d %.200s", i, st, body)
+		}
+		if a := do(t, h, "DELETE", "/v1/sessions/c1", ""); a.Status != 204 {
+			t.Fatalf("delete: %d", a.Status)
+		}
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("20 runs took %v", d)
+	}
+	f := h.feed.figures()
+	if f.Bytes > DefaultMaxSessionEventBytes {
+		t.Fatalf("the log holds %d bytes", f.Bytes)
+	}
+	w := openWatch(t, srv.URL, "Last-Event-ID", "0")
+	evs := w.runs(t, 1)
+	if evs[0].typ != "run.gap" {
+		t.Fatalf("first event %+v, want run.gap", evs[0].typ)
 	}
 }
