@@ -31,6 +31,11 @@
 //     its events, GET .../runs/{runId} answers its status and DELETE
 //     stops it (runs.go, docs/adr/0020-resumable-runs.md). Every event of
 //     a streamed run carries "id: <seq>".
+//   - GET /v1/sessions/{id}/events streams every event of every run on
+//     the conversation, plain or streamed, to any number of watchers,
+//     from a bounded log with ids of its own and Last-Event-ID (watch.go).
+//     Every run is streamed by the API for it; a plain run's client is
+//     answered as the API answers a plain run.
 //   - DELETE /v1/sessions/{id} empties the Store once the API accepted it,
 //     and forgets the logs of the conversation's runs (they answer
 //     run_lost from then on).
