@@ -652,7 +652,21 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, storageError("read", err))
 		return
 	}
-	httpapi.WriteSession(w, id, count, msgs)
+	sb, derr := httpapi.DecodeRunBody(append(append([]byte(`{"input":"","history":`), msgs...), '}'))
+	if derr != nil {
+		writeError(w, storageError("read", errors.New(derr.Message)))
+		return
+	}
+	// The head of the stored conversation, as the API answers it for a
+	// live session: in the body and as the ETag.
+	head := core.HistoryHead(sb.History)
+	w.Header().Set("ETag", `"`+head+`"`)
+	writeJSON(w, http.StatusOK, struct {
+		ID           string          `json:"id"`
+		MessageCount int             `json:"messageCount"`
+		Head         string          `json:"head"`
+		Messages     json.RawMessage `json:"messages"`
+	}{id, count, head, msgs})
 }
 
 func (h *Handler) tooLarge() *core.Error {

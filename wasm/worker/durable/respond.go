@@ -185,6 +185,14 @@ func (s *eventStream) answer(ev []byte) {
 	}
 	_ = json.Unmarshal(eventData(ev), &fields)
 	if (st == runCompleted || st == runAwaiting) && len(fields.Result) > 0 {
+		// The conversation's head after the turn, as the API sends it
+		// on a plain answer.
+		var r struct {
+			Head string `json:"head"`
+		}
+		if json.Unmarshal(fields.Result, &r) == nil && r.Head != "" {
+			s.w.Header().Set("ETag", `"`+r.Head+`"`)
+		}
 		writeJSON(s.w, http.StatusOK, fields.Result)
 		return
 	}
