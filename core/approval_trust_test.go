@@ -132,7 +132,7 @@ func TestApproval_PausedInput(t *testing.T) {
 		refusedWith(t, w.runtime(t), core.RunRequest{SessionID: "s", Input: "next", Policy: p, WithHistory: true, History: stored}, core.CodeInvalidArgument, msg)
 	}
 	check := w.runtime(t).CheckHistory(stored)
-	want := core.HistoryCheck{OK: true, Paused: true, Awaiting: []core.AwaitingCall{{Index: 1, ToolCallID: "pay-q", Name: "pay", Arguments: `{"amount":5}`}}}
+	want := core.HistoryCheck{OK: true, Paused: true, Awaiting: []core.AwaitingCall{{Index: 1, ToolCallID: "pay-q", Name: "pay", Arguments: `{"amount":5}`}}, Head: core.HistoryHead(stored)}
 	if !reflect.DeepEqual(check, want) {
 		t.Fatalf("check %+v, want %+v", check, want)
 	}

@@ -19,6 +19,9 @@ const (
 	CodeCancelled       Code = "cancelled"
 	CodeTimeout         Code = "timeout"
 	CodeInternal        Code = "internal"
+	// CodeHistoryDiverged refuses a run whose IfHead is not the head of
+	// the conversation it would run on (Error.Head, Error.Missing).
+	CodeHistoryDiverged Code = "history_diverged"
 )
 
 // NoIndex is the value of Error.Index when no single message is at fault.
@@ -41,6 +44,14 @@ type Error struct {
 	// (docs/adr/0019-tool-approvals.md, "Amendment: nothing paid twice").
 	// The host stores them as it stores Result.Appended.
 	Appended []Message
+	// Head is, on CodeHistoryDiverged, the head of the conversation the
+	// run would have run on.
+	Head string
+	// Missing are, on CodeHistoryDiverged when the run's IfHead names an
+	// earlier state of that conversation, the messages after it, in
+	// order: the caller appends them to its copy and retries with Head.
+	// It is nil when the caller's head is not an earlier state.
+	Missing []Message
 }
 
 // Error implements the error interface as "code: message" with the index

@@ -108,6 +108,9 @@ type Result struct {
 	Seed     SeedReport
 	// MessageCount is the number of messages in the session afterwards.
 	MessageCount int
+	// Head is the head of the session afterwards (see Head): the IfHead
+	// of the host's next turn.
+	Head string
 	// ModelCalls describes each model call of the run, in order.
 	ModelCalls []ModelCall
 	// Context is what the last model call was sent under

@@ -74,6 +74,10 @@ type HistoryCheck struct {
 	// approval), a seed meets them as missing tool results: Problems
 	// lists them so.
 	Awaiting []AwaitingCall
+	// Head is the head of the history as the host stores it, its system
+	// messages left out (see HistoryHead): the IfHead of a run that seeds
+	// it. It is set whatever the problems.
+	Head string
 }
 
 // CheckHistory returns the problems of history under limits (zero fields
@@ -90,6 +94,7 @@ func CheckHistory(history []SeedMessage, limits Limits) HistoryCheck {
 	limits = limits.withDefaults()
 	c := checkAll(history, limits)
 	c.Awaiting = awaiting(history)
+	c.Head = HistoryHead(history)
 	return c
 }
 
@@ -144,6 +149,7 @@ func (rt *Runtime) CheckHistory(history []SeedMessage) HistoryCheck {
 		c.Problems[i].Index = min(c.Problems[i].Index, len(history))
 	}
 	c.Paused, c.Awaiting = true, awaiting(history)
+	c.Head = HistoryHead(history)
 	return c
 }
 

@@ -145,6 +145,12 @@ type RunRequest struct {
 	// approval for, one decision per pending call, instead of appending
 	// an input (Input must be empty). See docs/adr/0019-tool-approvals.md.
 	Approvals []Approval
+	// IfHead, when set, runs the turn only if the conversation it would
+	// run on (the warm session, or what History seeds as the seed mode
+	// says) has this head; otherwise the run fails CodeHistoryDiverged
+	// before anything changes. A value that is not a head is refused
+	// CodeInvalidArgument. See docs/adr/0025-conversation-heads.md.
+	IfHead string
 }
 
 // StartRun starts a turn on sessionID with the default Policy and no
@@ -241,6 +247,9 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 	}
 	if err := req.Policy.Validate(); err != nil {
 		return nil, err
+	}
+	if req.IfHead != "" && !ValidHead(req.IfHead) {
+		return nil, NewError(CodeInvalidArgument, "ifHead is not a head (\"h1-\" and 22 base64url characters)")
 	}
 	if req.Policy.TimeoutMs > 0 && rt.afterFunc == nil {
 		return nil, NewError(CodeInvalidArgument, "policy.timeoutMs needs timers: set Config.AfterFunc")
@@ -380,13 +389,15 @@ type Session struct {
 	// Generation names the messages for hosts that mirror them (see
 	// ModelRequest.Generation).
 	Generation uint64
+	// Head names the messages as a run's IfHead does (see Head).
+	Head string
 }
 
 // Session returns a snapshot of the session with id, or false if there
 // is none.
 func (rt *Runtime) Session(id string) (Session, bool) {
-	msgs, gen, ok := rt.store.snapshot(id)
-	return Session{ID: id, Messages: msgs, Generation: gen}, ok
+	msgs, gen, head, ok := rt.store.snapshot(id)
+	return Session{ID: id, Messages: msgs, Generation: gen, Head: head}, ok
 }
 
 // DeleteSession removes the session with id and reports whether there was

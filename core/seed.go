@@ -13,6 +13,11 @@ func (t *turn) seed() (SeedReport, *Error) {
 		current = t.store.messagesOf(t.sess)
 	}
 	if !req.WithHistory {
+		if req.IfHead != "" {
+			if err := t.checkHead(current, current); err != nil {
+				return report, err
+			}
+		}
 		if len(req.Approvals) > 0 {
 			if err := t.prepareResume(current, false); err != nil {
 				return report, err
@@ -44,6 +49,11 @@ func (t *turn) seed() (SeedReport, *Error) {
 		// The calls pending after seeding came with the history (cold)
 		// when the message that made them is one seeding adds.
 		all := seeded(current, add, replace)
+		if req.IfHead != "" {
+			if err := t.checkHead(current, all); err != nil {
+				return report, err
+			}
+		}
 		if len(req.Approvals) > 0 {
 			at, _ := pendingCalls(all)
 			cold := at >= 0 && at >= len(all)-len(add)
@@ -175,4 +185,14 @@ func seeded(current, add []Message, replace bool) []Message {
 		return add
 	}
 	return append(current[:len(current):len(current)], add...)
+}
+
+// checkHead refuses the run CodeHistoryDiverged when the conversation it
+// would run on, all, has another head than the run's IfHead.
+func (t *turn) checkHead(current, all []Message) *Error {
+	chain := t.headChain(current, all)
+	if headOf(chain) == t.run.req.IfHead {
+		return nil
+	}
+	return divergedError(all, chain, t.run.req.IfHead)
 }

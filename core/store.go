@@ -56,6 +56,9 @@ type session struct {
 	gen uint64
 	// tokens caches the token counts of the messages (tokens.go).
 	tokens tokenCache
+	// chain holds the head links of a prefix of msgs (head.go), extended
+	// when a head is asked for; guarded by the store's lock.
+	chain []link
 }
 
 // lane serialises the runs of one session id. It exists while a run holds
@@ -358,6 +361,7 @@ func (s *store) replace(ss *session, msgs []Message, size int64, res *int64) *Er
 	ss.msgs, ss.bytes = msgs, size
 	ss.tailRun = ""
 	ss.gen = s.newGen()
+	ss.chain = ss.chain[:0]
 	s.mu.Unlock()
 	return nil
 }
@@ -501,18 +505,24 @@ func (s *store) cut(ss *session, n int) {
 	ss.msgs = ss.msgs[:n:n]
 	ss.tailRun = ""
 	ss.gen = s.newGen()
+	if len(ss.chain) > n {
+		ss.chain = ss.chain[:n]
+	}
 }
 
-func (s *store) snapshot(id string) ([]Message, uint64, bool) {
+func (s *store) snapshot(id string) ([]Message, uint64, string, bool) {
 	s.mu.Lock()
 	ss := s.sessions[id]
 	var msgs []Message
 	var gen uint64
+	var head string
 	if ss != nil {
 		msgs, gen = append([]Message(nil), ss.msgs...), ss.gen
+		ss.chain = extend(ss.chain, ss.msgs)
+		head = headOf(ss.chain)
 	}
 	s.mu.Unlock()
-	return msgs, gen, ss != nil
+	return msgs, gen, head, ss != nil
 }
 
 func (s *store) ids() []string {

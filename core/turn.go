@@ -365,6 +365,7 @@ func (t *turn) checkReply(a *ModelReply, err error) (Message, *Error) {
 // final unless a cancel came first.
 func (t *turn) complete() {
 	t.res.MessageCount = len(t.store.messagesOf(t.sess))
+	t.res.Head = headOf(t.store.chainOf(t.sess))
 	if !t.run.commit(t.res) {
 		t.fail(errCancelled)
 		return

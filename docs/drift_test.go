@@ -227,7 +227,7 @@ func TestContract_ErrorTable(t *testing.T) {
 	// The codes an HTTP answer carries, and the status it has.
 	api := []core.Code{
 		core.CodeInvalidArgument, core.CodeInvalidHistory, core.CodeSessionBusy, core.CodeLimitExceeded,
-		core.CodeModelError, core.CodeToolError, core.CodeCancelled, core.CodeTimeout, core.CodeInternal,
+		core.CodeModelError, core.CodeToolError, core.CodeCancelled, core.CodeTimeout, core.CodeInternal, core.CodeHistoryDiverged,
 		httpapi.CodeUnauthorized, httpapi.CodeNotFound, httpapi.CodeMethodNotAllowed,
 	}
 	want := map[string]string{}

@@ -74,6 +74,7 @@ var statuses = map[core.Code]int{
 	core.CodeTimeout:         http.StatusGatewayTimeout,
 	core.CodeCancelled:       http.StatusServiceUnavailable,
 	core.CodeInternal:        http.StatusInternalServerError,
+	core.CodeHistoryDiverged: http.StatusPreconditionFailed,
 }
 
 // StatusOf returns the HTTP status for an error code; an unknown code is
@@ -255,7 +256,8 @@ func (h *Handler) getSession(w http.ResponseWriter, id string) {
 		writeError(w, core.NewError(CodeNotFound, "no session "+strconv.Quote(truncate(id, 64))))
 		return
 	}
-	writeJSON(w, http.StatusOK, wireSession{ID: s.ID, MessageCount: len(s.Messages), Messages: toWireMessages(s.Messages)})
+	w.Header().Set("ETag", `"`+s.Head+`"`)
+	writeJSON(w, http.StatusOK, wireSession{ID: s.ID, MessageCount: len(s.Messages), Head: s.Head, Messages: toWireMessages(s.Messages)})
 }
 
 // readBody reads the body within the limit: a declared Content-Length
@@ -300,6 +302,9 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	req, cerr := decodeRunBody(body, h.rt.Limits().MaxSeedMessages)
+	if cerr == nil {
+		req.IfHead, cerr = ifMatch(r, req.IfHead)
+	}
 	if cerr != nil {
 		writeError(w, cerr)
 		return
@@ -313,6 +318,7 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 		RunID:       req.RunID,
 		Inspect:     req.Inspect,
 		Approvals:   req.Approvals,
+		IfHead:      req.IfHead,
 
 		HistoryTrusted: historyTrusted(r.Context()),
 	}
@@ -339,10 +345,31 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 		}
 		wr := toWireResult(res)
 		wr.Seed.Repaired = healedHistory(body, &res.Seed)
+		w.Header().Set("ETag", `"`+res.Head+`"`)
 		writeJSON(w, http.StatusOK, wr)
 		return
 	}
 	h.stream(w, r, rr, body)
+}
+
+// ifMatch returns the run's ifHead from the body's (body) and the
+// If-Match header's ("<head>"): either alone, or both when they are the
+// same. Two that differ, or an If-Match that is not one quoted value,
+// are refused invalid_argument; core refuses a value that is not a head.
+func ifMatch(r *http.Request, body string) (string, *core.Error) {
+	vs := r.Header.Values("If-Match")
+	if len(vs) == 0 {
+		return body, nil
+	}
+	v := strings.TrimSpace(strings.Join(vs, ","))
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || strings.Contains(v[1:len(v)-1], `"`) {
+		return "", invalidArg(`If-Match must be one head in quotes: If-Match: "<head>"`)
+	}
+	v = v[1 : len(v)-1]
+	if body != "" && body != v {
+		return "", invalidArg("ifHead and If-Match name different heads")
+	}
+	return v, nil
 }
 
 // postCheck answers POST /v1/history/check.

@@ -28,6 +28,9 @@ type RunBody struct {
 	// "approvals", or the decisions a UIMessage history carries when the
 	// body has none); Input is then empty.
 	Approvals []core.Approval
+	// IfHead is the body's "ifHead": the turn runs only on a conversation
+	// with this head (core.RunRequest.IfHead).
+	IfHead string
 }
 
 // rawRun is the first decoding pass: field types are checked one by one
@@ -40,6 +43,7 @@ type rawRun struct {
 	Inspect json.RawMessage `json:"inspect"`
 	// Approvals is read by decodeApprovals (approval_decode.go).
 	Approvals json.RawMessage `json:"approvals"`
+	IfHead    json.RawMessage `json:"ifHead"`
 }
 
 func invalidArg(msg string) *core.Error { return core.NewError(core.CodeInvalidArgument, msg) }
@@ -50,7 +54,7 @@ func invalidArg(msg string) *core.Error { return core.NewError(core.CodeInvalidA
 // "HISTORY": null} would drop it; knownKeys refuses both first, as the
 // JavaScript edges read only the exact names.
 var (
-	runKeys   = []string{"input", "history", "policy", "runId", "inspect", "approvals"}
+	runKeys   = []string{"input", "history", "policy", "runId", "inspect", "approvals", "ifHead"}
 	checkKeys = []string{"history"}
 )
 
@@ -177,6 +181,11 @@ func decodeRunBody(body []byte, maxMessages int) (*RunBody, *core.Error) {
 	if !isNull(raw.RunID) {
 		if out.RunID, ok = decodeString(raw.RunID); !ok {
 			return nil, invalidArg("runId must be a string")
+		}
+	}
+	if !isNull(raw.IfHead) {
+		if out.IfHead, ok = decodeString(raw.IfHead); !ok {
+			return nil, invalidArg("ifHead must be a string")
 		}
 	}
 	if !isNull(raw.Inspect) {

@@ -72,6 +72,8 @@ type wireCheck struct {
 	Paused bool `json:"paused,omitempty"`
 	// Awaiting lists the calls pending at the history's end, if any.
 	Awaiting []wireAwaiting `json:"awaiting,omitempty"`
+	// Head is the head of the history as sent (core.HistoryHead).
+	Head string `json:"head,omitempty"`
 }
 
 type wireProblem struct {
@@ -91,6 +93,7 @@ func toWireCheck(c core.HistoryCheck) wireCheck {
 		}
 	}
 	w.Awaiting = toWireAwaiting(c.Awaiting)
+	w.Head = c.Head
 	return w
 }
 
@@ -119,6 +122,7 @@ type wireResult struct {
 	Appended     []wireMessage   `json:"appended"`
 	Seed         wireSeed        `json:"seed"`
 	MessageCount int             `json:"messageCount"`
+	Head         string          `json:"head"`
 	ModelCalls   []wireModelCall `json:"modelCalls"`
 	Context      *wireContext    `json:"context,omitempty"`
 	// PendingApprovals is set when Status is "awaiting_approval".
@@ -148,6 +152,11 @@ type wireError struct {
 	// Appended are the messages a failed run keeps in its session
 	// (core.Error.Appended): the host stores them as a result's appended.
 	Appended []wireMessage `json:"appended,omitempty"`
+	// Head and Missing are history_diverged's: the conversation's head,
+	// and the messages the caller's head lacks when it names an earlier
+	// state of it.
+	Head    string        `json:"head,omitempty"`
+	Missing []wireMessage `json:"missing,omitempty"`
 }
 
 type wireErrorBody struct {
@@ -157,6 +166,7 @@ type wireErrorBody struct {
 type wireSession struct {
 	ID           string        `json:"id"`
 	MessageCount int           `json:"messageCount"`
+	Head         string        `json:"head"`
 	Messages     []wireMessage `json:"messages"`
 }
 
@@ -203,6 +213,7 @@ func toWireResult(r *core.Result) *wireResult {
 		Appended:     toWireMessages(r.Appended),
 		Seed:         toWireSeed(&r.Seed),
 		MessageCount: r.MessageCount,
+		Head:         r.Head,
 		ModelCalls:   make([]wireModelCall, len(r.ModelCalls)),
 		Context:      toWireContext(r.Context),
 	}
@@ -225,6 +236,10 @@ func toWireError(e *core.Error) *wireError {
 	}
 	if len(e.Appended) > 0 {
 		w.Appended = toWireMessages(e.Appended)
+	}
+	w.Head = e.Head
+	if e.Missing != nil {
+		w.Missing = toWireMessages(e.Missing)
 	}
 	return w
 }

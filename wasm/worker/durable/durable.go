@@ -31,6 +31,11 @@
 //     its events, GET .../runs/{runId} answers its status and DELETE
 //     stops it (runs.go, docs/adr/0020-resumable-runs.md). Every event of
 //     a streamed run carries "id: <seq>".
+//   - GET /v1/sessions/{id}/events streams every event of every run on
+//     the conversation, plain or streamed, to any number of watchers,
+//     from a bounded log with ids of its own and Last-Event-ID (watch.go).
+//     Every run is streamed by the API for it; a plain run's client is
+//     answered as the API answers a plain run.
 //   - DELETE /v1/sessions/{id} empties the Store once the API accepted it,
 //     and forgets the logs of the conversation's runs (they answer
 //     run_lost from then on).
@@ -110,6 +115,11 @@ type Config struct {
 	// log; 0 means DefaultMaxRunEvents and DefaultMaxRunEventBytes.
 	MaxRunEvents     int
 	MaxRunEventBytes int64
+	// MaxSessionEvents and MaxSessionEventBytes bound the conversation's
+	// event log (GET /v1/sessions/{id}/events); 0 means
+	// DefaultMaxSessionEvents and DefaultMaxSessionEventBytes.
+	MaxSessionEvents     int
+	MaxSessionEventBytes int64
 	// Queued, if set, reports what the host has not taken yet of the
 	// answers in flight (messages and bytes; the worker's bridge), for
 	// the test route's figures.
@@ -145,6 +155,9 @@ type Stats struct {
 	// Runs are the figures of the continued runs' event logs: how many
 	// are kept, and the most events and bytes one holds.
 	Runs runStats `json:"runLogs"`
+	// Events are the figures of the conversation's event log: the
+	// watchers connected now, the events and bytes kept, the last id.
+	Events feedStats `json:"events"`
 	// Queued are Config.Queued's figures, when it is set.
 	Queued *queuedStats `json:"queued,omitempty"`
 }
@@ -174,6 +187,9 @@ type Handler struct {
 	maxRunEvents int
 	maxRunBytes  int64
 
+	// feed is the conversation's event log, which watchers follow.
+	feed *feed
+
 	mu     sync.Mutex
 	loaded bool // count and size below are read from the Store
 	count  int
@@ -200,6 +216,13 @@ func New(cfg Config) *Handler {
 	if h.maxRunBytes <= 0 {
 		h.maxRunBytes = DefaultMaxRunEventBytes
 	}
+	if cfg.MaxSessionEvents <= 0 {
+		cfg.MaxSessionEvents = DefaultMaxSessionEvents
+	}
+	if cfg.MaxSessionEventBytes <= 0 {
+		cfg.MaxSessionEventBytes = DefaultMaxSessionEventBytes
+	}
+	h.feed = newFeed(cfg.MaxSessionEvents, cfg.MaxSessionEventBytes)
 	if h.maxBody <= 0 {
 		h.maxBody = httpapi.DefaultMaxBodyBytes
 	}
@@ -225,6 +248,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.remove(w, r, id)
 	case tail == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 		h.get(w, r, id)
+	case tail == "events" && r.Method == http.MethodGet:
+		h.watch(w, r, id)
 	case tail == "_test/storage" && h.test && r.Method == http.MethodGet:
 		h.mu.Lock()
 		_ = h.loadStat()
@@ -232,6 +257,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.Messages, s.Bytes = h.count, h.size
 		s.Runs = h.runFigures()
 		h.mu.Unlock()
+		s.Events = h.feed.figures()
 		if h.queued != nil {
 			var q queuedStats
 			q.Messages, q.Bytes = h.queued()
@@ -384,13 +410,14 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	defer h.unlock()
-	if wantsStream(r) {
-		// A refusal passes through it as plain JSON, and is kept in the
-		// log of a continued run as its end.
-		sw := &eventStream{w: w, log: l, session: id}
-		defer sw.finish(h)
-		w = sw
-	}
+	// Every run is streamed by the API, so that its events reach the
+	// conversation's watchers; a plain run's client gets its answer as
+	// JSON (see eventStream). A refusal passes through as plain JSON,
+	// and is kept in the log of a continued run as its end.
+	stream := wantsStream(r)
+	sw := &eventStream{w: w, log: l, session: id, feed: h.feed, plainOut: !stream}
+	defer sw.finish(h)
+	w = sw
 
 	h.mu.Lock()
 	err = h.loadStat()
@@ -430,16 +457,14 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	t := &turnState{h: h, r: r, id: id, count: count, injected: injected}
 	req := withBody(r, body)
+	if !stream {
+		req.Header.Set("Accept", "text/event-stream")
+	}
 	ctx := r.Context()
 	if injected {
 		// The history is the stored conversation: its pending calls were
 		// made here (docs/adr/0023-approval-trust.md).
 		ctx = httpapi.TrustHistory(ctx)
-	}
-	if !wantsStream(r) {
-		// The API's commit hook stores the turn before it answers.
-		h.api.ServeHTTP(w, req.WithContext(context.WithValue(ctx, turnKey{}, t)))
-		return
 	}
 	if cont {
 		// The run does not see its client leave (ADR 0020).
@@ -627,7 +652,21 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, storageError("read", err))
 		return
 	}
-	httpapi.WriteSession(w, id, count, msgs)
+	sb, derr := httpapi.DecodeRunBody(append(append([]byte(`{"input":"","history":`), msgs...), '}'))
+	if derr != nil {
+		writeError(w, storageError("read", errors.New(derr.Message)))
+		return
+	}
+	// The head of the stored conversation, as the API answers it for a
+	// live session: in the body and as the ETag.
+	head := core.HistoryHead(sb.History)
+	w.Header().Set("ETag", `"`+head+`"`)
+	writeJSON(w, http.StatusOK, struct {
+		ID           string          `json:"id"`
+		MessageCount int             `json:"messageCount"`
+		Head         string          `json:"head"`
+		Messages     json.RawMessage `json:"messages"`
+	}{id, count, head, msgs})
 }
 
 func (h *Handler) tooLarge() *core.Error {

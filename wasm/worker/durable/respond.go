@@ -67,29 +67,57 @@ func (c *recorder) copyTo(w http.ResponseWriter) {
 
 // eventStream passes a run's stream through event by event (the API
 // writes whole events), giving each an "id: <seq>" line from 1 and, for
-// a continued run, keeping it in the run's log. The turn is stored by
-// the API's commit hook before it writes run.completed. An answer that
-// is not a stream (a refused run: an error status, or JSON) is passed
-// through as it is, and a continued run's log keeps its error as the
-// run's only event, run.failed.
+// a continued run, keeping it in the run's log, and publishing each to
+// the conversation's watchers. The turn is stored by the API's commit
+// hook before it writes run.completed. An answer that is not a stream (a
+// refused run: an error status, or JSON) is passed through as it is, and
+// a continued run's log keeps its error as the run's only event,
+// run.failed.
+//
+// With plainOut set the client asked for a plain answer: the stream's
+// head and events are not sent to it, and its final event is answered
+// as the API answers a plain run, the Result with 200 or the error with
+// its status.
 type eventStream struct {
-	w       http.ResponseWriter
-	log     *runLog // nil unless the run continues without its client
-	session string
-	seq     int64
-	partial []byte
-	err     error // the client's write error, for a run that stops with it
-	headed  bool
-	plain   bool   // the answer is not a stream
-	refusal []byte // the start of a plain answer, for the log
+	w        http.ResponseWriter
+	log      *runLog // nil unless the run continues without its client
+	feed     *feed   // the conversation's watchers' log
+	plainOut bool
+	header   http.Header // the stream's head, kept from a plain client
+	answered bool        // a plain client has its answer
+	session  string
+	seq      int64
+	partial  []byte
+	err      error // the client's write error, for a run that stops with it
+	headed   bool
+	plain    bool   // the answer is not a stream
+	refusal  []byte // the start of a plain answer, for the log
 }
 
-func (s *eventStream) Header() http.Header { return s.w.Header() }
+func (s *eventStream) Header() http.Header {
+	if s.plainOut && !s.headed {
+		if s.header == nil {
+			s.header = http.Header{}
+		}
+		return s.header
+	}
+	return s.w.Header()
+}
 
 func (s *eventStream) WriteHeader(status int) {
-	if !s.headed {
-		s.headed = true
-		s.plain = status != http.StatusOK || !strings.HasPrefix(s.w.Header().Get("Content-Type"), "text/event-stream")
+	if s.headed {
+		return
+	}
+	hd := s.Header()
+	s.headed = true
+	s.plain = status != http.StatusOK || !strings.HasPrefix(hd.Get("Content-Type"), "text/event-stream")
+	if s.plainOut {
+		if !s.plain {
+			return // the events are answered as one JSON body
+		}
+		for k, v := range s.header {
+			s.w.Header()[k] = v
+		}
 	}
 	s.w.WriteHeader(status)
 }
@@ -131,13 +159,61 @@ func (s *eventStream) emit(ev []byte) {
 	if s.log != nil {
 		s.log.add(s.seq, ev)
 	}
+	if s.feed != nil {
+		s.feed.publish(ev)
+	}
+	if s.plainOut {
+		s.answer(ev)
+		return
+	}
 	if s.err == nil {
 		_, s.err = s.w.Write(append([]byte("id: "+strconv.FormatInt(s.seq, 10)+"\n"), ev...))
 	}
 }
 
-// Flush passes flushes through.
+// answer answers a plain client with the run's final event ev, when it
+// is one: its result with 200, or its error with the error's status.
+func (s *eventStream) answer(ev []byte) {
+	st := finalStatus(ev)
+	if st == "" || s.answered {
+		return
+	}
+	s.answered = true
+	var fields struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	_ = json.Unmarshal(eventData(ev), &fields)
+	if (st == runCompleted || st == runAwaiting) && len(fields.Result) > 0 {
+		// The conversation's head after the turn, as the API sends it
+		// on a plain answer.
+		var r struct {
+			Head string `json:"head"`
+		}
+		if json.Unmarshal(fields.Result, &r) == nil && r.Head != "" {
+			s.w.Header().Set("ETag", `"`+r.Head+`"`)
+		}
+		writeJSON(s.w, http.StatusOK, fields.Result)
+		return
+	}
+	var code struct {
+		Code core.Code `json:"code"`
+	}
+	if len(fields.Error) == 0 || json.Unmarshal(fields.Error, &code) != nil || code.Code == "" {
+		httpapi.WriteError(s.w, 0, core.NewError(core.CodeInternal, "the run ended without its answer"))
+		return
+	}
+	writeJSON(s.w, httpapi.StatusOf(code.Code), struct {
+		Error json.RawMessage `json:"error"`
+	}{fields.Error})
+}
+
+// Flush passes flushes through (not to a plain client before its
+// answer).
 func (s *eventStream) Flush() {
+	if s.plainOut && !s.plain && !s.answered {
+		return
+	}
 	if f, ok := s.w.(http.Flusher); ok && s.err == nil {
 		f.Flush()
 	}
@@ -146,6 +222,11 @@ func (s *eventStream) Flush() {
 // finish ends the run's log once the API is done with the run: a run
 // refused before it started ends with its refusal.
 func (s *eventStream) finish(h *Handler) {
+	if s.plainOut && s.headed && !s.plain && !s.answered {
+		// The stream ended without a final event: its client left.
+		s.answered = true
+		httpapi.WriteError(s.w, 0, core.NewError(core.CodeCancelled, "the client went away"))
+	}
 	s.Flush()
 	if s.log == nil {
 		return

@@ -53,6 +53,11 @@ type storageStats struct {
 		MaxEvents int   `json:"maxEvents"`
 		MaxBytes  int64 `json:"maxBytes"`
 	} `json:"runLogs"`
+	// Events are the conversation's event log's figures.
+	Events struct {
+		Watchers int `json:"watchers"`
+		Events   int `json:"events"`
+	} `json:"events"`
 }
 
 func storedOf(t testing.TB, p *workerd.Process, id string) storageStats {

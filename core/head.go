@@ -1,0 +1,227 @@
+package core
+
+// This file holds the head of a conversation: an opaque string that names
+// its messages as core reads them, chained one message on the one before
+// (docs/adr/0025-conversation-heads.md).
+
+// headPrefix starts every head; it names the definition, so that a later
+// one can be told apart.
+const headPrefix = "h1-"
+
+// headLen is the length of a head: the prefix and 22 base64url characters
+// of 128 bits.
+const headLen = len(headPrefix) + 22
+
+// link is one link of a head chain: 128 bits in two lanes.
+type link struct{ a, b uint64 }
+
+// headSeed is h0, the head of the empty conversation.
+var headSeed = link{0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f}
+
+// The multipliers of the two lanes.
+const (
+	headMulA = 0xbf58476d1ce4e5b9
+	headMulB = 0x94d049bb133111eb
+)
+
+// mixer folds bytes into the two lanes of a link.
+type mixer struct{ a, b uint64 }
+
+// word folds one 64-bit word into both lanes.
+func (m *mixer) word(w uint64) {
+	m.a = (m.a ^ w) * headMulA
+	m.a ^= m.a >> 29
+	m.b = (m.b ^ (w<<32 | w>>32)) * headMulB
+	m.b ^= m.b >> 31
+}
+
+// str folds s and its length, so that the fields of a message cannot run
+// into each other.
+func (m *mixer) str(s string) {
+	m.word(uint64(len(s)))
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		m.word(uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56)
+	}
+	if i < len(s) {
+		var w uint64
+		for k := 0; i < len(s); i, k = i+1, k+8 {
+			w |= uint64(s[i]) << k
+		}
+		m.word(w)
+	}
+}
+
+// next returns the link of m following prev: the role, content, tool call
+// id and each tool call's id, name and arguments, each with its length.
+// The host's message id is left out: not every shape carries it.
+func next(prev link, m *Message) link {
+	x := mixer{prev.a, prev.b}
+	x.str(string(m.Role))
+	x.str(m.Content)
+	x.str(m.ToolCallID)
+	x.word(uint64(len(m.ToolCalls)))
+	for i := range m.ToolCalls {
+		c := &m.ToolCalls[i]
+		x.str(c.ID)
+		x.str(c.Name)
+		x.str(c.Arguments)
+	}
+	// Two final rounds mix each lane into the other.
+	a, b := x.a, x.b
+	a = (a ^ b>>33) * headMulB
+	b = (b ^ a>>29) * headMulA
+	a ^= a >> 32
+	b ^= b >> 32
+	return link{a, b}
+}
+
+// extend returns chain grown to one link per message of msgs; chain holds
+// the links of a prefix of msgs.
+func extend(chain []link, msgs []Message) []link {
+	prev := headSeed
+	if len(chain) > 0 {
+		prev = chain[len(chain)-1]
+	}
+	for i := len(chain); i < len(msgs); i++ {
+		prev = next(prev, &msgs[i])
+		chain = append(chain, prev)
+	}
+	return chain
+}
+
+const b64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// text returns the head string of a link.
+func (l link) text() string {
+	var buf [headLen]byte
+	copy(buf[:], headPrefix)
+	var raw [16]byte
+	for i := 0; i < 8; i++ {
+		raw[i] = byte(l.a >> (8 * i))
+		raw[8+i] = byte(l.b >> (8 * i))
+	}
+	k := len(headPrefix)
+	// 16 bytes: five groups of three and one byte left (two characters).
+	for i := 0; i+3 <= 15; i += 3 {
+		v := uint(raw[i])<<16 | uint(raw[i+1])<<8 | uint(raw[i+2])
+		buf[k], buf[k+1], buf[k+2], buf[k+3] = b64url[v>>18&63], b64url[v>>12&63], b64url[v>>6&63], b64url[v&63]
+		k += 4
+	}
+	v := uint(raw[15])
+	buf[k], buf[k+1] = b64url[v>>2], b64url[v<<4&63]
+	return string(buf[:])
+}
+
+// headOf returns the head of the chain (h0 for an empty one).
+func headOf(chain []link) string {
+	if len(chain) == 0 {
+		return headSeed.text()
+	}
+	return chain[len(chain)-1].text()
+}
+
+// ValidHead reports whether s has the form of a head: the prefix and 22
+// base64url characters. It says nothing of whether any conversation has
+// that head.
+func ValidHead(s string) bool {
+	if len(s) != headLen || s[:len(headPrefix)] != headPrefix {
+		return false
+	}
+	for i := len(headPrefix); i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	// The last character carries two bits and four zero bits.
+	return indexB64(s[len(s)-1])&15 == 0
+}
+
+func indexB64(c byte) int {
+	for i := 0; i < len(b64url); i++ {
+		if b64url[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// Head returns the head of msgs: the same messages (their ids aside) have
+// the same head at every edge, whatever shape the host passed them in.
+func Head(msgs []Message) string {
+	return headOf(extend(nil, msgs))
+}
+
+// HistoryHead returns the head of a history as a run seeds it: its
+// system messages left out. It reads the history as it is; CheckHistory
+// says whether it seeds without repairs.
+func HistoryHead(history []SeedMessage) string {
+	prev := headSeed
+	for i := range history {
+		h := &history[i]
+		if h.Role == RoleSystem {
+			continue
+		}
+		m := Message{Role: h.Role, Content: h.Content, ToolCallID: h.ToolCallID, ToolCalls: h.ToolCalls}
+		prev = next(prev, &m)
+	}
+	return prev.text()
+}
+
+// find returns the number of messages whose head is head in chain (0 for
+// h0), or -1 when no prefix has it.
+func find(chain []link, head string) int {
+	if head == headSeed.text() {
+		return 0
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		if chain[i].text() == head {
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// divergedError is the refusal of a run whose IfHead is not the head of
+// the conversation it would run on: it carries that head and, when the
+// caller's head is the one of an earlier state, the messages it lacks.
+func divergedError(msgs []Message, chain []link, ifHead string) *Error {
+	e := NewError(CodeHistoryDiverged, "the conversation's head is not ifHead: it changed since the caller read it")
+	e.Head = headOf(chain)
+	if k := find(chain, ifHead); k >= 0 {
+		e.Missing = make([]Message, 0, len(msgs)-k)
+		for i := k; i < len(msgs); i++ {
+			e.Missing = append(e.Missing, msgs[i].Clone())
+		}
+	}
+	return e
+}
+
+// chainOf returns the session's chain, extended to all its messages. The
+// caller holds the lane; s.mu is taken for the cache.
+func (s *store) chainOf(ss *session) []link {
+	s.mu.Lock()
+	ss.chain = extend(ss.chain, ss.msgs)
+	c := ss.chain[:len(ss.chain):len(ss.chain)]
+	s.mu.Unlock()
+	return c
+}
+
+// headChain returns the chain of the conversation a run would run on,
+// all, which the session holding current becomes: the session's own
+// chain when all is its messages or grows them, a new one otherwise.
+func (t *turn) headChain(current, all []Message) []link {
+	if t.sess == nil || len(current) == 0 {
+		return extend(nil, all)
+	}
+	base := t.store.chainOf(t.sess)
+	if len(all) >= len(current) && len(current) > 0 && &all[0] == &current[0] {
+		return extend(base, all)
+	}
+	if len(all) >= len(current) && isPrefix(current, all) {
+		return extend(base[:len(base):len(base)], all)
+	}
+	return extend(nil, all)
+}
