@@ -9,10 +9,12 @@ export async function model(req) {
   const input = last && typeof last.content === "string" ? last.content : "";
   if (input !== "slow") return { content: `echo: ${input}` };
   let text = "";
+  let stop = null;
+  req.signal?.addEventListener("abort", () => stop && stop(req.signal.reason), { once: true });
   for (let i = 0; i < 12; i++) {
     await new Promise((resolve, reject) => {
       const t = setTimeout(resolve, 120);
-      req.signal?.addEventListener("abort", () => { clearTimeout(t); reject(req.signal.reason); }, { once: true });
+      stop = (why) => { clearTimeout(t); reject(why); };
     });
     const d = `d${i} `;
     text += d;
