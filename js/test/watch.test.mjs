@@ -92,6 +92,7 @@ for (const mode of runtimeModes) {
       const rt = await load({ model: gated(gate, started) });
       const running = rt.run({ sessionId: "r", input: "hi", runId: "run-r", onEvent: () => {} });
       await started.promise;
+      assert.deepEqual(await rt.activeRuns("r"), ["run-r"]);
       const live = collect(rt.reconnect("run-r", { after: 1 }));
       gate.resolve();
       await running;
@@ -99,6 +100,7 @@ for (const mode of runtimeModes) {
       assert.equal(got[0].seq, 2);
       assert.deepEqual(got.map((e) => e.seq), got.map((_, i) => i + 2));
       assert.equal(got[got.length - 1].type, "run.completed");
+      assert.deepEqual(await rt.activeRuns("r"), []);
       assert.deepEqual(got.filter((e) => e.type === "model.delta").map((e) => e.delta), ["a", "b"]);
       // After it ended, the log still holds it.
       const again = await collect(rt.reconnect("run-r", { after: got.length }));
