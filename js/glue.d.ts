@@ -318,6 +318,20 @@ export type RunEvent =
   | (EventBase & { type: "run.failed"; error: AgentrtError })
   | (EventBase & { type: "run.cancelled"; error?: AgentrtError });
 
+/**
+ * What rt.reconnect yields first when the events after `after` were
+ * trimmed from the run's log: `dropped` events are missing, `next` is the
+ * seq of the event that follows.
+ */
+export interface RunGapEvent {
+  type: "run.gap";
+  runId: string;
+  sessionId: string;
+  after: number;
+  next: number;
+  dropped: number;
+}
+
 /** What a model function is asked. */
 export interface ModelRequest {
   runId: string;
@@ -551,6 +565,29 @@ export interface Runtime {
   readonly globalName: string;
   /** Whether close() was called. */
   readonly closed: boolean;
+  /** Where the runtime runs: this thread ("main"), a dedicated worker, or a SharedWorker every tab shares. */
+  readonly mode: "main" | "worker" | "shared";
+
+  /**
+   * Calls onEvent with every event of every run on sessionId as it
+   * happens (in shared mode, from any tab); returns the function that
+   * stops it. An onEvent that throws is reported and changes nothing.
+   * @example
+   * const stop = rt.watch("chat-1", (ev) => { if (ev.type === "model.delta") show(ev.delta); });
+   */
+  watch(sessionId: string, onEvent: (event: RunEvent) => void): () => void;
+  /**
+   * The run's events with seq > after (default 0), then each as it
+   * comes, ending with its terminal event; run.gap first when the log
+   * trimmed some; rejects with "run_lost" when the run is not known (each
+   * run keeps its last 1,000 events, 32 ended runs are kept). In main and
+   * worker mode the runs logged are those watched or with an onEvent.
+   * @example
+   * for await (const ev of rt.reconnect(runId, { after: lastSeq })) handle(ev);
+   */
+  reconnect(runId: string, options?: { after?: number }): AsyncIterableIterator<RunEvent | RunGapEvent>;
+  /** The ids of the session's logged runs in flight. */
+  activeRuns(sessionId: string): string[];
 
   /**
    * Runs one turn.
@@ -621,8 +658,32 @@ export interface Runtime {
  * const rt = await loadRuntime({ systemPrompt: "Be brief." }); // the packaged agentrt.wasm
  * const rt2 = await loadRuntime({ wasm: "/assets/agentrt.wasm" }); // or one you serve
  */
+export declare function loadRuntime(options: SharedLoadOptions): Promise<WorkerRuntime>;
 export declare function loadRuntime(options: LoadOptions & { worker: true | string | URL }): Promise<WorkerRuntime>;
 export declare function loadRuntime(options?: LoadOptions): Promise<Runtime>;
+
+/**
+ * Shared mode (docs/adr/0026-shared-worker-mode.md): one runtime in a
+ * module SharedWorker per origin and name, shared by every tab; the
+ * worker imports `agent` once and runs its model and tools. Model, tools,
+ * countTokens, systemPrompt, limits and onProgress are refused here with
+ * "invalid_argument": the agent module exports them. Where SharedWorker
+ * is missing, a dedicated worker runs the agent for this tab (mode
+ * "worker").
+ * @example
+ * const rt = await loadRuntime({ worker: "shared", agent: new URL("./agent.js", import.meta.url) });
+ */
+export interface SharedLoadOptions {
+  worker: "shared";
+  /** The URL of a module exporting { model, tools?, systemPrompt?, countTokens?, limits? } (or a default export of them). */
+  agent: string | URL;
+  /** The SharedWorker's name: one runtime per origin and name. Default "agentrt". */
+  name?: string | undefined;
+  /** The module's URL (default: the agentrt.wasm beside the glue). */
+  wasm?: string | URL | undefined;
+  /** wasm_exec.js's URL, when the worker's realm has no Go class. */
+  wasmExec?: string | URL | undefined;
+}
 
 /**
  * A Runtime's methods as worker mode forwards them: a method that answers
@@ -644,9 +705,11 @@ export type Forwarded<T> = {
  * worker stops (`worker.terminate()`, an uncaught error), the calls in
  * flight and every later call reject with code "internal".
  */
-export interface WorkerRuntime extends Forwarded<Runtime> {
-  /** The dedicated Web Worker the runtime runs in. */
+export interface WorkerRuntime extends Omit<Forwarded<Runtime>, "watch"> {
+  /** The dedicated Web Worker the runtime runs in (in shared mode, an object over the SharedWorker's port). */
   readonly worker: Worker;
+  /** As Runtime's watch; resolves with the function that stops it (its Promise settles once the worker stopped it). */
+  watch(sessionId: string, onEvent: (event: RunEvent) => void): Promise<() => Promise<void>>;
 }
 
 /**

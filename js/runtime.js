@@ -9,9 +9,13 @@ import { withRepaired } from "./heal.js";
 import { endsRun, endType } from "./approve.js";
 import { idleLater, idleNow } from "./idle.js";
 import { GLUE_RUN_PREFIX, readRequest, readOptions, isDetached } from "./args.js";
-import { loadRemote } from "./remote.js";
+import { loadRemote, loadShared } from "./remote.js";
 import { compileModule, loadGo, progressReporter, startInstance, disposeInstance, checkConfig, toURL, packagedModule } from "./load.js";
 import { checkResult } from "./controlframes.js";
+import { RunHub } from "./hub.js";
+
+/** A config key (loadRuntime's options) that logs every run for rt.reconnect, watched or not: shared mode's worker sets it. */
+export const LOG_RUNS = Symbol.for("agentrt.logRuns");
 
 /**
  * A runtime: one Go instance of the module and the sessions it holds.
@@ -36,9 +40,17 @@ class Runtime {
    * it on the page and hands its iterator back at once too. Every other
    * method is forwarded to the worker as it is, and answers a Promise.
    */
-  static iterates = { stream: (request) => { readRequest(request); } };
+  static iterates = {
+    stream: (request) => { readRequest(request); },
+    reconnect: (runId, options) => { readReconnect(runId, options); },
+  };
 
-  constructor(boot, inst) {
+  // The runs' event log behind watch and reconnect (js/hub.js).
+  #hub = new RunHub();
+  #logAll = false;
+
+  constructor(boot, inst, logAll = false) {
+    this.#logAll = logAll;
     this.#boot = boot;
     this.#version = inst.version;
     this.#adopt(inst);
@@ -52,6 +64,51 @@ class Runtime {
 
   /** Whether close() was called. */
   get closed() { return this.#closed; }
+
+  /** Where the runtime runs: "main" (this thread). */
+  get mode() { return "main"; }
+
+  /**
+   * Calls onEvent with every event of every run on sessionId as it
+   * happens, from run.started to its terminal event; returns the function
+   * that stops it. An onEvent that throws is reported and changes nothing.
+   * @param {string} sessionId
+   * @param {(event: object) => void} onEvent
+   * @returns {() => void}
+   */
+  watch(sessionId, onEvent) {
+    if (typeof sessionId !== "string" || sessionId === "") throw argError("sessionId", "must be a non-empty string");
+    if (typeof onEvent !== "function") throw argError("onEvent", "must be a function");
+    if (this.#closed) throw closedError();
+    return this.#hub.watch(sessionId, onEvent);
+  }
+
+  /**
+   * The events of run runId with seq > options.after (default 0): those
+   * logged, then each as it comes, ending with the terminal event. The log
+   * holds the runs that were watched or had an onEvent (every run in shared
+   * mode), up to RUN_LOG_EVENTS events each (run.gap first when trimmed)
+   * and ENDED_RUNS ended runs; any other run is run_lost.
+   * @param {string} runId
+   * @param {{ after?: number }} [options]
+   * @returns {AsyncIterableIterator<object>}
+   */
+  reconnect(runId, options) {
+    const { after } = readReconnect(runId, options);
+    if (this.#closed) throw closedError();
+    return this.#hub.reconnect(runId, after);
+  }
+
+  /**
+   * The ids of the logged runs of sessionId in flight (a page that reloads
+   * mid-run finds its run here, then reconnects to it).
+   * @param {string} sessionId
+   * @returns {string[]}
+   */
+  activeRuns(sessionId) {
+    if (typeof sessionId !== "string") throw argError("sessionId", "must be a string");
+    return this.#hub.active(sessionId);
+  }
 
   #adopt(inst) {
     this.#inst = inst;
@@ -120,12 +177,17 @@ class Runtime {
     idleLater(inst);
     const runId = options && options.runId !== undefined ? options.runId : `${GLUE_RUN_PREFIX}${++this.#runs}`;
     const onEvent = options && options.onEvent;
-    const listener = onEvent ? (ev) => {
-      try {
-        onEvent(ev);
-      } catch (e) {
-        reportCallbackError(e);
+    const hub = this.#hub;
+    const logged = this.#logAll || onEvent !== undefined || hub.watching(sessionId);
+    const listener = logged ? (ev) => {
+      if (onEvent) {
+        try {
+          onEvent(ev);
+        } catch (e) {
+          reportCallbackError(e);
+        }
       }
+      hub.record(ev);
     } : undefined;
     const inspect = Boolean(options && options.inspect);
     // The history as passed, for a healed copy (heal.js): later changes
@@ -154,18 +216,25 @@ class Runtime {
           this.#lost(inst, e);
           throw lostError(e);
         }
-        throw toError(e);
+        const err = toError(e);
+        if (logged) hub.end(runId, err);
+        throw err;
       }
       if (onStarted) onStarted(runId, inst);
       try {
         driven = driver.drive(turn);
       } catch (e) {
         if (inst.go.exited) this.#lost(inst, e);
-        throw toError(e);
+        const err = toError(e);
+        if (logged) hub.end(runId, err);
+        throw err;
       }
     }
     // A turn whose model answered at once has ended.
-    if (!(driven instanceof Promise)) return withRepaired(driven, held);
+    if (!(driven instanceof Promise)) {
+      if (logged) hub.end(runId);
+      return withRepaired(driven, held);
+    }
     // The turn's Promise never settles if the Go program exits: #lost
     // rejects it instead.
     const settled = new Promise((resolve, reject) => {
@@ -187,10 +256,13 @@ class Runtime {
     };
     if (signal) signal.addEventListener("abort", onAbort, { once: true });
     try {
-      return withRepaired(await settled, held);
+      const res = withRepaired(await settled, held);
+      if (logged) hub.end(runId);
+      return res;
     } catch (e) {
-      if (aborted) throw abortError(e);
-      throw toError(e);
+      const err = aborted ? abortError(e) : toError(e);
+      if (logged) hub.end(runId, err);
+      throw err;
     } finally {
       if (signal) signal.removeEventListener("abort", onAbort);
     }
@@ -505,6 +577,16 @@ class Runtime {
   }
 }
 
+// readReconnect checks reconnect's arguments: a run id and { after }, a
+// non-negative integer seq (default 0).
+function readReconnect(runId, options) {
+  if (typeof runId !== "string" || runId === "") throw argError("runId", "must be a non-empty string");
+  if (options !== undefined && !isObject(options)) throw argError("options", "must be an object");
+  const after = options && options.after !== undefined ? options.after : 0;
+  if (!Number.isSafeInteger(after) || after < 0) throw argError("options.after", "must be a non-negative integer");
+  return { after };
+}
+
 /**
  * Loads a new agentrt runtime: its own Go instance, published under its own
  * global name. The module is compiled from `wasm` unless it is a
@@ -527,6 +609,7 @@ export async function loadRuntime(options = {}) {
   } catch (e) {
     throw toError(e, "invalid_argument");
   }
+  if (worker === "shared") return loadShared(options, Runtime);
   if (worker !== undefined && worker !== false) return loadRemote(options, Runtime);
   let wasm, wasmExec, systemPrompt, model, tools, limits, execURL, nearURL, report;
   try {
@@ -549,7 +632,7 @@ export async function loadRuntime(options = {}) {
   // The module asks the driver for token counts (js/count.js).
   if (options.countTokens !== undefined) [config.countTokens, config.countByAction] = [options.countTokens, true];
   const boot = { module, Go, config };
-  const rt = new Runtime(boot, await startInstance(boot));
+  const rt = new Runtime(boot, await startInstance(boot), options[LOG_RUNS] === true);
   if (report) report("done");
   return rt;
 }

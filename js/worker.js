@@ -8,19 +8,25 @@
 
 import { loadRuntime, AgentrtError } from "./glue.js";
 
+/** The config key that logs every run for reconnects (js/runtime.js LOG_RUNS); this entry imports the glue only. */
+const LOG_RUNS = Symbol.for("agentrt.logRuns");
+
 const scope = globalThis;
 
 /** The runtime this worker holds, once loaded. */
 let rt = null;
 /** Calls to the page's model or tools waiting for an answer, by call id. */
 const calls = new Map();
-/** Worker-side AbortControllers of the page's signals, by mark number. */
-const signals = new Map();
 /**
- * The iterators a method answered (stream), which the page pulls from,
- * by handle, each with the marks of its request.
+ * Each page's connection: its post function, the worker-side
+ * AbortControllers of its signals by mark number, and the iterators a
+ * method answered (stream, reconnect) or the stop of a watch, which the
+ * page pulls from or ends, by handle, each with the marks of its request.
+ * A dedicated worker has one; a shared worker one per page's port.
  */
-const handles = new Map();
+function connection(send) {
+  return { post: (msg, transfer) => post(msg, transfer, send), signals: new Map(), handles: new Map() };
+}
 let nextHandle = 0;
 let nextCall = 0;
 /**
@@ -48,13 +54,13 @@ function wireError(e) {
   return out;
 }
 
-function post(msg, transfer) {
+function post(msg, transfer, send = (m, t) => scope.postMessage(m, t)) {
   try {
-    scope.postMessage(msg, transfer || []);
+    send(msg, transfer || []);
   } catch (e) {
     // A value that cannot be cloned (a tool's odd output is stringified
     // before it gets here; a Result always clones): answered as an error.
-    if (msg.op === "res") scope.postMessage({ op: "res", id: msg.id, ok: false, error: wireError(e) });
+    if (msg.op === "res") send({ op: "res", id: msg.id, ok: false, error: wireError(e) }, []);
   }
 }
 
@@ -118,7 +124,8 @@ function toolStandIn(name, kind = "tool") {
 // page, the signal of a controller the page's aborts reach, or a
 // detached Uint8Array where the page's was detached. It
 // returns the marks' numbers of signals, to drop when the request ends.
-function decode(args, marks) {
+function decode(conn, args, marks) {
+  const { post, signals } = conn;
   const own = [];
   for (const mk of Array.isArray(marks) ? marks : []) {
     let v;
@@ -145,8 +152,8 @@ function decode(args, marks) {
   return own;
 }
 
-function drop(own) {
-  for (const n of own) signals.delete(n);
+function drop(conn, own) {
+  for (const n of own) conn.signals.delete(n);
 }
 
 // answer is the page's message of a request's value.
@@ -206,8 +213,9 @@ function isIterator(v) {
 // request runs one request of the page: the runtime's method, or a step
 // of an iterator a method answered (target). It answers { value } or,
 // for an iterator, { handle }.
-async function request(m) {
+async function request(conn, m) {
   const args = Array.isArray(m.args) ? m.args : [];
+  const { handles } = conn;
   if (m.target !== undefined) {
     const h = handles.get(m.target);
     if (!h) return { value: { done: true } };
@@ -216,40 +224,67 @@ async function request(m) {
     }
     try {
       const step = await h.it[m.method]();
-      if (step.done) end(m.target);
+      if (step.done) end(conn, m.target);
       return { value: { done: step.done, value: step.value } };
     } catch (e) {
-      end(m.target);
+      end(conn, m.target);
       throw e;
     }
   }
   if (!isMethod(m.method)) throw new AgentrtError("invalid_argument", `agentrt: the worker has no method ${String(m.method)}`);
-  const own = decode(args, m.marks);
+  const own = decode(conn, args, m.marks);
   let v;
   try {
     v = await rt[m.method](...args);
   } catch (e) {
-    drop(own);
+    drop(conn, own);
     throw e;
+  }
+  // A watch's stop: kept as a handle whose return() stops it.
+  const watch = typeof v === "function";
+  if (watch) {
+    const stop = v;
+    v = { next: async () => ({ done: true }), return: async () => { stop(); return { done: true }; }, [Symbol.asyncIterator]() { return this; } };
   }
   if (isIterator(v)) {
     const handle = ++nextHandle;
-    handles.set(handle, { it: v, own });
+    handles.set(handle, { it: v, own, watch });
     return { handle };
   }
-  drop(own);
+  drop(conn, own);
   return { value: v };
 }
 
 // end drops an iterator that ended, and its request's signals.
-function end(handle) {
-  const h = handles.get(handle);
+function end(conn, handle) {
+  const h = conn.handles.get(handle);
   if (!h) return;
-  handles.delete(handle);
-  drop(h.own);
+  conn.handles.delete(handle);
+  drop(conn, h.own);
+}
+
+// loadAgent makes the runtime's config from an agent module (shared
+// mode, or worker mode with `agent`): its exports, imported once here, so
+// the model and tools run in the worker.
+async function loadAgent(options) {
+  let mod;
+  try {
+    mod = await import(/* webpackIgnore: true */ /* @vite-ignore */ options.agent);
+  } catch (e) {
+    throw new AgentrtError("load_failed", `agentrt: cannot import the agent module ${options.agent}: ${e && e.message ? e.message : e}`);
+  }
+  const a = mod.default !== undefined && mod.model === undefined ? mod.default : mod;
+  const config = { wasm: options.wasm, wasmExec: options.wasmExec, [LOG_RUNS]: true };
+  for (const k of ["model", "tools", "systemPrompt", "countTokens", "limits"]) if (a[k] !== undefined) config[k] = a[k];
+  if (config.model === undefined) throw new AgentrtError("invalid_argument", `agentrt: the agent module ${options.agent} exports no model`);
+  if (options.progress) config.onProgress = (p) => post({ op: "progress", p });
+  for (const k of Object.keys(config)) if (config[k] === undefined) delete config[k];
+  rt = await loadRuntime(config);
+  return { version: rt.version, globalName: rt.globalName };
 }
 
 async function load(options) {
+  if (typeof options.agent === "string") return loadAgent(options);
   const config = {
     wasm: options.wasm, wasmExec: options.wasmExec, systemPrompt: options.systemPrompt, limits: options.limits,
   };
@@ -271,16 +306,38 @@ async function load(options) {
   return { version: rt.version, globalName: rt.globalName };
 }
 
-// Imported anywhere else (a bundler's scan, a test importing every file),
-// it does nothing.
-if (typeof scope.postMessage === "function" && typeof scope.addEventListener === "function" &&
-  typeof scope.document === "undefined") scope.addEventListener("message", async (e) => {
-  const m = e.data;
+// The shared worker's one load (shared mode): every page's load waits for
+// it, and a page naming another agent module is refused.
+let sharedLoad = null;
+let sharedAgent = "";
+
+async function loadShared(options) {
+  if (typeof options.agent !== "string") throw new AgentrtError("invalid_argument", "agentrt: a shared worker needs options.agent");
+  if (!sharedLoad) {
+    sharedAgent = options.agent;
+    sharedLoad = load(options);
+    sharedLoad.catch(() => { sharedLoad = null; });
+  } else if (options.agent !== sharedAgent) {
+    throw argError("options.agent", `names ${options.agent}, but this shared worker runs ${sharedAgent}: give the runtime another options.name, or the same agent`);
+  }
+  return sharedLoad;
+}
+
+function argError(name, what) {
+  const e = new TypeError(`agentrt: ${name} ${what}`);
+  e.code = "invalid_argument";
+  return e;
+}
+
+// onMessage answers one message of the page behind conn; shared says the
+// runtime is shared by every page (a shared worker).
+async function onMessage(conn, m, shared) {
   if (m === null || typeof m !== "object") return;
+  const post = conn.post;
   switch (m.op) {
     case "load":
       try {
-        post({ op: "loaded", ok: true, value: await load(m.options) });
+        post({ op: "loaded", ok: true, value: await (shared ? loadShared(m.options) : load(m.options)) });
       } catch (err) {
         post({ op: "loaded", ok: false, error: wireError(err) });
       }
@@ -289,7 +346,15 @@ if (typeof scope.postMessage === "function" && typeof scope.addEventListener ===
       let msg;
       try {
         if (!rt) throw new AgentrtError("internal", "agentrt: the worker's runtime is not loaded");
-        const a = await request(m);
+        // A page's close ends its own runtime; the shared one serves the other pages.
+        if (shared && m.method === "close" && m.target === undefined) {
+          for (const [k, h] of [...conn.handles]) {
+            if (h.watch) h.it.return();
+            end(conn, k);
+          }
+          return;
+        }
+        const a = await request(conn, m);
         msg = a.handle !== undefined ? { op: "res", id: m.id, ok: true, handle: a.handle }
           : answer(m.id, a.value);
       } catch (err) {
@@ -299,7 +364,7 @@ if (typeof scope.postMessage === "function" && typeof scope.addEventListener ===
       return;
     }
     case "abort": {
-      const ctl = signals.get(m.n);
+      const ctl = conn.signals.get(m.n);
       if (ctl) ctl.abort();
       return;
     }
@@ -319,4 +384,21 @@ if (typeof scope.postMessage === "function" && typeof scope.addEventListener ===
       return;
     }
   }
-});
+}
+
+// Imported anywhere else (a bundler's scan, a test importing every file),
+// it does nothing. A dedicated worker's scope posts; a shared worker's
+// has pages connecting, each with a port.
+if (typeof scope.postMessage === "function" && typeof scope.addEventListener === "function" &&
+  typeof scope.document === "undefined") {
+  const conn = connection((msg, transfer) => scope.postMessage(msg, transfer));
+  scope.addEventListener("message", (e) => onMessage(conn, e.data, false));
+} else if (typeof scope.postMessage !== "function" && typeof scope.addEventListener === "function" &&
+  typeof scope.document === "undefined" && "onconnect" in scope) {
+  scope.addEventListener("connect", (e) => {
+    const port = e.ports[0];
+    const conn = connection((msg, transfer) => port.postMessage(msg, transfer));
+    port.addEventListener("message", (ev) => onMessage(conn, ev.data, true));
+    port.start();
+  });
+}

@@ -181,6 +181,8 @@ glue_on_deno() {
 #   webviews it stands in for (Android's and iOS's, docs/webview.md).
 #   Firefox's side of its strict policy runs in the bundlers suite's
 #   Capacitor-style app.
+# - Shared mode keeps the three browsers: each engine has a SharedWorker,
+#   a page lifecycle and a module worker's import of its own.
 # - The web demo keeps the three browsers: it is the only suite that
 #   streams a model's answer over each browser's own fetch (the OpenAI
 #   client's suite needs node:http and runs outside browsers), and stops
@@ -193,6 +195,7 @@ browser_suites() {
 	suite "glue suites in a page of Firefox ESR (whole) and WebKit (worker mode's)" node js/test/browser/run.mjs --browsers firefox,webkit --whole firefox
 	suite "shell stand-in (strict CSP, bridge, kill, cold seed) in Chromium and WebKit" node web-demo/test/shell.mjs --browsers chromium,webkit
 	suite "agentrt/ai with the AI SDK in a page of Chromium, Firefox ESR and WebKit, main thread and worker mode" node js/test/browser/ai.mjs
+	suite "shared mode: two pages, one SharedWorker runtime (watch, reload and reconnect, the fallback) in Chromium, Firefox ESR and WebKit" node js/test/browser/shared.mjs
 	suite "AI SDK example (useChat, worker mode): send, tool, approve, deny, reload, regenerate in Chromium, Firefox ESR and WebKit" node examples/ai-sdk-react/test/e2e.mjs
 	suite "bundlers: the tarball in Vite, webpack, Rollup, Parcel and esbuild apps, the Vite dev server and a CDN origin; turn, reload, cold seed in Chromium (Vite, and Vite as a Capacitor-style app, also Firefox ESR and WebKit)" node js/bundlers/run.mjs
 }

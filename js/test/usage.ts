@@ -220,3 +220,20 @@ export async function workerMode(): Promise<void> {
   void loadRuntime({ worker: 1 });
   console.log(s, ids, cancelled, w, sync, main.session("w"));
 }
+
+export async function sharedMode(): Promise<void> {
+  const rt = await loadRuntime({ worker: "shared", agent: new URL("https://example.com/agent.js"), name: "chat" });
+  const mode: "main" | "worker" | "shared" = rt.mode;
+  const stop: () => Promise<void> = await rt.watch("c", (ev) => { if (ev.type === "model.delta") console.log(ev.delta); });
+  for await (const ev of rt.reconnect("run-1", { after: 3 })) {
+    if (ev.type === "run.gap") console.log(ev.next, ev.dropped);
+    else console.log(ev.seq);
+  }
+  const active: string[] = await rt.activeRuns("c");
+  // @ts-expect-error the model comes from the agent module in shared mode
+  void loadRuntime({ worker: "shared", agent: "/agent.js", model: "echo" });
+  const main: Runtime = await loadRuntime({});
+  const unwatch: () => void = main.watch("c", () => {});
+  console.log(mode, active, unwatch);
+  await stop();
+}
