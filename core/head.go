@@ -149,6 +149,19 @@ const b64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_
 
 // text returns the head string of a link.
 func (l link) text() string {
+	b := l.bytes()
+	return string(b[:])
+}
+
+// is reports whether head is l's head string, without building it on
+// the heap.
+func (l link) is(head string) bool {
+	b := l.bytes()
+	return string(b[:]) == head
+}
+
+// bytes returns the head string of a link as an array.
+func (l link) bytes() [headLen]byte {
 	var buf [headLen]byte
 	copy(buf[:], headPrefix)
 	var raw [16]byte
@@ -165,7 +178,7 @@ func (l link) text() string {
 	}
 	v := uint(raw[15])
 	buf[k], buf[k+1] = b64url[v>>2], b64url[v<<4&63]
-	return string(buf[:])
+	return buf
 }
 
 // headOf returns the head of the chain (h0 for an empty one).

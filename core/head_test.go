@@ -183,3 +183,50 @@ func BenchmarkHead10000(b *testing.B) {
 		core.Head(msgs)
 	}
 }
+
+// benchWarmIfHead runs turns on a warm session of about n messages,
+// each with the previous result's head as IfHead when ifHead is set
+// (and asking for the head either way, as a host that stores it does).
+func benchWarmIfHead(b *testing.B, n int, ifHead bool) {
+	rt := mustRuntime(b, core.Config{Model: core.ModelFunc(func(core.Context, *core.ModelRequest) (*core.ModelReply, error) {
+		return &core.ModelReply{Content: "ok"}, nil
+	})})
+	hist := make([]core.SeedMessage, n)
+	for i := range hist {
+		hist[i] = user("a few words of text")
+		if i%2 == 1 {
+			hist[i] = assistant("a reply of a few words")
+		}
+	}
+	res, err := rt.Execute(nil, core.RunRequest{SessionID: "s", Input: "warm up", History: hist[:n-2], WithHistory: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	head := res.Head()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := core.RunRequest{SessionID: "s", Input: "next"}
+		if ifHead {
+			req.IfHead = head
+		}
+		res, err := rt.Execute(nil, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		head = res.Head()
+		if i%10 == 9 {
+			// Keep the session near n messages.
+			b.StopTimer()
+			rt.DeleteSession("s")
+			res, _ = rt.Execute(nil, core.RunRequest{SessionID: "s", Input: "warm up", History: hist[:n-2], WithHistory: true})
+			head = res.Head()
+			b.StartTimer()
+		}
+	}
+}
+
+func BenchmarkWarmTurnHead100(b *testing.B)    { benchWarmIfHead(b, 100, false) }
+func BenchmarkWarmTurnIfHead100(b *testing.B)  { benchWarmIfHead(b, 100, true) }
+func BenchmarkWarmTurnHead5000(b *testing.B)   { benchWarmIfHead(b, 5000, false) }
+func BenchmarkWarmTurnIfHead5000(b *testing.B) { benchWarmIfHead(b, 5000, true) }
