@@ -108,9 +108,12 @@ type Result struct {
 	Seed     SeedReport
 	// MessageCount is the number of messages in the session afterwards.
 	MessageCount int
-	// Head is the head of the session afterwards (see Head): the IfHead
-	// of the host's next turn.
-	Head string
+	// head, or the session and its messages the head is computed from
+	// when asked (see Result.Head).
+	head      string
+	headSess  *session
+	headMsgs  []Message
+	headStore *store
 	// ModelCalls describes each model call of the run, in order.
 	ModelCalls []ModelCall
 	// Context is what the last model call was sent under

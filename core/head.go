@@ -36,13 +36,20 @@ func (m *mixer) word(w uint64) {
 }
 
 // str folds s and its length, so that the fields of a message cannot run
-// into each other.
+// into each other. Whole 16-byte blocks go one word to each lane.
 func (m *mixer) str(s string) {
 	m.word(uint64(len(s)))
 	i := 0
+	for ; i+16 <= len(s); i += 16 {
+		w0 := le64(s[i:])
+		w1 := le64(s[i+8:])
+		m.a = (m.a ^ w0) * headMulA
+		m.a ^= m.a >> 29
+		m.b = (m.b ^ w1) * headMulB
+		m.b ^= m.b >> 31
+	}
 	for ; i+8 <= len(s); i += 8 {
-		m.word(uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56)
+		m.word(le64(s[i:]))
 	}
 	if i < len(s) {
 		var w uint64
@@ -51,6 +58,13 @@ func (m *mixer) str(s string) {
 		}
 		m.word(w)
 	}
+}
+
+// le64 reads the first 8 bytes of s as a little-endian word.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // next returns the link of m following prev: the role, content, tool call
@@ -77,12 +91,52 @@ func next(prev link, m *Message) link {
 	return link{a, b}
 }
 
+// Head returns the head of the session after the run (see the function
+// Head): the IfHead of the host's next turn. It is computed on the first
+// ask, from the session's chain while the session still holds the run's
+// messages, and from those messages otherwise.
+func (r *Result) Head() string {
+	if r.head != "" || r.headStore == nil {
+		return r.head
+	}
+	msgs, n := r.headMsgs, len(r.headMsgs)
+	if n == 0 {
+		return headSeed.text()
+	}
+	s, ss := r.headStore, r.headSess
+	s.mu.Lock()
+	var l link
+	if len(ss.msgs) >= n && &ss.msgs[0] == &msgs[0] {
+		// The session holds the run's messages as a prefix: its chain
+		// is theirs.
+		if len(ss.chain) < n {
+			ss.chain = extend(ss.chain, ss.msgs[:n:n])
+		}
+		l = ss.chain[n-1]
+		s.mu.Unlock()
+	} else {
+		s.mu.Unlock()
+		c := extend(nil, msgs)
+		l = c[n-1]
+	}
+	return l.text()
+}
+
+// SetHead sets the head Head returns, for an edge that decodes a result
+// whose head was computed where the run ran.
+func (r *Result) SetHead(head string) { r.head = head }
+
 // extend returns chain grown to one link per message of msgs; chain holds
 // the links of a prefix of msgs.
 func extend(chain []link, msgs []Message) []link {
 	prev := headSeed
 	if len(chain) > 0 {
 		prev = chain[len(chain)-1]
+	}
+	if cap(chain) < len(msgs) {
+		grown := make([]link, len(chain), len(msgs)+len(msgs)/8+2)
+		copy(grown, chain)
+		chain = grown
 	}
 	for i := len(chain); i < len(msgs); i++ {
 		prev = next(prev, &msgs[i])
@@ -95,6 +149,19 @@ const b64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_
 
 // text returns the head string of a link.
 func (l link) text() string {
+	b := l.bytes()
+	return string(b[:])
+}
+
+// is reports whether head is l's head string, without building it on
+// the heap.
+func (l link) is(head string) bool {
+	b := l.bytes()
+	return string(b[:]) == head
+}
+
+// bytes returns the head string of a link as an array.
+func (l link) bytes() [headLen]byte {
 	var buf [headLen]byte
 	copy(buf[:], headPrefix)
 	var raw [16]byte
@@ -111,7 +178,7 @@ func (l link) text() string {
 	}
 	v := uint(raw[15])
 	buf[k], buf[k+1] = b64url[v>>2], b64url[v<<4&63]
-	return string(buf[:])
+	return buf
 }
 
 // headOf returns the head of the chain (h0 for an empty one).

@@ -83,11 +83,11 @@ func TestHead_ResultSessionAndIfHead(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Model: &mock.Model{}})
 	res := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "hi", IfHead: core.Head(nil)})
 	s, _ := rt.Session("s")
-	if res.Head != core.Head(s.Messages) || s.Head != res.Head {
-		t.Fatalf("result head %q, session head %q, head of its messages %q", res.Head, s.Head, core.Head(s.Messages))
+	if res.Head() != core.Head(s.Messages) || s.Head != res.Head() {
+		t.Fatalf("result head %q, session head %q, head of its messages %q", res.Head(), s.Head, core.Head(s.Messages))
 	}
 	// Client A runs on the head it holds; client B, still on it, is refused.
-	stale := res.Head
+	stale := res.Head()
 	a := mustComplete(t, rt, core.RunRequest{SessionID: "s", Input: "from A", IfHead: stale})
 	before := stateOf(rt)
 	_, err := rt.Execute(nil, core.RunRequest{SessionID: "s", Input: "from B", IfHead: stale})
@@ -96,8 +96,8 @@ func TestHead_ResultSessionAndIfHead(t *testing.T) {
 		t.Fatalf("err = %v, want history_diverged", err)
 	}
 	requireSameState(t, stateOf(rt), before)
-	if e.Head != a.Head {
-		t.Fatalf("error head %q, want %q", e.Head, a.Head)
+	if e.Head != a.Head() {
+		t.Fatalf("error head %q, want %q", e.Head, a.Head())
 	}
 	if !reflect.DeepEqual(e.Missing, a.Appended) {
 		t.Fatalf("missing %v, want A's turn %v", contents(e.Missing), contents(a.Appended))
@@ -108,12 +108,12 @@ func TestHead_ResultSessionAndIfHead(t *testing.T) {
 	if got := contents(s.Messages); strings.Join(got, "|") != "user:hi|assistant:ok|user:from A|assistant:ok|user:from B|assistant:ok" {
 		t.Fatalf("session %v", got)
 	}
-	if b.Head != core.Head(s.Messages) {
+	if b.Head() != core.Head(s.Messages) {
 		t.Fatal("result head after the retry")
 	}
 	// A head of another conversation: no missing.
 	_, err = rt.Execute(nil, core.RunRequest{SessionID: "s", Input: "x", IfHead: core.Head(headConversation())})
-	if !asError(err, &e) || e.Code != core.CodeHistoryDiverged || e.Missing != nil || e.Head != b.Head {
+	if !asError(err, &e) || e.Code != core.CodeHistoryDiverged || e.Missing != nil || e.Head != b.Head() {
 		t.Fatalf("foreign head: err %v missing %v", err, e.Missing)
 	}
 	// Not a head at all.
@@ -140,7 +140,7 @@ func TestHead_IfHeadOnSeeds(t *testing.T) {
 	res := mustComplete(t, rt, core.RunRequest{SessionID: "c", Input: "x", History: hist, WithHistory: true, IfHead: core.HistoryHead(hist)})
 	// Warm, if-empty: a stale copy runs on the warm session, and is told so.
 	_, err = rt.Execute(nil, core.RunRequest{SessionID: "c", Input: "y", History: hist, WithHistory: true, IfHead: core.HistoryHead(hist)})
-	if !asError(err, &e) || e.Code != core.CodeHistoryDiverged || e.Head != res.Head || !reflect.DeepEqual(e.Missing, res.Appended) {
+	if !asError(err, &e) || e.Code != core.CodeHistoryDiverged || e.Head != res.Head() || !reflect.DeepEqual(e.Missing, res.Appended) {
 		t.Fatalf("warm if-empty, stale copy: %v", err)
 	}
 	// Reconcile: the same stale copy is a prefix of the session, which it
@@ -159,7 +159,74 @@ func TestHead_IfHeadOnSeeds(t *testing.T) {
 		t.Fatal("revert")
 	}
 	s, _ := rt.Session("c")
-	if s.Head != core.Head(s.Messages) || s.Head == r.Head {
+	if s.Head != core.Head(s.Messages) || s.Head == r.Head() {
 		t.Fatal("session head after a revert")
 	}
 }
+
+func benchMessages(n int) []core.Message {
+	msgs := make([]core.Message, n)
+	for i := range msgs {
+		msgs[i] = core.Message{Role: core.RoleUser, Content: strings.Repeat("a few words of text ", 4)}
+		if i%2 == 1 {
+			msgs[i].Role = core.RoleAssistant
+		}
+	}
+	return msgs
+}
+
+// BenchmarkHead10000 is the cost of a cold head: one link per message.
+func BenchmarkHead10000(b *testing.B) {
+	msgs := benchMessages(10000)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		core.Head(msgs)
+	}
+}
+
+// benchWarmIfHead runs turns on a warm session of about n messages,
+// each with the previous result's head as IfHead when ifHead is set
+// (and asking for the head either way, as a host that stores it does).
+func benchWarmIfHead(b *testing.B, n int, ifHead bool) {
+	rt := mustRuntime(b, core.Config{Model: core.ModelFunc(func(core.Context, *core.ModelRequest) (*core.ModelReply, error) {
+		return &core.ModelReply{Content: "ok"}, nil
+	})})
+	hist := make([]core.SeedMessage, n)
+	for i := range hist {
+		hist[i] = user("a few words of text")
+		if i%2 == 1 {
+			hist[i] = assistant("a reply of a few words")
+		}
+	}
+	res, err := rt.Execute(nil, core.RunRequest{SessionID: "s", Input: "warm up", History: hist[:n-2], WithHistory: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	head := res.Head()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := core.RunRequest{SessionID: "s", Input: "next"}
+		if ifHead {
+			req.IfHead = head
+		}
+		res, err := rt.Execute(nil, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		head = res.Head()
+		if i%10 == 9 {
+			// Keep the session near n messages.
+			b.StopTimer()
+			rt.DeleteSession("s")
+			res, _ = rt.Execute(nil, core.RunRequest{SessionID: "s", Input: "warm up", History: hist[:n-2], WithHistory: true})
+			head = res.Head()
+			b.StartTimer()
+		}
+	}
+}
+
+func BenchmarkWarmTurnHead100(b *testing.B)    { benchWarmIfHead(b, 100, false) }
+func BenchmarkWarmTurnIfHead100(b *testing.B)  { benchWarmIfHead(b, 100, true) }
+func BenchmarkWarmTurnHead5000(b *testing.B)   { benchWarmIfHead(b, 5000, false) }
+func BenchmarkWarmTurnIfHead5000(b *testing.B) { benchWarmIfHead(b, 5000, true) }

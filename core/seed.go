@@ -191,7 +191,11 @@ func seeded(current, add []Message, replace bool) []Message {
 // would run on, all, has another head than the run's IfHead.
 func (t *turn) checkHead(current, all []Message) *Error {
 	chain := t.headChain(current, all)
-	if headOf(chain) == t.run.req.IfHead {
+	last := headSeed
+	if len(chain) > 0 {
+		last = chain[len(chain)-1]
+	}
+	if last.is(t.run.req.IfHead) {
 		return nil
 	}
 	return divergedError(all, chain, t.run.req.IfHead)

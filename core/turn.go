@@ -365,7 +365,9 @@ func (t *turn) checkReply(a *ModelReply, err error) (Message, *Error) {
 // final unless a cancel came first.
 func (t *turn) complete() {
 	t.res.MessageCount = len(t.store.messagesOf(t.sess))
-	t.res.Head = headOf(t.store.chainOf(t.sess))
+	// The head is computed when asked: a cold seed's first head hashes
+	// the whole history, which most hosts never ask for.
+	t.res.headSess, t.res.headMsgs, t.res.headStore = t.sess, t.store.messagesOf(t.sess), t.store
 	if !t.run.commit(t.res) {
 		t.fail(errCancelled)
 		return

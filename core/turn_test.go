@@ -79,7 +79,10 @@ func TestTurn_Next(t *testing.T) {
 				t.Fatal(err)
 			}
 			got.Result.RunID, want.RunID, got.Result.SessionID, want.SessionID = "", "", "", ""
-			if !reflect.DeepEqual(got.Result, want) {
+			if got.Result.Head() != want.Head() {
+				t.Errorf("result heads differ: %s, %s", got.Result.Head(), want.Head())
+			}
+			if !reflect.DeepEqual(exported(got.Result), exported(want)) {
 				t.Errorf("result: got %+v, want %+v", got.Result, want)
 			}
 			if !reflect.DeepEqual(messagesOf(rt, "host"), messagesOf(rt, "native")) || !reflect.DeepEqual(evs, nevs) {
@@ -238,4 +241,12 @@ func TestTurn_Next(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, tc.run)
 	}
+}
+
+// exported is a result's exported fields: its head is computed from the
+// session it names, which differs between two runs.
+func exported(r *core.Result) core.Result {
+	return core.Result{RunID: r.RunID, SessionID: r.SessionID, Status: r.Status, Reply: r.Reply,
+		Appended: r.Appended, Seed: r.Seed, MessageCount: r.MessageCount, ModelCalls: r.ModelCalls,
+		Context: r.Context, PendingApprovals: r.PendingApprovals}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -185,6 +187,78 @@ func TestHandler_HeadsManyClients(t *testing.T) {
 		}
 		if !ifHead && same == clients {
 			t.Fatal("without ifHead no update was lost: the test cannot tell")
+		}
+	}
+}
+
+// The head corpus (testdata/edges/heads.json) over HTTP: the history
+// check's head of each shape, each prefix's refusal with its missing,
+// each edit's refusal without.
+func TestEdges_Heads(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "edges", "heads.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Shapes   map[string]json.RawMessage `json:"shapes"`
+		Head     string                     `json:"head"`
+		Prefixes []struct {
+			Messages int    `json:"messages"`
+			Head     string `json:"head"`
+			Missing  int    `json:"missing"`
+		} `json:"prefixes"`
+		Edits []struct {
+			Name    string          `json:"name"`
+			History json.RawMessage `json:"history"`
+		} `json:"edits"`
+		Awaiting struct {
+			History json.RawMessage `json:"history"`
+			Head    string          `json:"head"`
+		} `json:"awaiting"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	h := httpapi.New(httpapi.Config{Runtime: mustRuntime(t, core.Config{Model: &mock.Model{}})})
+	checkHead := func(history json.RawMessage) string {
+		r := do(t, h, "POST", "/v1/history/check", `{"history":`+string(history)+`}`)
+		return decodeHead(t, r).Head
+	}
+	for name, raw := range c.Shapes {
+		if got := checkHead(raw); got != c.Head {
+			t.Errorf("%s: head %s, want %s", name, got, c.Head)
+		}
+	}
+	if got := checkHead(c.Awaiting.History); got != c.Awaiting.Head {
+		t.Errorf("awaiting: head %s, want %s", got, c.Awaiting.Head)
+	}
+	var module []json.RawMessage
+	if err := json.Unmarshal(c.Shapes["module"], &module); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range c.Prefixes {
+		prefix, _ := json.Marshal(module[:p.Messages])
+		head := checkHead(prefix)
+		if p.Head != "" && head != p.Head {
+			t.Errorf("prefix %d: head %s, want %s", p.Messages, head, p.Head)
+		}
+		id := fmt.Sprintf("p%d", i)
+		r := do(t, h, "POST", "/v1/sessions/"+id+"/runs", `{"input":"next","history":`+string(c.Shapes["module"])+`,"ifHead":"`+head+`"}`)
+		a := decodeHead(t, r)
+		if r.status != 412 || a.Error == nil || a.Error.Head != c.Head || len(a.Error.Missing) != p.Missing {
+			t.Errorf("prefix %d: %d %s", p.Messages, r.status, r.body)
+		}
+		if g := do(t, h, "GET", "/v1/sessions/"+id, ""); g.status != 404 {
+			t.Errorf("prefix %d: a refused run created the session", p.Messages)
+		}
+	}
+	for _, ed := range c.Edits {
+		if checkHead(ed.History) == c.Head {
+			t.Errorf("edit %s: the head did not change", ed.Name)
+		}
+		r := do(t, h, "POST", "/v1/sessions/e/runs", `{"input":"next","history":`+string(ed.History)+`,"ifHead":"`+c.Head+`"}`)
+		if a := decodeHead(t, r); r.status != 412 || a.Error == nil || a.Error.Missing != nil {
+			t.Errorf("edit %s: %d %s", ed.Name, r.status, r.body)
 		}
 	}
 }

@@ -345,7 +345,7 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 		}
 		wr := toWireResult(res)
 		wr.Seed.Repaired = healedHistory(body, &res.Seed)
-		w.Header().Set("ETag", `"`+res.Head+`"`)
+		w.Header().Set("ETag", `"`+wr.Head+`"`)
 		writeJSON(w, http.StatusOK, wr)
 		return
 	}

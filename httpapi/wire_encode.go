@@ -213,7 +213,7 @@ func toWireResult(r *core.Result) *wireResult {
 		Appended:     toWireMessages(r.Appended),
 		Seed:         toWireSeed(&r.Seed),
 		MessageCount: r.MessageCount,
-		Head:         r.Head,
+		Head:         r.Head(),
 		ModelCalls:   make([]wireModelCall, len(r.ModelCalls)),
 		Context:      toWireContext(r.Context),
 	}
