@@ -59,6 +59,10 @@ export function isDetached(buf) {
   }
 }
 
+// The module's edges do not carry a run's precondition yet: refused,
+// rather than a run that ignores it (docs/adr/0025-conversation-heads.md).
+const IF_HEAD = "is not carried to the module yet: conditional runs are served by the HTTP API and the durable worker";
+
 /**
  * Checks a run() or stream() request and copies its fields, so that each
  * getter is read once. Throws an AgentrtError; a host exception is
@@ -71,6 +75,7 @@ export function readRequest(req) {
       sessionId: req.sessionId, input: req.input, policy: req.policy, history: req.history,
       runId: req.runId, signal: req.signal, onEvent: req.onEvent, inspect: req.inspect, approvals: req.approvals,
     };
+    if (req.ifHead !== undefined) throw argError("request.ifHead", IF_HEAD);
     readResume(r);
     checkRunArgs(r.sessionId, r.input, r.policy, r, "request.");
     checkHistory(r.history, "request.history");
@@ -90,6 +95,7 @@ export function readOptions(sessionId, input, policy, options, history, withHist
     checkRunArgs(sessionId, input, policy, options, "");
     if (withHistory) checkHistory(history, "history");
     if (options === undefined || options === null) return undefined;
+    if (options.ifHead !== undefined) throw argError("options.ifHead", IF_HEAD);
     return { runId: options.runId, signal: options.signal, onEvent: options.onEvent, inspect: options.inspect };
   } catch (e) {
     throw toError(e, "invalid_argument");

@@ -99,6 +99,11 @@ func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, 
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if req.IfHead != "" {
+		// The begin frame does not carry the precondition yet: refused,
+		// rather than a run that ignores it (docs/adr/0025).
+		return nil, &core.Error{Code: core.CodeInvalidArgument, Message: "IfHead is not carried to the module yet: use the HTTP API or the durable worker for conditional runs"}
+	}
 	if req.RunID == "" {
 		req.RunID = "wasi-" + strconv.FormatUint(rt.nextRun.Add(1), 10)
 	}
@@ -352,7 +357,10 @@ func (rt *Runtime) Session(id string) (core.Session, bool, error) {
 	if derr != nil {
 		return core.Session{}, false, errProtocol("unreadable session frame: " + derr.Error())
 	}
-	return core.Session{ID: id, Messages: msgs, Generation: gen}, true, nil
+	// The head is a pure function of the messages (docs/adr/0025), so the
+	// host computes it from the snapshot; the module's frame does not
+	// carry it.
+	return core.Session{ID: id, Messages: msgs, Generation: gen, Head: core.Head(msgs)}, true, nil
 }
 
 // DeleteSession removes the session with id and reports whether there

@@ -66,7 +66,9 @@ func TestDriver_LimitsAndCheck(t *testing.T) {
 		"Orphan": {{Role: core.RoleUser, Content: "a"}, {Role: core.RoleTool, ToolCallID: "x", Content: "c"}},
 	} {
 		c, err := wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(h), 0))
-		if want := rt.CheckHistory(h); err != nil || !reflect.DeepEqual(*c, want) {
+		want := rt.CheckHistory(h)
+		want.Head = "" // the check-report frame does not carry the head yet (docs/adr/0025)
+		if err != nil || !reflect.DeepEqual(*c, want) {
 			t.Fatalf("%s: CheckHistory = %+v, %v; want %+v", name, c, err, want)
 		}
 	}
@@ -83,8 +85,10 @@ func TestDriver_LimitsAndCheck(t *testing.T) {
 	// The same three messages as the glue packs an Array of two host
 	// messages: bounded by those, so core answers (here: nothing wrong).
 	c, err = wire.DecodeCheck(x.CheckHistory(wire.EncodeHistory(many), 2))
-	if want := rt.CheckHistory(many); err != nil || !reflect.DeepEqual(*c, want) {
-		t.Fatalf("CheckHistory of an Array of 2 = %+v, %v; want core's %+v", c, err, want)
+	core2 := rt.CheckHistory(many)
+	core2.Head = "" // not in the check-report frame yet
+	if err != nil || !reflect.DeepEqual(*c, core2) {
+		t.Fatalf("CheckHistory of an Array of 2 = %+v, %v; want core's %+v", c, err, core2)
 	}
 	// An Array of more host messages than maxSeedMessages is refused as
 	// the syscall/js checkHistory refuses it (hostmsg.CheckCount).

@@ -152,6 +152,11 @@ func Options(v js.Value) (o RunOptions, err error) {
 	default:
 		return o, argError("options.inspect must be a boolean")
 	}
+	if !nullish(get(v, FieldIfHead)) {
+		// Refused rather than ignored: a run that drops its precondition
+		// would write over another client's turn (docs/adr/0025).
+		return o, argError("options.ifHead is not carried to the module yet: conditional runs are served by the HTTP API and the durable worker")
+	}
 	if a := get(v, FieldApprovals); !nullish(a) {
 		var msg string
 		if o.Approvals, msg = decisions(a, "options.approvals", false); msg != "" {

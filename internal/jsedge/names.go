@@ -190,7 +190,11 @@ const (
 	// Tool approvals (docs/adr/0019-tool-approvals.md): the run option
 	// approvals [{toolCallId, approved, reason?}] and the Result's
 	// pendingApprovals [{toolCallId, name, arguments}].
-	FieldApprovals        = "approvals"
+	FieldApprovals = "approvals"
+	// FieldIfHead is a run's precondition on the conversation's head
+	// (docs/adr/0025-conversation-heads.md), which this edge refuses until
+	// the module carries it.
+	FieldIfHead           = "ifHead"
 	FieldApproved         = hostmsg.FieldApproved
 	FieldReason           = hostmsg.FieldReason
 	FieldPendingApprovals = "pendingApprovals"

@@ -90,7 +90,7 @@ var internedNames = [...]string{
 	FieldRole, FieldContent, FieldToolCallID, FieldToolCallIDCamel, FieldToolCalls,
 	FieldToolCallsCamel, FieldID, FieldName, FieldArguments, FieldLength, MethodThen,
 	FieldMessage, FieldGC, FieldRunID, FieldOnEvent, FieldInspect, FieldCall,
-	FieldDescription, FieldParameters, FieldApprovals,
+	FieldDescription, FieldParameters, FieldApprovals, FieldIfHead,
 	string(core.RoleUser), string(core.RoleAssistant), string(core.RoleTool), string(core.RoleSystem),
 	string(core.SeedNone), string(core.SeedCold), string(core.SeedNoop), string(core.SeedAppended),
 	string(core.SeedReplaced), statusCompleted,

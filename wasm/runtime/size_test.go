@@ -35,8 +35,10 @@ const (
 // conversions (8.1 KB). docs/BENCHMARKS.md, "Module size", has the table
 // of its parts and of every step measured. Package time (and context, which imports it)
 // alone would cost about 0.1 of the ratio: core and the edge do without
-// them (ADR 0002).
-const maxGzipRatio = 1.381
+// them (ADR 0002). Conversation heads in core (ADR 0025: the chain, the
+// ifHead check, history_diverged's head and missing) cost 6,306 bytes of
+// gzip (1.379 to 1.389), which the bound takes.
+const maxGzipRatio = 1.391
 
 // TestModule_Size builds the minimal and core-only modules into a temp
 // dir with the module's flags, and reports raw and gzip sizes and ratios.
