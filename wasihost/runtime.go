@@ -99,11 +99,6 @@ func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if req.IfHead != "" {
-		// The begin frame does not carry the precondition yet: refused,
-		// rather than a run that ignores it (docs/adr/0025).
-		return nil, &core.Error{Code: core.CodeInvalidArgument, Message: "IfHead is not carried to the module yet: use the HTTP API or the durable worker for conditional runs"}
-	}
 	if req.RunID == "" {
 		req.RunID = "wasi-" + strconv.FormatUint(rt.nextRun.Add(1), 10)
 	}
@@ -111,7 +106,7 @@ func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, 
 	// window, for Result.Context: the turn asks for events then.
 	b := wire.Begin{SessionID: req.SessionID, Input: req.Input, RunID: req.RunID, WithHistory: req.WithHistory,
 		Inspect: req.Inspect, Events: req.OnEvent != nil || req.Policy.MaxContextTokens != 0, Policy: req.Policy,
-		Approvals: req.Approvals}
+		Approvals: req.Approvals, IfHead: req.IfHead, WantHead: true}
 	t := &turn{rt: rt, ctx: ctx, req: &req}
 	if req.WithHistory {
 		b.Packed = wire.EncodeHistory(req.History)
