@@ -348,14 +348,11 @@ func (rt *Runtime) Session(id string) (core.Session, bool, error) {
 		}
 		return core.Session{}, false, e
 	}
-	gen, msgs, derr := wire.DecodeSession(out)
+	gen, msgs, head, derr := wire.DecodeSessionHead(out)
 	if derr != nil {
 		return core.Session{}, false, errProtocol("unreadable session frame: " + derr.Error())
 	}
-	// The head is a pure function of the messages (docs/adr/0025), so the
-	// host computes it from the snapshot; the module's frame does not
-	// carry it.
-	return core.Session{ID: id, Messages: msgs, Generation: gen, Head: core.Head(msgs)}, true, nil
+	return core.Session{ID: id, Messages: msgs, Generation: gen, Head: head}, true, nil
 }
 
 // DeleteSession removes the session with id and reports whether there

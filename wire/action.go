@@ -493,23 +493,31 @@ func DecodeAction(b []byte) (*Action, error) {
 	return &a, nil
 }
 
-// AppendSession appends a session frame: the session's mirror generation
-// and its messages.
-func AppendSession(dst []byte, gen uint64, msgs []core.Message) []byte {
+// AppendSession appends a session frame: the session's mirror generation,
+// its messages and its head (core.Session.Head).
+func AppendSession(dst []byte, gen uint64, msgs []core.Message, head string) []byte {
 	dst = appendHeader(dst, KindSession)
 	dst = AppendUvarint(dst, gen)
-	return AppendMessages(dst, msgs)
+	return AppendString(AppendMessages(dst, msgs), head)
 }
 
-// DecodeSession decodes a session frame.
+// DecodeSession decodes a session frame, its head aside (see
+// DecodeSessionHead).
 func DecodeSession(b []byte) (gen uint64, msgs []core.Message, err error) {
+	gen, msgs, _, err = DecodeSessionHead(b)
+	return gen, msgs, err
+}
+
+// DecodeSessionHead decodes a session frame with its head.
+func DecodeSessionHead(b []byte) (gen uint64, msgs []core.Message, head string, err error) {
 	r := newReader(b, KindSession)
 	gen = r.uvarint()
 	msgs = r.messages()
+	head = r.str("head")
 	if err := r.end(); err != nil {
-		return 0, nil, err
+		return 0, nil, "", err
 	}
-	return gen, msgs, nil
+	return gen, msgs, head, nil
 }
 
 // Stats are the counters a stats frame carries: core.Stats and the

@@ -296,7 +296,7 @@ func (x *Driver) Session(id string) []byte {
 	if !ok {
 		return x.refuse(core.NewError(core.CodeInvalidArgument, "no session "+id))
 	}
-	x.out = wire.AppendSession(x.out[:0], s.Generation, s.Messages)
+	x.out = wire.AppendSession(x.out[:0], s.Generation, s.Messages, s.Head)
 	return x.out
 }
 
