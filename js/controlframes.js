@@ -106,11 +106,12 @@ export function readCheck(buf) {
 
 /**
  * A decoded check as checkHistory returns it at every edge: { ok,
- * problems }, with paused: true when the history waits for a decision,
+ * problems, head }, with paused: true when the history waits for a decision,
  * and awaiting when calls are pending at its end (the HTTP API's order).
  */
-export function checkResult({ ok, problems, awaiting, paused }) {
+export function checkResult({ ok, problems, awaiting, paused, head }) {
   const out = { ok, problems };
+  if (head !== "") out.head = head;
   if (paused) out.paused = true;
   if (awaiting.length > 0) out.awaiting = awaiting;
   return out;

@@ -184,8 +184,9 @@ export function writeBegin(w, b) {
   if (b.historyMirror) flags |= 8;
   if (b.historyValid) flags |= 16;
   const p = b.policy;
-  // Further flag 2: the frame ends with the run's approvals.
-  const more = b.approvals !== undefined ? 2 : 0;
+  // Further flag 2: the frame ends with the run's approvals; further
+  // flag 4: then with the run's ifHead.
+  const more = (b.approvals !== undefined ? 2 : 0) | (b.ifHead !== undefined ? 4 : 0);
   if (p !== undefined && p.json !== undefined) {
     // A policy goes as its JSON text (beginMore, then beginPolicyJSON):
     // the module reads it with the reader every edge shares.
@@ -218,6 +219,7 @@ function writeBeginTail(w, b) {
       w.string(a.reason);
     }
   }
+  if (b.ifHead !== undefined) w.string(b.ifHead);
   return w.bytes();
 }
 
@@ -430,6 +432,14 @@ export class Reader {
     const e = this.error();
     const kept = this.messages();
     if (kept.length > 0) e.appended = kept;
+    if (e.code === "history_diverged") {
+      // The conversation's head, then missing when the caller's head
+      // names an earlier state of it (docs/wire.md).
+      e.head = this.string();
+      const has = this.byte();
+      if (has > 1) this.fail("missing flag must be 0 or 1");
+      if (has === 1) e.missing = this.messages();
+    }
     return e;
   }
 
