@@ -263,6 +263,10 @@ export class TurnDriver {
       // encoded itself: valid UTF-8 (docs/adr/0011-history-valid-flag.md).
       historyValid: packed !== undefined && packed !== history,
       mirrorGen: mirror ? mirror.gen : 0, mirrorLen: mirror ? mirror.msgs.length : 0, approvals, ifHead,
+      // A run with ifHead is a host keeping heads: its result has the
+      // head (result.head). Other runs, the warm turns among them, ask
+      // the module for none, so they cost what they did.
+      wantHead: ifHead !== undefined,
     });
     const first = this.action(this.call(this.#ex.agentrt_begin, frame));
     const turn = {

@@ -277,6 +277,11 @@ export interface Approval {
 export interface Result {
   runId: string;
   sessionId: string;
+  /**
+   * The session's head after the run: the ifHead of the next turn.
+   * Present on a run with ifHead (a run without one asks for no head).
+   */
+  head?: string;
   /** "awaiting_approval": the run stopped before calls that need approval (pendingApprovals). */
   status: "completed" | "awaiting_approval";
   /**

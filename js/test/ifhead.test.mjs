@@ -32,6 +32,7 @@ for (const mode of runtimeModes) {
     assert.equal(r2.status, "completed");
     const before = await rt.session("h");
     assert.notEqual(before.head, h1);
+    assert.equal(r2.head, before.head, "a run with ifHead has the session's head after it");
     const calls = {
       "run()": () => rt.run({ sessionId: "h", input: "x", ifHead: h1 }),
       "stream()": async () => { for await (const _ of rt.stream({ sessionId: "h", input: "x", ifHead: h1 })) { /* drained */ } },
@@ -62,7 +63,22 @@ for (const mode of runtimeModes) {
     // The caller merges missing and retries with head: it runs.
     const ok = await rt.run({ sessionId: "h", input: "three", ifHead: e.head });
     assert.equal(ok.status, "completed");
-    assert.equal((await rt.session("h")).messageCount, 6);
+    const after = await rt.session("h");
+    assert.equal(after.messageCount, 6);
+    assert.equal(ok.head, after.head);
+    // Every entry point's result has it.
+    for (const [name, call] of Object.entries({
+      startRun: (h) => rt.startRun("h", "x", { ifHead: h }),
+      startRunWithPolicy: (h) => rt.startRunWithPolicy("h", "x", {}, { ifHead: h }),
+      "stream()": async (h) => {
+        let res;
+        for await (const ev of rt.stream({ sessionId: "h", input: "x", ifHead: h })) if (ev.type === "run.completed") res = ev.result;
+        return res;
+      },
+    })) {
+      const res = await call((await rt.session("h")).head);
+      assert.equal(res.head, (await rt.session("h")).head, name);
+    }
     const none = await rt.run({ sessionId: "h", input: "four", ifHead: undefined });
     assert.equal(none.status, "completed", "ifHead: undefined is no precondition");
   });

@@ -18,7 +18,7 @@ async function send(rt, copy, input, stats) {
     try {
       const res = await rt.run({ sessionId: copy.id, input, ifHead: copy.head });
       copy.messages.push(...res.appended);
-      copy.head = rt.session(copy.id).head;
+      copy.head = res.head;
       return res;
     } catch (e) {
       if (e.code !== "history_diverged" || e.missing === undefined) throw e;
