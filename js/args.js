@@ -59,9 +59,14 @@ export function isDetached(buf) {
   }
 }
 
-// The module's edges do not carry a run's precondition yet: refused,
-// rather than a run that ignores it (docs/adr/0025-conversation-heads.md).
-const IF_HEAD = "is not carried to the module yet: conditional runs are served by the HTTP API and the durable worker";
+// readIfHead checks a run's precondition on the conversation's head
+// (docs/adr/0025-conversation-heads.md): undefined or null is none; a
+// string goes to the module, which refuses one that is not a head.
+function readIfHead(v, name) {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "string") throw argError(name, "must be a string (a head)");
+  return v;
+}
 
 /**
  * Checks a run() or stream() request and copies its fields, so that each
@@ -74,8 +79,8 @@ export function readRequest(req) {
     const r = {
       sessionId: req.sessionId, input: req.input, policy: req.policy, history: req.history,
       runId: req.runId, signal: req.signal, onEvent: req.onEvent, inspect: req.inspect, approvals: req.approvals,
+      ifHead: readIfHead(req.ifHead, "request.ifHead"),
     };
-    if (req.ifHead !== undefined) throw argError("request.ifHead", IF_HEAD);
     readResume(r);
     checkRunArgs(r.sessionId, r.input, r.policy, r, "request.");
     checkHistory(r.history, "request.history");
@@ -95,8 +100,8 @@ export function readOptions(sessionId, input, policy, options, history, withHist
     checkRunArgs(sessionId, input, policy, options, "");
     if (withHistory) checkHistory(history, "history");
     if (options === undefined || options === null) return undefined;
-    if (options.ifHead !== undefined) throw argError("options.ifHead", IF_HEAD);
-    return { runId: options.runId, signal: options.signal, onEvent: options.onEvent, inspect: options.inspect };
+    return { runId: options.runId, signal: options.signal, onEvent: options.onEvent, inspect: options.inspect,
+      ifHead: readIfHead(options.ifHead, "options.ifHead") };
   } catch (e) {
     throw toError(e, "invalid_argument");
   }

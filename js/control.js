@@ -117,7 +117,7 @@ export class Control {
 
   /**
    * A snapshot of the session with id (agentrt_session): { id,
-   * messageCount, messages }, its messages frozen, or null when there is
+   * messageCount, messages, head }, its messages frozen, or null when there is
    * none (the module refuses it with invalid_argument).
    */
   session(id) {
@@ -127,8 +127,8 @@ export class Control {
       if (e.code === "invalid_argument") return null;
       throw refusedError(e);
     }
-    const { messages } = readSession(bytes);
-    return { id, messageCount: messages.length, messages };
+    const { messages, head } = readSession(bytes);
+    return { id, messageCount: messages.length, messages, head };
   }
 
   /** The ids of the module's sessions, sorted (agentrt_sessions). */

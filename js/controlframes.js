@@ -6,13 +6,14 @@ import { KIND, reader } from "./wire.js";
 
 const encoder = new TextEncoder();
 
-/** Decodes a session frame: { generation, messages }. */
+/** Decodes a session frame: { generation, messages, head }. */
 export function readSession(buf) {
   const r = reader(buf, KIND.session);
   const generation = r.uvarint();
   const messages = r.messages();
+  const head = r.string();
   r.end();
-  return { generation, messages };
+  return { generation, messages, head };
 }
 
 /**
@@ -77,7 +78,7 @@ export function writeRevert(w, sessionId, runId) {
 /**
  * Decodes a check-report frame (agentrt_check): { ok, problems: [{ code,
  * index, message, repair }], awaiting: [{ index, toolCallId, name,
- * arguments }], paused }, repair being the kind's name or null.
+ * arguments }], paused, head }, repair being the kind's name or null.
  */
 export function readCheck(buf) {
   const r = reader(buf, KIND.check);
@@ -98,17 +99,19 @@ export function readCheck(buf) {
   for (let i = 0; i < m; i++) awaiting[i] = { index: r.uvarint(), toolCallId: r.string(), name: r.string(), arguments: r.string() };
   const paused = r.byte();
   if (paused > 1) r.fail("paused must be 0 or 1");
+  const head = r.string();
   r.end();
-  return { ok: ok === 1, problems, awaiting, paused: paused === 1 };
+  return { ok: ok === 1, problems, awaiting, paused: paused === 1, head };
 }
 
 /**
  * A decoded check as checkHistory returns it at every edge: { ok,
- * problems }, with paused: true when the history waits for a decision,
+ * problems, head }, with paused: true when the history waits for a decision,
  * and awaiting when calls are pending at its end (the HTTP API's order).
  */
-export function checkResult({ ok, problems, awaiting, paused }) {
+export function checkResult({ ok, problems, awaiting, paused, head }) {
   const out = { ok, problems };
+  if (head !== "") out.head = head;
   if (paused) out.paused = true;
   if (awaiting.length > 0) out.awaiting = awaiting;
   return out;

@@ -226,11 +226,11 @@ export class TurnDriver {
   /**
    * Begins a turn; throws (a refusal) or returns the turn to drive. `t`
    * is { sessionId, input, runId, policy?, history?, withHistory?,
-   * inspect?, onEvent?, approvals? }: one object, so that a field added later is a
+   * inspect?, onEvent?, approvals?, ifHead? }: one object, so that a field added later is a
    * name, not a ninth position.
    */
   begin(t) {
-    const { sessionId, input, history, withHistory, runId, inspect, onEvent, approvals } = t;
+    const { sessionId, input, history, withHistory, runId, inspect, onEvent, approvals, ifHead } = t;
     const policy = checkPolicy(t.policy);
     this.checkInput(input);
     const mirror = this.#mirrors.get(sessionId);
@@ -262,7 +262,11 @@ export class TurnDriver {
       // A history the glue packed from an array holds only strings it
       // encoded itself: valid UTF-8 (docs/adr/0011-history-valid-flag.md).
       historyValid: packed !== undefined && packed !== history,
-      mirrorGen: mirror ? mirror.gen : 0, mirrorLen: mirror ? mirror.msgs.length : 0, approvals,
+      mirrorGen: mirror ? mirror.gen : 0, mirrorLen: mirror ? mirror.msgs.length : 0, approvals, ifHead,
+      // A run with ifHead is a host keeping heads: its result has the
+      // head (result.head). Other runs, the warm turns among them, ask
+      // the module for none, so they cost what they did.
+      wantHead: ifHead !== undefined,
     });
     const first = this.action(this.call(this.#ex.agentrt_begin, frame));
     const turn = {

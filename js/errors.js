@@ -15,7 +15,7 @@ export class AgentrtError extends Error {
   /**
    * @param {string} code
    * @param {string} message
-   * @param {{index?: number, cause?: unknown, name?: string, appended?: object[]}} [options]
+   * @param {{index?: number, cause?: unknown, name?: string, appended?: object[], head?: string, missing?: object[]}} [options]
    */
   constructor(code, message, options = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -26,6 +26,10 @@ export class AgentrtError extends Error {
     // calls a person approved): the host stores them as it stores a
     // Result's appended (docs/glue.md, "Approvals").
     if (Array.isArray(options.appended) && options.appended.length > 0) this.appended = options.appended;
+    // history_diverged: the conversation's head, and the messages a
+    // caller that is only behind lacks (docs/glue.md, "Conditional runs").
+    if (typeof options.head === "string") this.head = options.head;
+    if (Array.isArray(options.missing)) this.missing = options.missing;
   }
 
   /**
@@ -91,7 +95,7 @@ export function timeoutError() {
 // and name; anything else (a host's exception) gets fallbackCode.
 export function toError(e, fallbackCode = "internal") {
   if (e instanceof AgentrtError) return e;
-  let code, message, index, name, appended;
+  let code, message, index, name, appended, head, missing;
   try {
     if (isObject(e) && typeof e.code === "string") {
       code = e.code;
@@ -99,12 +103,14 @@ export function toError(e, fallbackCode = "internal") {
       index = e.index;
       name = e.name === "AbortError" ? e.name : undefined;
       appended = appendedOf(e);
+      head = e.head;
+      missing = e.missing;
     }
   } catch {
     code = undefined;
   }
   if (code === undefined) return new AgentrtError(fallbackCode, `agentrt: ${describe(e)}`, { cause: e });
-  return new AgentrtError(code, message, { index, cause: e, name, appended });
+  return new AgentrtError(code, message, { index, cause: e, name, appended, head, missing });
 }
 
 export function isObject(v) {
@@ -156,6 +162,6 @@ export function text(v) {
 }
 
 export function refusedError(e) {
-  return new AgentrtError(e.code, e.message, { index: e.index, appended: e.appended });
+  return new AgentrtError(e.code, e.message, { index: e.index, appended: e.appended, head: e.head, missing: e.missing });
 }
 

@@ -37,7 +37,7 @@ export type ErrorCode =
  * catch (e) { if (e instanceof AgentrtError && e.code === "invalid_history") console.log(e.index); }
  */
 export declare class AgentrtError extends Error {
-  constructor(code: string, message: string, options?: { index?: number; cause?: unknown; name?: string; appended?: Message[] });
+  constructor(code: string, message: string, options?: { index?: number; cause?: unknown; name?: string; appended?: Message[]; head?: string; missing?: Message[] });
   /** The stable code. */
   readonly code: ErrorCode | (string & {});
   /** The position of the message at fault in the history the host passed, when one is. */
@@ -49,6 +49,14 @@ export declare class AgentrtError extends Error {
    * back. Store them as `result.appended` is stored. Absent for other failures.
    */
   readonly appended?: Message[];
+  /** On history_diverged: the head of the conversation the run would have run on. */
+  readonly head?: string;
+  /**
+   * On history_diverged, when the run's ifHead names an earlier state of
+   * the conversation: the messages the caller lacks, in order. Append them
+   * and retry with `head`.
+   */
+  readonly missing?: Message[];
   /** "AgentrtError", or "AbortError" for a run cancelled by its AbortSignal. */
   name: string;
 }
@@ -217,6 +225,12 @@ export interface HistoryCheck {
   ok: boolean;
   problems: HistoryProblem[];
   /**
+   * The head of the history as a run seeds it (docs/adr/0025): the
+   * ifHead of a run on a session seeded from it. Absent when the history
+   * could not be read.
+   */
+  head?: string;
+  /**
    * True when the history waits for a person: it ends with calls of
    * tools that ask approval (needsApproval). Those calls are then no
    * problem (ok is true when nothing else is wrong): resume them with
@@ -263,6 +277,11 @@ export interface Approval {
 export interface Result {
   runId: string;
   sessionId: string;
+  /**
+   * The session's head after the run: the ifHead of the next turn.
+   * Present on a run with ifHead (a run without one asks for no head).
+   */
+  head?: string;
   /** "awaiting_approval": the run stopped before calls that need approval (pendingApprovals). */
   status: "completed" | "awaiting_approval";
   /**
@@ -504,6 +523,13 @@ export interface RunOptions {
   signal?: AbortSignal | undefined;
   /** Asks for the messages of each model call in Result.modelCalls. */
   inspect?: boolean | undefined;
+  /**
+   * Runs the turn only if the conversation it would run on has this head
+   * (a session's or a checked history's `head`); otherwise it is refused
+   * with code "history_diverged", carrying `head` and, when the caller is
+   * only behind, `missing`, and nothing changes.
+   */
+  ifHead?: string | null | undefined;
 }
 
 /** What every run request has. */
@@ -531,6 +557,8 @@ export interface Session {
   messageCount: number;
   /** Frozen message objects (see ModelRequest.messages). */
   messages: Message[];
+  /** The conversation's head: the ifHead of a run that goes on from it. */
+  head: string;
 }
 
 /** Counters of a runtime. */

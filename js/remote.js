@@ -14,7 +14,7 @@ import { countWith } from "./count.js";
 function fromWire(e) {
   if (!isObject(e)) return new AgentrtError("internal", "agentrt: the worker failed");
   return new AgentrtError(typeof e.code === "string" ? e.code : "internal", String(e.message),
-    { index: e.index, name: e.name, appended: e.appended });
+    { index: e.index, name: e.name, appended: e.appended, head: e.head, missing: e.missing });
 }
 
 function deadError(cause) {

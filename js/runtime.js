@@ -196,7 +196,9 @@ class Runtime {
     const held = withHistory && policy && policy.repair === true && Array.isArray(history) ? history.slice() : undefined;
     let driven;
     const approvals = options ? options.approvals : undefined;
-    if (!onStarted && !withHistory && policy === undefined && !listener && !inspect && approvals === undefined &&
+    // A run with ifHead is checked by core as it begins: never quick.
+    const ifHead = options ? options.ifHead : undefined;
+    if (!onStarted && !withHistory && policy === undefined && !listener && !inspect && approvals === undefined && ifHead === undefined &&
       !(options && options.runId !== undefined) && driver.quick.quickable(sessionId, input)) {
       // A quick turn (docs/adr/0012-quick-turn.md): begin and drive in one.
       try {
@@ -211,7 +213,7 @@ class Runtime {
     } else {
       let turn;
       try {
-        turn = driver.begin({ sessionId, input, policy, history, withHistory, runId, inspect, onEvent: listener, approvals });
+        turn = driver.begin({ sessionId, input, policy, history, withHistory, runId, inspect, onEvent: listener, approvals, ifHead });
       } catch (e) {
         if (inst.go.exited) {
           this.#lost(inst, e);
@@ -346,7 +348,7 @@ class Runtime {
       push({ event: ev });
     };
     const start = () => {
-      const options = { runId: req.runId, signal: req.signal, inspect: req.inspect, onEvent, approvals: req.approvals };
+      const options = { runId: req.runId, signal: req.signal, inspect: req.inspect, onEvent, approvals: req.approvals, ifHead: req.ifHead };
       started = this.#start(sessionId, input, policy ?? undefined, history,
         history !== undefined && history !== null, options, (id, inst) => { runId = id; runInst = inst; })
         .then((res) => {

@@ -18,6 +18,9 @@ export const KIND = Object.freeze({
 });
 
 export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4, pending: 5, count: 6, approve: 7 });
+// DONE_HEAD is ACTION.done on the wire when the frame ends with the
+// session's head (docs/wire.md, "Heads"); readAction reads it as done.
+const DONE_HEAD = 8;
 
 const ROLES = ["user", "assistant", "tool", "system"];
 const EVENT_TYPES = ["run.started", "session.seeded", "message.appended", "model.delta",
@@ -184,8 +187,10 @@ export function writeBegin(w, b) {
   if (b.historyMirror) flags |= 8;
   if (b.historyValid) flags |= 16;
   const p = b.policy;
-  // Further flag 2: the frame ends with the run's approvals.
-  const more = b.approvals !== undefined ? 2 : 0;
+  // Further flag 2: the frame ends with the run's approvals; further
+  // flag 4: then with the run's ifHead; further flag 8 asks for the
+  // head in the frame that ends the turn.
+  const more = (b.approvals !== undefined ? 2 : 0) | (b.ifHead !== undefined ? 4 : 0) | (b.wantHead ? 8 : 0);
   if (p !== undefined && p.json !== undefined) {
     // A policy goes as its JSON text (beginMore, then beginPolicyJSON):
     // the module reads it with the reader every edge shares.
@@ -218,6 +223,7 @@ function writeBeginTail(w, b) {
       w.string(a.reason);
     }
   }
+  if (b.ifHead !== undefined) w.string(b.ifHead);
   return w.bytes();
 }
 
@@ -430,6 +436,14 @@ export class Reader {
     const e = this.error();
     const kept = this.messages();
     if (kept.length > 0) e.appended = kept;
+    if (e.code === "history_diverged") {
+      // The conversation's head, then missing when the caller's head
+      // names an earlier state of it (docs/wire.md).
+      e.head = this.string();
+      const has = this.byte();
+      if (has > 1) this.fail("missing flag must be 0 or 1");
+      if (has === 1) e.missing = this.messages();
+    }
     return e;
   }
 
@@ -569,6 +583,13 @@ export function readAction(buf, onDropped) {
     case ACTION.tool: case ACTION.approve: a = { handle, events, kind, call: r.call() }; break;
     case ACTION.count: a = { handle, events, kind, count: r.messages() }; break; // js/count.js
     case ACTION.done: a = { handle, events, kind, result: r.result() }; break;
+    case DONE_HEAD: {
+      // A completed turn whose begin frame asked for the head.
+      const result = r.result();
+      result.head = r.string();
+      a = { handle, events, kind: ACTION.done, result };
+      break;
+    }
     case ACTION.failed: a = { handle, events, kind, error: r.failure() }; break;
     default: r.fail(`unknown action ${kind}`);
   }

@@ -41,7 +41,8 @@ let nextMessage = 0;
 const HELD_SESSIONS = 64;
 
 // wireError is an error as it crosses to the page: its code, message,
-// index, name and appended (rebuilt there as an AgentrtError).
+// index, name, appended, head and missing (rebuilt there as an
+// AgentrtError).
 function wireError(e) {
   const out = { code: "internal", message: "agentrt: (an error that cannot be shown)" };
   try {
@@ -50,6 +51,8 @@ function wireError(e) {
     if (Number.isInteger(e && e.index)) out.index = e.index;
     if (e && (e.name === "AbortError" || e.name === "TimeoutError")) out.name = e.name;
     if (e && Array.isArray(e.appended)) out.appended = e.appended;
+    if (e && typeof e.head === "string") out.head = e.head;
+    if (e && Array.isArray(e.missing)) out.missing = e.missing;
   } catch { /* keep the defaults */ }
   return out;
 }

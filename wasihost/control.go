@@ -70,6 +70,5 @@ func (rt *Runtime) CheckHistory(history []core.SeedMessage) (*core.HistoryCheck,
 	if derr != nil {
 		return nil, errProtocol("unreadable check-report frame: " + derr.Error())
 	}
-	c.Head = core.HistoryHead(history) // a pure function of the history (docs/adr/0025)
 	return c, nil
 }

@@ -99,11 +99,6 @@ func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if req.IfHead != "" {
-		// The begin frame does not carry the precondition yet: refused,
-		// rather than a run that ignores it (docs/adr/0025).
-		return nil, &core.Error{Code: core.CodeInvalidArgument, Message: "IfHead is not carried to the module yet: use the HTTP API or the durable worker for conditional runs"}
-	}
 	if req.RunID == "" {
 		req.RunID = "wasi-" + strconv.FormatUint(rt.nextRun.Add(1), 10)
 	}
@@ -111,7 +106,7 @@ func (rt *Runtime) Run(ctx context.Context, req core.RunRequest) (*core.Result, 
 	// window, for Result.Context: the turn asks for events then.
 	b := wire.Begin{SessionID: req.SessionID, Input: req.Input, RunID: req.RunID, WithHistory: req.WithHistory,
 		Inspect: req.Inspect, Events: req.OnEvent != nil || req.Policy.MaxContextTokens != 0, Policy: req.Policy,
-		Approvals: req.Approvals}
+		Approvals: req.Approvals, IfHead: req.IfHead, WantHead: true}
 	t := &turn{rt: rt, ctx: ctx, req: &req}
 	if req.WithHistory {
 		b.Packed = wire.EncodeHistory(req.History)
@@ -353,14 +348,11 @@ func (rt *Runtime) Session(id string) (core.Session, bool, error) {
 		}
 		return core.Session{}, false, e
 	}
-	gen, msgs, derr := wire.DecodeSession(out)
+	gen, msgs, head, derr := wire.DecodeSessionHead(out)
 	if derr != nil {
 		return core.Session{}, false, errProtocol("unreadable session frame: " + derr.Error())
 	}
-	// The head is a pure function of the messages (docs/adr/0025), so the
-	// host computes it from the snapshot; the module's frame does not
-	// carry it.
-	return core.Session{ID: id, Messages: msgs, Generation: gen, Head: core.Head(msgs)}, true, nil
+	return core.Session{ID: id, Messages: msgs, Generation: gen, Head: head}, true, nil
 }
 
 // DeleteSession removes the session with id and reports whether there

@@ -571,18 +571,3 @@ func sameExported(a, b *core.Result) bool {
 	}
 	return true
 }
-
-func TestRuntime_IfHeadRefusedNotIgnored(t *testing.T) {
-	rt := mustRuntime(t, mustInstance(t), Config{})
-	ctx := context.Background()
-	_, err := rt.Run(ctx, core.RunRequest{SessionID: "h", Input: "hi", IfHead: "h1-AAAAAAAAAAAAAAAAAAAAAA"})
-	if core.ErrorCode(err) != core.CodeInvalidArgument {
-		t.Fatalf("a run with IfHead: %v, want invalid_argument (the module does not carry it)", err)
-	}
-	if _, ok, err := rt.Session("h"); ok || err != nil {
-		t.Fatalf("a refused run made a session (%v, %v)", ok, err)
-	}
-	if res, err := rt.Run(ctx, core.RunRequest{SessionID: "h", Input: "hi"}); err != nil || res.Status != "completed" {
-		t.Fatalf("the run after the refusal: %v %v", res, err)
-	}
-}

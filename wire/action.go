@@ -21,6 +21,10 @@ const (
 	// ActPending: nothing new to do: the call that is out is still
 	// awaited (the answer to a delta frame, which may carry events).
 	ActPending ActionKind = 5
+	// actDoneHead is ActDone on the wire when the frame ends with the
+	// session's head (Action.Head): a turn whose begin frame asked for it.
+	// The kind of every other frame is as it was before heads.
+	actDoneHead ActionKind = 8
 )
 
 // Action is an action frame: the turn's handle, the events emitted since
@@ -55,6 +59,10 @@ type Action struct {
 	// Outcome (ActDone, ActFailed).
 	Result *core.Result
 	Err    *core.Error
+	// Head is, on ActDone for a turn whose begin frame had WantHead, the
+	// session's head after the run (DecodeAction sets Result's head to
+	// it). Empty: none is written.
+	Head string
 
 	// Dropped are the ids of the sessions the module removed (evicted or
 	// deleted) since its last action or committed frame, of any turn;
@@ -405,7 +413,11 @@ func AppendAction(dst []byte, a *Action) []byte {
 	for i := range a.Events {
 		dst = AppendEvent(dst, &a.Events[i])
 	}
-	dst = append(dst, byte(a.Kind))
+	if a.Kind == ActDone && a.Head != "" {
+		dst = append(dst, byte(actDoneHead))
+	} else {
+		dst = append(dst, byte(a.Kind))
+	}
 	switch a.Kind {
 	case ActModel:
 		dst = AppendUvarint(dst, uint64(a.Step))
@@ -421,6 +433,9 @@ func AppendAction(dst []byte, a *Action) []byte {
 		dst = AppendMessages(dst, a.Count)
 	case ActDone:
 		dst = AppendResult(dst, a.Result)
+		if a.Head != "" {
+			dst = AppendString(dst, a.Head)
+		}
 	case ActFailed:
 		dst = appendFailure(dst, a.Err)
 	}
@@ -460,6 +475,12 @@ func DecodeAction(b []byte) (*Action, error) {
 		a.Count = r.messages()
 	case ActDone:
 		a.Result = r.result()
+	case actDoneHead:
+		a.Kind = ActDone
+		a.Result = r.result()
+		if a.Head = r.str("head"); r.err == nil {
+			a.Result.SetHead(a.Head)
+		}
 	case ActFailed:
 		a.Err = r.failure()
 	default:
@@ -472,23 +493,31 @@ func DecodeAction(b []byte) (*Action, error) {
 	return &a, nil
 }
 
-// AppendSession appends a session frame: the session's mirror generation
-// and its messages.
-func AppendSession(dst []byte, gen uint64, msgs []core.Message) []byte {
+// AppendSession appends a session frame: the session's mirror generation,
+// its messages and its head (core.Session.Head).
+func AppendSession(dst []byte, gen uint64, msgs []core.Message, head string) []byte {
 	dst = appendHeader(dst, KindSession)
 	dst = AppendUvarint(dst, gen)
-	return AppendMessages(dst, msgs)
+	return AppendString(AppendMessages(dst, msgs), head)
 }
 
-// DecodeSession decodes a session frame.
+// DecodeSession decodes a session frame, its head aside (see
+// DecodeSessionHead).
 func DecodeSession(b []byte) (gen uint64, msgs []core.Message, err error) {
+	gen, msgs, _, err = DecodeSessionHead(b)
+	return gen, msgs, err
+}
+
+// DecodeSessionHead decodes a session frame with its head.
+func DecodeSessionHead(b []byte) (gen uint64, msgs []core.Message, head string, err error) {
 	r := newReader(b, KindSession)
 	gen = r.uvarint()
 	msgs = r.messages()
+	head = r.str("head")
 	if err := r.end(); err != nil {
-		return 0, nil, err
+		return 0, nil, "", err
 	}
-	return gen, msgs, nil
+	return gen, msgs, head, nil
 }
 
 // Stats are the counters a stats frame carries: core.Stats and the
@@ -558,9 +587,21 @@ func DecodeSessions(b []byte) ([]string, error) {
 
 // appendFailure appends how a run ended failed or cancelled: its error,
 // then the messages it keeps in its session (core.Error.Appended: the
-// results of calls a person approved, which outlive the failure).
+// results of calls a person approved, which outlive the failure). A
+// history_diverged failure goes on with the conversation's head, a byte
+// that says whether missing messages follow, and those messages
+// (core.Error.Head and Missing); no other failure has them, so every
+// other failure's bytes are as they were before heads.
 func appendFailure(dst []byte, e *core.Error) []byte {
-	return AppendMessages(AppendError(dst, e), e.Appended)
+	dst = AppendMessages(AppendError(dst, e), e.Appended)
+	if e.Code == core.CodeHistoryDiverged {
+		dst = AppendString(dst, e.Head)
+		dst = appendBool(dst, e.Missing != nil)
+		if e.Missing != nil {
+			dst = AppendMessages(dst, e.Missing)
+		}
+	}
+	return dst
 }
 
 // failure reads what appendFailure wrote.
@@ -569,6 +610,15 @@ func (r *reader) failure() *core.Error {
 	kept := r.messages()
 	if e != nil && len(kept) > 0 {
 		e.Appended = kept
+	}
+	if e != nil && e.Code == core.CodeHistoryDiverged {
+		e.Head = r.str("head")
+		if r.bool("missing flag") {
+			e.Missing = r.messages()
+			if e.Missing == nil && r.err == nil {
+				e.Missing = []core.Message{}
+			}
+		}
 	}
 	return e
 }

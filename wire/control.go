@@ -32,7 +32,7 @@ func DecodeRevert(b []byte) (sessionID, runID string, err error) {
 // problem count and each problem (code, index as a zigzag integer,
 // message, repair kind or ""), then the count of calls awaiting approval
 // and each call (index, tool call id, name, arguments), then paused (a
-// byte).
+// byte) and the history's head (core.HistoryCheck.Head).
 func AppendCheck(dst []byte, c *core.HistoryCheck) []byte {
 	dst = appendBool(appendHeader(dst, KindCheck), c.OK)
 	dst = AppendUvarint(dst, uint64(len(c.Problems)))
@@ -51,7 +51,7 @@ func AppendCheck(dst []byte, c *core.HistoryCheck) []byte {
 		dst = AppendString(dst, a.Name)
 		dst = AppendString(dst, a.Arguments)
 	}
-	return appendBool(dst, c.Paused)
+	return AppendString(appendBool(dst, c.Paused), c.Head)
 }
 
 // DecodeCheck decodes a check-report frame.
@@ -80,6 +80,7 @@ func DecodeCheck(b []byte) (*core.HistoryCheck, error) {
 		}
 	}
 	c.Paused = r.bool("paused")
+	c.Head = r.str("head")
 	if err := r.end(); err != nil {
 		return nil, err
 	}

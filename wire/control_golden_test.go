@@ -20,6 +20,7 @@ func controlGolden() map[string][]byte {
 			},
 			Awaiting: []core.AwaitingCall{{Index: 3, ToolCallID: "c1", Name: "clock", Arguments: `{"tz":"é"}`}},
 			Paused:   true,
+			Head:     "h1-g5foW_vpddqFPIhHk0erIg",
 		}),
 		"check-ok.bin": wire.AppendCheck(nil, &core.HistoryCheck{OK: true}),
 	}

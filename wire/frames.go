@@ -43,6 +43,14 @@ type Begin struct {
 	// Approvals answer the calls awaiting approval in the session (a
 	// run that resumes them; Input is then empty).
 	Approvals []core.Approval
+	// IfHead, when set, runs the turn only if the conversation it would
+	// run on has that head (core.RunRequest.IfHead): further flag bit 2,
+	// the head's string at the frame's end.
+	IfHead string
+	// WantHead asks for the session's head after the turn in the action
+	// frame that ends it (Action.Head): further flag bit 3. A host that
+	// never reads the head leaves it unset, and the module computes none.
+	WantHead bool
 	// Packed is the history as it came, a packed history (set by
 	// DecodeBegin; AppendBegin writes it when History is nil).
 	Packed []byte
@@ -67,8 +75,12 @@ const (
 const (
 	// beginPolicyJSON says the policy is one string, its JSON text, in
 	// place of the default policy's bytes.
-	beginPolicyJSON      = 1 << 0
-	beginReservedFurther = ^uint64(beginPolicyJSON | beginApprovals)
+	beginPolicyJSON = 1 << 0
+	// beginIfHead says the frame ends with the run's IfHead, a string.
+	beginIfHead = 1 << 2
+	// beginWantHead asks for the head in the frame that ends the turn.
+	beginWantHead        = 1 << 3
+	beginReservedFurther = ^uint64(beginPolicyJSON | beginApprovals | beginIfHead | beginWantHead)
 )
 
 // AppendBegin appends a begin frame for b.
@@ -96,6 +108,12 @@ func AppendBegin(dst []byte, b *Begin) []byte {
 	var further uint64
 	if len(b.Approvals) > 0 {
 		further |= beginApprovals
+	}
+	if b.IfHead != "" {
+		further |= beginIfHead
+	}
+	if b.WantHead {
+		further |= beginWantHead
 	}
 	text := b.PolicyJSON
 	if text == "" {
@@ -134,6 +152,9 @@ func appendBeginTail(dst []byte, b *Begin) []byte {
 	}
 	if len(b.Approvals) > 0 {
 		dst = appendApprovals(dst, b.Approvals)
+	}
+	if b.IfHead != "" {
+		dst = AppendString(dst, b.IfHead)
 	}
 	return dst
 }
@@ -229,6 +250,7 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 	out.Events = flags&beginEvents != 0
 	out.HistoryMirror = flags&beginHistoryMirror != 0
 	out.HistoryValid = flags&beginHistoryValid != 0
+	out.WantHead = further&beginWantHead != 0
 	if flags&beginRetired != 0 {
 		r.fail("begin flag bits 5 and 6 are retired: a policy that is not the default comes as its JSON text")
 	}
@@ -262,6 +284,11 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 	if further&beginApprovals != 0 {
 		if out.Approvals = r.approvals(); r.err == nil && len(out.Approvals) == 0 {
 			r.fail("the approvals flag with no approval")
+		}
+	}
+	if further&beginIfHead != 0 {
+		if out.IfHead = r.str("ifHead"); r.err == nil && out.IfHead == "" {
+			r.fail("the ifHead flag with an empty head")
 		}
 	}
 	if err := r.end(); err != nil {

@@ -33,7 +33,7 @@ func goldenFrames() map[string][]byte {
 		"action-failed-kept.bin": wire.AppendAction(nil, &wire.Action{Handle: 5, Kind: wire.ActFailed, Err: &core.Error{
 			Code: core.CodeModelError, Message: "down", Index: core.NoIndex,
 			Appended: []core.Message{{Role: core.RoleTool, Content: "paid", ToolCallID: "c1"}}}}),
-		"session.bin":        wire.AppendSession(nil, 4, sampleResult().Appended),
+		"session.bin":        wire.AppendSession(nil, 4, sampleResult().Appended, "h1-g5foW_vpddqFPIhHk0erIg"),
 		"stats.bin":          wire.AppendStats(nil, &wire.Stats{Stats: core.Stats{Sessions: 1, Messages: 2, Bytes: 300, ActiveRuns: 4, BudgetUsed: 500, BudgetBytes: 1 << 20}, HeapAlloc: 1 << 33}),
 		"sessions.bin":       wire.AppendSessions(nil, []string{"a", "b"}),
 		"commit.bin":         wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "glue:7", Input: "héllo", MirrorGen: 3, MirrorLen: 200, Reply: "ok"}),

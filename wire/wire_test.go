@@ -234,7 +234,7 @@ func TestHostFrames_RoundTrip(t *testing.T) {
 		t.Errorf("sessions: got %v, %v", g, err)
 	}
 	msgs := sampleResult().Appended
-	if gen, g, err := wire.DecodeSession(wire.AppendSession(nil, 4, msgs)); err != nil || gen != 4 || !reflect.DeepEqual(g, msgs) {
+	if gen, g, err := wire.DecodeSession(wire.AppendSession(nil, 4, msgs, "")); err != nil || gen != 4 || !reflect.DeepEqual(g, msgs) {
 		t.Errorf("session: got %d %v, %v", gen, g, err)
 	}
 	e := core.NewIndexError(core.CodeLimitExceeded, 2, "x")
@@ -288,7 +288,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(wire.AppendDelta(nil, &wire.Delta{Handle: 1, Text: "x"}))
 	f.Add(wire.AppendStats(nil, &wire.Stats{}))
 	f.Add(wire.AppendSessions(nil, []string{"a"}))
-	f.Add(wire.AppendSession(nil, 1, sampleResult().Appended))
+	f.Add(wire.AppendSession(nil, 1, sampleResult().Appended, ""))
 	f.Add(wire.AppendRefused(nil, core.NewError(core.CodeInternal, "x")))
 	f.Add(wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "r", Input: "x", MirrorGen: 1, MirrorLen: 2, Reply: "y"}))
 	f.Add(wire.AppendCommitted(nil, &wire.Committed{Count: 3, Dropped: []string{"a"}}))

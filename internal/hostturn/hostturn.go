@@ -85,6 +85,9 @@ type hostTurn struct {
 	mirrorLen int
 	// emit is onEvent as a func value, made once per hostTurn.
 	emit func(core.Event)
+	// wantHead: the host asked for the session's head in the frame that
+	// ends the turn.
+	wantHead bool
 }
 
 func (ht *hostTurn) onEvent(ev core.Event) {
@@ -121,11 +124,11 @@ func (x *Driver) Begin(frame []byte) []byte {
 		return x.refuse(err)
 	}
 	ht := x.hostTurn()
-	*ht = hostTurn{wantEvents: b.Events, historyMirror: b.HistoryMirror, mirrorGen: b.MirrorGen, mirrorLen: b.MirrorLen,
+	*ht = hostTurn{wantEvents: b.Events, wantHead: b.WantHead, historyMirror: b.HistoryMirror, mirrorGen: b.MirrorGen, mirrorLen: b.MirrorLen,
 		events: ht.events[:0], emit: ht.emit}
 	req := core.RunRequest{
 		SessionID: b.SessionID, Input: b.Input, Policy: b.Policy, RunID: b.RunID, Inspect: b.Inspect,
-		WithHistory: b.WithHistory, History: b.History, Approvals: b.Approvals,
+		WithHistory: b.WithHistory, History: b.History, Approvals: b.Approvals, IfHead: b.IfHead,
 	}
 	if b.Events || b.WithHistory {
 		// Without them, no event need be handed over: the seed report
@@ -293,7 +296,7 @@ func (x *Driver) Session(id string) []byte {
 	if !ok {
 		return x.refuse(core.NewError(core.CodeInvalidArgument, "no session "+id))
 	}
-	x.out = wire.AppendSession(x.out[:0], s.Generation, s.Messages)
+	x.out = wire.AppendSession(x.out[:0], s.Generation, s.Messages, s.Head)
 	return x.out
 }
 
@@ -384,6 +387,9 @@ func (x *Driver) frame(ht *hostTurn, tn *core.Turn, a core.Action) []byte {
 		wa.Kind, wa.Call = wire.ActApprove, *a.Call
 	case core.ActionDone:
 		wa.Kind, wa.Result, ended = wire.ActDone, a.Result, true
+		if ht.wantHead {
+			wa.Head = a.Result.Head()
+		}
 	case core.ActionFailed:
 		wa.Kind, wa.Err, ended = wire.ActFailed, a.Err, true
 	}

@@ -29,8 +29,9 @@ describe("control frames", () => {
       ],
       awaiting: [{ index: 3, toolCallId: "c1", name: "clock", arguments: '{"tz":"é"}' }],
       paused: true,
+      head: "h1-g5foW_vpddqFPIhHk0erIg",
     });
-    assert.deepEqual(readCheck(golden("check-ok.bin")), { ok: true, problems: [], awaiting: [], paused: false });
+    assert.deepEqual(readCheck(golden("check-ok.bin")), { ok: true, problems: [], awaiting: [], paused: false, head: "" });
   });
 
   test("a malformed check-report frame throws WireError only", () => {

@@ -81,7 +81,7 @@ describe("wire decoders", () => {
     // A failed run that keeps messages (an approved call's result) carries them.
     assert.deepEqual(readAction(golden("action-failed-kept.bin")).error,
       { code: "model_error", message: "down", appended: [{ role: "tool", content: "paid", tool_call_id: "c1" }] });
-    assert.deepEqual(readSession(golden("session.bin")), { generation: 4, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "done" }] });
+    assert.deepEqual(readSession(golden("session.bin")), { generation: 4, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "done" }], head: "h1-g5foW_vpddqFPIhHk0erIg" });
     const stats = readStats(golden("stats.bin"));
     assert.equal(stats.bytes, 300);
     assert.equal(stats.heapAlloc, 2 ** 33);
