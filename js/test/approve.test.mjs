@@ -9,7 +9,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { root } from "./env.mjs";
-import { runtimes, rejectsWith, runtimeModes, modeConfig } from "./helpers.mjs";
+import { runtimes, rejectsWith, runtimeModes, modeConfig, noHead } from "./helpers.mjs";
 import { world as openWorld, contents, messagesOf, refused } from "./approvals.mjs";
 import { canonical } from "./corpus.mjs";
 
@@ -96,7 +96,7 @@ for (const mode of runtimeModes) {
         assert.deepEqual([err.code, err.message], ["invalid_argument", 'session "s" awaits approval of tool call "pay-q": answer it with approvals']);
         assert.equal(await messagesOf(cold.rt, "s"), null);
       }
-      assert.deepEqual(await cold.rt.checkHistory(stored), {
+      assert.deepEqual(noHead(await cold.rt.checkHistory(stored)), {
         ok: true, problems: [], paused: true, awaiting: [{ index: 1, toolCallId: "pay-q", name: "pay", arguments: '{"amount":5}' }],
       });
       const res = await cold.rt.run({ sessionId: "s", history: stored, approvals: [{ toolCallId: "pay-q", approved: true }] });
@@ -145,7 +145,7 @@ for (const mode of runtimeModes) {
       assert.equal(res.status, "completed");
       assert.deepEqual(cold.runs, { pay: 1, look: 0 });
       const after = await cold.rt.checkHistory([...stored, ...res.appended]);
-      assert.deepEqual(after, { ok: true, problems: [] });
+      assert.deepEqual(noHead(after), { ok: true, problems: [] });
       release(cold.rt);
     });
 

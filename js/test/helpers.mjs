@@ -111,3 +111,19 @@ export const runtimeModes = hasWebWorker ? ["main", "worker"] : ["main"];
 export function modeConfig(mode, config = {}) {
   return mode === "worker" ? { worker: true, ...config } : config;
 }
+
+/** The form of a conversation's head (docs/adr/0025-conversation-heads.md). */
+export const HEAD_FORM = /^h1-[A-Za-z0-9_-]{22}$/;
+
+/**
+ * noHead returns a check or session answer without its head, after
+ * checking the head's form when it has one: the paths that compare answers
+ * with a path that carries no head (the syscall/js API, history.js alone)
+ * compare the rest.
+ */
+export function noHead(v) {
+  if (v === null || typeof v !== "object" || !("head" in v)) return v;
+  const { head, ...rest } = v;
+  if (typeof head !== "string" || !HEAD_FORM.test(head)) throw new Error(`not a head: ${JSON.stringify(head)}`);
+  return rest;
+}

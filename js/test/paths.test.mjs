@@ -56,13 +56,14 @@ const steps = [
 ];
 
 // plain copies v as JSON would, without run ids (each path names runs its
-// own way) and with errors as { code, message, index }.
+// own way) or heads (the syscall/js API carries none, docs/adr/0025)
+// and with errors as { code, message, index }.
 function plain(v) {
   if (v instanceof Error) return { code: v.code, message: v.message, index: v.index };
   if (Array.isArray(v)) return v.map(plain);
   if (v === null || typeof v !== "object") return v;
   const out = {};
-  for (const [k, x] of Object.entries(v)) if (k !== "runId" && x !== undefined) out[k] = plain(x);
+  for (const [k, x] of Object.entries(v)) if (k !== "runId" && k !== "head" && x !== undefined) out[k] = plain(x);
   return out;
 }
 
