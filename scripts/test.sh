@@ -195,7 +195,7 @@ browser_suites() {
 	suite "glue suites in a page of Firefox ESR (whole) and WebKit (worker mode's)" node js/test/browser/run.mjs --browsers firefox,webkit --whole firefox
 	suite "shell stand-in (strict CSP, bridge, kill, cold seed) in Chromium and WebKit" node web-demo/test/shell.mjs --browsers chromium,webkit
 	suite "agentrt/ai with the AI SDK in a page of Chromium, Firefox ESR and WebKit, main thread and worker mode" node js/test/browser/ai.mjs
-	suite "shared mode: two pages, one SharedWorker runtime (watch, reload and reconnect, the fallback) in Chromium, Firefox ESR and WebKit" node js/test/browser/shared.mjs
+	suite "shared mode: two pages, one SharedWorker runtime (watch, reload and reconnect, a stale ifHead merged and retried, the fallback) in Chromium, Firefox ESR and WebKit" node js/test/browser/shared.mjs
 	suite "AI SDK example (useChat, worker mode): send, tool, approve, deny, reload, regenerate in Chromium, Firefox ESR and WebKit" node examples/ai-sdk-react/test/e2e.mjs
 	suite "bundlers: the tarball in Vite, webpack, Rollup, Parcel and esbuild apps, the Vite dev server and a CDN origin; turn, reload, cold seed in Chromium (Vite, and Vite as a Capacitor-style app, also Firefox ESR and WebKit)" node js/bundlers/run.mjs
 }

@@ -87,6 +87,28 @@ const app = {
       return { failed: { code: e.code, message: e.message, head: e.head, missing: e.missing } };
     }
   },
+
+  // behind runs input as a tab whose copy of sessionId is empty (it
+  // stored nothing): with ifHead set to its copy's head, merging the
+  // refusal's missing messages and retrying with the head it names, as
+  // docs/glue.md's loop does. It reports each refusal and the result.
+  async behind(sessionId, input) {
+    let copy = [];
+    let head = (await app.rt.checkHistory(copy)).head;
+    const tries = [];
+    for (let i = 0; i < 3; i++) {
+      try {
+        const res = await app.rt.run({ sessionId, input, history: copy, ifHead: head });
+        return { tries, status: res.status, head: res.head, copy: [...copy, ...res.appended].map((m) => m.content) };
+      } catch (e) {
+        tries.push({ code: e.code, head: e.head, missing: e.missing && e.missing.map((m) => m.content) });
+        if (e.code !== "history_diverged" || !Array.isArray(e.missing)) return { tries, failed: e.code };
+        copy = [...copy, ...e.missing];
+        head = e.head;
+      }
+    }
+    return { tries, failed: "still refused after three tries" };
+  },
 };
 
 window.app = app;

@@ -113,6 +113,17 @@ async function main() {
           check(contiguous(seen, 1) && seen.every((e) => e.runId === "run-1"), `B's seqs: ${JSON.stringify(seen.map((e) => e.seq))}`);
           check(seen.filter((e) => e.type === "model.delta").length === 12, "B did not see the twelve deltas");
         }],
+        ["B, behind A, runs with a stale ifHead: refused with the turn it lacks, merges it and succeeds", async () => {
+          const got = await B.evaluate(() => window.app.behind("conv", "from B"));
+          check(got.tries.length === 1 && got.tries[0].code === "history_diverged" && /^h1-/.test(got.tries[0].head),
+            `the stale run: ${JSON.stringify(got)}`);
+          const missing = got.tries[0].missing || [];
+          check(missing.length === 2 && missing[0] === "slow" && missing[1].startsWith("d0 d1"), `missing: ${JSON.stringify(missing)}`);
+          check(got.status === "completed" && /^h1-/.test(got.head), `the retry: ${JSON.stringify(got)}`);
+          check(got.copy.length === 4 && got.copy[3] === "echo: from B", `B's copy: ${JSON.stringify(got.copy)}`);
+          const session = await A.evaluate(async () => (await window.app.rt.session("conv")).messages.map((m) => m.content));
+          check(JSON.stringify(session) === JSON.stringify(got.copy), `the shared session ${JSON.stringify(session)}, B's copy ${JSON.stringify(got.copy)}`);
+        }],
         ["alone, a page that reloads mid-run gets the rest or run_lost, never a duplicate", async () => {
           const i = pages.indexOf(B);
           await watches[i].take();
