@@ -489,15 +489,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
 			" is past the run's last event ("+strconv.FormatInt(last, 10)+")"))
 		return
 	}
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	if flusher != nil {
-		flusher.Flush()
-	}
+	flusher := startEventStream(w)
 	ctx := r.Context()
 	var buf []byte
 	for {
@@ -615,4 +607,20 @@ func (h *Handler) runFigures() runStats {
 		l.mu.Unlock()
 	}
 	return s
+}
+
+// startEventStream answers 200 with the headers of an SSE stream a proxy
+// must not buffer, flushes them, and returns w's Flusher (nil when it has
+// none): the start of a run's stream and of a conversation's watch alike.
+func startEventStream(w http.ResponseWriter) http.Flusher {
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	return flusher
 }

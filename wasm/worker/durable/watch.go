@@ -128,15 +128,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, id string) {
 		f.watchers--
 		f.mu.Unlock()
 	}()
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	if flusher != nil {
-		flusher.Flush()
-	}
+	flusher := startEventStream(w)
 	ctx := r.Context()
 	var buf []byte
 	for {
