@@ -17,14 +17,18 @@
 //	BENCH_JSON     write the figures as JSON to this path too
 //	BENCH_QUICK=1  few rounds and small sizes: checks the harness, not speed
 //	BENCH_ONLY     comma-separated sections to run (jsmodel, stringify,
-//	               seed, turn, cold, heap, size); default all. Targets of
-//	               skipped sections are n/a.
+//	               ifhead, seed, turn, cold, heap, size); default all.
+//	               Targets of skipped sections are n/a.
 //	BENCH_SEED_WARMUP  warm-up seeds per contender before the jsmodel
 //	               section's cold seeds are measured (default 10)
 //	BENCH_SEED_ROUNDS  measured cold seeds per contender in the jsmodel
 //	               and stringify sections (default 41)
 //	BENCH_NO_IDLE=1    those seeds back to back, without letting the event
 //	               loop turn between them
+//	BENCH_IFHEAD_BATCHES  measured batches of warm turns per contender and
+//	               session size in the ifhead section (default 100)
+//	BENCH_IFHEAD_BLOCK    batches per block of the ifhead section's ratios
+//	               (default 10)
 //
 // Benchmarks print; they never assert timings.
 
@@ -37,6 +41,7 @@ import os from "node:os";
 import { makeHistory, historyBytes } from "./history.mjs";
 import { createLean } from "./baselines/lean.mjs";
 import { createPeer } from "./baselines/peer.mjs";
+import { IFHEAD_BAR, IFHEAD_SIZES, PLAIN, WITH_HEAD, ifHeadContenders, ifHeadFigure, ifHeadRatios, ifHeadTable, ifHeadTarget } from "./ifhead.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..");
@@ -94,6 +99,11 @@ const JS_SEED_ROUNDS = quick ? 2 : Number(process.env.BENCH_SEED_ROUNDS || 41);
 const JS_SEED_WARMUP = quick ? 1 : Number(process.env.BENCH_SEED_WARMUP || 10);
 const JS_TURN_SIZES = quick ? [100] : [100, 5000];
 const JS_TURN_BATCHES = quick ? 3 : 40;
+// The ifhead section's batches of TURN_BATCH warm turns per contender and
+// size, and how many batches make one block of its ratios: 10 blocks of
+// 100 turns each by default.
+const IFHEAD_BATCHES = quick ? 4 : Number(process.env.BENCH_IFHEAD_BATCHES || 100);
+const IFHEAD_BLOCK = quick ? 2 : Number(process.env.BENCH_IFHEAD_BLOCK || 10);
 
 // ---------------------------------------------------------------------------
 // Statistics and formatting
@@ -477,6 +487,31 @@ async function main() {
     sGlue.close();
   }
 
+  // What ifHead costs a warm turn (ADR 0025): the glue with the jsmodel
+  // section's model, each turn with ifHead set to the previous result's
+  // head against the same turn without, alternating batch by batch in one
+  // runtime (bench/ifhead.mjs).
+  fig.ifhead = {};
+  if (want("ifhead") && glue) {
+    const limits = { maxSeedMessages: 20000, maxMessagesPerSession: 40000 };
+    const hGlue = await glue.loadRuntime({ wasm: module, wasmExec: join(dist, "wasm_exec.js"), model: reading, limits });
+    for (const size of IFHEAD_SIZES) {
+      const prior = makeHistory(size).slice(0, size - 2);
+      const check = await hGlue.checkHistory(prior);
+      if (!check.ok || typeof check.head !== "string") throw new Error("bench: the ifhead section's history has no head: " + JSON.stringify(check.problems));
+      const contenders = ifHeadContenders(hGlue, check.head);
+      const S = await warmTurnsOn(contenders, prior, false, IFHEAD_BATCHES);
+      const f = ifHeadFigure(size, S.get(PLAIN), S.get(WITH_HEAD), IFHEAD_BLOCK * TURN_BATCH);
+      rows.push({ section: `JS model that reads the messages: warm turn on a ${size.toLocaleString("en")}-message session, ifHead the previous result's head against none (ADR 0025)` });
+      // The medians of bench/ifhead.mjs (the two middle samples' mean), as
+      // its Markdown table prints them.
+      rows.push({ name: PLAIN, ...summary(S.get(PLAIN)), median: f.plainMs, ratios: "" });
+      rows.push({ name: WITH_HEAD, ...summary(S.get(WITH_HEAD)), median: f.ifHeadMs, ratios: ifHeadRatios(f) });
+      fig.ifhead[size] = { ...f, [PLAIN]: summary(S.get(PLAIN)), [WITH_HEAD]: summary(S.get(WITH_HEAD)) };
+    }
+    hGlue.close();
+  }
+
   // Seeding.
   let sGlue, sPeer, sLean, sField, sMain;
   const probe = await rawRuntime(module, {});
@@ -618,6 +653,7 @@ async function main() {
     ["heap/msg <= text x 1.5 + 64 (native Go HeapAlloc)", goHeap ? x(goHeap["heapB/msg"], budget(goHeap["textB/msg"])) : NaN, (r) => r <= 1],
     ["heap/msg <= text x 1.5 + 64 (module stats().heapAlloc)", heap?.heapPerMsg !== undefined ? x(heap.heapPerMsg, budget(heap.textPerMsg)) : NaN, (r) => r <= 1],
     ["heap/msg <= text x 1.5 + 64 (module memory growth)", heap ? x(heap.growthPerMsg, budget(heap.textPerMsg)) : NaN, (r) => r <= 1],
+    ...IFHEAD_SIZES.map((n) => [ifHeadTarget(n), fig.ifhead[n]?.ratio ?? NaN, (r) => r <= IFHEAD_BAR]),
   ];
   fig.targets = [];
   lines.push("", "Targets");
@@ -625,6 +661,11 @@ async function main() {
     const met = Number.isFinite(r) ? ok(r) : undefined;
     fig.targets.push({ what, ratio: r, met });
     lines.push(`  ${verdict(met)}  ${pad(what, 62)} ${fx(r)}`);
+  }
+  const ifh = Object.values(fig.ifhead);
+  if (ifh.length) {
+    lines.push("", `ifHead on a warm turn through the glue (ADR 0025), interleaved in batches of ${TURN_BATCH}, blocks of ${IFHEAD_BLOCK} batches:`);
+    lines.push(ifHeadTable(ifh));
   }
   const wr = go.get("BenchmarkWorker_Turn/reused"), wp = go.get("BenchmarkWorker_Turn/per-request");
   fig.worker = { reused: wr, perRequest: wp };

@@ -8,8 +8,12 @@
 #
 # Environment: AGENTRT_DIST (default dist/), BENCH_WASM_OPT=0 skips
 # wasm-opt, BENCH_WORKER=0 skips workerd, BENCH_QUICK=1 runs a short smoke
-# pass (no figures), BENCH_ONLY=seed,turn (any of seed, turn, cold, heap,
-# size) runs only those sections of the harness.
+# pass (no figures), BENCH_ONLY=seed,turn (any of jsmodel, stringify,
+# ifhead, seed, turn, cold, heap, size) runs only those sections of the
+# harness. When it names none of seed, turn, heap and size, whose rows use
+# them, the native Go, workerd, WASI and size steps are skipped:
+# BENCH_ONLY=ifhead runs the JS peer's check and the harness's ifhead
+# section alone (ifHead on a warm turn, ADR 0025).
 #
 # Two more sections run on their own: firstturn (bench/firstturn.mjs: import
 # to the first answered turn of a 1,000-message seed in a fresh process or
@@ -67,6 +71,17 @@ benchtime=1s
 step "JS peer correctness (node --test bench/baselines/)"
 node --test bench/baselines/ >"$tmp/peer.txt" 2>&1 || { cat "$tmp/peer.txt"; exit 1; }
 grep -E '^# (pass|fail)' "$tmp/peer.txt" >&2
+
+# The harness's sections that read none of the steps below (the native Go
+# figures, the worker's latency, the WASI module, the size references):
+# with BENCH_ONLY naming only these and standalone sections, the harness
+# runs at once.
+if [ -n "${BENCH_ONLY:-}" ] && [ -z "$(printf '%s' "$BENCH_ONLY" | tr ',' '\n' | grep -vxE 'jsmodel|stringify|ifhead|cold|aitransport|firstturn|wasistart|')" ]; then
+	step "harness (bench/run.mjs; BENCH_ONLY=$BENCH_ONLY)"
+	AGENTRT_DIST=$dist BENCH_JSON=artifacts/bench.json node --expose-gc bench/run.mjs | tee artifacts/bench.txt
+	standalone
+	exit 0
+fi
 
 step "native Go core (bench/gocore: the harness's history; core: its own)"
 go test -run '^$' -bench 'Seed|WarmTurn' -benchmem -benchtime "$benchtime" ./bench/gocore/ >"$tmp/go.txt"

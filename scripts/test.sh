@@ -254,5 +254,6 @@ suite "docs: contract.md's event list against the module's events" node --test j
 suite "load progress over HTTP (streamed, compressed, octet-stream)" node --test js/bundlers/progress.test.mjs
 suite "static server of the browser suites (malformed paths, mounts)" node --test web-demo/test/server.test.mjs
 suite "the side-by-side benchmark's arguments and table (bench/vs.mjs; Node only, so not in js/test/, whose files also run in a page)" node --test bench/vs.test.mjs
+suite "the harness's ifhead section: its contenders on the built module and its table (bench/ifhead.mjs; Node only)" node --test bench/ifhead.test.mjs
 
 summary
