@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/internal/contract"
 	"github.com/agentrt/agentrt/mock"
 )
 
@@ -195,30 +194,7 @@ func TestHandler_HeadsManyClients(t *testing.T) {
 // check's head of each shape, each prefix's refusal with its missing,
 // each edit's refusal without.
 func TestEdges_Heads(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "edges", "heads.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c struct {
-		Shapes   map[string]json.RawMessage `json:"shapes"`
-		Head     string                     `json:"head"`
-		Prefixes []struct {
-			Messages int    `json:"messages"`
-			Head     string `json:"head"`
-			Missing  int    `json:"missing"`
-		} `json:"prefixes"`
-		Edits []struct {
-			Name    string          `json:"name"`
-			History json.RawMessage `json:"history"`
-		} `json:"edits"`
-		Awaiting struct {
-			History json.RawMessage `json:"history"`
-			Head    string          `json:"head"`
-		} `json:"awaiting"`
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := contract.MustLoadHeads(t)
 	h := httpapi.New(httpapi.Config{Runtime: mustRuntime(t, core.Config{Model: &mock.Model{}})})
 	checkHead := func(history json.RawMessage) string {
 		r := do(t, h, "POST", "/v1/history/check", `{"history":`+string(history)+`}`)
@@ -232,13 +208,8 @@ func TestEdges_Heads(t *testing.T) {
 	if got := checkHead(c.Awaiting.History); got != c.Awaiting.Head {
 		t.Errorf("awaiting: head %s, want %s", got, c.Awaiting.Head)
 	}
-	var module []json.RawMessage
-	if err := json.Unmarshal(c.Shapes["module"], &module); err != nil {
-		t.Fatal(err)
-	}
 	for i, p := range c.Prefixes {
-		prefix, _ := json.Marshal(module[:p.Messages])
-		head := checkHead(prefix)
+		head := checkHead(c.PrefixJSON(t, p))
 		if p.Head != "" && head != p.Head {
 			t.Errorf("prefix %d: head %s, want %s", p.Messages, head, p.Head)
 		}

@@ -2,15 +2,11 @@ package wasihost
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/core/hostmsg"
-	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
+	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // A run whose IfHead is stale is refused history_diverged with the
@@ -80,65 +76,21 @@ func headOf(e *core.Error) string {
 // refused history_diverged with the messages after it as missing and no
 // session created, each edit's head without missing.
 func TestEdges_Heads(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "edges", "heads.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c struct {
-		Shapes   map[string]json.RawMessage `json:"shapes"`
-		Head     string                     `json:"head"`
-		Prefixes []struct {
-			Messages int    `json:"messages"`
-			Head     string `json:"head"`
-			Missing  int    `json:"missing"`
-		} `json:"prefixes"`
-		Edits []struct {
-			Name    string          `json:"name"`
-			History json.RawMessage `json:"history"`
-		} `json:"edits"`
-		Awaiting struct {
-			History json.RawMessage `json:"history"`
-			Head    string          `json:"head"`
-		} `json:"awaiting"`
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
-	read := func(raw json.RawMessage) []core.SeedMessage {
-		v, err := hostjson.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := hostmsg.Messages(v, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
+	c := contract.MustLoadHeads(t)
 	in := mustInstance(t)
 	ctx := context.Background()
 	rt := mustRuntime(t, in, Config{})
-	if len(c.Shapes) != 3 || len(c.Prefixes) == 0 || len(c.Edits) == 0 {
-		t.Fatalf("corpus of %d shapes, %d prefixes, %d edits", len(c.Shapes), len(c.Prefixes), len(c.Edits))
-	}
 	for name, raw := range c.Shapes {
-		chk, err := rt.CheckHistory(read(raw))
+		chk, err := rt.CheckHistory(contract.ReadHistory(t, raw))
 		if err != nil || chk.Head != c.Head {
 			t.Errorf("%s: check %v %v, want head %s", name, chk, err, c.Head)
 		}
 	}
-	module := read(c.Shapes["module"])
+	module := c.Module(t)
 	for _, p := range c.Prefixes {
-		head := p.Head
-		if head == "" {
-			head = core.HistoryHead(module[:p.Messages])
-		}
-		_, err := rt.Run(ctx, core.RunRequest{SessionID: "s", Input: "next", History: module, WithHistory: true, IfHead: head})
+		_, err := rt.Run(ctx, core.RunRequest{SessionID: "s", Input: "next", History: module, WithHistory: true, IfHead: c.PrefixHead(t, p)})
 		e := core.AsError(err)
-		var want []core.Message
-		for _, m := range module[p.Messages:] {
-			want = append(want, m.Message())
-		}
+		want := c.Missing(t, p)
 		if e == nil || e.Code != core.CodeHistoryDiverged || e.Head != c.Head || len(e.Missing) != p.Missing ||
 			!reflect.DeepEqual(e.Missing, want) {
 			t.Errorf("prefix %d: %v, missing %+v, want %+v", p.Messages, err, missingOf(e), want)
@@ -148,12 +100,12 @@ func TestEdges_Heads(t *testing.T) {
 		}
 	}
 	for _, ed := range c.Edits {
-		_, err := rt.Run(ctx, core.RunRequest{SessionID: "s", Input: "next", History: read(ed.History), WithHistory: true, IfHead: c.Head})
+		_, err := rt.Run(ctx, core.RunRequest{SessionID: "s", Input: "next", History: contract.ReadHistory(t, ed.History), WithHistory: true, IfHead: c.Head})
 		if e := core.AsError(err); e == nil || e.Code != core.CodeHistoryDiverged || e.Missing != nil {
 			t.Errorf("edit %s: %v", ed.Name, err)
 		}
 	}
-	if chk, err := rt.CheckHistory(read(c.Awaiting.History)); err != nil || chk.Head != c.Awaiting.Head {
+	if chk, err := rt.CheckHistory(contract.ReadHistory(t, c.Awaiting.History)); err != nil || chk.Head != c.Awaiting.Head {
 		t.Errorf("awaiting: %v %v, want head %s", chk, err, c.Awaiting.Head)
 	}
 	// The current head runs, seeding the session from the history.

@@ -66,19 +66,27 @@ func EdgesDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "edges")
 }
 
-// MustLoadEdges reads the cases of testdata/edges/<kind>.json, kind
-// "policy", "limits", "config" or "approvals", failing t when it cannot.
-func MustLoadEdges(t testing.TB, kind string) []EdgeCase {
+// mustDecodeEdges decodes testdata/edges/<name> into v, failing t when it
+// cannot read or parse it, and returns the file's path.
+func mustDecodeEdges(t testing.TB, name string, v any) string {
 	t.Helper()
-	f := filepath.Join(EdgesDir(), kind+".json")
+	f := filepath.Join(EdgesDir(), name)
 	b, err := os.ReadFile(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var raw []rawEdgeCase
-	if err := json.Unmarshal(b, &raw); err != nil {
+	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("parsing %s: %v", f, err)
 	}
+	return f
+}
+
+// MustLoadEdges reads the cases of testdata/edges/<kind>.json, kind
+// "policy", "limits", "config" or "approvals", failing t when it cannot.
+func MustLoadEdges(t testing.TB, kind string) []EdgeCase {
+	t.Helper()
+	var raw []rawEdgeCase
+	f := mustDecodeEdges(t, kind+".json", &raw)
 	out := make([]EdgeCase, len(raw))
 	for i, r := range raw {
 		c := EdgeCase{Name: kind + "/" + r.Name, Policy: r.Policy, Limits: r.Limits, Config: r.Config,

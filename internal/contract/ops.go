@@ -1,9 +1,6 @@
 package contract
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -72,15 +69,8 @@ func (o *Ops) Surface(surface string) []string {
 // MustLoadOps reads testdata/edges/ops.json, failing t when it cannot.
 func MustLoadOps(t testing.TB) *Ops {
 	t.Helper()
-	f := filepath.Join(EdgesDir(), "ops.json")
-	b, err := os.ReadFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var o Ops
-	if err := json.Unmarshal(b, &o); err != nil {
-		t.Fatalf("parsing %s: %v", f, err)
-	}
+	f := mustDecodeEdges(t, "ops.json", &o)
 	if len(o.Operations) == 0 {
 		t.Fatalf("%s holds no operation", f)
 	}
