@@ -117,11 +117,15 @@ type RunOptions struct {
 	// (core.RunRequest.Approvals; docs/adr/0019-tool-approvals.md), nil
 	// when absent.
 	Approvals []core.Approval
+	// IfHead is the run's precondition on the conversation's head
+	// (core.RunRequest.IfHead; docs/adr/0025-conversation-heads.md), ""
+	// when absent.
+	IfHead string
 }
 
-// Options converts { runId?, onEvent?, inspect?, approvals? }; null or
-// undefined is no options. Wrong types are refused with
-// invalid_argument.
+// Options converts { runId?, onEvent?, inspect?, approvals?, ifHead? };
+// null or undefined is no options. Wrong types, and an empty ifHead, are
+// refused with invalid_argument.
 func Options(v js.Value) (o RunOptions, err error) {
 	defer catch(&err, core.CodeInvalidArgument, nil)
 	o.OnEvent = js.Undefined()
@@ -129,14 +133,11 @@ func Options(v js.Value) (o RunOptions, err error) {
 	if ok, err := object(v, what); !ok {
 		return o, err
 	}
-	switch id := get(v, FieldRunID); id.Type() {
-	case js.TypeString:
-		if o.RunID = id.String(); o.RunID == "" {
-			return o, argError("options.runId must not be empty")
-		}
-	case js.TypeUndefined, js.TypeNull:
-	default:
-		return o, argError("options.runId must be a string")
+	if o.RunID, err = optName(v, FieldRunID); err != nil {
+		return o, err
+	}
+	if o.IfHead, err = optName(v, FieldIfHead); err != nil {
+		return o, err
 	}
 	switch f := get(v, FieldOnEvent); f.Type() {
 	case js.TypeFunction:
@@ -152,11 +153,6 @@ func Options(v js.Value) (o RunOptions, err error) {
 	default:
 		return o, argError("options.inspect must be a boolean")
 	}
-	if !nullish(get(v, FieldIfHead)) {
-		// Refused rather than ignored: a run that drops its precondition
-		// would write over another client's turn (docs/adr/0025).
-		return o, argError("options.ifHead is not carried to the module yet: conditional runs are served by the HTTP API and the durable worker")
-	}
 	if a := get(v, FieldApprovals); !nullish(a) {
 		var msg string
 		if o.Approvals, msg = decisions(a, "options.approvals", false); msg != "" {
@@ -164,6 +160,24 @@ func Options(v js.Value) (o RunOptions, err error) {
 		}
 	}
 	return o, nil
+}
+
+// optName reads options[name], a name: absent (undefined or null) is "",
+// otherwise a non-empty string. An empty runId is refused, as a run named
+// "" could not be cancelled by its name; an empty ifHead, as core reads
+// it as no precondition (core refuses any other string that is not a
+// head).
+func optName(v js.Value, name string) (string, error) {
+	switch s := get(v, name); s.Type() {
+	case js.TypeString:
+		if s.String() != "" {
+			return s.String(), nil
+		}
+		return "", argError("options." + name + " must not be empty")
+	case js.TypeUndefined, js.TypeNull:
+		return "", nil
+	}
+	return "", argError("options." + name + " must be a string")
 }
 
 // decisions reads decisions on tool calls, as every edge reads them
@@ -249,16 +263,16 @@ func unknownKey(e js.Value, parts bool) string {
 }
 
 // Handler returns a core event handler that calls the JavaScript
-// function f with cache.Event(ev), or nil when f is not a function (so
-// that no event is converted when nobody listens). A handler that throws
-// is ignored (the run goes on).
-func Handler(f js.Value, cache *Cache) func(core.Event) {
+// function f with cache.Event(ev, head) (head: the run has ifHead), or
+// nil when f is not a function (so that no event is converted when
+// nobody listens). A handler that throws is ignored (the run goes on).
+func Handler(f js.Value, cache *Cache, head bool) func(core.Event) {
 	if f.Type() != js.TypeFunction {
 		return nil
 	}
 	return func(ev core.Event) {
 		defer func() { _ = recover() }()
-		f.Invoke(cache.Event(&ev))
+		f.Invoke(cache.Event(&ev, head))
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // reads history as the run entry points do (an Array of host messages in
 // any shape, or a packed Uint8Array) and returns core.CheckHistory's
 // answer under rt's limits, { ok, problems: [{ code, index, message,
-// repair }] }, running nothing. A message of the wrong shape is the
+// repair }], head }, running nothing. A message of the wrong shape is the
 // answer's one problem (repair null). Anything but an Array or a
 // Uint8Array is not a history: the call returns (does not throw) an Error
 // with code invalid_argument, as jsutil.Func does for a panic.
@@ -34,7 +34,8 @@ func CheckHistory(rt *core.Runtime) js.Func {
 }
 
 // HistoryCheck returns c as { ok, problems: [{ code, index, message,
-// repair }] }, repair being the kind's name or null, and, when the
+// repair }], head }, repair being the kind's name or null, head the
+// history's (absent when it could not be read), and, when the
 // history ends with calls awaiting approval, paused: true when they
 // make it paused rather than broken, and awaiting: [{ index, toolCallId,
 // name, arguments }] (as the HTTP API adds them).
@@ -47,7 +48,7 @@ func HistoryCheck(c *core.HistoryCheck) js.Value {
 		v := newObject()
 		v.Set(FieldCode, str(string(p.Code)))
 		v.Set(FieldIndex, p.Index)
-		v.Set(FieldMessage, p.Message)
+		setString(v, FieldMessage, p.Message)
 		if p.Repair != "" {
 			v.Set(FieldRepair, str(string(p.Repair)))
 		} else {
@@ -56,6 +57,9 @@ func HistoryCheck(c *core.HistoryCheck) js.Value {
 		problems[i] = v
 	}
 	setValue(o, FieldProblems, arrayOf(problems))
+	if c.Head != "" {
+		setString(o, FieldHead, c.Head)
+	}
 	if c.Paused {
 		o.Set(FieldPaused, true)
 	}
@@ -65,9 +69,9 @@ func HistoryCheck(c *core.HistoryCheck) js.Value {
 			a := &c.Awaiting[i]
 			v := newObject()
 			v.Set(FieldIndex, a.Index)
-			v.Set(FieldCtxToolCallID, a.ToolCallID)
-			v.Set(FieldName, a.Name)
-			v.Set(FieldArguments, a.Arguments)
+			setString(v, FieldCtxToolCallID, a.ToolCallID)
+			setString(v, FieldName, a.Name)
+			setString(v, FieldArguments, a.Arguments)
 			awaiting[i] = v
 		}
 		setValue(o, FieldAwaiting, arrayOf(awaiting))
@@ -84,7 +88,7 @@ func repairs(rs []core.Repair) js.Value {
 		v.Set(FieldKind, str(string(r.Kind)))
 		v.Set(FieldIndex, r.Index)
 		if r.ToolCallID != "" {
-			v.Set(FieldRepairToolCallID, r.ToolCallID)
+			setString(v, FieldRepairToolCallID, r.ToolCallID)
 		}
 		out[i] = v
 	}

@@ -87,11 +87,11 @@ func markerObject(calling js.Value, e *core.HistoryEdit) js.Value {
 	}
 	o := newObject()
 	if e.Message.ID != "" {
-		o.Set(FieldID, e.Message.ID)
+		setString(o, FieldID, e.Message.ID)
 	}
 	o.Set(FieldRole, str(string(core.RoleTool)))
-	o.Set(key, e.Message.ToolCallID)
-	o.Set(FieldContent, e.Message.Content)
+	setString(o, key, e.Message.ToolCallID)
+	setString(o, FieldContent, e.Message.Content)
 	return o
 }
 
@@ -106,7 +106,7 @@ func patchedObject(m js.Value, e *core.HistoryEdit) js.Value {
 			if id := p.Get(fieldCamelID); id.Type() == js.TypeString && id.String() == e.Message.ToolCallID {
 				p = jsutil.Object.Call("assign", newObject(), p)
 				p.Set(fieldState, stateOutputErr)
-				p.Set(fieldErrorText, e.Message.Content)
+				setString(p, fieldErrorText, e.Message.Content)
 			}
 		}
 		np.SetIndex(j, p)

@@ -26,7 +26,7 @@ import (
 func Request(req *core.ModelRequest, system js.Value, cache *Cache) (r js.Value, end func()) {
 	delta, end := deltaFor(req.Delta)
 	r = newObject()
-	r.Set(FieldRunID, req.RunID)
+	setString(r, FieldRunID, req.RunID)
 	r.Set(FieldSessionID, cache.SessionID(req.SessionID))
 	setValue(r, FieldSystem, system)
 	r.Set(FieldMessages, cache.View(req))
@@ -72,8 +72,8 @@ func toolSpecs(specs []core.ToolSpec) js.Value {
 	for i := range specs {
 		s := &specs[i]
 		o := newObject()
-		o.Set(FieldName, s.Name)
-		o.Set(FieldDescription, s.Description)
+		setString(o, FieldName, s.Name)
+		setString(o, FieldDescription, s.Description)
 		if s.Parameters != "" {
 			if p, err := parse(s.Parameters); err == nil {
 				setValue(o, FieldParameters, p)

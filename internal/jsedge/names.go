@@ -35,7 +35,7 @@
 //		v, err = jsedge.Await(tn.Context(), v, core.CodeModelError)
 //		reply, err := jsedge.Reply(v) // then FeedModel
 //		...
-//		return cache.Result(res), nil
+//		return cache.Result(res, ifHead != ""), nil
 //	})
 //
 // Wrong JavaScript types are refused with the same typed errors as core:
@@ -191,10 +191,13 @@ const (
 	// approvals [{toolCallId, approved, reason?}] and the Result's
 	// pendingApprovals [{toolCallId, name, arguments}].
 	FieldApprovals = "approvals"
-	// FieldIfHead is a run's precondition on the conversation's head
-	// (docs/adr/0025-conversation-heads.md), which this edge refuses until
-	// the module carries it.
+	// Conversation heads (docs/adr/0025-conversation-heads.md): the run
+	// option ifHead; head on a run's result (with ifHead), a session, a
+	// history check and a history_diverged error, with missing, the
+	// messages a caller that is only behind lacks.
 	FieldIfHead           = "ifHead"
+	FieldHead             = "head"
+	FieldMissing          = "missing"
 	FieldApproved         = hostmsg.FieldApproved
 	FieldReason           = hostmsg.FieldReason
 	FieldPendingApprovals = "pendingApprovals"

@@ -79,9 +79,9 @@ func ToolArgs(r *core.Run, c *core.ToolCall) (args, ctx js.Value, err error) {
 		}
 	}
 	ctx = newObject()
-	ctx.Set(FieldRunID, r.ID())
-	ctx.Set(FieldSessionID, r.SessionID())
-	ctx.Set(FieldCtxToolCallID, c.ID)
+	setString(ctx, FieldRunID, r.ID())
+	setString(ctx, FieldSessionID, r.SessionID())
+	setString(ctx, FieldCtxToolCallID, c.ID)
 	return args, ctx, nil
 }
 

@@ -159,15 +159,17 @@ var ErrNotJS error
 //	| core.ToolCall      | { id, name, arguments }  (arguments: JSON text)     |
 //	| core.SeedReport    | { mode, seeded, skippedSystem, repairs? }           |
 //	| core.Repair        | { kind, index, toolCallId? }                        |
-//	| core.HistoryCheck  | { ok, problems: [{ code, index, message, repair }] }|
-//	|                    |   (repair: a kind, or null)                         |
+//	| core.HistoryCheck  | { ok, problems: [{ code, index, message, repair }], |
+//	|                    |   head? }  (repair: a kind, or null)                |
 //	| core.ModelCall     | { step, messageCount, messages? }                   |
 //	| *core.Result       | { runId, sessionId, status, reply, appended, seed,  |
-//	|                    |   messageCount, modelCalls, pendingApprovals? }     |
+//	|                    |   messageCount, modelCalls, pendingApprovals?,      |
+//	|                    |   head? }  (head: on a run with ifHead)             |
 //	| PendingApproval    | { toolCallId, name, arguments }                     |
 //	| core.Event         | { type, runId, sessionId, seq, ... }  (see Event)   |
-//	| error              | Error with code, message and index? (see Error)     |
-//	| core.Session       | { id, messageCount, messages }                      |
+//	| error              | Error with code, message, index?, head?, missing?   |
+//	|                    |   (see Error)                                       |
+//	| core.Session       | { id, messageCount, messages, head }                |
 //	| core.Stats         | { sessions, messages, bytes, activeRuns, evictions, |
 //	|                    |   runsCompleted, runsFailed, runsCancelled }        |
 //
@@ -199,11 +201,13 @@ func Seed(r *core.SeedReport) js.Value {
 
 // Result returns r as a JavaScript Result (docs/contract.md), with
 // modelCalls always present, each call's messages only when the run
-// asked for inspection, and pendingApprovals only when the run stopped
-// for approvals (status "awaiting_approval"). A nil r is null. The reply
+// asked for inspection, pendingApprovals only when the run stopped
+// for approvals (status "awaiting_approval"), and head (r.Head) only
+// with head, for a run with ifHead: other runs compute none, as the
+// glue's. A nil r is null. The reply
 // and the appended messages are taken from (and added to) the session's
 // cache, frozen: the next turn's model request reuses them.
-func (c *Cache) Result(r *core.Result) js.Value {
+func (c *Cache) Result(r *core.Result, head bool) js.Value {
 	if r == nil {
 		return js.Null()
 	}
@@ -229,6 +233,9 @@ func (c *Cache) Result(r *core.Result) js.Value {
 	setValue(o, FieldModelCalls, arrayOf(calls))
 	if len(r.PendingApprovals) > 0 {
 		setValue(o, FieldPendingApprovals, pendingApprovals(r.PendingApprovals))
+	}
+	if head {
+		setString(o, FieldHead, r.Head())
 	}
 	return o
 }
@@ -260,9 +267,9 @@ func pendingApprovals(ps []core.PendingApproval) js.Value {
 //	run.failed        error
 //	run.cancelled     error
 //
-// Its messages (and the result's) are from the session's cache, frozen
-// (see Cache.Result).
-func (c *Cache) Event(ev *core.Event) js.Value {
+// Its messages (and the result's) are from the session's cache, frozen;
+// its result has head with head (see Cache.Result).
+func (c *Cache) Event(ev *core.Event, head bool) js.Value {
 	o := newObject()
 	setString(o, FieldType, string(ev.Type))
 	setString(o, FieldRunID, ev.RunID)
@@ -282,7 +289,7 @@ func (c *Cache) Event(ev *core.Event) js.Value {
 		setValue(o, FieldMessage, c.Message(ev.SessionID, ev.Message))
 	}
 	if ev.Result != nil {
-		setValue(o, FieldResult, c.Result(ev.Result))
+		setValue(o, FieldResult, c.Result(ev.Result, head))
 	}
 	if ev.Err != nil {
 		setValue(o, FieldError, Error(ev.Err))
@@ -292,9 +299,11 @@ func (c *Cache) Event(ev *core.Event) js.Value {
 
 // Error returns err as a JavaScript Error whose message is the error's
 // message, with code (core.ErrorCode: anything that is not a *core.Error
-// is "internal"), index when one message is at fault, and appended, the
+// is "internal"), index when one message is at fault, appended, the
 // messages a failed run keeps in its session (core.Error.Appended), when
-// there are any. A nil err is undefined.
+// there are any, and on history_diverged head, the conversation's head,
+// and missing, the messages a caller that is only behind lacks (when it
+// is). A nil err is undefined.
 func Error(err error) js.Value {
 	if err == nil {
 		return js.Undefined()
@@ -306,16 +315,21 @@ func Error(err error) js.Value {
 		o.Set(FieldIndex, e.Index)
 	}
 	if len(e.Appended) > 0 {
-		vals := make([]any, len(e.Appended))
-		for i := range e.Appended {
-			vals[i] = frozenMessage(&e.Appended[i])
-		}
-		setValue(o, FieldAppended, arrayOf(vals))
+		setValue(o, FieldAppended, noCache.Lookup("", e.Appended))
+	}
+	if e.Head != "" {
+		setString(o, FieldHead, e.Head)
+	}
+	if e.Missing != nil {
+		setValue(o, FieldMissing, noCache.Lookup("", e.Missing))
 	}
 	return o
 }
 
-// Session returns s as { id, messageCount, messages }, its messages
+// noCache is a Cache of no session: its Lookup converts every message.
+var noCache Cache
+
+// Session returns s as { id, messageCount, messages, head }, its messages
 // frozen, those the session's cache holds taken from it (see
 // Cache.Lookup).
 func (c *Cache) Session(s *core.Session) js.Value {
@@ -323,6 +337,7 @@ func (c *Cache) Session(s *core.Session) js.Value {
 	setString(o, FieldID, s.ID)
 	o.Set(FieldMessageCount, len(s.Messages))
 	setValue(o, FieldMessages, c.Lookup(s.ID, s.Messages))
+	setString(o, FieldHead, s.Head)
 	return o
 }
 

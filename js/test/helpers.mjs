@@ -117,8 +117,8 @@ export const HEAD_FORM = /^h1-[A-Za-z0-9_-]{22}$/;
 
 /**
  * noHead returns a check or session answer without its head, after
- * checking the head's form when it has one: the paths that compare answers
- * with a path that carries no head (the syscall/js API, history.js alone)
+ * checking the head's form when it has one: the suites that compare answers
+ * with one that carries no head (history.js alone, an answer written out)
  * compare the rest.
  */
 export function noHead(v) {

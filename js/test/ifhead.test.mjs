@@ -2,8 +2,7 @@
 // docs/adr/0025-conversation-heads.md) at the glue, in every mode and
 // entry point: a stale head is refused history_diverged with the current
 // head and the messages the caller lacks, and nothing changes; the
-// current head runs. The syscall/js API does not carry it yet: it refuses
-// ifHead with invalid_argument rather than run without it.
+// current head runs; the syscall/js API refuses it the same way.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -108,21 +107,27 @@ for (const mode of runtimeModes) {
   });
 }
 
-test("ifHead is refused by the syscall/js API's entry points", async () => {
-  const api = await rawAPI(await compiledModule());
+test("the syscall/js API refuses a stale ifHead as the glue does: the same head and missing", async () => {
+  const module = await compiledModule();
+  const api = await rawAPI(module);
   const raw = api.createRuntime({});
+  const rt = await load({ wasm: module, model: "echo" });
   try {
-    for (const [name, call] of Object.entries({
-      startRun: () => raw.startRun("h", "hi", { ifHead: "h1-x" }),
-      startRunWithHistory: () => raw.startRunWithHistory("h", "hi", [], { ifHead: "h1-x" }),
+    for (const [name, run] of Object.entries({
+      glue: (input, ifHead) => rt.run({ sessionId: "h", input, ifHead }),
+      "syscall/js": (input, ifHead) => raw.startRun("h", input, ifHead === undefined ? undefined : { ifHead }),
     })) {
-      const e = await refusal(call());
-      assert.ok(e, `${name} ran with ifHead`);
-      assert.equal(e.code, "invalid_argument", name);
-      assert.match(e.message, /ifHead is not carried to the module yet/, name);
+      await run("one");
+      const session = () => (name === "glue" ? rt.session("h") : raw.getSession("h"));
+      const h1 = (await session()).head;
+      const two = await run("two", h1);
+      assert.equal(two.head, (await session()).head, name);
+      const e = await refusal(run("stale", h1));
+      assert.equal(e.code, "history_diverged", name);
+      assert.equal(e.head, two.head, name);
+      assert.deepEqual(e.missing, two.appended, name);
     }
-    const r = await raw.startRun("h", "hi", { ifHead: null });
-    assert.equal(r.status, "completed");
+    assert.deepEqual(raw.getSession("h"), await rt.session("h"), "one conversation, one head on both edges");
   } finally {
     raw.close();
   }

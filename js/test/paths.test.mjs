@@ -41,6 +41,12 @@ const history = [
   { role: "assistant", content: "two", id: "a1" },
 ];
 
+// A step's last argument HEAD runs it with ifHead the session's head
+// before it, STALE with the head the session had after the conditional
+// run's step before it, a string with that ifHead.
+const HEAD = Symbol("head");
+const STALE = Symbol("stale");
+
 // steps are the turns both paths run, in order: [method, args...]
 const steps = [
   ["startRunWithHistory", "s1", "first", history],
@@ -53,22 +59,32 @@ const steps = [
   ["deleteSession", "s1"],
   ["startRunWithHistory", "s1", "reseeded", history],
   ["startRunWithHistory", "s2", "fresh", [{ role: "user", content: "x" }, { role: "assistant", content: "y" }]],
+  // Conditional runs (docs/adr/0025-conversation-heads.md): on the
+  // session's head, on a head it had two turns ago (refused with the
+  // turns after it as missing), on one it never had, and with a history.
+  ["startRun", "s1", "on the head", HEAD],
+  ["startRun", "s1", "two more"],
+  ["startRunWithPolicy", "s1", "stale", {}, STALE],
+  ["startRun", "s1", "never", "h1-AAAAAAAAAAAAAAAAAAAAAA"],
+  ["startRunWithHistory", "s3", "cold", history, STALE],
+  ["startRunWithPolicyAndHistory", "s1", "warm", {}, history, HEAD],
 ];
 
 // plain copies v as JSON would, without run ids (each path names runs its
-// own way) or heads (the syscall/js API carries none, docs/adr/0025)
-// and with errors as { code, message, index }.
+// own way) and with errors as { code, message, index, head, missing }.
 function plain(v) {
-  if (v instanceof Error) return { code: v.code, message: v.message, index: v.index };
+  if (v instanceof Error) return { code: v.code, message: v.message, index: v.index, head: v.head, missing: plain(v.missing) };
   if (Array.isArray(v)) return v.map(plain);
   if (v === null || typeof v !== "object") return v;
   const out = {};
-  for (const [k, x] of Object.entries(v)) if (k !== "runId" && k !== "head" && x !== undefined) out[k] = plain(x);
+  for (const [k, x] of Object.entries(v)) if (k !== "runId" && x !== undefined) out[k] = plain(x);
   return out;
 }
 
 async function play(rt, log, events, raw) {
   const out = [];
+  const session = (id) => (rt.session ? rt.session(id) : rt.getSession(id));
+  let stale;
   for (const [method, ...args] of steps) {
     if (method === "deleteSession") {
       out.push(rt.deleteSession(args[0]));
@@ -76,11 +92,17 @@ async function play(rt, log, events, raw) {
     }
     const options = { inspect: true, onEvent: (ev) => events.push(plain(ev)) };
     if (!raw) options.runId = `run-${out.length}`;
+    const last = args[args.length - 1];
+    if (last === HEAD || last === STALE || (typeof last === "string" && last.startsWith("h1-"))) {
+      args.pop();
+      options.ifHead = last === HEAD ? session("s1").head : last === STALE ? stale : last;
+      if (last === HEAD) stale = options.ifHead;
+    }
     try {
       const res = await rt[method](...args, options);
       out.push(plain(res));
     } catch (e) {
-      out.push({ code: e.code, message: e.message, index: e.index });
+      out.push(plain(e instanceof Error ? e : Object.assign(new Error(e.message), e)));
     }
     out.push(plain(rt.session ? rt.session("s1") : rt.getSession("s1")));
   }

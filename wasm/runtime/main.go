@@ -215,7 +215,7 @@ func startRun(st *runtimeState, l layout, args []js.Value) js.Value {
 		if err != nil {
 			return js.Undefined(), err
 		}
-		v := st.cache.Result(res)
+		v := st.cache.Result(res, req.IfHead != "")
 		if res.Seed.Repaired != nil && held != nil {
 			jsedge.SetRepaired(v, held, res.Seed.Edits)
 		}
@@ -251,8 +251,8 @@ func request(st *runtimeState, l layout, args []js.Value, held *[]js.Value) (cor
 	if err != nil {
 		return req, err
 	}
-	req.RunID, req.Inspect, req.Approvals = opts.RunID, opts.Inspect, opts.Approvals
-	req.OnEvent = jsedge.Handler(opts.OnEvent, st.cache)
+	req.RunID, req.Inspect, req.Approvals, req.IfHead = opts.RunID, opts.Inspect, opts.Approvals, opts.IfHead
+	req.OnEvent = jsedge.Handler(opts.OnEvent, st.cache, req.IfHead != "")
 	if l.history >= 0 {
 		req.WithHistory = true
 		var decided *[]core.Approval // the history's decisions
