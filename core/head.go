@@ -12,6 +12,9 @@ const headPrefix = "h1-"
 // of 128 bits.
 const headLen = len(headPrefix) + 22
 
+// notAHead is the message of an ifHead that is not a head.
+const notAHead = "ifHead is not a head (\"h1-\" and 22 base64url characters)"
+
 // link is one link of a head chain: 128 bits in two lanes.
 type link struct{ a, b uint64 }
 
@@ -179,6 +182,16 @@ func (l link) bytes() [headLen]byte {
 	v := uint(raw[15])
 	buf[k], buf[k+1] = b64url[v>>2], b64url[v<<4&63]
 	return buf
+}
+
+// lastLink extends the session's chain to all its messages and returns
+// its last link (h0 for no messages); s.mu is held.
+func (ss *session) lastLink() link {
+	ss.chain = extend(ss.chain, ss.msgs)
+	if len(ss.chain) == 0 {
+		return headSeed
+	}
+	return ss.chain[len(ss.chain)-1]
 }
 
 // headOf returns the head of the chain (h0 for an empty one).
