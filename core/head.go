@@ -137,7 +137,12 @@ func extend(chain []link, msgs []Message) []link {
 		prev = chain[len(chain)-1]
 	}
 	if cap(chain) < len(msgs) {
-		grown := make([]link, len(chain), len(msgs)+len(msgs)/8+2)
+		// The chain takes the room the messages have: a session that
+		// grows turn by turn (append) then copies its chain as seldom as
+		// its messages, where a fixed eighth more copied it every
+		// len/16 turns.
+		room := max(cap(msgs), len(msgs)+len(msgs)/8+2)
+		grown := make([]link, len(chain), room)
 		copy(grown, chain)
 		chain = grown
 	}

@@ -35,13 +35,15 @@ type Commit struct {
 // session is not exactly what the host mirrors: no session with id, a
 // generation other than c.MirrorGen, other than c.MirrorLen messages, a
 // run holding or waiting for the session, a last message that is the
-// same user input (a turn would not append it again), or calls awaiting
+// same user input (a turn would not append it again), calls awaiting
 // approval at its end (a turn with an input is refused there), or a head
 // other than c.IfHead when that is set. The host then runs the turn the
 // ordinary way, which refuses it CodeHistoryDiverged or runs it: Commit
 // itself never refuses a head. On a commit with IfHead the session's
-// chain of heads is extended by the two messages, and c.Head set. It changes nothing either when it refuses
-// with an *Error: the same codes Start and a turn's append use.
+// chain of heads is extended by the two messages, and c.Head set. It
+// changes nothing either when it refuses with an *Error: the same codes
+// Start and a turn's append use, CodeInvalidArgument for an IfHead that
+// is not a head as Start refuses it.
 func (rt *Runtime) Commit(c *Commit) (count int, stale bool, err error) {
 	// No session has an id too long or empty: those commits are stale.
 	if c.RunID == "" || len(c.RunID) > MaxIDBytes || hasPrefix(c.RunID, GeneratedRunIDPrefix) {

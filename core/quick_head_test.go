@@ -86,6 +86,11 @@ func TestRuntime_Commit_IfHeadStaleOrMalformed(t *testing.T) {
 		}
 		requireSameState(t, stateOf(rt), want)
 	}
+	// Stale for another reason (the mirror's length): refused all the same.
+	c := core.Commit{SessionID: "s", RunID: "glue:1", Input: "z", MirrorGen: s1.Generation, MirrorLen: 1, Reply: "ok", IfHead: "nope"}
+	if _, _, err := rt.Commit(&c); core.ErrorCode(err) != core.CodeInvalidArgument {
+		t.Fatalf("a malformed ifHead on a stale mirror: %v", err)
+	}
 	if st := rt.Stats(); st.RunsCompleted != 2 {
 		t.Fatalf("stats %+v", st)
 	}
