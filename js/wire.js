@@ -342,14 +342,17 @@ export class Reader {
     this.fail("varint too long");
   }
 
-  string() {
+  // string reads a string; one of fewer than short bytes, ASCII, is
+  // built without a call into TextDecoder (a head, 25 bytes, is read with
+  // short 0: one call costs less than its 25 concatenations).
+  string(short = 48) {
     const n = this.uvarint();
     const start = this.pos;
     const end = start + n;
     if (end > this.buf.length) this.fail("string runs past the end");
     this.pos = end;
     const buf = this.buf;
-    if (n < 48) {
+    if (n < short) {
       // Short ASCII strings without a call into TextDecoder.
       let s = "";
       let i = start;
@@ -589,7 +592,7 @@ export function readAction(buf, onDropped) {
     case DONE_HEAD: {
       // A completed turn whose begin frame asked for the head.
       const result = r.result();
-      result.head = r.string();
+      result.head = r.string(0);
       a = { handle, events, kind: ACTION.done, result };
       break;
     }
@@ -616,7 +619,7 @@ export function readCommitted(buf, onDropped, onHead) {
   const count = r.uvarint();
   const dropped = r.dropped();
   let head;
-  if (r.pos < r.buf.length && (head = r.string()) === "") r.fail("the head is empty");
+  if (r.pos < r.buf.length && (head = r.string(0)) === "") r.fail("the head is empty");
   r.end();
   if (dropped !== undefined && onDropped !== undefined) onDropped(dropped);
   if (head !== undefined && onHead !== undefined) onHead(head);
