@@ -194,7 +194,7 @@ for (const mode of runtimeModes) {
     const seed = async (id) => rt.run({ sessionId: id, input: "seed", history, ifHead: (await rt.checkHistory(history)).head });
     // deleteSession: the head names a session that is gone.
     let r = await rt.run({ sessionId: "d", input: "one", ifHead: (await seed("d")).head });
-    assert.equal(rt.deleteSession("d"), true);
+    assert.equal(await rt.deleteSession("d"), true);
     let called = log.length;
     let e = await rejectsWith(assert, rt.run({ sessionId: "d", input: "two", ifHead: r.head }), "history_diverged");
     assert.equal(e.missing, undefined);
@@ -273,7 +273,9 @@ for (const mode of runtimeModes) {
     let ifHead;
     let inner;
     ({ rt } = await open(mode, log, (req, last) => {
-      if (last.content === "reenter") inner = rt.run({ sessionId: "r", input: "inner", ifHead });
+      // Its outcome is taken at once: in worker mode the refusal can
+      // arrive while the test awaits something else.
+      if (last.content === "reenter") inner = rt.run({ sessionId: "r", input: "inner", ifHead }).then(() => null, (e) => e);
       return undefined;
     }));
     const r = await rt.run({ sessionId: "r", input: "seed", history, ifHead: (await rt.checkHistory(history)).head });
@@ -284,7 +286,8 @@ for (const mode of runtimeModes) {
     const called = log.length;
     const outer = await rt.run({ sessionId: "r", input: "reenter", ifHead });
     assert.equal(outer.head, (await rt.session("r")).head);
-    const e = await rejectsWith(assert, inner, "history_diverged");
+    const e = await inner;
+    assert.equal(e && e.code, "history_diverged");
     assert.equal(e.head, outer.head);
     assert.deepEqual(e.missing, outer.appended);
     assert.equal(log.length, called + 1);
