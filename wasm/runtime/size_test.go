@@ -40,7 +40,7 @@ const (
 // gzip (1.379 to 1.389), which the bound takes. Quick turns with ifHead
 // (ADR 0012: Commit checks the head under the store's lock and extends
 // the chain by its two messages; the commit and committed frames' heads)
-// cost 790 bytes of gzip (800,019 to 800,809 bytes, 1.3910 to 1.3923),
+// cost 800 bytes of gzip (800,019 to 800,819 bytes, 1.3910 to 1.3924),
 // which the bound takes: a warm turn with ifHead was about 3x one
 // without, the hot path of a host that keeps heads, and is now a quick
 // turn.
