@@ -12,6 +12,9 @@ const headPrefix = "h1-"
 // of 128 bits.
 const headLen = len(headPrefix) + 22
 
+// notAHead is the message of an ifHead that is not a head.
+const notAHead = "ifHead is not a head (\"h1-\" and 22 base64url characters)"
+
 // link is one link of a head chain: 128 bits in two lanes.
 type link struct{ a, b uint64 }
 
@@ -134,7 +137,12 @@ func extend(chain []link, msgs []Message) []link {
 		prev = chain[len(chain)-1]
 	}
 	if cap(chain) < len(msgs) {
-		grown := make([]link, len(chain), len(msgs)+len(msgs)/8+2)
+		// The chain takes the room the messages have: a session that
+		// grows turn by turn (append) then copies its chain as seldom as
+		// its messages, where a fixed eighth more copied it every
+		// len/16 turns.
+		room := max(cap(msgs), len(msgs)+len(msgs)/8+2)
+		grown := make([]link, len(chain), room)
 		copy(grown, chain)
 		chain = grown
 	}
@@ -179,6 +187,16 @@ func (l link) bytes() [headLen]byte {
 	v := uint(raw[15])
 	buf[k], buf[k+1] = b64url[v>>2], b64url[v<<4&63]
 	return buf
+}
+
+// lastLink extends the session's chain to all its messages and returns
+// its last link (h0 for no messages); s.mu is held.
+func (ss *session) lastLink() link {
+	ss.chain = extend(ss.chain, ss.msgs)
+	if len(ss.chain) == 0 {
+		return headSeed
+	}
+	return ss.chain[len(ss.chain)-1]
 }
 
 // headOf returns the head of the chain (h0 for an empty one).

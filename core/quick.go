@@ -14,6 +14,14 @@ type Commit struct {
 	MirrorGen uint64
 	MirrorLen int
 	Reply     string
+	// IfHead, when set, stores the turn only if the session's head is
+	// IfHead (see RunRequest.IfHead); otherwise Commit reports stale and
+	// the host's ordinary turn decides. A value that is not a head is
+	// refused CodeInvalidArgument, as Start refuses it.
+	IfHead string
+	// Head is set by a Commit with IfHead that stored the turn: the
+	// session's head after it, as Result.Head of the same turn is.
+	Head string
 }
 
 // Commit appends c's input and reply to its session as one completed
@@ -27,14 +35,23 @@ type Commit struct {
 // session is not exactly what the host mirrors: no session with id, a
 // generation other than c.MirrorGen, other than c.MirrorLen messages, a
 // run holding or waiting for the session, a last message that is the
-// same user input (a turn would not append it again), or calls awaiting
-// approval at its end (a turn with an input is refused there). The host then runs
-// the turn the ordinary way. It changes nothing either when it refuses
-// with an *Error: the same codes Start and a turn's append use.
+// same user input (a turn would not append it again), calls awaiting
+// approval at its end (a turn with an input is refused there), or a head
+// other than c.IfHead when that is set. The host then runs the turn the
+// ordinary way, which refuses it CodeHistoryDiverged or runs it: Commit
+// itself never refuses a head. On a commit with IfHead the session's
+// chain of heads is extended by the two messages, and c.Head set. It
+// changes nothing either when it refuses with an *Error: the same codes
+// Start and a turn's append use, CodeInvalidArgument for an IfHead that
+// is not a head as Start refuses it.
 func (rt *Runtime) Commit(c *Commit) (count int, stale bool, err error) {
 	// No session has an id too long or empty: those commits are stale.
 	if c.RunID == "" || len(c.RunID) > MaxIDBytes || hasPrefix(c.RunID, GeneratedRunIDPrefix) {
 		return 0, false, NewError(CodeInvalidArgument, "a commit needs a run id of the host's")
+	}
+	c.Head = ""
+	if c.IfHead != "" && !ValidHead(c.IfHead) {
+		return 0, false, NewError(CodeInvalidArgument, notAHead)
 	}
 	if int64(len(c.Input)) > rt.limits.MaxMessageBytes || int64(len(c.Reply)) > rt.limits.MaxMessageBytes {
 		return 0, false, NewError(CodeLimitExceeded, "the input or the reply is more than maxMessageBytes")
@@ -66,6 +83,13 @@ func (s *store) commit(c *Commit) (int, bool, *Error) {
 		s.mu.Unlock()
 		return 0, true, nil
 	}
+	// The chain is extended to the session's messages (nothing to do
+	// when the last run asked for its head), then by the two messages
+	// appended below.
+	if c.IfHead != "" && !ss.lastLink().is(c.IfHead) {
+		s.mu.Unlock()
+		return 0, true, nil
+	}
 	size := int64(len(c.Input) + len(c.Reply))
 	var e *Error
 	if n+2 > s.limits.MaxMessagesPerSession || ss.bytes+size > s.limits.MaxSessionBytes {
@@ -85,6 +109,9 @@ func (s *store) commit(c *Commit) (int, bool, *Error) {
 	s.bytes += size
 	ss.tailRun, ss.tailMark = c.RunID, mark
 	s.nCompleted++
+	if c.IfHead != "" {
+		c.Head = ss.lastLink().text()
+	}
 	s.mu.Unlock()
 	return n + 2, false, nil
 }

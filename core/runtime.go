@@ -249,7 +249,7 @@ func (rt *Runtime) admit(ctx Context, req RunRequest) (*Run, error) {
 		return nil, err
 	}
 	if req.IfHead != "" && !ValidHead(req.IfHead) {
-		return nil, NewError(CodeInvalidArgument, "ifHead is not a head (\"h1-\" and 22 base64url characters)")
+		return nil, NewError(CodeInvalidArgument, notAHead)
 	}
 	if req.Policy.TimeoutMs > 0 && rt.afterFunc == nil {
 		return nil, NewError(CodeInvalidArgument, "policy.timeoutMs needs timers: set Config.AfterFunc")

@@ -518,8 +518,7 @@ func (s *store) snapshot(id string) ([]Message, uint64, string, bool) {
 	var head string
 	if ss != nil {
 		msgs, gen = append([]Message(nil), ss.msgs...), ss.gen
-		ss.chain = extend(ss.chain, ss.msgs)
-		head = headOf(ss.chain)
+		head = ss.lastLink().text()
 	}
 	s.mu.Unlock()
 	return msgs, gen, head, ss != nil

@@ -116,10 +116,11 @@ export class TurnDriver {
   /**
    * Commits a quick turn in one call (agentrt_commit, docs/wire.md):
    * the input and the reply's content on a mirror of generation gen and
-   * length n. Returns the answer's bytes (valid until the next call).
+   * length n, with the run's ifHead or undefined. Returns the answer's
+   * bytes (valid until the next call).
    */
-  commit(sessionId, runId, input, gen, n, content) {
-    return this.call(this.#ex.agentrt_commit, writeCommit(this.#w.reset(), sessionId, runId, input, gen, n, content));
+  commit(sessionId, runId, input, gen, n, content, ifHead) {
+    return this.call(this.#ex.agentrt_commit, writeCommit(this.#w.reset(), sessionId, runId, input, gen, n, content, ifHead));
   }
 
   /** Feeds the model's reply, read already, to the turn with handle and returns the next action. */
@@ -510,7 +511,9 @@ export class TurnDriver {
       this.#mirrors.keepReply(turn, a.result);
       return a.result;
     }
-    this.#mirrors.drop(turn);
+    // A run refused for its ifHead changed nothing: the mirror keeps its
+    // head for the caller's retry with the error's head.
+    this.#mirrors.drop(turn, a.error.code === "history_diverged");
     throw refusedError(a.error);
   }
 

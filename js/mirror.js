@@ -7,15 +7,20 @@
 import { AgentrtError } from "./errors.js";
 
 /**
- * Mirrors holds the mirror of each session, by session id: { gen, msgs },
- * the session's generation and its messages as model requests hand them.
- * A turn holds the mirror the module counts on for it (turn.mirror); it
- * is the session's here until the session is forgotten (turn.detached).
+ * Mirrors holds the mirror of each session, by session id: { gen, msgs,
+ * head }, the session's generation, its messages as model requests hand
+ * them, and the head of those messages when the glue was told it (a run
+ * with ifHead returns it: docs/adr/0025-conversation-heads.md), else
+ * undefined. A quick turn with ifHead runs only on a mirror whose head is
+ * that ifHead (quick.js), so every change of msgs here forgets the head
+ * or sets the one the module gave for the new messages. A turn holds the
+ * mirror the module counts on for it (turn.mirror); it is the session's
+ * here until the session is forgotten (turn.detached).
  */
 export class Mirrors {
   #byId = new Map();
 
-  /** The mirror of the session with id ({ gen, msgs }), or undefined. */
+  /** The mirror of the session with id ({ gen, msgs, head }), or undefined. */
   get(id) {
     return this.#byId.get(id);
   }
@@ -47,7 +52,7 @@ export class Mirrors {
       return a.tail.slice();
     }
     let m = turn.mirror;
-    if (a.adopt && turn.historyMirror !== undefined) m = { gen: a.generation, msgs: turn.historyMirror };
+    if (a.adopt && turn.historyMirror !== undefined) m = { gen: a.generation, msgs: turn.historyMirror, head: undefined };
     turn.historyMirror = undefined;
     if (m === undefined || m.gen !== a.generation || m.msgs.length < a.from) {
       // A mirror of the same generation is the same messages: the
@@ -61,11 +66,13 @@ export class Mirrors {
         if (!turn.detached) this.#byId.delete(turn.sessionId);
         if (a.from <= a.start) return a.tail.slice(a.start - a.from);
         throw new AgentrtError("internal", "agentrt: the session mirror is out of step with the module");
-      } else m = { gen: a.generation, msgs: [] };
+      } else m = { gen: a.generation, msgs: [], head: undefined };
     }
     const msgs = m.msgs;
     if (msgs.length !== a.from) msgs.length = a.from;
     for (const x of a.tail) msgs.push(x);
+    // The turn goes on: the messages' head is known again when it ends.
+    m.head = undefined;
     m.gen = turn.gen = a.generation;
     turn.mirror = m;
     if (!turn.detached) this.#byId.set(turn.sessionId, m);
@@ -81,7 +88,13 @@ export class Mirrors {
    */
   keepReply(turn, res) {
     const m = turn.mirror;
-    if (m !== undefined && m.gen === turn.gen && m.msgs.length === res.messageCount - 1) m.msgs.push(res.reply);
+    if (m === undefined) return;
+    if (m.gen === turn.gen && m.msgs.length === res.messageCount - 1) {
+      m.msgs.push(res.reply);
+      // The mirror is the session after the turn: its head is the
+      // result's (a run with ifHead), or unknown.
+      m.head = res.head;
+    } else m.head = undefined;
   }
 
   /**
@@ -91,10 +104,17 @@ export class Mirrors {
    * as it would for the old mirror; a quick turn would call its model on
    * the old one first.
    */
-  drop(turn) {
+  drop(turn, unchanged = false) {
+    const own = turn.mirror;
     turn.mirror = undefined;
+    // A failed turn forgets the head it might have changed. unchanged
+    // says that the module refused the turn before anything changed
+    // (history_diverged): the mirror and its head are still the session's.
+    if (own !== undefined && !unchanged) own.head = undefined;
     if (turn.detached) return;
     const m = this.#byId.get(turn.sessionId);
-    if (m !== undefined && turn.gen !== 0 && m.gen === turn.gen) this.#byId.delete(turn.sessionId);
+    if (m === undefined) return;
+    if (!unchanged) m.head = undefined;
+    if (turn.gen !== 0 && m.gen === turn.gen) this.#byId.delete(turn.sessionId);
   }
 }

@@ -26,6 +26,9 @@ export class QuickTurns {
   #pending = [];
   #quickOK;
   #onDropped = (d) => this.#driver.dropped(d);
+  // The head a committed frame ends with (readCommitted's onHead).
+  #head = undefined;
+  #onHead = (h) => { this.#head = h; };
 
   constructor(driver, exports) {
     this.#driver = driver;
@@ -50,7 +53,12 @@ export class QuickTurns {
    * Whether a turn without history, policy, events, inspection or a
    * host's run id may be a quick turn: a JavaScript model, a mirror of
    * the session, no turn of it in flight, and an input that a turn would
-   * append (not the mirror's last message again) within the limits.
+   * append (not the mirror's last message again) within the limits. A
+   * turn with ifHead is quick only when the mirror's head, the one the
+   * module gave for exactly its messages (mirror.js), is ifHead: any
+   * other turn with ifHead begins in the module, which refuses it
+   * history_diverged (or runs it) before its model is called. core's
+   * Commit checks the head again.
    *
    * The last two tests copy core's rules (the current-input rule and the
    * size of a message) to decide before the model is called, without a
@@ -59,11 +67,11 @@ export class QuickTurns {
    * is the same user input is stale, core/quick_test.go), and a stale or
    * refused commit runs the turn the ordinary way.
    */
-  quickable(sessionId, input) {
+  quickable(sessionId, input, ifHead) {
     const d = this.#driver;
     if (!this.#quickOK || d.inFlight(sessionId) > 0) return false;
     const m = d.mirrors.get(sessionId);
-    if (m === undefined) return false;
+    if (m === undefined || (ifHead !== undefined && m.head !== ifHead)) return false;
     const msgs = m.msgs;
     const n = msgs.length;
     const limits = d.limits;
@@ -80,10 +88,11 @@ export class QuickTurns {
    * the reply. A reply the module cannot commit as it is (a thenable, tool
    * calls, a failure, a refused or stale commit), or a model that called
    * the module, gets the turn begun in the module as it would have been
-   * without quick turns; the answer in hand is fed to it. Returns what
-   * drive returns.
+   * without quick turns; the answer in hand is fed to it. ifHead, when
+   * given (quickable admitted it), goes with the commit, or with the
+   * begin. Returns what drive returns.
    */
-  run(sessionId, input, runId) {
+  run(sessionId, input, runId, ifHead) {
     const d = this.#driver;
     const m = d.mirrors.get(sessionId);
     const n = m.msgs.length;
@@ -95,7 +104,7 @@ export class QuickTurns {
     const messages = msgs.slice();
     msgs.pop();
     const req = new ModelRequest(runId, sessionId, d.system, messages, d.allowedSpecs(ALL_TOOLS), 1, ignoreDelta);
-    const q = { sessionId, input, runId, gen: m.gen, n, req, turn: undefined, error: undefined, matched: false };
+    const q = { sessionId, input, runId, ifHead, gen: m.gen, n, req, turn: undefined, error: undefined, matched: false };
     d.busy(sessionId);
     this.#pending.push(q);
     let v;
@@ -152,18 +161,32 @@ export class QuickTurns {
   // or undefined when the module did not store it (stale or refused).
   #commit(q, m, inputMsg, content) {
     const d = this.#driver;
-    const out = d.commit(q.sessionId, q.runId, q.input, q.gen, q.n, content);
+    const ifHead = q.ifHead;
+    const out = d.commit(q.sessionId, q.runId, q.input, q.gen, q.n, content, ifHead);
     if (out.length < 5 || out[4] !== KIND.committed) return undefined;
-    const count = readCommitted(out, this.#onDropped);
+    this.#head = undefined;
+    const count = readCommitted(out, this.#onDropped, this.#onHead);
     if (count < 0) return undefined;
+    const head = this.#head;
     // The Result a turn of the default policy without history gives
     // (core.Runtime.Commit's doc): built here, as encoding it in the
     // committed frame and decoding it again costs a warm turn about 1 µs.
     const reply = Object.freeze({ role: "assistant", content: content.toWellFormed() });
     m.msgs.push(inputMsg, reply);
+    // The mirror is the session after the commit: its head is the one
+    // the module answered a commit with ifHead, or unknown.
+    m.head = head;
+    if (ifHead === undefined) {
+      return {
+        runId: q.runId, sessionId: q.sessionId, status: "completed", reply, appended: [inputMsg, reply],
+        seed: { mode: "none", seeded: 0, skippedSystem: 0 }, messageCount: count, modelCalls: [{ step: 1, messageCount: q.n + 1 }],
+      };
+    }
+    if (head === undefined) throw new AgentrtError("internal", "agentrt: the module committed a turn with ifHead without its head");
+    // result.head, as the ordinary path's result of a run with ifHead has.
     return {
       runId: q.runId, sessionId: q.sessionId, status: "completed", reply, appended: [inputMsg, reply],
-      seed: { mode: "none", seeded: 0, skippedSystem: 0 }, messageCount: count, modelCalls: [{ step: 1, messageCount: q.n + 1 }],
+      seed: { mode: "none", seeded: 0, skippedSystem: 0 }, messageCount: count, modelCalls: [{ step: 1, messageCount: q.n + 1 }], head,
     };
   }
 
@@ -176,7 +199,7 @@ export class QuickTurns {
     const d = this.#driver;
     let turn;
     try {
-      turn = d.begin({ sessionId: q.sessionId, input: q.input, runId: q.runId });
+      turn = d.begin({ sessionId: q.sessionId, input: q.input, runId: q.runId, ifHead: q.ifHead });
     } catch (e) {
       q.error = e;
       ModelRequest.stop(q.req, e);

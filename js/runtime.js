@@ -196,13 +196,14 @@ class Runtime {
     const held = withHistory && policy && policy.repair === true && Array.isArray(history) ? history.slice() : undefined;
     let driven;
     const approvals = options ? options.approvals : undefined;
-    // A run with ifHead is checked by core as it begins: never quick.
+    // A run with ifHead is quick only on a mirror of that head (quick.js
+    // quickable); core checks it again as it commits.
     const ifHead = options ? options.ifHead : undefined;
-    if (!onStarted && !withHistory && policy === undefined && !listener && !inspect && approvals === undefined && ifHead === undefined &&
-      !(options && options.runId !== undefined) && driver.quick.quickable(sessionId, input)) {
+    if (!onStarted && !withHistory && policy === undefined && !listener && !inspect && approvals === undefined &&
+      !(options && options.runId !== undefined) && driver.quick.quickable(sessionId, input, ifHead)) {
       // A quick turn (docs/adr/0012-quick-turn.md): begin and drive in one.
       try {
-        driven = driver.quick.run(sessionId, input, runId);
+        driven = driver.quick.run(sessionId, input, runId, ifHead);
       } catch (e) {
         if (inst.go.exited) {
           this.#lost(inst, e);

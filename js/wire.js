@@ -286,9 +286,11 @@ export function writeDelta(w, handle, text) {
 /**
  * Writes a commit frame: a turn the host has run already on its mirror of
  * the session (generation mirrorGen, mirrorLen messages), its input and
- * the model's reply content, to be stored as one.
+ * the model's reply content, to be stored as one; with ifHead (a string,
+ * not empty), stored only on a session of that head, the frame ending
+ * with it (docs/wire.md, "Heads").
  */
-export function writeCommit(w, sessionId, runId, input, mirrorGen, mirrorLen, reply) {
+export function writeCommit(w, sessionId, runId, input, mirrorGen, mirrorLen, reply, ifHead) {
   w.header(KIND.commit);
   w.string(sessionId);
   w.string(runId);
@@ -296,6 +298,7 @@ export function writeCommit(w, sessionId, runId, input, mirrorGen, mirrorLen, re
   w.uvarint(mirrorGen);
   w.uvarint(mirrorLen);
   w.string(reply);
+  if (ifHead !== undefined) w.string(ifHead);
   return w.bytes();
 }
 
@@ -339,14 +342,17 @@ export class Reader {
     this.fail("varint too long");
   }
 
-  string() {
+  // string reads a string; one of fewer than short bytes, ASCII, is
+  // built without a call into TextDecoder (a head, 25 bytes, is read with
+  // short 0: one call costs less than its 25 concatenations).
+  string(short = 48) {
     const n = this.uvarint();
     const start = this.pos;
     const end = start + n;
     if (end > this.buf.length) this.fail("string runs past the end");
     this.pos = end;
     const buf = this.buf;
-    if (n < 48) {
+    if (n < short) {
       // Short ASCII strings without a call into TextDecoder.
       let s = "";
       let i = start;
@@ -586,7 +592,7 @@ export function readAction(buf, onDropped) {
     case DONE_HEAD: {
       // A completed turn whose begin frame asked for the head.
       const result = r.result();
-      result.head = r.string();
+      result.head = r.string(0);
       a = { handle, events, kind: ACTION.done, result };
       break;
     }
@@ -602,16 +608,21 @@ export function readAction(buf, onDropped) {
 /**
  * Decodes a committed frame: the session's message count after the
  * commit, or -1 when it was stale (nothing was stored). onDropped, when
- * given, is handed the frame's dropped sessions (true: all; or the ids).
+ * given, is handed the frame's dropped sessions (true: all; or the ids);
+ * onHead the session's head the frame ends with after a commit with
+ * ifHead (docs/wire.md, "Heads"), both after the frame is decoded.
  */
-export function readCommitted(buf, onDropped) {
+export function readCommitted(buf, onDropped, onHead) {
   const r = reader(buf, KIND.committed);
   const stale = r.byte();
   if (stale > 1) r.fail("stale must be 0 or 1");
   const count = r.uvarint();
   const dropped = r.dropped();
+  let head;
+  if (r.pos < r.buf.length && (head = r.string(0)) === "") r.fail("the head is empty");
   r.end();
   if (dropped !== undefined && onDropped !== undefined) onDropped(dropped);
+  if (head !== undefined && onHead !== undefined) onHead(head);
   return stale === 1 ? -1 : count;
 }
 

@@ -127,3 +127,33 @@ export function noHead(v) {
   if (typeof head !== "string" || !HEAD_FORM.test(head)) throw new Error(`not a head: ${JSON.stringify(head)}`);
   return rest;
 }
+
+/**
+ * countingExports makes the instances started meanwhile count their
+ * agentrt_begin and agentrt_commit calls into counts (by name), where the
+ * engine lets a test wrap an instance's exports (Node); elsewhere, and
+ * in a worker, it counts nothing. It returns the function that stops
+ * wrapping (the instances started meanwhile go on counting).
+ */
+export function countingExports(counts) {
+  const d = Object.getOwnPropertyDescriptor(WebAssembly.Instance.prototype, "exports");
+  if (!d || typeof d.get !== "function" || !d.configurable) return () => {};
+  const wrapped = new WeakMap();
+  Object.defineProperty(WebAssembly.Instance.prototype, "exports", {
+    configurable: true,
+    get() {
+      const ex = d.get.call(this);
+      let w = wrapped.get(ex);
+      if (!w) {
+        w = { ...ex };
+        for (const name of ["agentrt_begin", "agentrt_commit"]) {
+          const f = ex[name];
+          if (typeof f === "function") w[name] = (...args) => { counts[name] = (counts[name] ?? 0) + 1; return f(...args); };
+        }
+        wrapped.set(ex, w);
+      }
+      return w;
+    },
+  });
+  return () => Object.defineProperty(WebAssembly.Instance.prototype, "exports", d);
+}

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadRuntime } from "../glue.js";
 import { compiledModule, wasmExecURL } from "./env.mjs";
-import { rawAPI } from "./helpers.mjs";
+import { rawAPI, countingExports } from "./helpers.mjs";
 
 // rawRuntime starts a Go instance of the module and returns its
 // syscall/js Runtime object, created with config.
@@ -159,32 +159,6 @@ test("a warm turn hands the model the stored messages, cached in the mirror and 
 // one commit. A runtime whose turns all pass an empty policy (the same
 // defaults) never takes a quick turn: both must give the same results,
 // sessions, stats and model requests.
-
-// countingExports makes the instances started meanwhile count their
-// agentrt_begin and agentrt_commit calls, where the engine lets a test
-// wrap an instance's exports (Node); elsewhere it counts nothing.
-function countingExports(counts) {
-  const d = Object.getOwnPropertyDescriptor(WebAssembly.Instance.prototype, "exports");
-  if (!d || typeof d.get !== "function" || !d.configurable) return () => {};
-  const wrapped = new WeakMap();
-  Object.defineProperty(WebAssembly.Instance.prototype, "exports", {
-    configurable: true,
-    get() {
-      const ex = d.get.call(this);
-      let w = wrapped.get(ex);
-      if (!w) {
-        w = { ...ex };
-        for (const name of ["agentrt_begin", "agentrt_commit"]) {
-          const f = ex[name];
-          if (typeof f === "function") w[name] = (...args) => { counts[name] = (counts[name] ?? 0) + 1; return f(...args); };
-        }
-        wrapped.set(ex, w);
-      }
-      return w;
-    },
-  });
-  return () => Object.defineProperty(WebAssembly.Instance.prototype, "exports", d);
-}
 
 // quickModel answers at once, except "later" (a Promise), "add" (a tool
 // call), "boom" (it throws) and "bad" (a reply that cannot be read); a
