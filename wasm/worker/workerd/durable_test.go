@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -193,9 +191,6 @@ func TestDurable_OneTurnAtATime_Faults_ClientLeaves(t *testing.T) {
 		t.Skip(skipWhy)
 	}
 	up := newSlowUpstream(t, 150*time.Millisecond)
-	if err := os.WriteFile(filepath.Join(bundle.Dir, "durable-abort-entry.mjs"), []byte(durableAbortEntry), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	p, logs := mustStartLogs(t, workerd.Options{Durable: true, AllowLocalNetwork: true, Env: durableEnv(openaiEnv(up.URL)), Entry: "durable-abort-entry.mjs"})
 	defer func() {
 		for _, bad := range []string{"different request context", "hung", "Uncaught"} {

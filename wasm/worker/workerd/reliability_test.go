@@ -10,8 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -252,9 +250,6 @@ func TestWorker_ClientDisconnect_CancelsRun(t *testing.T) {
 		t.Skip(skipWhy)
 	}
 	up := newSlowUpstream(t, 0)
-	if err := os.WriteFile(filepath.Join(bundle.Dir, "abort-entry.mjs"), []byte(abortEntry), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	p := mustStart(t, workerd.Options{AllowLocalNetwork: true, Env: openaiEnv(up.URL), Entry: "abort-entry.mjs"})
 	for _, mode := range []string{"plain", "sse"} {
 		t.Run(mode, func(t *testing.T) {

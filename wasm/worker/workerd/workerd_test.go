@@ -65,8 +65,50 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// mustStart starts workerd on 127.0.0.1 with a free port and stops it at
-// the end of the test.
+// entries are the test entry modules, by the file name Options.Entry
+// gives: mustStart writes the one named into the process's own bundle.
+var entries = map[string]string{
+	"abort-entry.mjs":         abortEntry,
+	"durable-abort-entry.mjs": durableAbortEntry,
+	"per-request.mjs":         perRequestEntry,
+}
+
+// ownBundle returns a bundle directory for one workerd process: links to
+// (or copies of) the files of the test binary's bundle, and the test
+// entry named entry, if any. workerd.Start writes its configuration into
+// the bundle directory, so processes of tests running in parallel on one
+// directory would start with each other's configuration: another
+// environment, upstream, entry or state directory.
+func ownBundle(t testing.TB, entry string) *workerd.Bundle {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range workerd.BundleFiles {
+		src, dst := filepath.Join(bundle.Dir, f), filepath.Join(dir, f)
+		if os.Link(src, dst) == nil {
+			continue
+		}
+		b, err := os.ReadFile(src)
+		if err == nil {
+			err = os.WriteFile(dst, b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if entry != "" {
+		src, ok := entries[entry]
+		if !ok {
+			t.Fatalf("no test entry %q", entry)
+		}
+		if err := os.WriteFile(filepath.Join(dir, entry), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &workerd.Bundle{Dir: dir, Size: bundle.Size}
+}
+
+// mustStart starts workerd on 127.0.0.1 with a free port, from its own
+// bundle directory (ownBundle), and stops it at the end of the test.
 func mustStart(t testing.TB, o workerd.Options) *workerd.Process {
 	t.Helper()
 	p, _ := mustStartLogs(t, o)
@@ -90,7 +132,7 @@ func mustStartLogs(t testing.TB, o workerd.Options) (*workerd.Process, *syncBuff
 	o.Stdout, o.Stderr = logs, logs
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := workerd.Start(ctx, bundle, o)
+	p, err := workerd.Start(ctx, ownBundle(t, o.Entry), o)
 	if err != nil {
 		t.Fatalf("start: %v\n%s", err, logs.String())
 	}
@@ -461,12 +503,6 @@ func BenchmarkWorker_Turn(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			o := workerd.Options{}
 			if mode == "per-request" {
-				if bundle == nil {
-					b.Skip(skipWhy)
-				}
-				if err := os.WriteFile(filepath.Join(bundle.Dir, "per-request.mjs"), []byte(perRequestEntry), 0o644); err != nil {
-					b.Fatal(err)
-				}
 				o.Entry = "per-request.mjs"
 			}
 			p := mustStart(b, o)
