@@ -199,6 +199,7 @@ func runResumeDoc(t *testing.T, p *workerd.Process, scenario string, restart fun
 // back; a workerd restart mid-run reaches the snippet as run_lost (its
 // reloadConversation), the stored history unchanged.
 func TestWorker_DocResumeFlow(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -276,6 +277,7 @@ func TestWorker_DocResumeFlow(t *testing.T) {
 // send the input again while the queued run still ran), and gets every
 // event once and the Result; the turn is stored once.
 func TestWorker_DocResumeFlow_Queued(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}

@@ -22,6 +22,7 @@ import (
 // ended without running), finds it queued and gets its turn stored
 // exactly once, after two upstream calls in all.
 func TestDurable_QueuedContinuedRun_DocRecovery(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}

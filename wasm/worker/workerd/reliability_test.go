@@ -119,6 +119,7 @@ func sessionCount(t testing.TB, p *workerd.Process, id string) int {
 // policy.onBusy "reject" the overlapping ones answer 409 session_busy and
 // leave nothing behind.
 func TestWorker_OpenAI_OverlappingRequests(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -246,6 +247,7 @@ export default {
 // keeps only the turns the client received), and the next turn finds no
 // dangling user message and no busy session.
 func TestWorker_ClientDisconnect_CancelsRun(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -344,6 +346,7 @@ func TestWorker_ClientDisconnect_CancelsRun(t *testing.T) {
 // serving get a typed JSON error, /healthz answers at once from a fresh
 // instance, and sessions are then cold and seeded from history.
 func TestWorker_InstanceDies_Restarts(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -413,6 +416,7 @@ func TestWorker_InstanceDies_Restarts(t *testing.T) {
 // spellings, arbitrary tokens) never reach the worker: workerd answers
 // them 501 itself, and the instance keeps serving.
 func TestWorker_UnknownMethods(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{})
 	check := func(method, path string, want int) {
 		t.Helper()
@@ -453,6 +457,7 @@ func TestWorker_UnknownMethods(t *testing.T) {
 // answers 504 timeout at once, the upstream call is abandoned, and the
 // turn is rolled back.
 func TestWorker_OpenAI_QueuedRunTimesOut(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}

@@ -238,6 +238,7 @@ type turnBody struct {
 // isolate is a no-op; after a restart of workerd (a new isolate) the
 // session seeds cold again.
 func TestColdStartedSessionIsSeededFromSuppliedHistory(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{})
 	history := []msg{{"system", "old prompt", ""}, {"user", "hi", ""}, {"assistant", "hello", ""}}
 	r1 := post(t, p, "/v1/sessions/chat-1/runs", turnBody{Input: "and now?", History: history})
@@ -274,6 +275,7 @@ func TestColdStartedSessionIsSeededFromSuppliedHistory(t *testing.T) {
 // Ensure two workerd processes answering alternate turns with seedMode
 // "reconcile" each give the model the full context.
 func TestWorker_Reconcile_TwoProcessesAlternate(t *testing.T) {
+	t.Parallel()
 	procs := []*workerd.Process{mustStart(t, workerd.Options{}), mustStart(t, workerd.Options{})}
 	history := []msg{} // an empty history on a new session: "noop"
 	wantModes := []string{"noop", "cold", "appended", "appended", "appended", "appended"}
@@ -298,6 +300,7 @@ func TestWorker_Reconcile_TwoProcessesAlternate(t *testing.T) {
 // Ensure bad requests get the right status and code, and the worker keeps
 // serving afterwards: the same Go instance, with its warm session.
 func TestWorker_BadRequests(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{Env: map[string]string{"AGENTRT_TOKEN": "t0ken", "AGENTRT_MAX_BODY_BYTES": "2048"}})
 	auth := []string{"Authorization", "Bearer t0ken"}
 	if r := post(t, p, "/v1/sessions/warm/runs", `{"input":"first"}`, auth...); r.Status != 200 {
@@ -352,6 +355,7 @@ func TestWorker_BadRequests(t *testing.T) {
 // Ensure Accept: text/event-stream streams the events from the worker,
 // ending with run.completed and its result.
 func TestWorker_ServerSentEvents(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{})
 	req, _ := http.NewRequest("POST", p.URL+"/v1/sessions/sse/runs", strings.NewReader(`{"input":"stream me please","history":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`))
 	req.Header.Set("Accept", "text/event-stream")
@@ -400,6 +404,7 @@ func TestWorker_ServerSentEvents(t *testing.T) {
 // upstream on 127.0.0.1 with fetch, sends the key and the full context,
 // and maps upstream errors to model_error without leaking the key.
 func TestWorker_OpenAI_FakeUpstream(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -466,6 +471,7 @@ func TestWorker_OpenAI_FakeUpstream(t *testing.T) {
 // Ensure the module stays under the Workers free plan's 3 MB compressed
 // limit (gzip at best compression, the module alone).
 func TestWorker_ModuleSize(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -540,6 +546,7 @@ func BenchmarkWorker_Turn(b *testing.B) {
 // all complete with their own answers, and one shared session ends up
 // holding every turn once.
 func TestWorker_ConcurrentRequests(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{})
 	const n = 24
 	var wg sync.WaitGroup
@@ -591,6 +598,8 @@ func TestWorker_ConcurrentRequests(t *testing.T) {
 // Ensure TestBundle copies the bundle of $AGENTRT_DIST/worker, not
 // building one, into the test's own directory (where workerd.Start
 // writes its configuration), and builds when that bundle is incomplete.
+// It stays serial: it sets $AGENTRT_DIST with t.Setenv, which a parallel
+// test may not (the environment is the process's).
 func TestTestBundle_FromDist(t *testing.T) {
 	dist := t.TempDir()
 	src := filepath.Join(dist, build.WorkerDir)
