@@ -29,10 +29,16 @@ type slowUpstream struct {
 	maxSeen  atomic.Int64
 	// cancelled counts calls whose client went away before the answer.
 	cancelled atomic.Int64
+	// held, closed by release, holds every call whose last message
+	// says "held" until then: a run that must still be running when
+	// the test has done something else, however loaded the machine.
+	held    chan struct{}
+	release func()
 }
 
 func newSlowUpstream(t testing.TB, delay time.Duration) *slowUpstream {
-	u := &slowUpstream{delay: delay}
+	u := &slowUpstream{delay: delay, held: make(chan struct{})}
+	u.release = sync.OnceFunc(func() { close(u.held) })
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := u.inFlight.Add(1)
 		defer u.inFlight.Add(-1)
@@ -52,6 +58,13 @@ func newSlowUpstream(t testing.TB, delay time.Duration) *slowUpstream {
 		delay := u.delay
 		if n := len(body.Messages); n > 0 && strings.Contains(body.Messages[n-1].Content, "very slow") {
 			delay = 2 * time.Second
+		} else if n > 0 && strings.Contains(body.Messages[n-1].Content, "held") {
+			select {
+			case <-u.held:
+			case <-r.Context().Done():
+				u.cancelled.Add(1)
+				return
+			}
 		}
 		select {
 		case <-time.After(delay):
@@ -63,6 +76,7 @@ func newSlowUpstream(t testing.TB, delay time.Duration) *slowUpstream {
 		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":"upstream saw %d messages"}}]}`, len(body.Messages))
 	}))
 	t.Cleanup(u.Close)
+	t.Cleanup(u.release)
 	return u
 }
 
