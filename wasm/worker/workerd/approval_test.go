@@ -39,12 +39,14 @@ func sendTo(p *workerd.Process) contract.Send {
 // the corpus as docs/contract.md says (the fault switch gives it the
 // corpus's tools pay and look).
 func TestWorker_ApprovalContract(t *testing.T) {
+	t.Parallel()
 	for _, durable := range []bool{false, true} {
 		name := "isolate"
 		if durable {
 			name = "durable"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // its own workerd
 			p := mustStart(t, workerd.Options{Durable: durable, StateDir: t.TempDir(), Env: durableEnv(nil)})
 			send := sendTo(p)
 			for _, c := range contract.MustLoadApprovals(t) {
@@ -93,6 +95,7 @@ func postApproval(t *testing.T, p *workerd.Process, id, body string) (int, appro
 // runs in the instance); a denial never runs it; the same approval again
 // is refused.
 func TestDurable_Approval_SurvivesRestart(t *testing.T) {
+	t.Parallel()
 	o := workerd.Options{Durable: true, StateDir: t.TempDir(), Env: durableEnv(nil)}
 	p := mustStart(t, o)
 	ids := map[string]string{}
@@ -139,6 +142,7 @@ func TestDurable_Approval_SurvivesRestart(t *testing.T) {
 // conversation holds its result once; the input is either refused (the
 // conversation was paused) or stored after the resumed turn.
 func TestDurable_Approval_OtherConversationAndRace(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{Durable: true, StateDir: t.TempDir(), Env: durableEnv(nil)})
 	ids := map[string]string{}
 	for _, conv := range []string{"a", "b"} {
@@ -208,6 +212,7 @@ func TestDurable_Approval_OtherConversationAndRace(t *testing.T) {
 // least once, as docs/durable.md says), and the store never holds two
 // results of the call.
 func TestDurable_Approval_LostBeforeWrite(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{Durable: true, StateDir: t.TempDir(), Env: durableEnv(nil)})
 	for _, fault := range []string{"storage", "exit", "tool-exit"} {
 		t.Run(fault, func(t *testing.T) {

@@ -58,6 +58,7 @@ func (c *writer) turn(t *testing.T, p *workerd.Process, id, input string) {
 // some of them (a client's stale copy replaced the turns the others
 // stored meanwhile), and the clients' copies differ from it.
 func TestDurable_ConcurrentWriters_LoseUpdatesWithoutIfHead(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -190,6 +191,7 @@ func (c *headWriter) turn(t *testing.T, p *workerd.Process, id, input string) {
 // prefix, never a divergent history). The same without ifHead loses
 // turns (TestDurable_ConcurrentWriters_LoseUpdatesWithoutIfHead).
 func TestDurable_ConcurrentWriters_IfHeadKeepsEveryTurn(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}

@@ -17,6 +17,7 @@ import (
 // says, or refuses it with the code, index and message of every other
 // edge.
 func TestWorker_Contract(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{})
 	send := func(method, path, body string) (int, []byte, error) {
 		var rd io.Reader

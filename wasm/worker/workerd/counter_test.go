@@ -95,6 +95,7 @@ func windowHistory(t *testing.T, prefix string) string {
 // the estimate is a quarter of them plus 4) in both deployments: the
 // budget is respected with the counter's figures, by result.context.
 func TestWorker_CountTokens_Budget(t *testing.T) {
+	t.Parallel()
 	history := windowHistory(t, "the budget respected")
 	for _, durable := range []bool{false, true} {
 		name := "isolate"
@@ -102,6 +103,7 @@ func TestWorker_CountTokens_Budget(t *testing.T) {
 			name = "durable"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // its own workerd
 			p := mustStart(t, workerd.Options{Durable: durable, StateDir: t.TempDir(), Env: counterEnv()})
 			status, r := counterTurn(t, p, "budget", `{"input":"hi","history":`+history+`,"policy":{"maxContextTokens":60,"contextChunkTokens":30}}`)
 			// m0..m29 are 80 bytes, "hi" 2, the specs 27: 109 is 49
@@ -125,6 +127,7 @@ func TestWorker_CountTokens_Budget(t *testing.T) {
 // cached: over three turns the counter is called once per stored message
 // and once per tool spec, never for the whole session again.
 func TestWorker_CountTokens(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{Env: counterEnv()})
 
 	// Counts cached, first, while the runtime has counted nothing.

@@ -44,6 +44,7 @@ console.log(JSON.stringify(out));
 // once to one conversation get every turn stored once, and each
 // client's copy is a prefix of the stored conversation.
 func TestWorker_DocIfHeadLoop(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}

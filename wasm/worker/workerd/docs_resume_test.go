@@ -29,8 +29,9 @@ import (
 // snippet's controller once the resumed stream is open; "lost" prints
 // "cut" and waits for a line naming the URL of a restarted worker, which
 // its fetch uses from then on; "queued" cuts instead the start's
-// connection 300 ms after it was sent, before any answer (the run waits
-// behind another). It prints what the app saw as JSON.
+// connection before any answer, once the run's status says it waits
+// behind another (queued), however long the request took to get there,
+// and prints "cut". It prints what the app saw as JSON.
 const resumeDocHarness = `
 import { createInterface } from "node:readline";
 const [httpURL, base, scenario] = process.argv.slice(1);
@@ -46,8 +47,15 @@ globalThis.fetch = async (input, init) => {
   if (scenario === "queued" && !cut) {
     cut = true;
     const ctl = new AbortController();
-    setTimeout(() => ctl.abort(new TypeError("terminated")), 300);
-    return netFetch(url, { ...init, signal: ctl.signal });
+    const started = netFetch(url, { ...init, signal: ctl.signal });
+    started.catch(() => {});
+    const status = url + "/" + encodeURIComponent(JSON.parse(init.body).runId);
+    while ((await (await netFetch(status)).json()).status !== "queued") {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    ctl.abort(new TypeError("terminated"));
+    console.log("cut");
+    return started;
   }
   if (cut) {
     const res = await netFetch(url, init);
@@ -144,9 +152,9 @@ type resumeDocOutcome struct {
 }
 
 // runResumeDoc runs the snippet of docs/worker.md against p in scenario;
-// for "lost", restart is called when the stream was cut and returns the
-// restarted worker.
-func runResumeDoc(t *testing.T, p *workerd.Process, scenario string, restart func() *workerd.Process) resumeDocOutcome {
+// cut is called when the connection was cut ("lost" and "queued"): for
+// "lost" it returns the restarted worker, for "queued" nil.
+func runResumeDoc(t *testing.T, p *workerd.Process, scenario string, cut func() *workerd.Process) resumeDocOutcome {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -175,9 +183,10 @@ func runResumeDoc(t *testing.T, p *workerd.Process, scenario string, restart fun
 	var last string
 	for sc.Scan() {
 		last = sc.Text()
-		if last == "cut" && restart != nil {
-			q := restart()
-			_, _ = io.WriteString(stdin, q.URL+"\n")
+		if last == "cut" && cut != nil {
+			if q := cut(); q != nil {
+				_, _ = io.WriteString(stdin, q.URL+"\n")
+			}
 		}
 	}
 	if err := cmd.Wait(); err != nil {
@@ -199,6 +208,7 @@ func runResumeDoc(t *testing.T, p *workerd.Process, scenario string, restart fun
 // back; a workerd restart mid-run reaches the snippet as run_lost (its
 // reloadConversation), the stored history unchanged.
 func TestWorker_DocResumeFlow(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -276,6 +286,7 @@ func TestWorker_DocResumeFlow(t *testing.T) {
 // send the input again while the queued run still ran), and gets every
 // event once and the Result; the turn is stored once.
 func TestWorker_DocResumeFlow_Queued(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -283,11 +294,13 @@ func TestWorker_DocResumeFlow_Queued(t *testing.T) {
 	p := mustStart(t, workerd.Options{Durable: true, AllowLocalNetwork: true, Env: durableEnv(openaiEnv(up.URL))})
 	first := make(chan error, 1)
 	go func() {
-		_, _, err := rawPost(p, "/v1/sessions/chat-1/runs", `{"input":"a very slow question"}`)
+		_, _, err := rawPost(p, "/v1/sessions/chat-1/runs", `{"input":"a held question"}`)
 		first <- err
 	}()
 	waitFor(t, "the first upstream call", func() bool { return up.inFlight.Load() > 0 })
-	r := runResumeDoc(t, p, "queued", nil)
+	// The first run holds the conversation until the snippet's start,
+	// queued behind it, has lost its connection.
+	r := runResumeDoc(t, p, "queued", func() *workerd.Process { up.release(); return nil })
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}

@@ -82,6 +82,7 @@ func fragments(answer []string) []string {
 // workerd, in order on one worker as a reader would type them, and answer
 // what the doc shows.
 func TestWorker_DocExamples(t *testing.T) {
+	t.Parallel()
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		if os.Getenv("CI") != "" {

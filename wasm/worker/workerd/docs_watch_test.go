@@ -104,6 +104,7 @@ func watchDocSnippet(t *testing.T) string {
 // reconnects with Last-Event-ID and sees the run from run.started to
 // run.completed, each event once, the ids increasing by one.
 func TestWorker_DocWatchFlow(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}

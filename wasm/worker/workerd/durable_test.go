@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -89,6 +87,7 @@ func durableEnv(env map[string]string) map[string]string {
 // stopped and started again with the same state directory, turn 6 seeds
 // cold from storage and its model receives 11 messages.
 func TestDurable_TurnsWithoutHistory_SurviveRestart(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	o := workerd.Options{Durable: true, StateDir: state, Env: durableEnv(nil)}
 	p := mustStart(t, o)
@@ -125,6 +124,7 @@ func TestDurable_TurnsWithoutHistory_SurviveRestart(t *testing.T) {
 // Ensure 50 conversations driven in parallel, each by its own object,
 // keep exact counts.
 func TestDurable_ParallelConversations(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{Durable: true, Env: durableEnv(nil)})
 	// An object left idle holds no timer, so workerd evicts it (after
 	// about 10 s): checked at the end, on a conversation left alone while
@@ -189,13 +189,11 @@ func TestDurable_ParallelConversations(t *testing.T) {
 // that turn and loses none before it, and that a client that leaves
 // rolls its turn back and stores nothing.
 func TestDurable_OneTurnAtATime_Faults_ClientLeaves(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
 	up := newSlowUpstream(t, 150*time.Millisecond)
-	if err := os.WriteFile(filepath.Join(bundle.Dir, "durable-abort-entry.mjs"), []byte(durableAbortEntry), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	p, logs := mustStartLogs(t, workerd.Options{Durable: true, AllowLocalNetwork: true, Env: durableEnv(openaiEnv(up.URL)), Entry: "durable-abort-entry.mjs"})
 	defer func() {
 		for _, bad := range []string{"different request context", "hung", "Uncaught"} {
@@ -341,6 +339,7 @@ func TestDurable_OneTurnAtATime_Faults_ClientLeaves(t *testing.T) {
 // object answering, the host's history rewrites only what differs, and
 // DELETE removes the stored copy.
 func TestDurable_Limit_History_Delete(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{Durable: true, Env: durableEnv(map[string]string{"AGENTRT_MAX_STORED_BYTES": "700"})})
 	var r result
 	n := 0

@@ -84,11 +84,13 @@ type stepOutcome struct {
 // eviction) between every pair of requests, and both answer and store
 // the same.
 func TestDurable_WarmAndEvicted_Agree(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
 	for _, sc := range durableScenarios {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel() // its own workerd
 			p := mustStart(t, workerd.Options{Durable: true, Env: durableEnv(sc.env)})
 			run := func(id string, evict bool) []stepOutcome {
 				out := make([]stepOutcome, len(sc.steps))
@@ -128,6 +130,7 @@ const brokenHistory = `[{"role":"user","content":"q"},{"role":"assistant","conte
 // after a restart of workerd) passes POST /v1/history/check and a turn
 // without repair seeds from it.
 func TestDurable_RepairIsStored(t *testing.T) {
+	t.Parallel()
 	o := workerd.Options{Durable: true, StateDir: t.TempDir(), Env: durableEnv(nil)}
 	p := mustStart(t, o)
 	r := post(t, p, "/v1/sessions/healed/runs", `{"input":"next","policy":{"repair":true},"history":`+brokenHistory+`}`)
@@ -177,6 +180,7 @@ func TestDurable_RepairIsStored(t *testing.T) {
 // turns, then a request with an empty history after the restart keeps
 // all of them (8 messages stored, as on a warm object).
 func TestDurable_EmptyHistory_AfterRestart(t *testing.T) {
+	t.Parallel()
 	o := workerd.Options{Durable: true, StateDir: t.TempDir(), Env: durableEnv(nil)}
 	p := mustStart(t, o)
 	for _, in := range []string{"a", "b", "c"} {
@@ -200,6 +204,7 @@ func TestDurable_EmptyHistory_AfterRestart(t *testing.T) {
 // them, and the Worker's own instance would keep them nowhere), while an
 // id of encoded UTF-8 reaches its object.
 func TestDurable_UndecodableIDs(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{Durable: true, Env: durableEnv(nil)})
 	for _, id := range []string{"%FF", "%ED%A0%80", "a%E2%82", "%C0%AF"} {
 		for _, m := range []string{"POST /runs", "GET ", "DELETE "} {

@@ -32,6 +32,7 @@ import (
 // about as much with followers that read as with followers that do not
 // (the answer's bytes passing through JavaScript once per follower).
 func TestDurable_SlowFollowersBounded(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}

@@ -57,6 +57,7 @@ func newToolUpstream(t testing.TB) *toolUpstream {
 // "Amendment: nothing paid twice"). Before, the second approval stored
 // "run 2".
 func TestDurable_Approval_FailedResumeStoresTheResult(t *testing.T) {
+	t.Parallel()
 	up := newToolUpstream(t)
 	o := workerd.Options{Durable: true, AllowLocalNetwork: true, StateDir: t.TempDir(), Env: durableEnv(openaiEnv(up.URL))}
 	p := mustStart(t, o)

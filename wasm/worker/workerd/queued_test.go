@@ -22,6 +22,7 @@ import (
 // ended without running), finds it queued and gets its turn stored
 // exactly once, after two upstream calls in all.
 func TestDurable_QueuedContinuedRun_DocRecovery(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -29,21 +30,34 @@ func TestDurable_QueuedContinuedRun_DocRecovery(t *testing.T) {
 	p := mustStart(t, workerd.Options{Durable: true, AllowLocalNetwork: true, Env: durableEnv(openaiEnv(up.URL))})
 	first := make(chan error, 1)
 	go func() {
-		_, _, err := rawPost(p, "/v1/sessions/queued/runs", `{"input":"a very slow question"}`)
+		_, _, err := rawPost(p, "/v1/sessions/queued/runs", `{"input":"a held question"}`)
 		first <- err
 	}()
 	waitFor(t, "the first upstream call", func() bool { return up.inFlight.Load() > 0 })
 
 	// The second run waits for the lock; its client's connection drops.
 	const body = `{"input":"the queued one","runId":"q-1","policy":{"onDisconnect":"continue"}}`
-	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	// It drops once the run waits in the object, however long the
+	// request took to get there.
+	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", p.URL+"/v1/sessions/queued/runs", strings.NewReader(body))
 	req.Header.Set("Accept", "text/event-stream")
-	if res, err := client.Do(req); err == nil {
+	answered := make(chan int, 1)
+	go func() {
+		res, err := client.Do(req)
+		if err != nil {
+			answered <- 0
+			return
+		}
 		res.Body.Close()
-		t.Fatalf("the queued run answered %d before the first run ended", res.StatusCode)
-	}
+		answered <- res.StatusCode
+	}()
+	waitFor(t, "the second run to be queued", func() bool { return runStatusOf(t, p, "queued", "q-1") == "queued" })
 	cancel()
+	if st := <-answered; st != 0 {
+		t.Fatalf("the queued run answered %d before the first run ended", st)
+	}
+	up.release() // the first run ends after the second's client left
 
 	resend := func() {
 		t.Helper()

@@ -10,8 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,10 +29,16 @@ type slowUpstream struct {
 	maxSeen  atomic.Int64
 	// cancelled counts calls whose client went away before the answer.
 	cancelled atomic.Int64
+	// held, closed by release, holds every call whose last message
+	// says "held" until then: a run that must still be running when
+	// the test has done something else, however loaded the machine.
+	held    chan struct{}
+	release func()
 }
 
 func newSlowUpstream(t testing.TB, delay time.Duration) *slowUpstream {
-	u := &slowUpstream{delay: delay}
+	u := &slowUpstream{delay: delay, held: make(chan struct{})}
+	u.release = sync.OnceFunc(func() { close(u.held) })
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := u.inFlight.Add(1)
 		defer u.inFlight.Add(-1)
@@ -54,6 +58,13 @@ func newSlowUpstream(t testing.TB, delay time.Duration) *slowUpstream {
 		delay := u.delay
 		if n := len(body.Messages); n > 0 && strings.Contains(body.Messages[n-1].Content, "very slow") {
 			delay = 2 * time.Second
+		} else if n > 0 && strings.Contains(body.Messages[n-1].Content, "held") {
+			select {
+			case <-u.held:
+			case <-r.Context().Done():
+				u.cancelled.Add(1)
+				return
+			}
 		}
 		select {
 		case <-time.After(delay):
@@ -65,6 +76,7 @@ func newSlowUpstream(t testing.TB, delay time.Duration) *slowUpstream {
 		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":"upstream saw %d messages"}}]}`, len(body.Messages))
 	}))
 	t.Cleanup(u.Close)
+	t.Cleanup(u.release)
 	return u
 }
 
@@ -121,6 +133,7 @@ func sessionCount(t testing.TB, p *workerd.Process, id string) int {
 // policy.onBusy "reject" the overlapping ones answer 409 session_busy and
 // leave nothing behind.
 func TestWorker_OpenAI_OverlappingRequests(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -248,13 +261,11 @@ export default {
 // keeps only the turns the client received), and the next turn finds no
 // dangling user message and no busy session.
 func TestWorker_ClientDisconnect_CancelsRun(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
 	up := newSlowUpstream(t, 0)
-	if err := os.WriteFile(filepath.Join(bundle.Dir, "abort-entry.mjs"), []byte(abortEntry), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	p := mustStart(t, workerd.Options{AllowLocalNetwork: true, Env: openaiEnv(up.URL), Entry: "abort-entry.mjs"})
 	for _, mode := range []string{"plain", "sse"} {
 		t.Run(mode, func(t *testing.T) {
@@ -349,6 +360,7 @@ func TestWorker_ClientDisconnect_CancelsRun(t *testing.T) {
 // serving get a typed JSON error, /healthz answers at once from a fresh
 // instance, and sessions are then cold and seeded from history.
 func TestWorker_InstanceDies_Restarts(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -418,6 +430,7 @@ func TestWorker_InstanceDies_Restarts(t *testing.T) {
 // spellings, arbitrary tokens) never reach the worker: workerd answers
 // them 501 itself, and the instance keeps serving.
 func TestWorker_UnknownMethods(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{})
 	check := func(method, path string, want int) {
 		t.Helper()
@@ -458,6 +471,7 @@ func TestWorker_UnknownMethods(t *testing.T) {
 // answers 504 timeout at once, the upstream call is abandoned, and the
 // turn is rolled back.
 func TestWorker_OpenAI_QueuedRunTimesOut(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}

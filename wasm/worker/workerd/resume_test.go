@@ -82,6 +82,7 @@ func startContinued(t *testing.T, p *workerd.Process, up *slowUpstream, id, inpu
 // Last-Event-ID gets every later event once with the Result, the turn
 // is stored once, and a replay after completion gives the tail.
 func TestDurable_ResumeAfterDisconnect(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -136,6 +137,7 @@ func TestDurable_ResumeAfterDisconnect(t *testing.T) {
 // rolls its turn back, and a workerd restart mid-run answers run_lost
 // and leaves the stored history as it was.
 func TestDurable_ResumedStop_RestartLost(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -207,6 +209,7 @@ func leaveContinued(p *workerd.Process, id, input string) (string, error) {
 // begins with run.gap and ends with run.completed, seqs increasing, and
 // that every turn is stored once.
 func TestDurable_RunLogsBounded_50Concurrent(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -296,6 +299,7 @@ func runStatusOf(t testing.TB, p *workerd.Process, id, runID string) string {
 // the durable one; nothing is run or stored, and the runs routes of the
 // isolate deployment do not exist.
 func TestWorker_ContinueRefusedOutsideDurableStreams(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}

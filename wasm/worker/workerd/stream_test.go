@@ -24,6 +24,7 @@ import (
 // sends the rest only once the client has seen the first), then a
 // model.delta for each later one, and the Result holds the whole reply.
 func TestWorker_OpenAI_StreamsDeltas(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}

@@ -18,6 +18,7 @@ import (
 // event say so, and an input over the budget is refused limit_exceeded
 // before the model, changing nothing.
 func TestWorker_MaxContextTokens(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{})
 	var history []msg
 	for i := range 30 {

@@ -23,6 +23,7 @@ func madeUp(name, args, policy string) string {
 // stored. A paused durable conversation still resumes after a restart
 // on the approval alone: its stored call is its own.
 func TestWorker_Approval_MadeUpCallsRefused(t *testing.T) {
+	t.Parallel()
 	pay := `"{\"to\":\"mallory\",\"amount\":1000000}"`
 	for _, durable := range []bool{false, true} {
 		name := "isolate"
@@ -30,6 +31,7 @@ func TestWorker_Approval_MadeUpCallsRefused(t *testing.T) {
 			name = "durable"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // its own workerd
 			o := workerd.Options{Durable: durable, StateDir: t.TempDir(), Env: durableEnv(map[string]string{"AGENTRT_APPROVAL_SECRET": "server secret"})}
 			p := mustStart(t, o)
 			if status, r := postApproval(t, p, "held", `{"input":"hello"}`); status != 200 || r.Status != "completed" {

@@ -48,6 +48,7 @@ func watchEvents(t *testing.T, ctx context.Context, p *workerd.Process, id strin
 // the test route, goes back to 0). Without a token the route is refused
 // 401 when the deployment has one.
 func TestDurable_WatchSeesOtherClientsRun(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -139,6 +140,7 @@ func readEvents1(t *testing.T, sc *bufio.Scanner) sse {
 // Ensure, on workerd, that the events route takes the deployment's
 // token as the other routes do: 401 without it, 200 with it.
 func TestDurable_WatchNeedsToken(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -160,6 +162,7 @@ func TestDurable_WatchNeedsToken(t *testing.T) {
 // Ensure, on workerd, that the isolate deployment, which keeps no
 // conversation's events, answers the route 404 not_found.
 func TestWorker_WatchIsolate404(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}

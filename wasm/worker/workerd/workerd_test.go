@@ -65,8 +65,50 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// mustStart starts workerd on 127.0.0.1 with a free port and stops it at
-// the end of the test.
+// entries are the test entry modules, by the file name Options.Entry
+// gives: mustStart writes the one named into the process's own bundle.
+var entries = map[string]string{
+	"abort-entry.mjs":         abortEntry,
+	"durable-abort-entry.mjs": durableAbortEntry,
+	"per-request.mjs":         perRequestEntry,
+}
+
+// ownBundle returns a bundle directory for one workerd process: links to
+// (or copies of) the files of the test binary's bundle, and the test
+// entry named entry, if any. workerd.Start writes its configuration into
+// the bundle directory, so processes of tests running in parallel on one
+// directory would start with each other's configuration: another
+// environment, upstream, entry or state directory.
+func ownBundle(t testing.TB, entry string) *workerd.Bundle {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range workerd.BundleFiles {
+		src, dst := filepath.Join(bundle.Dir, f), filepath.Join(dir, f)
+		if os.Link(src, dst) == nil {
+			continue
+		}
+		b, err := os.ReadFile(src)
+		if err == nil {
+			err = os.WriteFile(dst, b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if entry != "" {
+		src, ok := entries[entry]
+		if !ok {
+			t.Fatalf("no test entry %q", entry)
+		}
+		if err := os.WriteFile(filepath.Join(dir, entry), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &workerd.Bundle{Dir: dir, Size: bundle.Size}
+}
+
+// mustStart starts workerd on 127.0.0.1 with a free port, from its own
+// bundle directory (ownBundle), and stops it at the end of the test.
 func mustStart(t testing.TB, o workerd.Options) *workerd.Process {
 	t.Helper()
 	p, _ := mustStartLogs(t, o)
@@ -90,7 +132,7 @@ func mustStartLogs(t testing.TB, o workerd.Options) (*workerd.Process, *syncBuff
 	o.Stdout, o.Stderr = logs, logs
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := workerd.Start(ctx, bundle, o)
+	p, err := workerd.Start(ctx, ownBundle(t, o.Entry), o)
 	if err != nil {
 		t.Fatalf("start: %v\n%s", err, logs.String())
 	}
@@ -196,6 +238,7 @@ type turnBody struct {
 // isolate is a no-op; after a restart of workerd (a new isolate) the
 // session seeds cold again.
 func TestColdStartedSessionIsSeededFromSuppliedHistory(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{})
 	history := []msg{{"system", "old prompt", ""}, {"user", "hi", ""}, {"assistant", "hello", ""}}
 	r1 := post(t, p, "/v1/sessions/chat-1/runs", turnBody{Input: "and now?", History: history})
@@ -232,6 +275,7 @@ func TestColdStartedSessionIsSeededFromSuppliedHistory(t *testing.T) {
 // Ensure two workerd processes answering alternate turns with seedMode
 // "reconcile" each give the model the full context.
 func TestWorker_Reconcile_TwoProcessesAlternate(t *testing.T) {
+	t.Parallel()
 	procs := []*workerd.Process{mustStart(t, workerd.Options{}), mustStart(t, workerd.Options{})}
 	history := []msg{} // an empty history on a new session: "noop"
 	wantModes := []string{"noop", "cold", "appended", "appended", "appended", "appended"}
@@ -256,6 +300,7 @@ func TestWorker_Reconcile_TwoProcessesAlternate(t *testing.T) {
 // Ensure bad requests get the right status and code, and the worker keeps
 // serving afterwards: the same Go instance, with its warm session.
 func TestWorker_BadRequests(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{Env: map[string]string{"AGENTRT_TOKEN": "t0ken", "AGENTRT_MAX_BODY_BYTES": "2048"}})
 	auth := []string{"Authorization", "Bearer t0ken"}
 	if r := post(t, p, "/v1/sessions/warm/runs", `{"input":"first"}`, auth...); r.Status != 200 {
@@ -310,6 +355,7 @@ func TestWorker_BadRequests(t *testing.T) {
 // Ensure Accept: text/event-stream streams the events from the worker,
 // ending with run.completed and its result.
 func TestWorker_ServerSentEvents(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{})
 	req, _ := http.NewRequest("POST", p.URL+"/v1/sessions/sse/runs", strings.NewReader(`{"input":"stream me please","history":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`))
 	req.Header.Set("Accept", "text/event-stream")
@@ -358,6 +404,7 @@ func TestWorker_ServerSentEvents(t *testing.T) {
 // upstream on 127.0.0.1 with fetch, sends the key and the full context,
 // and maps upstream errors to model_error without leaking the key.
 func TestWorker_OpenAI_FakeUpstream(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -424,6 +471,7 @@ func TestWorker_OpenAI_FakeUpstream(t *testing.T) {
 // Ensure the module stays under the Workers free plan's 3 MB compressed
 // limit (gzip at best compression, the module alone).
 func TestWorker_ModuleSize(t *testing.T) {
+	t.Parallel()
 	if bundle == nil {
 		t.Skip(skipWhy)
 	}
@@ -461,12 +509,6 @@ func BenchmarkWorker_Turn(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			o := workerd.Options{}
 			if mode == "per-request" {
-				if bundle == nil {
-					b.Skip(skipWhy)
-				}
-				if err := os.WriteFile(filepath.Join(bundle.Dir, "per-request.mjs"), []byte(perRequestEntry), 0o644); err != nil {
-					b.Fatal(err)
-				}
 				o.Entry = "per-request.mjs"
 			}
 			p := mustStart(b, o)
@@ -504,6 +546,7 @@ func BenchmarkWorker_Turn(b *testing.B) {
 // all complete with their own answers, and one shared session ends up
 // holding every turn once.
 func TestWorker_ConcurrentRequests(t *testing.T) {
+	t.Parallel()
 	p := mustStart(t, workerd.Options{})
 	const n = 24
 	var wg sync.WaitGroup
@@ -555,6 +598,8 @@ func TestWorker_ConcurrentRequests(t *testing.T) {
 // Ensure TestBundle copies the bundle of $AGENTRT_DIST/worker, not
 // building one, into the test's own directory (where workerd.Start
 // writes its configuration), and builds when that bundle is incomplete.
+// It stays serial: it sets $AGENTRT_DIST with t.Setenv, which a parallel
+// test may not (the environment is the process's).
 func TestTestBundle_FromDist(t *testing.T) {
 	dist := t.TempDir()
 	src := filepath.Join(dist, build.WorkerDir)
