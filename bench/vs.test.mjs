@@ -87,3 +87,23 @@ test("vs: the end of make test names the check when a change touches a hot path,
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("vs/together: arguments, and two builds measured in one process", async () => {
+  const { parseArgs: together, measure } = await import("./vs/together.mjs");
+  const o = together(["--base", "b"]);
+  assert.deepEqual([o.base, o.size, o.rounds], ["b", 100, 100]);
+  assert.ok(o.this.endsWith("dist"));
+  assert.deepEqual([together(["--base", "b", "--size", "5000", "--rounds", "3"]).size, together(["--base", "b", "--rounds", "3"]).rounds], [5000, 3]);
+  assert.throws(() => together([]), /--base DIR .* is required/);
+  assert.throws(() => together(["--base", "b", "--size", "2"]), /--size must be a whole number of at least 3, not 2/);
+  assert.throws(() => together(["--base", "b", "--rounds"]), /--rounds needs a value/);
+  assert.throws(() => together(["--base", "b", "--fast"]), /unknown argument --fast/);
+  // The built dist/ against itself: two instances, one process, a figure
+  // for each (no timing is asserted).
+  const { fileURLToPath } = await import("node:url");
+  const { join, dirname } = await import("node:path");
+  const dist = process.env.AGENTRT_DIST ?? join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
+  const r = await measure({ this: dist, base: dist, size: 10, rounds: 1 });
+  assert.equal(r.turns, 7);
+  assert.ok(r.this > 0 && r.base > 0 && r.ratio > 0, JSON.stringify(r));
+});
