@@ -234,7 +234,7 @@ fi
 # The Go tests of `scripts/test.sh fast`, in a lane beside the glue on
 # Node, which works on one core.
 fast_go() {
-	suite "go test (no -race)" go test -count=1 ./...
+	suite "go test (no -race)" go test -count=1 -parallel 4 ./...
 }
 
 if [ "${1:-}" = fast ]; then
@@ -254,7 +254,7 @@ export AGENTRT_DIST=$PWD/dist
 # started and stopped), and a clean clone's run used two cores for 60% of
 # its time with the lane started after them.
 lane browser_suites
-suite "go test -race (native packages, the module under wazero, the worker)" go test -race -count=1 ./...
+suite "go test -race (native packages, the module under wazero, the worker)" go test -race -count=1 -parallel 4 ./...
 suite "module suite on Node" node --test --test-concurrency=$TEST_FILES wasm/runtime/test/
 suite "glue suite on Node (V8)" node --test --test-concurrency=$TEST_FILES js/test/*.test.mjs
 suite "glue types (tsc --strict)" node_modules/.bin/tsc -p js/test/tsconfig.json
