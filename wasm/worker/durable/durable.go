@@ -626,6 +626,7 @@ func (h *Handler) remove(w http.ResponseWriter, r *http.Request, id string) {
 		h.loaded, h.count, h.size = true, 0, 0
 		h.dropFinished()
 		h.mu.Unlock()
+		h.feed.publishDeleted(id)
 	}
 	rec.copyTo(w)
 }

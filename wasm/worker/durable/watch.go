@@ -186,6 +186,19 @@ func waitWake(ctx context.Context, wake <-chan struct{}) bool {
 	}
 }
 
+// EventSessionDeleted is the type of the event the conversation's
+// watchers get when a DELETE of it succeeds: {type, sessionId}. The
+// stream goes on: a run after it starts the conversation afresh, and a
+// client that keeps a copy reloads it (an empty one).
+const EventSessionDeleted = "session.deleted"
+
+// publishDeleted adds the session.deleted event of the conversation id
+// to the log.
+func (f *feed) publishDeleted(id string) {
+	data, _ := json.Marshal(map[string]string{"type": EventSessionDeleted, "sessionId": id})
+	f.publish([]byte("event: " + EventSessionDeleted + "\ndata: " + string(data) + "\n\n"))
+}
+
 // appendSessionGap appends the run.gap event of the conversation's ids
 // from..to, with id to: {type, sessionId, from, to}.
 func appendSessionGap(buf []byte, session string, from, to int64) []byte {

@@ -177,3 +177,40 @@ func TestWorker_WatchIsolate404(t *testing.T) {
 		t.Fatalf("isolate: %d %s", res.StatusCode, b)
 	}
 }
+
+// Ensure, on workerd, that a conversation's watcher learns that it was
+// deleted: a DELETE that succeeds publishes session.deleted with the
+// conversation's id, after the run's events and with the next id, and
+// the stream goes on (a run after it is watched too); a DELETE the
+// object refuses (no token) publishes nothing.
+func TestDurable_WatchSeesDelete(t *testing.T) {
+	t.Parallel()
+	if bundle == nil {
+		t.Skip(skipWhy)
+	}
+	p := mustStart(t, workerd.Options{Durable: true, Env: durableEnv(map[string]string{"AGENTRT_TOKEN": "tok-2"})})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	auth := []string{"Authorization", "Bearer tok-2", "Content-Type", "application/json"}
+	if r := doReq(t, p, "POST", "/v1/sessions/gone/runs", strings.NewReader(`{"input":"hello"}`), auth...); r.Status != 200 {
+		t.Fatalf("first run: %d %+v", r.Status, r.Error)
+	}
+	w := watchEvents(t, ctx, p, "gone", auth[:2]...)
+	if d := doReq(t, p, "DELETE", "/v1/sessions/gone", nil); d.Status != 401 {
+		t.Fatalf("DELETE without a token: %d %+v, want 401", d.Status, d.Error)
+	}
+	if d := doReq(t, p, "DELETE", "/v1/sessions/gone", nil, auth...); d.Status != 204 {
+		t.Fatalf("DELETE: %d %+v", d.Status, d.Error)
+	}
+	ev := readEvents1(t, w)
+	if ev.typ != "session.deleted" || ev.data != `{"sessionId":"gone","type":"session.deleted"}` {
+		t.Fatalf("after DELETE the watcher got %+v, want session.deleted of gone (and nothing for the refused DELETE)", ev)
+	}
+	if r := doReq(t, p, "POST", "/v1/sessions/gone/runs", strings.NewReader(`{"input":"again"}`), auth...); r.Status != 200 || r.MessageCount != 2 {
+		t.Fatalf("a run after the DELETE: %d %d %+v, want a fresh conversation", r.Status, r.MessageCount, r.Error)
+	}
+	rest := readSSE(w)
+	if len(rest) == 0 || rest[0].typ != "run.started" || rest[0].id != ev.id+1 || rest[len(rest)-1].typ != "run.completed" {
+		t.Fatalf("after session.deleted (id %d) the watcher got %+v, want the next run from the next id", ev.id, rest)
+	}
+}
