@@ -48,7 +48,7 @@ suite() {
 # is one fewer than the cores, one file at a time here; the glue's files
 # mostly wait on timers, a model's promises and the module's idle time,
 # and four at once took the glue suite from 101 s to 71 s on the 2-core
-# machine (the same load, one run each).
+# machine (one run each, one after the other, load averages 5 and 4).
 TEST_FILES=${TEST_FILES:-4}
 
 # lane FUNC: starts FUNC, a function of suite lines, in the background:
