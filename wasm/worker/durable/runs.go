@@ -461,18 +461,10 @@ func (h *Handler) runStatus(w http.ResponseWriter, runID string, cancel bool, r 
 // invalid_argument. Any number of clients may follow a run at once, each
 // with its own position.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
-	after := int64(0)
-	v := r.Header.Get("Last-Event-ID")
-	if q := r.URL.Query().Get("after"); v == "" {
-		v = q
-	}
-	if v != "" {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil || n < 0 {
-			writeError(w, core.NewError(core.CodeInvalidArgument, "Last-Event-ID (or after) must be a non-negative integer"))
-			return
-		}
-		after = n
+	after, _, cerr := resumeFrom(r)
+	if cerr != nil {
+		writeError(w, cerr)
+		return
 	}
 	l := h.runOf(runID)
 	if l == nil {
@@ -491,55 +483,83 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
 	}
 	flusher := startEventStream(w)
 	ctx := r.Context()
+	gap := func(buf []byte, from, to int64) []byte { return appendGap(buf, runID, from, to) }
 	var buf []byte
 	for {
 		l.mu.Lock()
-		buf = buf[:0]
-		more := false
-		for _, e := range l.events {
-			if e.seq <= after {
-				continue
-			}
-			if len(buf) >= followBatch {
-				more = true
-				break
-			}
-			if e.seq > after+1 {
-				buf = appendGap(buf, runID, after+1, e.seq-1)
-			}
-			buf = appendEvent(buf, e.seq, e.data)
-			after = e.seq
-		}
+		var more bool
+		buf, after, more = appendAfter(buf[:0], l.events, after, gap)
 		if !more && l.done && after < l.last {
 			// The run's last events were not kept.
-			buf = appendGap(buf, runID, after+1, l.last)
+			buf = gap(buf, after+1, l.last)
 			after = l.last
 		}
 		done, wake := l.done && after >= l.last, l.wake
 		l.mu.Unlock()
-		if len(buf) > 0 {
-			if _, err := w.Write(buf); err != nil {
-				return
-			}
-			if flusher != nil {
-				flusher.Flush()
-			}
-			if !waitTaken(ctx, w) {
-				return
-			}
-		}
-		if done {
+		if !sendBatch(ctx, w, flusher, buf) || done {
 			return
 		}
-		if more {
-			continue
-		}
-		select {
-		case <-wake:
-		case <-ctx.Done():
+		if !more && !waitWake(ctx, wake) {
 			return
 		}
 	}
+}
+
+// resumeFrom reads the id a client of an event stream resumes after:
+// its Last-Event-ID header, or else ?after=N; given is false when it
+// sent neither. A value that is not a non-negative integer is refused
+// invalid_argument.
+func resumeFrom(r *http.Request) (after int64, given bool, err *core.Error) {
+	v := r.Header.Get("Last-Event-ID")
+	if q := r.URL.Query().Get("after"); v == "" {
+		v = q
+	}
+	if v == "" {
+		return 0, false, nil
+	}
+	n, perr := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if perr != nil || n < 0 {
+		return 0, false, core.NewError(core.CodeInvalidArgument, "Last-Event-ID (or after) must be a non-negative integer")
+	}
+	return n, true, nil
+}
+
+// appendAfter appends to buf the events of a log (oldest first) after
+// the id after, up to about followBatch bytes, with the gap event gap
+// makes before each run of ids that was not kept. It returns buf, the id
+// of the last event appended (after when none), and whether events were
+// left for the next batch.
+func appendAfter(buf []byte, events []keptEvent, after int64, gap func(buf []byte, from, to int64) []byte) ([]byte, int64, bool) {
+	for _, e := range events {
+		if e.seq <= after {
+			continue
+		}
+		if len(buf) >= followBatch {
+			return buf, after, true
+		}
+		if e.seq > after+1 {
+			buf = gap(buf, after+1, e.seq-1)
+		}
+		buf = appendEvent(buf, e.seq, e.data)
+		after = e.seq
+	}
+	return buf, after, false
+}
+
+// sendBatch writes buf, when it holds anything, to an event stream's
+// client, flushes it and waits until the client took it (waitTaken).
+// False when the client left.
+func sendBatch(ctx context.Context, w http.ResponseWriter, flusher http.Flusher, buf []byte) bool {
+	if len(buf) == 0 {
+		return true
+	}
+	if _, err := w.Write(buf); err != nil {
+		return false
+	}
+	if flusher != nil {
+		flusher.Flush()
+	}
+	return waitTaken(ctx, w)
 }
 
 // Backlogger is a ResponseWriter that holds what it was written until

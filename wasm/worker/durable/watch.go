@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -103,16 +102,12 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, id string) {
 	f.mu.Lock()
 	after, last := f.last, f.last
 	f.mu.Unlock()
-	v := r.Header.Get("Last-Event-ID")
-	if q := r.URL.Query().Get("after"); v == "" {
-		v = q
+	n, given, cerr := resumeFrom(r)
+	if cerr != nil {
+		writeError(w, cerr)
+		return
 	}
-	if v != "" {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil || n < 0 {
-			writeError(w, core.NewError(core.CodeInvalidArgument, "Last-Event-ID (or after) must be a non-negative integer"))
-			return
-		}
+	if given {
 		if n > last {
 			writeError(w, core.NewError(core.CodeInvalidArgument, "Last-Event-ID (or after) "+strconv.FormatInt(n, 10)+
 				" is past the conversation's last event ("+strconv.FormatInt(last, 10)+")"))
@@ -130,48 +125,24 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, id string) {
 	}()
 	flusher := startEventStream(w)
 	ctx := r.Context()
+	gap := func(buf []byte, from, to int64) []byte { return appendSessionGap(buf, id, from, to) }
 	var buf []byte
 	for {
 		f.mu.Lock()
-		buf = buf[:0]
-		more := false
-		for _, e := range f.events {
-			if e.seq <= after {
-				continue
-			}
-			if len(buf) >= followBatch {
-				more = true
-				break
-			}
-			if e.seq > after+1 {
-				buf = appendSessionGap(buf, id, after+1, e.seq-1)
-			}
-			buf = appendEvent(buf, e.seq, e.data)
-			after = e.seq
-		}
+		var more bool
+		buf, after, more = appendAfter(buf[:0], f.events, after, gap)
 		if !more && after < f.last {
 			// The events up to the last were not kept (trimmed, too
 			// large, or sent by an earlier instance).
-			buf = appendSessionGap(buf, id, after+1, f.last)
+			buf = gap(buf, after+1, f.last)
 			after = f.last
 		}
 		wake := f.wake
 		f.mu.Unlock()
-		if len(buf) > 0 {
-			if _, err := w.Write(buf); err != nil {
-				return
-			}
-			if flusher != nil {
-				flusher.Flush()
-			}
-			if !waitTaken(ctx, w) {
-				return
-			}
+		if !sendBatch(ctx, w, flusher, buf) {
+			return
 		}
-		if more {
-			continue
-		}
-		if !waitWake(ctx, wake) {
+		if !more && !waitWake(ctx, wake) {
 			return
 		}
 	}
