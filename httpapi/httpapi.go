@@ -403,15 +403,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rr core.RunRequ
 		writeError(w, core.AsError(err))
 		return
 	}
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	if flusher != nil {
-		flusher.Flush()
-	}
+	flusher := StartEventStream(w)
 	var buf bytes.Buffer
 	for {
 		evs, ok := q.wait(r.Context())
@@ -563,3 +555,20 @@ func (t *trackingWriter) Flush() {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// StartEventStream answers 200 with the headers of a Server-Sent Events
+// stream that a proxy must not buffer, flushes them, and returns w's
+// Flusher (nil when it has none). A streamed run starts its answer with
+// it, and so do the durable deployment's run followers and watchers.
+func StartEventStream(w http.ResponseWriter) http.Flusher {
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	return flusher
+}

@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/httpapi"
 )
 
 // The bounds of a continued run's event log: when either is passed the
@@ -481,7 +482,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, runID string) {
 			" is past the run's last event ("+strconv.FormatInt(last, 10)+")"))
 		return
 	}
-	flusher := startEventStream(w)
+	flusher := httpapi.StartEventStream(w)
 	ctx := r.Context()
 	gap := func(buf []byte, from, to int64) []byte { return appendGap(buf, runID, from, to) }
 	var buf []byte
@@ -627,20 +628,4 @@ func (h *Handler) runFigures() runStats {
 		l.mu.Unlock()
 	}
 	return s
-}
-
-// startEventStream answers 200 with the headers of an SSE stream a proxy
-// must not buffer, flushes them, and returns w's Flusher (nil when it has
-// none): the start of a run's stream and of a conversation's watch alike.
-func startEventStream(w http.ResponseWriter) http.Flusher {
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	if flusher != nil {
-		flusher.Flush()
-	}
-	return flusher
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/core"
+	"github.com/agentrt/agentrt/httpapi"
 )
 
 // The bounds of the conversation's event log: when either is passed the
@@ -123,7 +124,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, id string) {
 		f.watchers--
 		f.mu.Unlock()
 	}()
-	flusher := startEventStream(w)
+	flusher := httpapi.StartEventStream(w)
 	ctx := r.Context()
 	gap := func(buf []byte, from, to int64) []byte { return appendSessionGap(buf, id, from, to) }
 	var buf []byte
