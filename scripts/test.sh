@@ -29,19 +29,34 @@ passed=0
 failed=0
 failures=()
 
+# Each suite's output is kept while it runs; a suite that fails leaves its
+# failing lines (Go's FAIL and panics, TAP's "not ok", data races) in
+# digests/, and the summary prints them again at the end, where a CI log
+# cut to its last lines still shows which test failed.
+logs=$(mktemp -d "${TMPDIR:-/tmp}/agentrt-test.XXXXXX")
+mkdir -p "$logs/digests"
+suite_count=0
+
 # suite NAME COMMAND...: runs one suite and counts it.
 suite() {
-	local name=$1 start=$SECONDS
+	local name=$1 start=$SECONDS out
 	shift
+	suite_count=$((suite_count + 1))
+	out="$logs/$BASHPID.$suite_count.log"
 	printf '\n== %s\n' "$name"
-	if "$@"; then
+	if "$@" 2>&1 | tee "$out"; then
 		passed=$((passed + 1))
 		printf -- '-- ok: %s (%ds)\n' "$name" $((SECONDS - start))
 	else
 		failed=$((failed + 1))
 		failures+=("$name")
 		printf -- '-- FAILED: %s (%ds)\n' "$name" $((SECONDS - start))
+		{
+			printf 'failed: %s\n' "$name"
+			grep -E -- '--- FAIL|^FAIL|^not ok|^panic:|DATA RACE|^# fail|^[[:space:]]+[a-z_]+_test\.go:[0-9]+:' "$out" | head -40
+		} >"$logs/digests/$BASHPID.$suite_count"
 	fi
+	rm -f "$out"
 }
 
 # TEST_FILES: how many test files `node --test` runs at once. Its default
@@ -105,6 +120,12 @@ join_lane() {
 summary() {
 	join_lane
 	echo
+	if [ -n "$(ls -A "$logs/digests")" ]; then
+		echo "== what the failed suites printed on failing:"
+		cat "$logs/digests/"*
+		echo
+	fi
+	rm -rf "$logs"
 	for f in "${failures[@]+"${failures[@]}"}"; do echo "failed: $f"; done
 	echo "suites: $passed passed, $failed failed"
 	bash scripts/hot-paths-hint.sh
