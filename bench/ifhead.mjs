@@ -23,7 +23,9 @@ export const WITH_HEAD = "glue.js, ifHead the previous head";
 
 /**
  * ifHeadContenders returns the two contenders of run.mjs's warmTurnsOn on
- * the glue runtime rt: without ifHead, and with it. The second seeds with
+ * the glue runtime rt: without ifHead, and with it. Both await their run
+ * and read its result (an async wrapper each), so that the ratio is what
+ * ifHead costs, not the wrapper's promise. The second seeds with
  * ifHead set to historyHead (the head of the history it seeds,
  * rt.checkHistory(history).head) so that its seed's result has the head
  * of the first turn, and runs every turn with the head of the result
@@ -39,11 +41,17 @@ export function ifHeadContenders(rt, historyHead) {
     head = res.head;
     return res;
   };
+  let last;
+  const plainKeep = (res) => {
+    if (typeof res.head === "string") throw new Error(`bench: a run without ifHead gave head ${JSON.stringify(res.head)}`);
+    last = res;
+    return res;
+  };
   return [
     {
       name: PLAIN,
-      seed: (id, input, history) => rt.run({ sessionId: id, input, history }),
-      turn: (id, input) => rt.run({ sessionId: id, input }),
+      seed: async (id, input, history) => plainKeep(await rt.run({ sessionId: id, input, history })),
+      turn: async (id, input) => plainKeep(await rt.run({ sessionId: id, input })),
       drop: (id) => rt.deleteSession(id),
     },
     {
