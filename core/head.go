@@ -15,83 +15,93 @@ const headLen = len(headPrefix) + 22
 // notAHead is the message of an ifHead that is not a head.
 const notAHead = "ifHead is not a head (\"h1-\" and 22 base64url characters)"
 
-// link is one link of a head chain: 128 bits in two lanes.
-type link struct{ a, b uint64 }
+// link is one link of a head chain: 128 bits in four 32-bit lanes.
+type link [4]uint32
 
 // headSeed is h0, the head of the empty conversation.
-var headSeed = link{0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f}
+var headSeed = link{0x9e3779b9, 0x7f4a7c15, 0xc2b2ae3d, 0x27d4eb4f}
 
-// The multipliers of the two lanes.
-const (
-	headMulA = 0xbf58476d1ce4e5b9
-	headMulB = 0x94d049bb133111eb
-)
+// The multipliers of the lanes: a word folded into lane j is multiplied
+// by headMul[j], turned, and multiplied by headMul[j+1].
+var headMul = [4]uint32{0x239b961b, 0xab0e9789, 0x38b34ae5, 0xa1e38b93}
 
-// mixer folds bytes into the two lanes of a link.
-type mixer struct{ a, b uint64 }
+// The hash works on 32-bit words alone, so that the glue computes the
+// same links in JavaScript with Math.imul and no 64-bit arithmetic
+// (js/head.js): a quick turn with ifHead gets its head there, without a
+// call into the module.
 
-// word folds one 64-bit word into both lanes.
-func (m *mixer) word(w uint64) {
-	m.a = (m.a ^ w) * headMulA
-	m.a ^= m.a >> 29
-	m.b = (m.b ^ (w<<32 | w>>32)) * headMulB
-	m.b ^= m.b >> 31
+// mixer folds 32-bit words into the four lanes of a link, the n-th word
+// into lane n mod 4 (MurmurHash3's x86 128-bit body, word by word).
+type mixer struct {
+	h link
+	n uint32
 }
 
-// str folds s and its length, so that the fields of a message cannot run
-// into each other. Whole 16-byte blocks go one word to each lane.
+// word folds one word.
+func (m *mixer) word(w uint32) {
+	j := m.n & 3
+	m.n++
+	k := w * headMul[j]
+	k = k<<15 | k>>17
+	k *= headMul[(j+1)&3]
+	h := m.h[j] ^ k
+	h = h<<13 | h>>19
+	h += m.h[(j+1)&3]
+	m.h[j] = h*5 + 0xe6546b64
+}
+
+// str folds the length of s, then its bytes as little-endian words, the
+// last one padded with zeros; the length keeps the fields of a message
+// from running into each other.
 func (m *mixer) str(s string) {
-	m.word(uint64(len(s)))
+	m.word(uint32(len(s)))
 	i := 0
-	for ; i+16 <= len(s); i += 16 {
-		w0 := le64(s[i:])
-		w1 := le64(s[i+8:])
-		m.a = (m.a ^ w0) * headMulA
-		m.a ^= m.a >> 29
-		m.b = (m.b ^ w1) * headMulB
-		m.b ^= m.b >> 31
-	}
-	for ; i+8 <= len(s); i += 8 {
-		m.word(le64(s[i:]))
+	for ; i+4 <= len(s); i += 4 {
+		m.word(uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24)
 	}
 	if i < len(s) {
-		var w uint64
+		var w uint32
 		for k := 0; i < len(s); i, k = i+1, k+8 {
-			w |= uint64(s[i]) << k
+			w |= uint32(s[i]) << k
 		}
 		m.word(w)
 	}
 }
 
-// le64 reads the first 8 bytes of s as a little-endian word.
-func le64(s string) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+// fmix is MurmurHash3's finaliser of a 32-bit lane.
+func fmix(x uint32) uint32 {
+	x ^= x >> 16
+	x *= 0x85ebca6b
+	x ^= x >> 13
+	x *= 0xc2b2ae35
+	return x ^ x>>16
 }
 
 // next returns the link of m following prev: the role, content, tool call
 // id and each tool call's id, name and arguments, each with its length.
 // The host's message id is left out: not every shape carries it.
 func next(prev link, m *Message) link {
-	x := mixer{prev.a, prev.b}
+	x := mixer{h: prev}
 	x.str(string(m.Role))
 	x.str(m.Content)
 	x.str(m.ToolCallID)
-	x.word(uint64(len(m.ToolCalls)))
+	x.word(uint32(len(m.ToolCalls)))
 	for i := range m.ToolCalls {
 		c := &m.ToolCalls[i]
 		x.str(c.ID)
 		x.str(c.Name)
 		x.str(c.Arguments)
 	}
-	// Two final rounds mix each lane into the other.
-	a, b := x.a, x.b
-	a = (a ^ b>>33) * headMulB
-	b = (b ^ a>>29) * headMulA
-	a ^= a >> 32
-	b ^= b >> 32
-	return link{a, b}
+	// The words' count, then each lane mixed into the others, finalised,
+	// and mixed again (MurmurHash3's x86 128-bit tail).
+	h0, h1, h2, h3 := x.h[0]^x.n, x.h[1], x.h[2], x.h[3]
+	h0 += h1 + h2 + h3
+	h1 += h0
+	h2 += h0
+	h3 += h0
+	h0, h1, h2, h3 = fmix(h0), fmix(h1), fmix(h2), fmix(h3)
+	h0 += h1 + h2 + h3
+	return link{h0, h1 + h0, h2 + h0, h3 + h0}
 }
 
 // Head returns the head of the session after the run (see the function
@@ -173,9 +183,8 @@ func (l link) bytes() [headLen]byte {
 	var buf [headLen]byte
 	copy(buf[:], headPrefix)
 	var raw [16]byte
-	for i := 0; i < 8; i++ {
-		raw[i] = byte(l.a >> (8 * i))
-		raw[8+i] = byte(l.b >> (8 * i))
+	for i, lane := range l {
+		raw[4*i], raw[4*i+1], raw[4*i+2], raw[4*i+3] = byte(lane), byte(lane>>8), byte(lane>>16), byte(lane>>24)
 	}
 	k := len(headPrefix)
 	// 16 bytes: five groups of three and one byte left (two characters).

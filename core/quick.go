@@ -14,14 +14,6 @@ type Commit struct {
 	MirrorGen uint64
 	MirrorLen int
 	Reply     string
-	// IfHead, when set, stores the turn only if the session's head is
-	// IfHead (see RunRequest.IfHead); otherwise Commit reports stale and
-	// the host's ordinary turn decides. A value that is not a head is
-	// refused CodeInvalidArgument, as Start refuses it.
-	IfHead string
-	// Head is set by a Commit with IfHead that stored the turn: the
-	// session's head after it, as Result.Head of the same turn is.
-	Head string
 }
 
 // Commit appends c's input and reply to its session as one completed
@@ -36,22 +28,19 @@ type Commit struct {
 // generation other than c.MirrorGen, other than c.MirrorLen messages, a
 // run holding or waiting for the session, a last message that is the
 // same user input (a turn would not append it again), calls awaiting
-// approval at its end (a turn with an input is refused there), or a head
-// other than c.IfHead when that is set. The host then runs the turn the
-// ordinary way, which refuses it CodeHistoryDiverged or runs it: Commit
-// itself never refuses a head. On a commit with IfHead the session's
-// chain of heads is extended by the two messages, and c.Head set. It
-// changes nothing either when it refuses with an *Error: the same codes
-// Start and a turn's append use, CodeInvalidArgument for an IfHead that
-// is not a head as Start refuses it.
+// approval at its end (a turn with an input is refused there). The host
+// then runs the turn the ordinary way. It changes nothing either when it
+// refuses with an *Error: the same codes Start and a turn's append use.
+//
+// A commit carries no head: the generation and length name the session's
+// messages (the generation changes whenever they change other than by
+// appending), so a host that knows the head of its mirror knows the
+// session's, and the head after the commit is that one followed by the
+// two messages (Head's definition; the glue computes it in js/head.js).
 func (rt *Runtime) Commit(c *Commit) (count int, stale bool, err error) {
 	// No session has an id too long or empty: those commits are stale.
 	if c.RunID == "" || len(c.RunID) > MaxIDBytes || hasPrefix(c.RunID, GeneratedRunIDPrefix) {
 		return 0, false, NewError(CodeInvalidArgument, "a commit needs a run id of the host's")
-	}
-	c.Head = ""
-	if c.IfHead != "" && !ValidHead(c.IfHead) {
-		return 0, false, NewError(CodeInvalidArgument, notAHead)
 	}
 	if int64(len(c.Input)) > rt.limits.MaxMessageBytes || int64(len(c.Reply)) > rt.limits.MaxMessageBytes {
 		return 0, false, NewError(CodeLimitExceeded, "the input or the reply is more than maxMessageBytes")
@@ -83,13 +72,6 @@ func (s *store) commit(c *Commit) (int, bool, *Error) {
 		s.mu.Unlock()
 		return 0, true, nil
 	}
-	// The chain is extended to the session's messages (nothing to do
-	// when the last run asked for its head), then by the two messages
-	// appended below.
-	if c.IfHead != "" && !ss.lastLink().is(c.IfHead) {
-		s.mu.Unlock()
-		return 0, true, nil
-	}
 	size := int64(len(c.Input) + len(c.Reply))
 	var e *Error
 	if n+2 > s.limits.MaxMessagesPerSession || ss.bytes+size > s.limits.MaxSessionBytes {
@@ -109,9 +91,6 @@ func (s *store) commit(c *Commit) (int, bool, *Error) {
 	s.bytes += size
 	ss.tailRun, ss.tailMark = c.RunID, mark
 	s.nCompleted++
-	if c.IfHead != "" {
-		c.Head = ss.lastLink().text()
-	}
 	s.mu.Unlock()
 	return n + 2, false, nil
 }

@@ -116,11 +116,11 @@ export class TurnDriver {
   /**
    * Commits a quick turn in one call (agentrt_commit, docs/wire.md):
    * the input and the reply's content on a mirror of generation gen and
-   * length n, with the run's ifHead or undefined. Returns the answer's
-   * bytes (valid until the next call).
+   * length n. Returns the answer's bytes (valid until the next call). A
+   * turn with ifHead commits without it (quick.js, #commit).
    */
-  commit(sessionId, runId, input, gen, n, content, ifHead) {
-    return this.call(this.#ex.agentrt_commit, writeCommit(this.#w.reset(), sessionId, runId, input, gen, n, content, ifHead));
+  commit(sessionId, runId, input, gen, n, content) {
+    return this.call(this.#ex.agentrt_commit, writeCommit(this.#w.reset(), sessionId, runId, input, gen, n, content));
   }
 
   /** Feeds the model's reply, read already, to the turn with handle and returns the next action. */

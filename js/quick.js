@@ -4,6 +4,7 @@
 
 import { readReply } from "./history.js";
 import { ACTION, KIND, readCommitted } from "./wire.js";
+import { headLink, headText, nextLink } from "./head.js";
 import { AgentrtError, isObject, text, timeoutError, abortError } from "./errors.js";
 import { ModelRequest, ReplyRefused, adopt, utf8Over } from "./request.js";
 
@@ -26,9 +27,11 @@ export class QuickTurns {
   #pending = [];
   #quickOK;
   #onDropped = (d) => this.#driver.dropped(d);
-  // The head a committed frame ends with (readCommitted's onHead).
-  #head = undefined;
-  #onHead = (h) => { this.#head = h; };
+  // The last head this computed and its link (head.js), which the next
+  // head is computed into: the ifHead of the next turn, whose link then
+  // needs no decoding.
+  #lastHead = "";
+  #link = new Int32Array(4);
 
   constructor(driver, exports) {
     this.#driver = driver;
@@ -159,30 +162,50 @@ export class QuickTurns {
 
   // #commit stores the quick turn q in one call and returns its Result,
   // or undefined when the module did not store it (stale or refused).
+  //
+  // A turn with ifHead commits as one without: quickable let it run only
+  // on a mirror whose head is ifHead, and the module stores a commit only
+  // on the session of the mirror's generation and length, which names
+  // its messages (a session's generation changes whenever they change
+  // other than by appending). So the commit's own check of ifHead would
+  // always pass, and the head after the turn is the mirror's followed by
+  // the two messages, computed here as core computes it (head.js).
+  // Checking it in the module and reading its head back cost a warm turn
+  // about 1 µs (docs/BENCHMARKS.md, "ifHead on a warm turn").
   #commit(q, m, inputMsg, content) {
     const d = this.#driver;
     const ifHead = q.ifHead;
-    const out = d.commit(q.sessionId, q.runId, q.input, q.gen, q.n, content, ifHead);
+    // The mirror's head is still ifHead (nothing changed it while the
+    // model ran), or the module decides, the ordinary way.
+    if (ifHead !== undefined && m.head !== ifHead) return undefined;
+    const out = d.commit(q.sessionId, q.runId, q.input, q.gen, q.n, content);
     if (out.length < 5 || out[4] !== KIND.committed) return undefined;
-    this.#head = undefined;
-    const count = readCommitted(out, this.#onDropped, this.#onHead);
+    const count = readCommitted(out, this.#onDropped);
     if (count < 0) return undefined;
-    const head = this.#head;
     // The Result a turn of the default policy without history gives
     // (core.Runtime.Commit's doc): built here, as encoding it in the
     // committed frame and decoding it again costs a warm turn about 1 µs.
     const reply = Object.freeze({ role: "assistant", content: content.toWellFormed() });
     m.msgs.push(inputMsg, reply);
-    // The mirror is the session after the commit: its head is the one
-    // the module answered a commit with ifHead, or unknown.
-    m.head = head;
     if (ifHead === undefined) {
+      // The mirror is the session after the commit; its head is unknown.
+      m.head = undefined;
       return {
         runId: q.runId, sessionId: q.sessionId, status: "completed", reply, appended: [inputMsg, reply],
         seed: { mode: "none", seeded: 0, skippedSystem: 0 }, messageCount: count, modelCalls: [{ step: 1, messageCount: q.n + 1 }],
       };
     }
-    if (head === undefined) throw new AgentrtError("internal", "agentrt: the module committed a turn with ifHead without its head");
+    // The link of ifHead: the one kept when this computed it last.
+    const link = this.#link;
+    if (ifHead !== this.#lastHead) {
+      const from = headLink(ifHead);
+      if (from === undefined) throw new AgentrtError("internal", "agentrt: a mirror's head is not a head");
+      link.set(from);
+    }
+    nextLink(nextLink(link, inputMsg, link), reply, link);
+    const head = headText(link);
+    this.#lastHead = head;
+    m.head = head;
     // result.head, as the ordinary path's result of a run with ifHead has.
     return {
       runId: q.runId, sessionId: q.sessionId, status: "completed", reply, appended: [inputMsg, reply],

@@ -286,11 +286,9 @@ export function writeDelta(w, handle, text) {
 /**
  * Writes a commit frame: a turn the host has run already on its mirror of
  * the session (generation mirrorGen, mirrorLen messages), its input and
- * the model's reply content, to be stored as one; with ifHead (a string,
- * not empty), stored only on a session of that head, the frame ending
- * with it (docs/wire.md, "Heads").
+ * the model's reply content, to be stored as one (docs/wire.md).
  */
-export function writeCommit(w, sessionId, runId, input, mirrorGen, mirrorLen, reply, ifHead) {
+export function writeCommit(w, sessionId, runId, input, mirrorGen, mirrorLen, reply) {
   w.header(KIND.commit);
   w.string(sessionId);
   w.string(runId);
@@ -298,7 +296,6 @@ export function writeCommit(w, sessionId, runId, input, mirrorGen, mirrorLen, re
   w.uvarint(mirrorGen);
   w.uvarint(mirrorLen);
   w.string(reply);
-  if (ifHead !== undefined) w.string(ifHead);
   return w.bytes();
 }
 
@@ -608,21 +605,17 @@ export function readAction(buf, onDropped) {
 /**
  * Decodes a committed frame: the session's message count after the
  * commit, or -1 when it was stale (nothing was stored). onDropped, when
- * given, is handed the frame's dropped sessions (true: all; or the ids);
- * onHead the session's head the frame ends with after a commit with
- * ifHead (docs/wire.md, "Heads"), both after the frame is decoded.
+ * given, is handed the frame's dropped sessions (true: all; or the ids)
+ * after the frame is decoded.
  */
-export function readCommitted(buf, onDropped, onHead) {
+export function readCommitted(buf, onDropped) {
   const r = reader(buf, KIND.committed);
   const stale = r.byte();
   if (stale > 1) r.fail("stale must be 0 or 1");
   const count = r.uvarint();
   const dropped = r.dropped();
-  let head;
-  if (r.pos < r.buf.length && (head = r.string(0)) === "") r.fail("the head is empty");
   r.end();
   if (dropped !== undefined && onDropped !== undefined) onDropped(dropped);
-  if (head !== undefined && onHead !== undefined) onHead(head);
   return stale === 1 ? -1 : count;
 }
 

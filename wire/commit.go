@@ -4,8 +4,7 @@ import "github.com/agentrt/agentrt/core"
 
 // AppendCommit appends a commit frame: a turn the host has run already
 // on its mirror of the session, its input and the model's reply, to be
-// stored as one (see core.Runtime.Commit). A commit with IfHead ends
-// with it; one without is the frame it was before heads.
+// stored as one (see core.Runtime.Commit).
 func AppendCommit(dst []byte, c *core.Commit) []byte {
 	dst = appendHeader(dst, KindCommit)
 	dst = AppendString(dst, c.SessionID)
@@ -13,15 +12,10 @@ func AppendCommit(dst []byte, c *core.Commit) []byte {
 	dst = AppendString(dst, c.Input)
 	dst = AppendUvarint(dst, c.MirrorGen)
 	dst = AppendUvarint(dst, uint64(c.MirrorLen))
-	dst = AppendString(dst, c.Reply)
-	if c.IfHead != "" {
-		dst = AppendString(dst, c.IfHead)
-	}
-	return dst
+	return AppendString(dst, c.Reply)
 }
 
-// DecodeCommitInto decodes a commit frame into c, IfHead from the string
-// that ends it when there is one (not empty). A malformed frame is
+// DecodeCommitInto decodes a commit frame into c. A malformed frame is
 // refused with invalid_argument.
 func DecodeCommitInto(c *core.Commit, b []byte) error {
 	r := newReader(b, KindCommit)
@@ -31,12 +25,6 @@ func DecodeCommitInto(c *core.Commit, b []byte) error {
 	c.MirrorGen = r.uvarint()
 	c.MirrorLen = r.int("mirror length", maxInt32)
 	c.Reply = r.str("reply")
-	c.IfHead = ""
-	if r.err == nil && r.pos < len(r.s) {
-		if c.IfHead = r.str("ifHead"); r.err == nil && c.IfHead == "" {
-			r.fail("a commit's ifHead is empty")
-		}
-	}
 	return r.end()
 }
 
@@ -49,10 +37,6 @@ type Committed struct {
 	// Dropped and DroppedAll are as in Action.
 	Dropped    []string
 	DroppedAll bool
-	// Head is the session's head after a commit with IfHead that stored
-	// the turn (core.Commit.Head); the frame then ends with it, and
-	// otherwise is the frame it was before heads.
-	Head string
 }
 
 // AppendCommitted appends a committed frame.
@@ -60,11 +44,7 @@ func AppendCommitted(dst []byte, c *Committed) []byte {
 	dst = appendHeader(dst, KindCommitted)
 	dst = appendBool(dst, c.Stale)
 	dst = AppendUvarint(dst, uint64(c.Count))
-	dst = appendDropped(dst, c.Dropped, c.DroppedAll)
-	if c.Head != "" {
-		dst = AppendString(dst, c.Head)
-	}
-	return dst
+	return appendDropped(dst, c.Dropped, c.DroppedAll)
 }
 
 // DecodeCommitted decodes a committed frame.
@@ -74,11 +54,6 @@ func DecodeCommitted(b []byte) (*Committed, error) {
 	c.Stale = r.bool("stale")
 	c.Count = r.int("message count", maxInt32)
 	c.Dropped, c.DroppedAll = r.dropped()
-	if r.err == nil && r.pos < len(r.s) {
-		if c.Head = r.str("head"); r.err == nil && c.Head == "" {
-			r.fail("a committed frame's head is empty")
-		}
-	}
 	if err := r.end(); err != nil {
 		return nil, err
 	}

@@ -39,8 +39,6 @@ func goldenFrames() map[string][]byte {
 		"commit.bin":         wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "glue:7", Input: "héllo", MirrorGen: 3, MirrorLen: 200, Reply: "ok"}),
 		"committed.bin":      wire.AppendCommitted(nil, committed()),
 		"stale.bin":          wire.AppendCommitted(nil, &wire.Committed{Stale: true, DroppedAll: true}),
-		"commit-head.bin":    wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "glue:7", Input: "héllo", MirrorGen: 3, MirrorLen: 200, Reply: "ok", IfHead: "h1-g5foW_vpddqFPIhHk0erIg"}),
-		"committed-head.bin": wire.AppendCommitted(nil, &wire.Committed{Count: 202, Dropped: []string{"old"}, Head: "h1-g5foW_vpddqFPIhHk0erIg"}),
 		"limits.bin":         wire.AppendLimits(nil, &core.Limits{MaxSessions: 3, MaxMessagesPerSession: 100000, MaxSessionBytes: 1 << 30, MaxSeedMessages: 5, MaxSeedBytes: 300, MaxMessageBytes: 1 << 20, MaxTotalBytes: 1 << 24}),
 		"limits-query.bin":   wire.AppendLimitsQuery(nil),
 		"begin-tokens.bin":   wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "x", Policy: core.Policy{MaxContextTokens: 8000, ContextChunkTokens: 1000}}),

@@ -293,8 +293,6 @@ func FuzzDecode(f *testing.F) {
 	f.Add(wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "r", Input: "x", MirrorGen: 1, MirrorLen: 2, Reply: "y"}))
 	f.Add(wire.AppendCommitted(nil, &wire.Committed{Count: 3, Dropped: []string{"a"}}))
 	f.Add(wire.AppendCommitted(nil, &wire.Committed{Stale: true}))
-	f.Add(wire.AppendCommit(nil, &core.Commit{SessionID: "s", RunID: "r", Input: "x", MirrorGen: 1, MirrorLen: 2, Reply: "y", IfHead: "h1-AAAAAAAAAAAAAAAAAAAAAA"}))
-	f.Add(wire.AppendCommitted(nil, &wire.Committed{Count: 3, Head: "h1-AAAAAAAAAAAAAAAAAAAAAA"}))
 	f.Add(wire.AppendLimits(nil, &core.Limits{MaxSessions: 1}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if _, err := wire.FrameKind(b); err != nil {

@@ -241,9 +241,8 @@ func (x *Driver) Feed(frame []byte) []byte {
 
 // Commit decodes a commit frame, a turn the host has run already on its
 // mirror of the session, and stores it (core.Runtime.Commit). It returns
-// a committed frame (stale when the session is not the host's mirror, or
-// its head not the commit's ifHead: then nothing changed; with the
-// session's new head after a commit with ifHead), or a refused frame when the frame or the turn
+// a committed frame (stale when the session is not the host's mirror:
+// then nothing changed), or a refused frame when the frame or the turn
 // is refused (nothing changed either).
 func (x *Driver) Commit(frame []byte) []byte {
 	var c core.Commit
@@ -256,7 +255,7 @@ func (x *Driver) Commit(frame []byte) []byte {
 	}
 	var all bool
 	x.dropped, all = x.rt.TakeDropped(x.dropped)
-	x.out = wire.AppendCommitted(x.out[:0], &wire.Committed{Count: n, Stale: stale, Dropped: x.dropped, DroppedAll: all, Head: c.Head})
+	x.out = wire.AppendCommitted(x.out[:0], &wire.Committed{Count: n, Stale: stale, Dropped: x.dropped, DroppedAll: all})
 	return x.out
 }
 

@@ -35,8 +35,6 @@ describe("wire encoders", () => {
     assert.deepEqual([...writeToolResult(new Writer(), 3, false, "42")], [...golden("tool-result.bin")]);
     assert.deepEqual([...writeDelta(new Writer(), 3, "δ")], [...golden("delta.bin")]);
     assert.deepEqual([...writeCommit(new Writer(), "s", "glue:7", "héllo", 3, 200, "ok")], [...golden("commit.bin")]);
-    // A quick turn with ifHead: the frame ends with it (docs/wire.md, "Heads").
-    assert.deepEqual([...writeCommit(new Writer(), "s", "glue:7", "héllo", 3, 200, "ok", "h1-g5foW_vpddqFPIhHk0erIg")], [...golden("commit-head.bin")]);
   });
 
   test("set the history-valid flag (bit 4) only when asked", () => {
@@ -96,12 +94,10 @@ describe("wire decoders", () => {
     assert.equal(readCommitted(golden("committed.bin"), (d) => dropped.push(d)), 202);
     assert.equal(readCommitted(golden("stale.bin"), (d) => dropped.push(d)), -1);
     assert.deepEqual(dropped, [["old", "é"], true]);
-    // After a commit with ifHead, the frame ends with the session's head.
-    const heads = [];
-    assert.equal(readCommitted(golden("committed-head.bin"), (d) => dropped.push(d), (h) => heads.push(h)), 202);
-    assert.equal(readCommitted(golden("committed.bin"), undefined, (h) => heads.push(h)), 202);
-    assert.deepEqual(heads, ["h1-g5foW_vpddqFPIhHk0erIg"]);
-    assert.deepEqual(dropped, [["old", "é"], true, ["old"]]);
+    // A committed frame carries no head: a string after its end (a head,
+    // as quick turns with ifHead once had answered) is refused.
+    const withHead = [...golden("committed.bin"), 25, ..."h1-AAAAAAAAAAAAAAAAAAAAAA"].map((c) => (typeof c === "string" ? c.charCodeAt(0) : c));
+    assert.throws(() => readCommitted(Uint8Array.from(withHead)), WireError);
     const empty = golden("committed.bin").slice();
     assert.throws(() => readCommitted(Uint8Array.of(...empty, 0)), WireError);
     assert.deepEqual(readLimits(golden("limits.bin")), {
@@ -121,7 +117,7 @@ describe("wire decoders", () => {
     };
     const readers = [readAction, readSession, readStats, readSessions, readRefused, readCommitted];
     const frames = ["action-model.bin", "action-done.bin", "action-failed.bin", "action-failed-kept.bin", "session.bin", "stats.bin", "sessions.bin", "refused.bin",
-      "committed.bin", "stale.bin", "committed-head.bin"].map(golden);
+      "committed.bin", "stale.bin"].map(golden);
     let thrown = 0;
     for (let i = 0; i < 20000; i++) {
       const f = frames[rand(frames.length)];

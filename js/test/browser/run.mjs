@@ -44,6 +44,7 @@ export const EVERY_ENGINE = new Map([
   ["worker.test.mjs", "worker mode: the Runtime in a Web Worker, every method over postMessage, errors and messages through structured clone"],
   ["count.test.mjs", "the host's token counter called back from worker mode's Web Worker"],
   ["tokens.test.mjs", "the token window's results and events carried from worker mode's Web Worker"],
+  ["head.test.mjs", "the head after a quick turn computed in the engine's own 32-bit arithmetic (Math.imul, shifts), held to the module's"],
 ]);
 
 // A guard against hangs, not a speed assertion: the whole suite in a cold browser.
