@@ -77,10 +77,21 @@ function userText(m) {
  * calls the run's approvals deny.
  */
 class ChunkMapper {
-  constructor(messageId, denied, emit) {
+  constructor(messageId, denied, sink) {
     this.messageId = messageId;
     this.denied = denied;
-    this.emit = emit;
+    this.sink = sink;
+    // The deltas of the open text part not sent yet: the deltas a model
+    // gives in one go (before the run's next await) are one text-delta
+    // chunk, sent before the next chunk or at the end of the current
+    // job, whichever comes first. A model that streams from the network
+    // gets a chunk per delta, as before.
+    this.pending = "";
+    this.flushQueued = false;
+    this.flusher = () => {
+      this.flushQueued = false;
+      this.flush();
+    };
     this.step = 0; // the model step whose chunks are open, 0: none
     this.stepOpen = false;
     this.textId = null; // the open text part's id
@@ -90,6 +101,20 @@ class ChunkMapper {
     this.doneSteps = [];
     this.reported = null;
     this.parts = 0;
+  }
+
+  /** Sends chunk, after the deltas not sent yet. */
+  emit(chunk) {
+    if (this.pending !== "") this.flush();
+    this.sink(chunk);
+  }
+
+  /** Sends the deltas not sent yet as one text-delta chunk. */
+  flush() {
+    if (this.pending === "") return;
+    const delta = this.pending;
+    this.pending = "";
+    this.sink({ type: "text-delta", id: this.textId, delta });
   }
 
   openStep() {
@@ -128,7 +153,11 @@ class ChunkMapper {
       this.emit({ type: "text-start", id: this.textId });
     }
     this.text += ev.delta;
-    this.emit({ type: "text-delta", id: this.textId, delta: ev.delta });
+    this.pending += ev.delta;
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flusher);
+    }
   }
 
   assistant(m) {
@@ -386,6 +415,7 @@ export class AgentrtChatTransport {
     };
     const finish = () => {
       ended = true;
+      mapper.flush();
       live.end();
       if (this.#live.get(chatId) === live) this.#live.delete(chatId);
     };

@@ -42,6 +42,32 @@ async function world(opts = {}) {
 }
 
 describe("AgentrtChatTransport", () => {
+  test("deltas a JavaScript model gives in one go are one text-delta chunk; deltas apart are a chunk each", { skip }, async () => {
+    let gap = false;
+    const rt = await load({
+      model: async (req) => {
+        req.delta("The answer ");
+        req.delta("is ");
+        if (gap) await new Promise((resolve) => setTimeout(resolve, 1));
+        req.delta("forty-two.");
+        return "The answer is forty-two.";
+      },
+    });
+    const transport = new sdk.agentrtAI.AgentrtChatTransport({ runtime: rt });
+    const text = (t) => t.chunks.filter((c) => c.type === "text-delta").map((c) => c.delta);
+    let t = await send(transport, [user("u1", "q")]);
+    assert.deepEqual(t.types, ["start", "start-step", "text-start", "text-delta", "text-end", "finish-step", "finish"]);
+    assert.deepEqual(text(t), ["The answer is forty-two."]);
+    assert.deepEqual(t.message.parts.filter((p) => p.type === "text").map((p) => p.text), ["The answer is forty-two."]);
+    await valid([user("u1", "q"), t.message]);
+    // A delta after the model awaited: the ones before it went first.
+    gap = true;
+    t = await send(transport, [user("u1", "q"), t.message, user("u2", "again")]);
+    assert.deepEqual(text(t), ["The answer is ", "forty-two."]);
+    assert.deepEqual(t.message.parts.filter((p) => p.type === "text").map((p) => p.text), ["The answer is forty-two."]);
+    release(rt);
+  });
+
   test("a turn streams start, steps, text and finish, and the AI SDK accepts the message", { skip }, async () => {
     const w = await world();
     const messages = [user("u1", "hi")];
