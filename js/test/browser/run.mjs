@@ -123,33 +123,58 @@ async function main() {
       if (!files.length) return;
       if (files.length < run.length) console.log(`        (${engine.name}) the suites of EVERY_ENGINE only: ${files.join(", ")}`);
       const url = `${server.url}js/test/browser/?files=${files.join(",")}`;
-      const page = await browser.newPage();
-      const watch = watchPage(page, "page");
-      page.setDefaultTimeout(WAIT_MS);
-      try {
-        await page.goto(url);
-        await page.waitForFunction(() => window.agentrtTestResults && window.agentrtTestResults.done, { timeout: WAIT_MS });
-        const got = await page.evaluate(() => window.agentrtTestResults.results);
-        for (const r of got) {
-          const label = `${engine.name}: ${r.file}: ${r.name}`;
-          if (r.skipped) results.skip(label);
-          else if (r.ok) results.pass(label);
-          else results.fail(label, r.error);
+      // A page that ends before its suites report (the browser's content
+      // process gone, the page's realm destroyed) is opened once more,
+      // and the retry said: a suite that fails fails in its results,
+      // which are never retried, and a page that cannot finish twice
+      // fails.
+      // The failed page is closed after the retry: a WebDriver session
+      // ends with its last window.
+      let failed;
+      for (let attempt = 1; ; attempt++) {
+        const page = await browser.newPage();
+        if (failed) await failed.close().catch(() => {});
+        const watch = watchPage(page, "page");
+        page.setDefaultTimeout(WAIT_MS);
+        let got;
+        try {
+          await page.goto(url);
+          await page.waitForFunction(() => window.agentrtTestResults && window.agentrtTestResults.done, { timeout: WAIT_MS });
+          got = await page.evaluate(() => window.agentrtTestResults.results);
+        } catch (e) {
+          const problems = await watch.take().catch(() => []);
+          if (attempt === 1) {
+            console.log(`RETRY   ${engine.name}: the page ended before its suites reported (${messageOf(e)}); opening it once more`);
+            for (const p of problems) console.log(`        (${engine.name}) ${p}`);
+            failed = page;
+            continue;
+          }
+          for (const p of problems) console.log(`        (${engine.name}) ${p}`);
+          results.fail(`${engine.name}: the page`, e);
+          await page.close().catch(() => {});
+          return;
         }
-        if (!got.length) results.fail(`${engine.name}: tests`, "the page ran no test");
-        // The time of each file's tests, slowest first: what a cut of the
-        // page's work is measured on.
-        const perFile = new Map();
-        for (const r of got) perFile.set(r.file, (perFile.get(r.file) || 0) + (r.ms || 0));
-        const line = [...perFile].sort((a, b) => b[1] - a[1]).map(([f, ms]) => `${f} ${(ms / 1000).toFixed(1)}s`);
-        console.log(`        (${engine.name}) time by file: ${line.join(", ")}`);
-        // Console errors are expected (the suites provoke failed loads):
-        // shown, not counted.
-        for (const p of await watch.take()) console.log(`        (${engine.name}) ${p}`);
-      } catch (e) {
-        results.fail(`${engine.name}: the page`, e);
-      } finally {
-        await page.close().catch(() => {});
+        try {
+          for (const r of got) {
+            const label = `${engine.name}: ${r.file}: ${r.name}`;
+            if (r.skipped) results.skip(label);
+            else if (r.ok) results.pass(label);
+            else results.fail(label, r.error);
+          }
+          if (!got.length) results.fail(`${engine.name}: tests`, "the page ran no test");
+          // The time of each file's tests, slowest first: what a cut of the
+          // page's work is measured on.
+          const perFile = new Map();
+          for (const r of got) perFile.set(r.file, (perFile.get(r.file) || 0) + (r.ms || 0));
+          const line = [...perFile].sort((a, b) => b[1] - a[1]).map(([f, ms]) => `${f} ${(ms / 1000).toFixed(1)}s`);
+          console.log(`        (${engine.name}) time by file: ${line.join(", ")}`);
+          // Console errors are expected (the suites provoke failed loads):
+          // shown, not counted.
+          for (const p of await watch.take()) console.log(`        (${engine.name}) ${p}`);
+        } finally {
+          await page.close().catch(() => {});
+        }
+        return;
       }
     });
   } catch (e) {
@@ -159,6 +184,14 @@ async function main() {
     await rm(scratch, { recursive: true, force: true });
   }
   results.summary();
+}
+
+// messageOf is an error's message with its causes, for a page that ended:
+// Puppeteer's "Waiting failed" says why only in its cause.
+function messageOf(e) {
+  const parts = [];
+  for (let c = e, i = 0; c && i < 4; c = c.cause, i++) parts.push(c instanceof Error ? c.message : String(c));
+  return parts.join(": ");
 }
 
 // `node --test js/test/` imports every file under js/test/: this driver
