@@ -171,6 +171,10 @@ type Options struct {
 	StateDir string
 	// Stdout and Stderr receive workerd's output; nil discards it.
 	Stdout, Stderr io.Writer
+	// V8Flags are V8's command-line flags, set in the configuration's
+	// v8Flags (workerd.capnp warns that they are V8's, unstable between
+	// its versions). None by default.
+	V8Flags []string
 }
 
 // The durable deployment's names; keep equal to wasm/worker/worker.mjs
@@ -207,7 +211,18 @@ func Config(o Options) string {
 	if addr == "" {
 		addr = "127.0.0.1:8787"
 	}
-	b.WriteString("  ],\n  sockets = [(name = \"http\", address = " + capnpString(addr) + ", http = (), service = \"main\")],\n);\n\n")
+	b.WriteString("  ],\n  sockets = [(name = \"http\", address = " + capnpString(addr) + ", http = (), service = \"main\")],\n")
+	if len(o.V8Flags) > 0 {
+		b.WriteString("  v8Flags = [")
+		for i, f := range o.V8Flags {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(capnpString(f))
+		}
+		b.WriteString("],\n")
+	}
+	b.WriteString(");\n\n")
 	b.WriteString("const agentrt :Workerd.Worker = (\n  modules = [\n")
 	b.WriteString("    (name = " + capnpString(entry) + ", esModule = embed " + capnpString(entry) + "),\n")
 	if entry != EntryFile {
