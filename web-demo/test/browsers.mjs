@@ -25,6 +25,14 @@ async function puppeteer() {
   return (await import("puppeteer-core")).default;
 }
 
+// PROTOCOL_TIMEOUT_MS bounds one call of the browser's protocol. A
+// page's waitForFunction is one call that lasts until its predicate
+// holds: Puppeteer's default of 180 s ended the Firefox page of the glue
+// suites ("script.callFunction timed out") when its suites took longer on
+// a loaded machine. The suites' own guards (run.mjs's WAIT_MS, 600 s) are
+// the bounds that count.
+const PROTOCOL_TIMEOUT_MS = 600_000;
+
 /**
  * The engines, in the order the suites run them. missing() names what is
  * not installed ("" when nothing is); launch(scratch) starts the browser and
@@ -41,6 +49,7 @@ export const ENGINES = [
         browser: "chrome",
         executablePath: this.exe,
         headless: true,
+        protocolTimeout: PROTOCOL_TIMEOUT_MS,
         args: [...CHROMIUM_FLAGS, `--user-data-dir=${dataDir}`],
       });
       return {
@@ -57,7 +66,7 @@ export const ENGINES = [
     exe: process.env.FIREFOX_BIN || "/usr/bin/firefox-esr",
     missing() { return existsSync(this.exe) ? "" : this.exe; },
     async launch() {
-      const browser = await (await puppeteer()).launch({ browser: "firefox", executablePath: this.exe, headless: true });
+      const browser = await (await puppeteer()).launch({ browser: "firefox", executablePath: this.exe, headless: true, protocolTimeout: PROTOCOL_TIMEOUT_MS });
       return { browser, close: () => browser.close().catch(() => {}) };
     },
   },
