@@ -314,7 +314,7 @@ func (t *turn) headChain(current, all []Message) []link {
 	if len(all) >= len(current) && len(current) > 0 && &all[0] == &current[0] {
 		return extend(base, all)
 	}
-	if len(all) >= len(current) && isPrefix(current, all) {
+	if len(all) >= len(current) && IsPrefix(current, all) {
 		return extend(base[:len(base):len(base)], all)
 	}
 	return extend(nil, all)

@@ -38,9 +38,9 @@ func (t *turn) seed() (SeedReport, *Error) {
 			}
 		case req.Policy.SeedMode == SeedReconcile:
 			switch {
-			case isPrefix(h, current):
+			case IsPrefix(h, current):
 				// The session already holds the history (and maybe more).
-			case isPrefix(current, h):
+			case IsPrefix(current, h):
 				report.Mode, add = SeedAppended, h[len(current):]
 			default:
 				report.Mode, add, replace = SeedReplaced, h, true
@@ -162,8 +162,10 @@ func nonSystem(history []SeedMessage, system int) []Message {
 // the reply of the turn that seeds it.
 const seedHeadroom = 2
 
-// isPrefix reports whether p is a prefix of s (equal messages in order).
-func isPrefix(p, s []Message) bool {
+// IsPrefix reports whether p is a prefix of s: equal messages
+// (Message.Equal) in order. Seeding decides with it whether a history
+// extends a session or the session extends it.
+func IsPrefix(p, s []Message) bool {
 	if len(p) > len(s) {
 		return false
 	}

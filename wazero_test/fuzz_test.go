@@ -672,18 +672,6 @@ func sameMessages(a, b []core.Message) bool {
 	return true
 }
 
-func isPrefix(p, s []core.Message) bool {
-	if len(p) > len(s) {
-		return false
-	}
-	for i := range p {
-		if !p[i].Equal(&s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // warmHistory makes the warm session: a user turn and a tool-call block.
 func warmHistory() []any {
 	return history(
@@ -1031,8 +1019,8 @@ func (env *fuzzEnv) checkAccepted(t *testing.T, ctx context.Context, rt jshost.V
 		}
 	case fc.policy == 3: // reconcile
 		switch {
-		case isPrefix(h, current):
-		case isPrefix(current, h):
+		case core.IsPrefix(h, current):
+		case core.IsPrefix(current, h):
 			mode, session, seeded = "appended", h, len(h)-len(current)
 		default:
 			mode, session, seeded = "replaced", h, len(h)

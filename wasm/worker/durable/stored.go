@@ -67,7 +67,7 @@ func (h *Handler) storedWins(body []byte, live bool) (bool, []byte, error) {
 	if derr != nil {
 		return false, nil, errors.New("the stored messages could not be read: " + derr.Message)
 	}
-	return isPrefix(sessionMessages(rb.History), sessionMessages(sb.History)), history, nil
+	return core.IsPrefix(sessionMessages(rb.History), sessionMessages(sb.History)), history, nil
 }
 
 // sessionMessages are the session messages history seeds (its system
@@ -80,19 +80,6 @@ func sessionMessages(history []core.SeedMessage) []core.Message {
 		}
 	}
 	return out
-}
-
-// isPrefix reports whether p is a prefix of s, message by message.
-func isPrefix(p, s []core.Message) bool {
-	if len(p) > len(s) {
-		return false
-	}
-	for i := range p {
-		if !p[i].Equal(&s[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // seedBody gives body (a JSON object) the stored messages as its history:
