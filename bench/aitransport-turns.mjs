@@ -13,6 +13,9 @@
 /** UIMessages of the conversation before each turn. */
 export const PRIOR = 20;
 
+/** Turns of a chat before it starts again from PRIOR messages. */
+export const CHAT_TURNS = 20;
+
 /** The bench's JavaScript model: three deltas, then the whole answer. */
 export function model(req) {
   req.delta("The answer ");
@@ -72,17 +75,48 @@ export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup =
   for await (const ev of rt.stream({ sessionId: "probe-s", input: "and now?", history: prior })) events += ev ? 1 : 0;
   if (chunks.length === 0 || chunks[chunks.length - 1].type !== "finish") throw new Error(`the transport's turn sent ${JSON.stringify(chunks)}`);
 
+  // Each of the two contenders keeps its chat as useChat does: a new
+  // array each turn, the messages before kept as they were, the answer
+  // appended as a UIMessage (built after its turn is timed). Every
+  // CHAT_TURNS turns the chat starts again from the prior messages on an
+  // empty session (untimed), so a turn's history stays 20 to 60 messages
+  // (to 80 in a page, whose samples are batches of turns).
+  const chats = { stream: { id: "s", messages: prior, turns: 0 }, transport: { id: "t", messages: prior, turns: 0 } };
+  let asked = 0;
+  const ask = () => ({ id: `q${++asked}`, role: "user", parts: [{ type: "text", text: "and now?" }] });
+  const answered = (id, text) => ({ id, role: "assistant", parts: [{ type: "step-start" }, { type: "text", text, state: "done" }] });
+  const fresh = async (chat) => {
+    if (chat.turns < CHAT_TURNS) return;
+    await rt.deleteSession(chat.id);
+    chat.messages = prior;
+    chat.turns = 0;
+  };
   const fns = {
     async stream() {
-      for await (const ev of rt.stream({ sessionId: "s", input: "and now?", history: prior })) if (!ev) throw new Error("no event");
+      const chat = chats.stream;
+      const q = ask();
+      let text = "";
+      let runId = "";
+      for await (const ev of rt.stream({ sessionId: chat.id, input: "and now?", history: chat.messages })) {
+        if (ev.type === "model.delta") text += ev.delta;
+        else if (ev.type === "run.started") runId = ev.runId;
+      }
+      chat.next = [...chat.messages, q, answered(runId, text)];
     },
     async transport() {
-      const stream = await transport.sendMessages({ trigger: "submit-message", chatId: "t", messageId: undefined, messages, abortSignal: undefined });
+      const chat = chats.transport;
+      const messages = [...chat.messages, ask()];
+      const stream = await transport.sendMessages({ trigger: "submit-message", chatId: chat.id, messageId: undefined, messages, abortSignal: undefined });
       const reader = stream.getReader();
+      let text = "";
+      let id = "";
       for (;;) {
-        const { done } = await reader.read();
-        if (done) return;
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (value.type === "text-delta") text += value.delta;
+        else if (value.type === "start") id = value.messageId;
       }
+      chat.next = [...messages, answered(id, text)];
     },
     async floor() {
       const stream = new ReadableStream({
@@ -120,14 +154,25 @@ export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup =
       }
     };
   }
+  // The sessions of the parts' rows, emptied as often as the chats are.
+  const partSessions = { run: "r", runReconcile: "rr", runStream: "rs" };
   const names = Object.keys(fns);
   const samples = Object.fromEntries(names.map((n) => [n, []]));
   for (let i = 0; i < warmup + rounds; i++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(i + k) % names.length];
       const fn = fns[name];
+      const chat = chats[name];
+      if (chat !== undefined) await fresh(chat);
+      else if (partSessions[name] !== undefined && i % CHAT_TURNS === 0) await rt.deleteSession(partSessions[name]);
       const t0 = now();
-      for (let j = 0; j < batch; j++) await fn();
+      for (let j = 0; j < batch; j++) {
+        await fn();
+        if (chat !== undefined) {
+          chat.messages = chat.next;
+          chat.turns++;
+        }
+      }
       const dt = (now() - t0) / batch;
       if (i >= warmup) samples[name].push(dt);
     }

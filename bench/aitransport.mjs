@@ -67,7 +67,11 @@ async function inNode() {
   const { loadRuntime } = await import(pathToFileURL(`${dist}/glue.js`).href);
   const { AgentrtChatTransport } = await import(pathToFileURL(`${dist}/ai.js`).href);
   const rt = await loadRuntime({ wasm: readFileSync(`${dist}/agentrt.wasm`), wasmExec: pathToFileURL(`${dist}/wasm_exec.js`), model });
-  const fig = await measure({ rt, AgentrtChatTransport, rounds: opts.rounds ?? 400, warmup: 50, parts: opts.parts });
+  // 1,000 rounds of warm-up: V8 optimizes the glue's and the transport's
+  // turn only after some thousands of calls, and the three contenders
+  // warm up at different paces (after 50 rounds rt.stream's turn, which
+  // reads its whole history, was still up to twice its steady time).
+  const fig = await measure({ rt, AgentrtChatTransport, rounds: opts.rounds ?? 1000, warmup: 1000, parts: opts.parts });
   rt.close();
   table(`Node ${process.version}`, fig, 1);
   return fig;

@@ -12,7 +12,7 @@
 // docs/adr/0022-ai-sdk-layer.md.
 
 import { asSchema } from "ai";
-import { AgentrtError } from "./glue.js";
+import { AgentrtError, toModuleHistory } from "./glue.js";
 import { argError, isObject, uiValue, toUIMessages } from "./uimessages.js";
 
 export { toUIMessages };
@@ -300,6 +300,58 @@ class LiveRun {
 
 const TRIGGERS = new Set(["submit-message", "regenerate-message"]);
 
+/** Whether two messages in the module's shape are the same turn, as core's Message.Equal reads them. */
+function sameTurn(a, b) {
+  if (a.role !== b.role || a.content !== b.content || (a.tool_call_id ?? "") !== (b.tool_call_id ?? "")) return false;
+  if (a.id && b.id && a.id !== b.id) return false;
+  const x = a.tool_calls ?? [];
+  const y = b.tool_calls ?? [];
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) {
+    if (x[i].id !== y[i].id || x[i].name !== y[i].name || x[i].arguments !== y[i].arguments) return false;
+  }
+  return true;
+}
+
+/**
+ * What a chat's session holds after the transport's last completed turn
+ * on it: the chat's messages that turn was given (`seen`, the input
+ * last), the reply's id, the messages the turn appended and the
+ * session's head after it. The next turn passes no history when the
+ * chat's messages are `seen` (the same objects), then the reply, then a
+ * new user message, and the input and reply read as what the turn
+ * appended: the session already holds them, and `ifHead` makes sure no
+ * one changed it since (docs/ai-sdk.md, "Warm turns").
+ */
+class ChatSync {
+  constructor(seen, replyId, appended, head) {
+    this.seen = seen;
+    this.replyId = replyId;
+    this.appended = appended;
+    this.head = head;
+  }
+
+  /** Whether messages (ending with a new user message) continue this chat as its session holds it. */
+  continuedBy(messages) {
+    const seen = this.seen;
+    const n = seen.length;
+    if (messages.length !== n + 2) return false;
+    for (let i = 0; i < n; i++) if (messages[i] !== seen[i]) return false;
+    const reply = messages[n];
+    if (!isObject(reply) || reply.id !== this.replyId || reply.role !== "assistant") return false;
+    let read;
+    try {
+      read = toModuleHistory([seen[n - 1], reply]);
+    } catch {
+      return false; // the full path refuses it as it always did
+    }
+    const appended = this.appended;
+    if (read.length !== appended.length) return false;
+    for (let i = 0; i < read.length; i++) if (!sameTurn(read[i], appended[i])) return false;
+    return true;
+  }
+}
+
 /**
  * The AI SDK's ChatTransport over an agentrt runtime (docs/ai-sdk.md):
  * each sendMessages runs one turn on session `chatId` and streams it as
@@ -308,7 +360,10 @@ const TRIGGERS = new Set(["submit-message", "regenerate-message"]);
 export class AgentrtChatTransport {
   #rt;
   #policy;
+  #userPolicy;
   #live = new Map();
+  #sync = new Map();
+  #reading = new Map();
 
   /**
    * @param {{ runtime: object, policy?: object }} options the runtime
@@ -329,6 +384,38 @@ export class AgentrtChatTransport {
     // another tab) is brought up to date, so the model sees what a fresh
     // runtime seeded from the same messages would.
     this.#policy = { seedMode: "reconcile", ...options.policy };
+    // A warm turn that passes no history needs no seed mode.
+    this.#userPolicy = options.policy ?? undefined;
+  }
+
+  /**
+   * Keeps what the chat's session holds after a completed turn on it
+   * (ChatSync). A turn with ifHead has the head in its result; after one
+   * with history it is read from the session, kept only when no turn of
+   * this transport started on the chat meanwhile and the session still
+   * ends with what the turn appended.
+   */
+  #synced(chatId, messages, replyId, result) {
+    // A copy: a caller may push onto the array it passed.
+    const seen = messages.slice();
+    const appended = result.appended;
+    if (typeof result.head === "string") {
+      this.#sync.set(chatId, new ChatSync(seen, replyId, appended, result.head));
+      return;
+    }
+    if (typeof this.#rt.session !== "function") return;
+    const token = {};
+    this.#reading.set(chatId, token);
+    Promise.resolve(this.#rt.session(chatId)).then((snap) => {
+      if (this.#reading.get(chatId) !== token) return;
+      this.#reading.delete(chatId);
+      if (!isObject(snap) || typeof snap.head !== "string" || !Array.isArray(snap.messages)) return;
+      const held = snap.messages;
+      const k = held.length - appended.length;
+      if (k < 0) return;
+      for (let i = 0; i < appended.length; i++) if (!sameTurn(held[k + i], appended[i])) return;
+      this.#sync.set(chatId, new ChatSync(seen, replyId, appended, snap.head));
+    }, () => {});
   }
 
   /** reconnectToStream replays a run from its start chunk. */
@@ -355,6 +442,14 @@ export class AgentrtChatTransport {
     const request = { sessionId: chatId, policy: this.#policy };
     let replyId;
     const denied = new Set();
+    // The chat as its session holds it after this transport's last turn
+    // on it, taken once: a turn that fails or pauses leaves none.
+    const sync = this.#sync.get(chatId);
+    if (sync !== undefined) this.#sync.delete(chatId);
+    this.#reading.delete(chatId);
+    // The chat as the session holds it, when it holds every message but
+    // the input (ChatSync.continuedBy).
+    let warm = null;
     if (last.role === "user") {
       request.input = userText(last);
       request.history = messages.slice(0, -1);
@@ -363,6 +458,8 @@ export class AgentrtChatTransport {
       // messages, so it holds only what the chat now shows.
       if (trigger === "regenerate-message" || (messageId !== undefined && messageId !== null && messageId === last.id)) {
         await this.#rt.deleteSession(chatId);
+      } else if (sync !== undefined && sync.continuedBy(messages)) {
+        warm = sync;
       }
       replyId = newId();
     } else if (last.role === "assistant" && Array.isArray(last.parts) &&
@@ -402,6 +499,10 @@ export class AgentrtChatTransport {
     let onStarted = null;
     let ended = false;
     let cancelled = false;
+    // The events mapped so far, and whether the start chunk went out (a
+    // turn run again after its refusal sends no second one).
+    let mapped = 0;
+    let startSent = false;
     // Events come as they happen (rt.run's onEvent); the run's end comes
     // from its result.
     request.onEvent = (ev) => {
@@ -410,8 +511,33 @@ export class AgentrtChatTransport {
       if (type === "run.started") {
         started = true;
         if (onStarted !== null) onStarted();
+        if (startSent) return;
+        startSent = true;
       }
-      if (type !== "run.completed" && type !== "run.awaiting_approval" && type !== "run.failed" && type !== "run.cancelled") mapper.event(ev);
+      if (type !== "run.completed" && type !== "run.awaiting_approval" && type !== "run.failed" && type !== "run.cancelled") {
+        mapped++;
+        mapper.event(ev);
+      }
+    };
+    // A warm turn passes no history to read, pack and compare, on the
+    // condition that the session is still at the head the last turn left.
+    // Refused history_diverged otherwise (after run.started, before
+    // anything changed), it runs again as `full`, with its history.
+    let full = null;
+    if (warm !== null) {
+      full = { ...request };
+      delete request.history;
+      request.ifHead = warm.head;
+      if (this.#userPolicy === undefined) delete request.policy;
+      else request.policy = this.#userPolicy;
+    }
+    const again = (error) => {
+      if (full === null || cancelled || mapped > 1 || !isObject(error) || error.code !== "history_diverged") return null;
+      // The session changed since this transport's last turn (another
+      // tab, deleteSession, a new runtime).
+      const r = full;
+      full = null;
+      return this.#rt.run(r);
     };
     const finish = () => {
       ended = true;
@@ -419,30 +545,40 @@ export class AgentrtChatTransport {
       live.end();
       if (this.#live.get(chatId) === live) this.#live.delete(chatId);
     };
-    const run = this.#rt.run(request);
-    if (!started) {
+    let run = this.#rt.run(request);
+    for (;;) {
+      if (started) break;
       // The run starts later (worker mode, a runtime restarting), or was
       // refused: wait for whichever comes first.
       const first = await Promise.race([
         new Promise((resolve) => { onStarted = resolve; }),
         run.then(() => undefined, (error) => ({ error })),
       ]);
-      if (!started && first && first.error) {
-        // Refused before it started: nothing changed.
-        finish();
-        throw first.error;
+      if (started || !first || !first.error) break;
+      onStarted = null;
+      const next = again(first.error);
+      if (next !== null) {
+        run = next;
+        continue;
       }
+      // Refused before it started: nothing changed.
+      finish();
+      throw first.error;
     }
     this.#live.set(chatId, live);
-    const settled = run.then((result) => {
+    const follow = (r) => r.then((result) => {
       if (ended) return;
+      if (last.role === "user" && result.status === "completed" && Array.isArray(result.appended)) this.#synced(chatId, messages, replyId, result);
       mapper.event({ type: result.status === "awaiting_approval" ? "run.awaiting_approval" : "run.completed", result });
       finish();
     }, (error) => {
       if (ended) return;
+      const next = again(error);
+      if (next !== null) return follow(next);
       if (!cancelled) mapper.failed(error);
       finish();
     });
+    const settled = follow(run);
     // The chat's stream follows the run from its start.
     return stream;
   }

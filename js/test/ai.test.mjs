@@ -247,6 +247,124 @@ describe("AgentrtChatTransport", () => {
     release(w.rt);
   });
 
+  test("warm turns pass no history while the session is what the last turn left; any change behind the transport's back seeds it again", { skip }, async () => {
+    const w = await world({ script: (prompt) => answer([`answer to ${prompt.filter((m) => m.role !== "system").map((m) => m.content.map((p) => p.text ?? "").join("")).join("|")}`]) });
+    const runs = [];
+    const spy = {
+      run: (r) => { runs.push({ history: r.history !== undefined, ifHead: r.ifHead }); return w.rt.run(r); },
+      deleteSession: (id) => w.rt.deleteSession(id),
+      cancelRun: (id) => w.rt.cancelRun(id),
+      session: (id) => w.rt.session(id),
+    };
+    const transport = new sdk.agentrtAI.AgentrtChatTransport({ runtime: spy });
+    let messages = [user("u1", "q1")];
+    const turn = async () => {
+      const t = await send(transport, messages);
+      assert.equal(t.types.at(-1), "finish", JSON.stringify(t.chunks));
+      // useChat's state: a new array each change, the old messages kept.
+      messages = [...messages, t.message];
+      return t;
+    };
+    await turn();
+    messages = [...messages, user("u2", "q2")];
+    await turn();
+    messages = [...messages, user("u3", "q3")];
+    await turn();
+    assert.deepEqual(runs.map((r) => r.history), [true, false, false], "warm turns carry no history");
+    assert.ok(runs[1].ifHead && runs[2].ifHead, "but the head they expect");
+    const cold = await world({ script: (prompt) => answer([`answer to ${prompt.filter((m) => m.role !== "system").map((m) => m.content.map((p) => p.text ?? "").join("")).join("|")}`]) });
+    const held = (await w.rt.session("chat")).messages;
+    assert.deepEqual(held.map((m) => m.content), ["q1", "answer to q1", "q2", "answer to q1|answer to q1|q2", "q3", "answer to q1|answer to q1|q2|answer to q1|answer to q1|q2|q3"]);
+    assert.equal((await w.rt.checkHistory(messages)).head, (await w.rt.session("chat")).head, "the session is what the chat's messages seed");
+    release(cold.rt);
+
+    // Another client ran a turn on the session: refused by its head, run
+    // again with the history, as a transport without warm turns runs it
+    // (a session that holds the chat's messages and more keeps them).
+    await w.rt.run({ sessionId: "chat", input: "behind its back" });
+    runs.length = 0;
+    messages = [...messages, user("u4", "q4")];
+    const t4 = await turn();
+    assert.deepEqual(runs.map((r) => r.history), [false, true]);
+    assert.equal(t4.chunks.filter((c) => c.type === "start").length, 1, "one start chunk");
+    assert.ok(JSON.stringify(w.prompts.at(-1)).includes("behind its back"));
+
+    // The session deleted (as a new runtime would have it): seeded again.
+    await w.rt.deleteSession("chat");
+    runs.length = 0;
+    messages = [...messages, user("u5", "q5")];
+    await turn();
+    assert.deepEqual(runs.map((r) => r.history), [false, true]);
+    assert.equal((await w.rt.checkHistory(messages)).head, (await w.rt.session("chat")).head);
+
+    // The app edited the last answer in place of useChat's: the history
+    // goes with the turn, and the model sees the edit.
+    runs.length = 0;
+    const edited = { ...messages.at(-1), parts: [{ type: "text", text: "an edited answer" }] };
+    messages = [...messages.slice(0, -1), edited, user("u6", "q6")];
+    await turn();
+    assert.deepEqual(runs.map((r) => r.history), [true]);
+    assert.ok(JSON.stringify(w.prompts.at(-1)).includes("an edited answer"));
+    assert.equal((await w.rt.checkHistory(messages)).head, (await w.rt.session("chat")).head);
+
+    // A caller that pushes onto the array it passed: the same answers.
+    runs.length = 0;
+    messages.push(user("u7", "q7"));
+    const t = await send(transport, messages);
+    messages.push(t.message, user("u8", "q8"));
+    messages.push((await send(transport, messages)).message);
+    assert.deepEqual(runs.map((r) => r.history), [false, false]);
+    assert.equal((await w.rt.checkHistory(messages)).head, (await w.rt.session("chat")).head);
+    release(w.rt);
+  });
+
+  test("a warm turn refused for its head runs again with its history, whichever comes first, run.started or the refusal", { skip }, async () => {
+    // Worker mode delivers a run's events and its answer by messages: the
+    // refusal of a warm turn can come before or after its run.started.
+    for (const [order, change] of [["refusal first", "deleted"], ["refusal first", "another turn"], ["run.started first", "deleted"], ["run.started first", "another turn"]]) {
+      const w = await world();
+      const runs = [];
+      const later = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+      const remote = {
+        run(r) {
+          runs.push(r.history !== undefined);
+          const onEvent = r.onEvent;
+          const events = [];
+          const p = w.rt.run({ ...r, onEvent: (ev) => events.push(ev) });
+          const deliver = () => later(0).then(() => { for (const ev of events) onEvent(ev); });
+          return p.then(async (res) => { await deliver(); return res; }, async (e) => {
+            if (order === "refusal first") {
+              deliver();
+              throw e;
+            }
+            await deliver();
+            await later(1);
+            throw e;
+          });
+        },
+        deleteSession: (id) => w.rt.deleteSession(id),
+        cancelRun: (id) => w.rt.cancelRun(id),
+        session: (id) => w.rt.session(id),
+      };
+      const transport = new sdk.agentrtAI.AgentrtChatTransport({ runtime: remote });
+      let messages = [user("u1", "hi")];
+      const first = await send(transport, messages);
+      messages = [...messages, first.message, user("u2", "again")];
+      await later(5); // the head of a turn with history is read after it
+      if (change === "deleted") await w.rt.deleteSession("chat");
+      else await w.rt.run({ sessionId: "chat", input: "meanwhile" });
+      const second = await send(transport, messages);
+      assert.deepEqual(runs, [true, false, true], order);
+      // One start chunk: the refused run's run.started sent none of its own.
+      assert.deepEqual(second.types.filter((t) => t !== "text-delta"), ["start", "start-step", "text-start", "text-end", "finish-step", "finish"], `${order}, ${change}`);
+      assert.deepEqual(second.message.parts.filter((p) => p.type === "text").map((p) => p.text), ["Hello again"], `${order}, ${change}`);
+      await valid([...messages, second.message]);
+      if (change === "deleted") assert.equal((await w.rt.checkHistory([...messages, second.message])).head, (await w.rt.session("chat")).head, order);
+      else assert.deepEqual((await w.rt.session("chat")).messages.map((m) => m.content).slice(-3), ["Hello meanwhile", "again", "Hello again"], order);
+      release(w.rt);
+    }
+  });
+
   test("after a failed turn the warm session holds what the chat holds: the model sees what a fresh runtime would", { skip }, async () => {
     // useChat keeps a failed turn's user message and its empty answer;
     // the runtime rolled the turn back. The next turn's model must see the
