@@ -228,14 +228,14 @@ browser_suites() {
 	suite "bundlers: the tarball in Vite, webpack, Rollup, Parcel and esbuild apps, the Vite dev server and a CDN origin; turn, reload, cold seed in Chromium (Vite, and Vite as a Capacitor-style app, also Firefox ESR and WebKit)" node js/bundlers/run.mjs
 }
 
-# background_suites is the lane beside the Go tests: the browser suites,
-# then two suites of the main list's kind, which balance the lanes (a
-# clean clone's run had the lane done 100 s before the main list, whose
-# Go tests with -race take about 300 s).
+# background_suites is the lane beside the Go tests and the Node and Bun
+# suites: the browser suites. The Deno and npm package suites, which sat
+# here while the main list was the longer, went back to it when the long
+# memory-pressure run left the glue's suite for the module's (a clean
+# clone's run had the main list wait 38 s for this lane before; the cut
+# took about 95 s from the main list).
 background_suites() {
 	browser_suites
-	suite "glue suite on Deno: the suites of its host's APIs" glue_on_deno
-	suite "npm package: packed, installed and run on Node, Bun and Deno; strict types" node --test js/package-test/
 }
 
 if [ "${1:-}" = check ]; then
@@ -290,6 +290,8 @@ suite "module suite on Node" node --test --test-concurrency=$TEST_FILES wasm/run
 suite "glue suite on Node (V8)" node --test --test-concurrency=$TEST_FILES js/test/*.test.mjs
 suite "glue types (tsc --strict)" node_modules/.bin/tsc -p js/test/tsconfig.json
 suite "glue suite on Bun (JavaScriptCore): the suites of its host's APIs" glue_on_bun
+suite "glue suite on Deno: the suites of its host's APIs" glue_on_deno
+suite "npm package: packed, installed and run on Node, Bun and Deno; strict types" node --test js/package-test/
 suite "docs: contract.md's event list against the module's events" node --test js/docs-test/
 suite "load progress over HTTP (streamed, compressed, octet-stream)" node --test js/bundlers/progress.test.mjs
 suite "static server of the browser suites (malformed paths, mounts)" node --test web-demo/test/server.test.mjs
