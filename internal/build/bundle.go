@@ -77,9 +77,9 @@ func BundleGlue(ctx context.Context, root, dir string, warn io.Writer) (bool, er
 	if err := cmd.Run(); err != nil {
 		return false, fmt.Errorf("build: esbuild js/glue.js: %v\n%s", err, stderr.String())
 	}
-	// ai.js folds in the internal modules it alone imports (uimessages.js);
-	// the glue and the AI SDK stay imports, so it shares the bundle's
-	// classes and the app's "ai".
+	// ai.js folds in the internal modules it alone imports (uimessages.js,
+	// aichunks.js); the glue and the AI SDK stay imports, so it shares the
+	// bundle's classes and the app's "ai".
 	args = []string{filepath.Join("js", "ai.js"), "--bundle", "--format=esm", "--platform=neutral",
 		"--log-level=error", "--external:./glue.js", "--external:ai", "--outfile=" + filepath.Join(dir, "ai.js")}
 	cmd = exec.CommandContext(ctx, bin, args...)
