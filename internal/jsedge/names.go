@@ -107,23 +107,16 @@ const (
 // count actions.
 const FieldCountByAction = "countByAction"
 
-// Config, tool and limits fields.
+// Config and tool fields (the limits' are hostmsg's, which Limits reads).
 const (
-	FieldSystemPrompt          = "systemPrompt"
-	FieldModel                 = "model"
-	FieldTools                 = "tools"
-	FieldLimits                = "limits"
-	FieldDescription           = "description"
-	FieldParameters            = "parameters"
-	FieldCall                  = "call"
-	FieldNeedsApproval         = "needsApproval"
-	FieldMaxSessions           = "maxSessions"
-	FieldMaxMessagesPerSession = "maxMessagesPerSession"
-	FieldMaxSessionBytes       = "maxSessionBytes"
-	FieldMaxSeedMessages       = "maxSeedMessages"
-	FieldMaxSeedBytes          = "maxSeedBytes"
-	FieldMaxMessageBytes       = "maxMessageBytes"
-	FieldMaxTotalBytes         = "maxTotalBytes"
+	FieldSystemPrompt  = "systemPrompt"
+	FieldModel         = "model"
+	FieldTools         = "tools"
+	FieldLimits        = "limits"
+	FieldDescription   = "description"
+	FieldParameters    = "parameters"
+	FieldCall          = "call"
+	FieldNeedsApproval = "needsApproval"
 	// ModelEcho selects the built-in model (as does an omitted model).
 	ModelEcho = "echo"
 	// ModelHost, in a config frame's JSON text only, has the host answer
