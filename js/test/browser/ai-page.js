@@ -99,6 +99,63 @@ const cases = {
       w.rt.close();
     }
   },
+  async "warm turns: no history while the session holds the chat; a session changed meanwhile is refused by its head and the turn runs again with it"(worker) {
+    const w = await world(worker);
+    try {
+      const runs = [];
+      const rt = w.rt;
+      const spy = {
+        run: (r) => { runs.push(r.history !== undefined); return rt.run(r); },
+        deleteSession: (id) => rt.deleteSession(id),
+        cancelRun: (id) => rt.cancelRun(id),
+        session: (id) => rt.session(id),
+      };
+      const transport = new AgentrtChatTransport({ runtime: spy });
+      let messages = [];
+      const turn = async (text) => {
+        messages = [...messages, user(`u${messages.length}`, text)];
+        const stream = await transport.sendMessages({ trigger: "submit-message", chatId: "chat", messageId: undefined, messages, abortSignal: undefined });
+        const [a, b] = stream.tee();
+        const counting = (async () => {
+          const r = b.getReader();
+          let starts = 0;
+          for (;;) {
+            const { done, value } = await r.read();
+            if (done) return starts;
+            if (value.type === "start") starts++;
+          }
+        })();
+        let message;
+        for await (const m of readUIMessageStream({ stream: a })) message = m;
+        check((await counting) === 1, "one start chunk");
+        messages = [...messages, message];
+        return message;
+      };
+      await turn("hi");
+      // The head of a turn that passed its history is read after it.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await turn("again");
+      await turn("and again");
+      check(JSON.stringify(runs) === "[true,false,false]", `runs with history ${JSON.stringify(runs)}`);
+      const same = async () => (await rt.checkHistory(messages)).head === (await rt.session("chat")).head;
+      check(await same(), "the session is what the chat's messages seed");
+      // Another client's turn on the session: refused, run again with the history.
+      await rt.run({ sessionId: "chat", input: "meanwhile" });
+      runs.length = 0;
+      await turn("after");
+      check(JSON.stringify(runs) === "[false,true]", `runs with history ${JSON.stringify(runs)}`);
+      // The session deleted (as a new runtime has it): seeded again.
+      await rt.deleteSession("chat");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      runs.length = 0;
+      await turn("fresh");
+      check(JSON.stringify(runs) === "[false,true]", `runs with history ${JSON.stringify(runs)}`);
+      check(await same(), "seeded from the chat's messages");
+      await validateUIMessages({ messages });
+    } finally {
+      w.rt.close();
+    }
+  },
   async "abort: the run is cancelled and rolled back"(worker) {
     const w = await world(worker);
     try {
