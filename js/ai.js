@@ -256,7 +256,6 @@ export class AgentrtChatTransport {
     let warm = null;
     if (last.role === "user") {
       request.input = userText(last);
-      request.history = messages.slice(0, -1);
       // A regenerated answer, or an edited user message (submit with the
       // id of a user message): the session is seeded again from the
       // messages, so it holds only what the chat now shows.
@@ -265,6 +264,8 @@ export class AgentrtChatTransport {
       } else if (sync !== undefined && sync.continuedBy(messages)) {
         warm = sync;
       }
+      // A warm turn's history is made only if it is refused (again below).
+      if (warm === null) request.history = messages.slice(0, -1);
       replyId = newId();
     } else if (last.role === "assistant" && Array.isArray(last.parts) &&
       last.parts.some((p) => isToolPart(p) && p.state === "approval-responded")) {
@@ -326,22 +327,21 @@ export class AgentrtChatTransport {
     // A warm turn passes no history to read, pack and compare, on the
     // condition that the session is still at the head the last turn left.
     // Refused history_diverged otherwise (after run.started, before
-    // anything changed), it runs again as `full`, with its history.
-    let full = null;
-    if (warm !== null) {
-      full = { ...request };
-      delete request.history;
+    // anything changed), it runs again once, with its history.
+    let retry = warm !== null;
+    if (retry) {
       request.ifHead = warm.head;
       if (this.#userPolicy === undefined) delete request.policy;
       else request.policy = this.#userPolicy;
     }
     const again = (error) => {
-      if (full === null || cancelled || mapped > 1 || !isObject(error) || error.code !== "history_diverged") return null;
+      if (!retry || cancelled || mapped > 1 || !isObject(error) || error.code !== "history_diverged") return null;
       // The session changed since this transport's last turn (another
       // tab, deleteSession, a new runtime).
-      const r = full;
-      full = null;
-      return this.#rt.run(r);
+      retry = false;
+      const full = { ...request, policy: this.#policy, history: messages.slice(0, -1) };
+      delete full.ifHead;
+      return this.#rt.run(full);
     };
     const finish = () => {
       ended = true;
