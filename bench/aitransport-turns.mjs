@@ -77,7 +77,7 @@ export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup =
 
   // Each of the two contenders keeps its chat as useChat does: a new
   // array each turn, the messages before kept as they were, the answer
-  // appended as a UIMessage (built after its turn is timed). Every
+  // appended as a UIMessage, built from what the turn streamed. Every
   // CHAT_TURNS turns the chat starts again from the prior messages on an
   // empty session (untimed), so a turn's history stays 20 to 60 messages
   // (to 80 in a page, whose samples are batches of turns).
@@ -101,7 +101,8 @@ export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup =
         if (ev.type === "model.delta") text += ev.delta;
         else if (ev.type === "run.started") runId = ev.runId;
       }
-      chat.next = [...chat.messages, q, answered(runId, text)];
+      chat.messages = [...chat.messages, q, answered(runId, text)];
+      chat.turns++;
     },
     async transport() {
       const chat = chats.transport;
@@ -116,7 +117,8 @@ export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup =
         if (value.type === "text-delta") text += value.delta;
         else if (value.type === "start") id = value.messageId;
       }
-      chat.next = [...messages, answered(id, text)];
+      chat.messages = [...messages, answered(id, text)];
+      chat.turns++;
     },
     async floor() {
       const stream = new ReadableStream({
@@ -166,13 +168,7 @@ export async function measure({ rt, AgentrtChatTransport, rounds = 400, warmup =
       if (chat !== undefined) await fresh(chat);
       else if (partSessions[name] !== undefined && i % CHAT_TURNS === 0) await rt.deleteSession(partSessions[name]);
       const t0 = now();
-      for (let j = 0; j < batch; j++) {
-        await fn();
-        if (chat !== undefined) {
-          chat.messages = chat.next;
-          chat.turns++;
-        }
-      }
+      for (let j = 0; j < batch; j++) await fn();
       const dt = (now() - t0) / batch;
       if (i >= warmup) samples[name].push(dt);
     }

@@ -228,16 +228,6 @@ browser_suites() {
 	suite "bundlers: the tarball in Vite, webpack, Rollup, Parcel and esbuild apps, the Vite dev server and a CDN origin; turn, reload, cold seed in Chromium (Vite, and Vite as a Capacitor-style app, also Firefox ESR and WebKit)" node js/bundlers/run.mjs
 }
 
-# background_suites is the lane beside the Go tests and the Node and Bun
-# suites: the browser suites. The Deno and npm package suites, which sat
-# here while the main list was the longer, went back to it when the long
-# memory-pressure run left the glue's suite for the module's (a clean
-# clone's run had the main list wait 38 s for this lane before; the cut
-# took about 95 s from the main list).
-background_suites() {
-	browser_suites
-}
-
 if [ "${1:-}" = check ]; then
 	suite "gofmt and go vet" fmt_and_vet
 	summary
@@ -284,7 +274,12 @@ export AGENTRT_DIST=$PWD/dist
 # work (browsers driven over WebDriver, workerd and wazero processes
 # started and stopped), and a clean clone's run used two cores for 60% of
 # its time with the lane started after them.
-lane background_suites
+# The lane is the browser suites alone: the Deno and npm package suites,
+# which ran in it after them while the main list was the longer, went back
+# to the main list when the long memory-pressure run left the glue's suite
+# for the module's (a clean clone's run had the main list wait 38 s for
+# the lane before; the cut took about 95 s from the main list).
+lane browser_suites
 suite "go test -race (native packages, the module under wazero, the worker)" go test -race -count=1 -parallel 4 ./...
 suite "module suite on Node" node --test --test-concurrency=$TEST_FILES wasm/runtime/test/
 suite "glue suite on Node (V8)" node --test --test-concurrency=$TEST_FILES js/test/*.test.mjs
