@@ -3,8 +3,8 @@ package core_test
 import (
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // The edge table (testdata/edges/) through the in-process Go route: each

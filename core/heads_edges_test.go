@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // The head corpus in Go: one conversation in three shapes has the one

@@ -3,8 +3,8 @@ package core_test
 import (
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // Ensure the token window's corpus (testdata/contract/window/) in core:

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // countHost drives a Turn of a runtime made with CountByAction: it

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/httpapi"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // Ensure the HTTP API seeds every corpus case as docs/contract.md says,

@@ -3,9 +3,9 @@ package httpapi_test
 import (
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/httpapi"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // The edge table (testdata/edges/policy.json) over HTTP: each policy is

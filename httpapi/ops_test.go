@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/httpapi"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // Ensure every operation the operations' edge table gives HTTP

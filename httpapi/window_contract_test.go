@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/httpapi"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // Ensure the token window's corpus (testdata/contract/window/) over

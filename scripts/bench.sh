@@ -83,8 +83,8 @@ if [ -n "${BENCH_ONLY:-}" ] && [ -z "$(printf '%s' "$BENCH_ONLY" | tr ',' '\n' |
 	exit 0
 fi
 
-step "native Go core (bench/gocore: the harness's history; core: its own)"
-go test -run '^$' -bench 'Seed|WarmTurn' -benchmem -benchtime "$benchtime" ./bench/gocore/ >"$tmp/go.txt"
+step "native Go core (bench/gocore and the turn driver's frames: the harness's history; core: its own)"
+go test -run '^$' -bench 'Seed|WarmTurn' -benchmem -benchtime "$benchtime" ./bench/gocore/ ./wasm/internal/hostturn/ >"$tmp/go.txt"
 go test -run '^$' -bench 'HeapPerMessage' -benchtime 1x ./bench/gocore/ >>"$tmp/go.txt"
 grep -E '^Benchmark' "$tmp/go.txt" >&2
 go test -run '^$' -bench . -benchmem -benchtime "$benchtime" ./core/ | grep -E '^Benchmark' | sed 's/^/core: /' >&2

@@ -140,8 +140,8 @@ fmt_and_vet() {
 		echo "$unformatted"
 		return 1
 	fi
-	go vet ./... && GOOS=js GOARCH=wasm go vet ./wasm/... ./internal/jsutil &&
-		GOOS=wasip1 GOARCH=wasm go vet ./wasm/wasi/... ./internal/wasmexport
+	go vet ./... && GOOS=js GOARCH=wasm go vet ./wasm/... &&
+		GOOS=wasip1 GOARCH=wasm go vet ./wasm/wasi/... ./wasm/internal/wasmexport
 }
 
 # pinned TOOL ARGS...: runs TOOL (from node_modules) with ARGS; a missing

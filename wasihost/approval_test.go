@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
-	"github.com/agentrt/agentrt/internal/contract"
 	"github.com/agentrt/agentrt/mock"
 )
 

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // Ensure both modules seed every corpus case as every other edge

@@ -6,7 +6,7 @@ import (
 )
 
 // Export names of the control operations added with ADR 0017's step 4.
-// Keep in sync with internal/wasmexport.
+// Keep in sync with wasm/internal/wasmexport.
 const (
 	expRevert = "agentrt_revert"
 	expLimits = "agentrt_limits"

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // countingCounter is core.EstimateTokens that records what it counts.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // The edge table (testdata/edges/) through the WASI module: each policy,

@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // A run whose IfHead is stale is refused history_diverged with the

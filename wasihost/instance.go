@@ -15,7 +15,7 @@ import (
 )
 
 // Export names of the WASI module. Keep in sync with
-// internal/wasmexport and wasm/wasi.
+// wasm/internal/wasmexport and wasm/wasi.
 const (
 	expInitialize = "_initialize"
 	expIn         = "agentrt_in"

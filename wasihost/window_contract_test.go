@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // Ensure the token window's corpus (testdata/contract/window/) in the

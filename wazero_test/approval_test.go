@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentrt/agentrt/internal/contract"
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/jshost"
 )
 

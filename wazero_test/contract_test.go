@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
-	"github.com/agentrt/agentrt/internal/contract"
 	"github.com/agentrt/agentrt/jshost"
 	"github.com/agentrt/agentrt/wire"
 )

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/agentrt/agentrt/internal/contract"
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/jshost"
 )
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/agentrt/agentrt/internal/contract"
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/jshost"
 )
 

@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/contract"
 	"github.com/agentrt/agentrt/wire"
 )
 

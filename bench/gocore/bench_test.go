@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrt/agentrt/bench/gocore"
 	"github.com/agentrt/agentrt/core"
 )
 
@@ -18,7 +19,7 @@ const jsHistoryBytes = 2369950
 // Ensure the Go generator produces the JavaScript history, so that the
 // native figures measure the same work.
 func TestMakeHistory_MatchesJS(t *testing.T) {
-	h := makeHistory(10000)
+	h := gocore.History(10000)
 	if got := textBytes(h); got != jsHistoryBytes {
 		t.Fatalf("text bytes of 10,000 messages: got %d, want %d (bench/history.mjs)", got, jsHistoryBytes)
 	}
@@ -64,7 +65,7 @@ var instant = core.ModelFunc(func(core.Context, *core.ModelRequest) (*core.Model
 // BenchmarkSeed10000 seeds the benchmark history into a cold session with
 // the built-in echo model: one run on a new session id per iteration.
 func BenchmarkSeed10000(b *testing.B) {
-	history := makeHistory(10000)
+	history := gocore.History(10000)
 	rt := mustRuntime(b, core.Config{Limits: core.Limits{MaxSessions: 2}})
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -79,7 +80,7 @@ func BenchmarkSeed10000(b *testing.B) {
 // warmTurn runs turns on a session kept between 100 and 120 messages,
 // with or without passing the session's history again (a noop seed).
 func warmTurn(b *testing.B, withHistory bool) {
-	history := makeHistory(100)
+	history := gocore.History(100)
 	rt := mustRuntime(b, core.Config{Model: instant})
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -118,7 +119,7 @@ func BenchmarkHeapPerMessage(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		rt := mustRuntime(b, core.Config{Limits: core.Limits{MaxMessagesPerSession: 2 * n, MaxSeedMessages: n,
 			MaxSeedBytes: 1 << 30, MaxSessionBytes: 1 << 30, MaxTotalBytes: 1 << 31}})
-		history := makeHistory(n)
+		history := gocore.History(n)
 		text := textBytes(history)
 		must{b}.wait(rt.StartRunWithHistory(bg, "s", "next question", history))
 		history = nil
@@ -134,4 +135,14 @@ func BenchmarkHeapPerMessage(b *testing.B) {
 	}
 	b.ReportMetric(perMsg, "heapB/msg")
 	b.ReportMetric(textPerMsg, "textB/msg")
+}
+
+// textBytes is the byte count the runtime charges for history.
+func textBytes(h []core.SeedMessage) int64 {
+	var n int64
+	for i := range h {
+		m := h[i].Message()
+		n += m.Size()
+	}
+	return n
 }

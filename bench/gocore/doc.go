@@ -2,5 +2,7 @@
 // the same seeding and turns as bench/run.mjs measures in JavaScript, on
 // the same generated history, with no wasm or JS crossing (the baseline
 // that shows the tax of the boundary), and the Go heap held per stored
-// message. It has no non-test code beyond this comment.
+// message. Its one non-test function, History, is the workload's
+// generator, which the turn driver's benchmarks over wire frames
+// (wasm/internal/hostturn) use too.
 package gocore

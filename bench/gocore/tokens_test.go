@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrt/agentrt/bench/gocore"
 	"github.com/agentrt/agentrt/core"
 )
 
@@ -26,7 +27,7 @@ const tokensBudget = 32000
 // untimed, every 100 turns, and each is given an untimed turn after its
 // seeding, so that the timed turns are warm (the counts cached).
 func BenchmarkWarmTurn5000Tokens(b *testing.B) {
-	history := makeHistory(5000)
+	history := gocore.History(5000)
 	rt := mustRuntime(b, core.Config{Model: instant})
 	budget := core.Policy{MaxContextTokens: tokensBudget}
 	turn := func(id string, p core.Policy) *core.Result {

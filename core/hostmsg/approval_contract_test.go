@@ -3,8 +3,8 @@ package hostmsg_test
 import (
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // Ensure the approval cases resume in core as the corpus says, read as a

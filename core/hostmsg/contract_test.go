@@ -4,10 +4,10 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 // seedNative reads a corpus history with hostmsg over hostjson and seeds

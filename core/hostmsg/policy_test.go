@@ -3,10 +3,10 @@ package hostmsg_test
 import (
 	"testing"
 
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
 	"github.com/agentrt/agentrt/core/hostmsg/hostjson"
-	"github.com/agentrt/agentrt/internal/contract"
 )
 
 func parse(t *testing.T, text string) hostjson.Value {

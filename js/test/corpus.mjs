@@ -20,7 +20,7 @@ export async function loadCorpus() {
   return cases;
 }
 
-// canonical is internal/contract's Canonical: role and content; id and
+// canonical is contract's Canonical: role and content; id and
 // tool_call_id when not empty; tool_calls when there are any.
 export function canonical(m) {
   const out = { role: String(m.role), content: typeof m.content === "string" ? m.content : "" };
@@ -110,7 +110,7 @@ export async function onPath(path, wasm, p, c, fn) {
   }
 }
 
-// checkProblems is internal/contract's CheckProblems: a checkHistory
+// checkProblems is contract's CheckProblems: a checkHistory
 // answer against a case, its problems, or a first problem equal to its
 // error, or ok.
 function checkProblems(c, got) {
@@ -130,7 +130,7 @@ function checkProblems(c, got) {
 
 // checkRepair checks case c on p, a runtime of a corpus path: its
 // checkHistory answer (checkProblems) and, for a case with "repaired",
-// the session id seeded with policy.repair, as internal/contract's
+// the session id seeded with policy.repair, as contract's
 // CheckRepaired: the refusal, or the repairs, the model's request, the
 // session and the healed copy. It resolves with the repaired seed's
 // result, or undefined when there is none (no "repaired", or refused).
@@ -162,7 +162,7 @@ const windowDir = new URL("testdata/contract/window/", root);
 
 // windowCases returns every case of the token window's corpus
 // (testdata/contract/window/), each named "file/case", as
-// internal/contract's MustLoadWindow does.
+// contract's MustLoadWindow does.
 export async function windowCases() {
   const files = (await readdir(windowDir)).filter((f) => f.endsWith(".json")).sort();
   const out = [];
@@ -179,7 +179,7 @@ export function received(reply) {
   return m ? Number(m[1]) : -1;
 }
 
-// runWindowCase runs window case c on rt as internal/contract's
+// runWindowCase runs window case c on rt as contract's
 // RunWindow does: its turns on session "w", each turn's context, the
 // budget and the refusals checked, and the first message's changes
 // counted against c.firstChanges.

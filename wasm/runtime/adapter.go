@@ -6,8 +6,8 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/hostturn"
-	"github.com/agentrt/agentrt/internal/jsedge"
+	"github.com/agentrt/agentrt/wasm/internal/hostturn"
+	"github.com/agentrt/agentrt/wasm/internal/jsedge"
 )
 
 // adapter answers the model and tool calls of the turns a Runtime

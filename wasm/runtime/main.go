@@ -17,9 +17,9 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/hostturn"
-	"github.com/agentrt/agentrt/internal/jsedge"
-	"github.com/agentrt/agentrt/internal/jsutil"
+	"github.com/agentrt/agentrt/wasm/internal/hostturn"
+	"github.com/agentrt/agentrt/wasm/internal/jsedge"
+	"github.com/agentrt/agentrt/wasm/internal/jsutil"
 )
 
 func main() {

@@ -114,7 +114,7 @@ func TestModule_Deps(t *testing.T) {
 			t.Errorf("the module imports %s", bad)
 		}
 	}
-	for _, want := range []string{"syscall/js", "github.com/agentrt/agentrt/core", "github.com/agentrt/agentrt/internal/jsedge", "github.com/agentrt/agentrt/wire"} {
+	for _, want := range []string{"syscall/js", "github.com/agentrt/agentrt/core", "github.com/agentrt/agentrt/wasm/internal/jsedge", "github.com/agentrt/agentrt/wire"} {
 		if !deps[want] {
 			t.Errorf("the module does not import %s", want)
 		}

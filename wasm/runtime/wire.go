@@ -6,9 +6,9 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/hostturn"
-	"github.com/agentrt/agentrt/internal/jsedge"
-	"github.com/agentrt/agentrt/internal/wasmexport"
+	"github.com/agentrt/agentrt/wasm/internal/hostturn"
+	"github.com/agentrt/agentrt/wasm/internal/jsedge"
+	"github.com/agentrt/agentrt/wasm/internal/wasmexport"
 	"github.com/agentrt/agentrt/wire"
 )
 

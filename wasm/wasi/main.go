@@ -13,7 +13,7 @@
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o agentrt-wasi.wasm ./wasm/wasi
 package main
 
-import "github.com/agentrt/agentrt/internal/wasmexport"
+import "github.com/agentrt/agentrt/wasm/internal/wasmexport"
 
 // main runs at _initialize and returns at once: the module is a reactor.
 // The control exports (agentrt_create with a config frame, close, cancel,

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"syscall/js"
 
-	"github.com/agentrt/agentrt/internal/jsutil"
+	"github.com/agentrt/agentrt/wasm/internal/jsutil"
 	"github.com/agentrt/agentrt/wasm/worker/bridge"
 )
 

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"syscall/js"
 
-	"github.com/agentrt/agentrt/internal/jsutil"
+	"github.com/agentrt/agentrt/wasm/internal/jsutil"
 )
 
 // The storage adapter worker.mjs hands a Durable Object's instance, at

@@ -1,5 +1,5 @@
 // The module keeps the JavaScript objects of the messages it sent to a
-// model and reuses them on later turns (internal/jsedge Cache). These tests
+// model and reuses them on later turns (wasm/internal/jsedge Cache). These tests
 // pin what that may and may not change: the objects are frozen, a model
 // that tries to change them changes nothing, every turn sees the right
 // messages, and sessions do not share or leak entries.

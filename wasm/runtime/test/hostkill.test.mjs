@@ -5,7 +5,7 @@
 // drops both; the next step starts a fresh runtime, whose sessions seed
 // from the app's stored history. The message objects a model request
 // carries are extended turn by turn while the session's generation holds
-// (internal/jsedge's Cache): the app's check that each model call saw the
+// (wasm/internal/jsedge's Cache): the app's check that each model call saw the
 // stored conversation first holds that extension to the session across
 // rollbacks, resumes and cold starts.
 //

@@ -1,5 +1,5 @@
 // The module's start-up: what runs before the first call. The edge's
-// package (internal/jsedge) makes its JavaScript lookups, interned
+// package (wasm/internal/jsedge) makes its JavaScript lookups, interned
 // strings, callbacks and scratch arrays on first use, so that a module
 // loaded and not yet called pays nothing for them. GODEBUG=inittrace=1
 // makes the Go runtime print every package's init to stderr.
@@ -41,10 +41,10 @@ async function inittrace() {
 test("TestModule_Startup: the edge's package does no work at init, and works on first use", async () => {
   const { lines, api } = await inittrace();
   assert.ok(lines.length > 0, "no init trace: GODEBUG=inittrace=1 was not honoured");
-  const edge = lines.filter((l) => l.includes("/internal/jsedge "));
+  const edge = lines.filter((l) => l.includes("/wasm/internal/jsedge "));
   for (const l of edge) {
     const m = l.match(/, (\d+) allocs/);
-    assert.ok(m && Number(m[1]) === 0, "internal/jsedge allocates at init: " + l);
+    assert.ok(m && Number(m[1]) === 0, "wasm/internal/jsedge allocates at init: " + l);
   }
   // Everything made lazily works on the first calls: a model call with a
   // delta (the delta function), frozen messages (the scratch array), a

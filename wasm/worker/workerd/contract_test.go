@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrt/agentrt/internal/contract"
+	"github.com/agentrt/agentrt/contract"
 	"github.com/agentrt/agentrt/wasm/worker/workerd"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
-	"github.com/agentrt/agentrt/internal/hostturn"
+	"github.com/agentrt/agentrt/wasm/internal/hostturn"
 	"github.com/agentrt/agentrt/wire"
 )
 

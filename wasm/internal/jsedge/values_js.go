@@ -6,7 +6,7 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/jsutil"
+	"github.com/agentrt/agentrt/wasm/internal/jsutil"
 	"github.com/agentrt/agentrt/wire"
 )
 

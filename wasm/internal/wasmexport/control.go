@@ -2,7 +2,7 @@
 
 package wasmexport
 
-import "github.com/agentrt/agentrt/internal/hostturn"
+import "github.com/agentrt/agentrt/wasm/internal/hostturn"
 
 // The control exports (docs/wire.md, "Control exports"): every operation
 // on a runtime that is not a turn, linked by both modules. A host creates

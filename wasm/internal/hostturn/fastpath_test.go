@@ -1,10 +1,11 @@
-package gocore_test
+package hostturn_test
 
 import (
 	"testing"
 
+	"github.com/agentrt/agentrt/bench/gocore"
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/hostturn"
+	"github.com/agentrt/agentrt/wasm/internal/hostturn"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -44,8 +45,8 @@ func fastTurn(b *testing.B, x *hostturn.Driver, m *hostMirror, buf []byte, input
 // fastWarmTurn is warmTurn over wire frames: what the module's exports
 // do for the glue, natively.
 func fastWarmTurn(b *testing.B, withHistory bool) {
-	history := wire.AppendHistory(nil, makeHistory(100)[:98])
-	rt := mustRuntime(b, core.Config{})
+	history := wire.AppendHistory(nil, gocore.History(100)[:98])
+	rt := benchRuntime(b)
 	x := hostturn.New(rt, nil)
 	var m hostMirror
 	var buf []byte
@@ -77,8 +78,8 @@ func BenchmarkFastWarmTurn100History(b *testing.B) { fastWarmTurn(b, true) }
 // BenchmarkFastSeed1000 seeds 1,000 messages into a cold session over
 // wire frames, the session dropped after each.
 func BenchmarkFastSeed1000(b *testing.B) {
-	history := wire.AppendHistory(nil, makeHistory(1000))
-	rt := mustRuntime(b, core.Config{})
+	history := wire.AppendHistory(nil, gocore.History(1000))
+	rt := benchRuntime(b)
 	x := hostturn.New(rt, nil)
 	var buf []byte
 	b.ReportAllocs()
@@ -88,4 +89,15 @@ func BenchmarkFastSeed1000(b *testing.B) {
 		buf = fastTurn(b, x, &m, buf, "next question", history)
 		rt.DeleteSession("s")
 	}
+}
+
+// benchRuntime returns a runtime of the default config, closed when b
+// ends.
+func benchRuntime(b *testing.B) *core.Runtime {
+	rt, err := core.New(core.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(rt.Close)
+	return rt
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
-	"github.com/agentrt/agentrt/internal/jsutil"
 	"github.com/agentrt/agentrt/internal/onethread"
+	"github.com/agentrt/agentrt/wasm/internal/jsutil"
 )
 
 // Request converts a model request to the object a JavaScript model

@@ -7,8 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/jsutil"
 	"github.com/agentrt/agentrt/internal/onethread"
+	"github.com/agentrt/agentrt/wasm/internal/jsutil"
 )
 
 // Cache keeps the JavaScript objects of session messages that were sent

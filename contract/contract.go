@@ -17,6 +17,11 @@
 // checkHistory lists, and what a seed with policy.repair does: the
 // repairs it reports and the model's request, the fix in place. See
 // testdata/contract/README.md.
+//
+// It is a package for tests, public so that a host's own edge (a Go
+// program that serves agentrt's API its own way) can run the same tables,
+// as net/http/httptest serves net/http's users. The API is unstable until
+// version 1.0.
 package contract
 
 import (
@@ -142,7 +147,7 @@ type rawCase struct {
 // repository's root.
 func Dir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "contract")
+	return filepath.Join(filepath.Dir(file), "..", "testdata", "contract")
 }
 
 // Load reads every *.json file of the corpus, in name order.

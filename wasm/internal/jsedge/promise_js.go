@@ -6,8 +6,8 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/jsutil"
 	"github.com/agentrt/agentrt/internal/onethread"
+	"github.com/agentrt/agentrt/wasm/internal/jsutil"
 )
 
 // Async runs fn in a goroutine and returns a Promise that resolves with

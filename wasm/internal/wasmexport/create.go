@@ -4,7 +4,7 @@ package wasmexport
 
 import (
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/hostturn"
+	"github.com/agentrt/agentrt/wasm/internal/hostturn"
 )
 
 // NewDriver makes the runtime of a config frame for agentrt_create: each

@@ -1,4 +1,4 @@
-package gocore_test
+package gocore
 
 import (
 	"strconv"
@@ -38,8 +38,10 @@ func text(r *xorshift32, target int) string {
 	return strings.Join(parts, " ")
 }
 
-// makeHistory returns the n messages of makeHistory(n) in bench/history.mjs.
-func makeHistory(n int) []core.SeedMessage {
+// History returns the n messages of makeHistory(n) in bench/history.mjs:
+// the workload of every seeding and turn benchmark, in Go and in
+// JavaScript.
+func History(n int) []core.SeedMessage {
 	r := xorshift32(0x9e3779b9)
 	body := func() string {
 		target := 200 + int(r.next()%101)
@@ -62,14 +64,4 @@ func makeHistory(n int) []core.SeedMessage {
 		}
 	}
 	return out
-}
-
-// textBytes is the byte count the runtime charges for history.
-func textBytes(h []core.SeedMessage) int64 {
-	var n int64
-	for i := range h {
-		m := h[i].Message()
-		n += m.Size()
-	}
-	return n
 }

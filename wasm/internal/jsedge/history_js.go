@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
-	"github.com/agentrt/agentrt/internal/jsutil"
+	"github.com/agentrt/agentrt/wasm/internal/jsutil"
 	"github.com/agentrt/agentrt/wire"
 )
 

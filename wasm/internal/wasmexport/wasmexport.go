@@ -31,7 +31,7 @@ import (
 	"unsafe"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/hostturn"
+	"github.com/agentrt/agentrt/wasm/internal/hostturn"
 	"github.com/agentrt/agentrt/wire"
 )
 

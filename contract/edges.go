@@ -63,7 +63,7 @@ type rawEdgeCase struct {
 // repository's root.
 func EdgesDir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "edges")
+	return filepath.Join(filepath.Dir(file), "..", "testdata", "edges")
 }
 
 // mustDecodeEdges decodes testdata/edges/<name> into v, failing t when it

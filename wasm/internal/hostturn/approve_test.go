@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/internal/hostturn"
+	"github.com/agentrt/agentrt/wasm/internal/hostturn"
 	"github.com/agentrt/agentrt/wire"
 )
 

@@ -20,7 +20,7 @@
 //     (names.go).
 //
 // It drives no turn: the module's run methods (wasm/runtime's adapter)
-// answer the actions of turns that internal/hostturn drives, the driver
+// answer the actions of turns that wasm/internal/hostturn drives, the driver
 // the wire's exports call too. Its one init gives package wire the
 // reader of a begin frame's policy as JSON text (JSON.parse, then
 // Policy), so that the wire's exports in this module read a policy
