@@ -164,6 +164,27 @@ func knownMethod(m string) bool {
 	return false
 }
 
+// sessionsPrefix begins the path of every route of one conversation.
+const sessionsPrefix = "/v1/sessions/"
+
+// SessionRoute splits an escaped path /v1/sessions/{id}[/tail] into the
+// unescaped session id and the rest after its slash; ok is false for a
+// path of no session route (another prefix, or an empty or badly escaped
+// id). A server in front of the API (the durable object) routes with it,
+// so that both read a path alike.
+func SessionRoute(path string) (id, tail string, ok bool) {
+	rest, ok := strings.CutPrefix(path, sessionsPrefix)
+	if !ok {
+		return "", "", false
+	}
+	rawID, tail, _ := strings.Cut(rest, "/")
+	id, err := url.PathUnescape(rawID)
+	if err != nil || id == "" {
+		return "", "", false
+	}
+	return id, tail, true
+}
+
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if !knownMethod(r.Method) {
 		methodNotAllowed(w, apiMethods)
@@ -191,8 +212,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		h.postCheck(w, r)
 		return
 	}
-	rest, ok := strings.CutPrefix(path, "/v1/sessions/")
-	if !ok {
+	if !strings.HasPrefix(path, sessionsPrefix) {
 		writeError(w, core.NewError(CodeNotFound, "no such route"))
 		return
 	}
@@ -201,9 +221,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, core.NewError(CodeUnauthorized, "a valid bearer token is required"))
 		return
 	}
-	rawID, tail, _ := strings.Cut(rest, "/")
-	id, err := url.PathUnescape(rawID)
-	if err != nil || id == "" {
+	id, tail, ok := SessionRoute(path)
+	if !ok {
 		writeError(w, core.NewError(CodeNotFound, "no such route"))
 		return
 	}

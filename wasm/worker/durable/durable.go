@@ -54,7 +54,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -236,7 +235,7 @@ func New(cfg Config) *Handler {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	id, tail, ok := sessionRoute(r.URL.EscapedPath())
+	id, tail, ok := httpapi.SessionRoute(r.URL.EscapedPath())
 	if !ok || !h.api.Authorized(r) {
 		h.api.ServeHTTP(w, r)
 		return
@@ -268,20 +267,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.api.ServeHTTP(w, r)
 	}
-}
-
-// sessionRoute splits /v1/sessions/{id}[/tail] as the API does.
-func sessionRoute(path string) (id, tail string, ok bool) {
-	rest, ok := strings.CutPrefix(path, "/v1/sessions/")
-	if !ok {
-		return "", "", false
-	}
-	rawID, tail, _ := strings.Cut(rest, "/")
-	id, err := url.PathUnescape(rawID)
-	if err != nil || id == "" {
-		return "", "", false
-	}
-	return id, tail, true
 }
 
 // lock takes the conversation's lock, waiting unless reject is set;
