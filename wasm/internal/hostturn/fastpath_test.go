@@ -101,3 +101,34 @@ func benchRuntime(b *testing.B) *core.Runtime {
 	b.Cleanup(rt.Close)
 	return rt
 }
+
+// BenchmarkFastWarmTurn100Quick is the module's part of the glue's warm
+// turn of a quick turn (docs/adr/0012-quick-turn.md): one commit frame
+// of the input and the reply on a session of about 100 messages, and its
+// committed frame read back.
+func BenchmarkFastWarmTurn100Quick(b *testing.B) {
+	history := wire.AppendHistory(nil, gocore.History(100)[:98])
+	rt := benchRuntime(b)
+	x := hostturn.New(rt, nil)
+	var m hostMirror
+	var buf []byte
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%10 == 0 {
+			b.StopTimer()
+			rt.DeleteSession("s")
+			m = hostMirror{}
+			buf = fastTurn(b, x, &m, buf, "warm up", history)
+			m.n++
+			b.StartTimer()
+		}
+		buf = wire.AppendCommit(buf[:0], &core.Commit{SessionID: "s", RunID: "r", Input: "next", MirrorGen: m.gen, MirrorLen: m.n, Reply: "ok"})
+		out := x.Commit(buf)
+		c, err := wire.DecodeCommitted(out)
+		if err != nil || c.Stale {
+			b.Fatalf("commit: %v %+v", err, c)
+		}
+		m.n += 2
+	}
+}
