@@ -27,7 +27,9 @@ type Op struct {
 	Name string `json:"name"`
 	// Core is the method of *core.Runtime.
 	Core string `json:"core"`
-	// Export is the wire's export (both modules).
+	// Export is the wire's export (both modules): agentrt_op for an
+	// operation of the modules' table of operations, which that one
+	// export runs by name.
 	Export string `json:"export"`
 	// Module is the method of the GOOS=js module's syscall/js Runtime object.
 	Module string `json:"module"`
@@ -41,7 +43,7 @@ type Op struct {
 
 // Surface returns the names the table gives surface ("core", "export",
 // "module", "glue", "wasihost"): its control operations' and its turn
-// methods', sorted.
+// methods', sorted, each once.
 func (o *Ops) Surface(surface string) []string {
 	out := slices.Clone(o.Turns[surface])
 	for _, op := range o.Operations {
@@ -63,8 +65,23 @@ func (o *Ops) Surface(surface string) []string {
 		}
 	}
 	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// TableOps returns the names of the operations the modules run through
+// their op export (Export "agentrt_op").
+func (o *Ops) TableOps() []string {
+	var out []string
+	for _, op := range o.Operations {
+		if op.Export == OpExport {
+			out = append(out, op.Name)
+		}
+	}
 	return out
 }
+
+// OpExport is the wire's export of the modules' table of operations.
+const OpExport = "agentrt_op"
 
 // MustLoadOps reads testdata/edges/ops.json, failing t when it cannot.
 func MustLoadOps(t testing.TB) *Ops {

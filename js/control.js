@@ -1,10 +1,10 @@
 // agentrt glue: the module's control exports (docs/wire.md, "Control
-// exports"): cancel, revert, delete, session, sessions and check, each one
-// export call with a frame in linear memory and an integer or a frame
-// back.
+// exports"): the operations of the module's table, all through one export
+// (agentrt_op), and session, sessions, stats and check, each one export
+// call with a frame in linear memory and an integer or a frame back.
 
 import { KIND, Writer, readRefused } from "./wire.js";
-import { writeText, writeRevert, writeConfig, readSessions, readCheck, checkResult, readSession, readStats } from "./controlframes.js";
+import { writeText, writeOp, writeConfig, readSessions, readCheck, checkResult, readSession, readStats, readValue } from "./controlframes.js";
 import { AgentrtError, refusedError } from "./errors.js";
 import { configText } from "./request.js";
 import { packHistory } from "./pack.js";
@@ -94,25 +94,15 @@ export class Control {
     return this.#io.put(fn, write(this.#w.reset()));
   }
 
-  /** Cancels the run with runId in the module (agentrt_cancel); reports whether this call did. */
-  cancelRun(runId) {
-    return this.#call(this.#ex.agentrt_cancel, (w) => writeText(w, runId)) === 1;
-  }
-
   /**
-   * Takes the completed run runId off the session (agentrt_revert);
-   * reports whether it did (when not, the module may have dropped the
-   * session, which the host's history then seeds).
+   * Runs the operation name of the module's table of operations with args
+   * (agentrt_op): its answer, null, a boolean or a string. A refusal
+   * (invalid_argument: an operation the module does not have, or bad
+   * arguments) is thrown as its error. Every operation of the table
+   * comes through here: none has a method or a frame of its own.
    */
-  revertRun(sessionId, runId) {
-    const n = this.#call(this.#ex.agentrt_revert, (w) => writeRevert(w, sessionId, runId));
-    if (n < 0) this.#io.frame(-n);
-    return n === 1;
-  }
-
-  /** Removes the session with id in the module (agentrt_delete); reports whether there was one. */
-  deleteSession(id) {
-    return this.#call(this.#ex.agentrt_delete, (w) => writeText(w, id)) === 1;
+  op(name, args) {
+    return readValue(this.#io.frame(this.#call(this.#ex.agentrt_op, (w) => writeOp(w, name, args))));
   }
 
   /**

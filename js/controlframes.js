@@ -48,8 +48,7 @@ export function readSessions(buf) {
 
 /**
  * Writes s as UTF-8 with no header and no length: the input of the
- * control exports that take one id (agentrt_cancel, agentrt_session,
- * agentrt_delete).
+ * control exports that take one id (agentrt_session).
  */
 export function writeText(w, s) {
   w.raw(encoder.encode(s));
@@ -68,11 +67,39 @@ export function writeConfig(w, text) {
 
 const CONFIG_MAGIC = [0x41, 0x52, 0x43, 3];
 
-/** Writes the input of agentrt_revert: the session id and the run id. */
-export function writeRevert(w, sessionId, runId) {
-  w.string(sessionId);
-  w.string(runId);
+// The kinds of a value (wire/op.go).
+const NULL = 0, FALSE = 1, TRUE = 2, TEXT = 3;
+
+/**
+ * Writes the input of agentrt_op (docs/wire.md, "Operations"): the
+ * operation's name, the count of its arguments and each argument, null
+ * (or undefined) or a string, with no frame header. The caller has
+ * checked the arguments' types.
+ */
+export function writeOp(w, name, args) {
+  w.string(name);
+  w.uvarint(args.length);
+  for (const a of args) {
+    if (a === undefined || a === null) w.byte(NULL);
+    else {
+      w.byte(TEXT);
+      w.string(a);
+    }
+  }
   return w.bytes();
+}
+
+/** Decodes a value frame, agentrt_op's answer: null, a boolean or a string. */
+export function readValue(buf) {
+  const r = reader(buf, KIND.value);
+  const k = r.byte();
+  let v;
+  if (k === NULL) v = null;
+  else if (k === FALSE || k === TRUE) v = k === TRUE;
+  else if (k === TEXT) v = r.string();
+  else r.fail("unknown value kind " + k);
+  r.end();
+  return v;
 }
 
 /**

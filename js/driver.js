@@ -62,7 +62,7 @@ export class TurnDriver {
   #counter;
 
   constructor(exports, number, config) {
-    if (!exports || typeof exports.agentrt_begin !== "function" || typeof exports.agentrt_revert !== "function" ||
+    if (!exports || typeof exports.agentrt_begin !== "function" || typeof exports.agentrt_op !== "function" ||
       !(exports.mem instanceof WebAssembly.Memory) || !Number.isInteger(number)) {
       throw new AgentrtError("load_failed", "agentrt: the module has no wire exports (agentrt_begin)");
     }
@@ -150,12 +150,11 @@ export class TurnDriver {
   }
 
   // The control exports (js/control.js).
-  /** Cancels the run with runId in the module; reports whether this call did. */
-  cancelRun(runId) { return this.#control.cancelRun(runId); }
-  /** Takes the completed run runId off the session; reports whether it did. */
-  revertRun(sessionId, runId) { return this.#control.revertRun(sessionId, runId); }
-  /** Removes the session with id in the module; reports whether there was one. */
-  deleteSession(id) { return this.#control.deleteSession(id); }
+  /**
+   * Runs the operation name of the module's table (cancelRun,
+   * deleteSession, revertRun, ...) with args: its answer.
+   */
+  op(name, ...args) { return this.#control.op(name, args); }
   /** A snapshot of the session with id, or null when there is none. */
   session(id) { return this.#control.session(id); }
   /** The ids of the module's sessions, sorted. */
@@ -307,7 +306,7 @@ export class TurnDriver {
 
   /** Cancels the run with runId (cancelRun) and wakes its turn; reports whether this call did. */
   cancel(runId) {
-    const ok = this.cancelRun(runId);
+    const ok = this.op("cancelRun", runId);
     const turn = this.#active.get(runId);
     if (ok && turn) this.#interrupt(turn);
     return ok;
@@ -482,11 +481,11 @@ export class TurnDriver {
   #abandon(turn) {
     turn.open = false;
     try {
-      this.cancelRun(turn.runId);
+      this.op("cancelRun", turn.runId);
       let a = this.action(this.#io.out(this.#ex.agentrt_next(this.#n, turn.handle, 0)));
       for (let i = 0; i < 16; i++) {
         if (a.kind === ACTION.done) {
-          this.revertRun(turn.sessionId, turn.runId);
+          this.op("revertRun", turn.sessionId, turn.runId);
           break;
         }
         if (a.kind === ACTION.failed) break;

@@ -280,7 +280,7 @@ class Runtime {
     try {
       inst.driver.enter();
       inst.driver.forget(sessionId);
-      inst.driver.revertRun(sessionId, runId);
+      inst.driver.op("revertRun", sessionId, runId);
     } catch { /* the instance is going away */ }
   }
 
@@ -499,7 +499,7 @@ class Runtime {
     const key = wellFormed(id);
     return this.#call((inst) => {
       inst.driver.forget(key);
-      return inst.driver.deleteSession(key);
+      return inst.driver.op("deleteSession", key);
     });
   }
 

@@ -15,6 +15,7 @@ export const VERSION = 1;
 export const KIND = Object.freeze({
   begin: 0x01, modelReply: 0x02, toolResult: 0x03, delta: 0x04, commit: 0x05, limitsQuery: 0x06, counts: 0x07, approval: 0x08,
   action: 0x10, session: 0x11, stats: 0x12, refused: 0x13, sessions: 0x14, committed: 0x15, limits: 0x16, check: 0x17,
+  value: 0x18,
 });
 
 export const ACTION = Object.freeze({ wait: 0, model: 1, tool: 2, done: 3, failed: 4, pending: 5, count: 6, approve: 7 });

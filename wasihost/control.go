@@ -8,10 +8,35 @@ import (
 // Export names of the control operations added with ADR 0017's step 4.
 // Keep in sync with wasm/internal/wasmexport.
 const (
-	expRevert = "agentrt_revert"
 	expLimits = "agentrt_limits"
 	expCheck  = "agentrt_check"
 )
+
+// op runs the operation name of the module's table of operations
+// (agentrt_op, docs/wire.md) with args, and returns its answer: one
+// export for every operation of the table, so that a new one needs no
+// code here beyond its typed method.
+func (rt *Runtime) op(name string, args ...wire.Value) (wire.Value, error) {
+	rt.in.mu.Lock()
+	defer rt.in.mu.Unlock()
+	return rt.opLocked(name, args...)
+}
+
+// opLocked is op for a caller that holds rt.in.mu.
+func (rt *Runtime) opLocked(name string, args ...wire.Value) (wire.Value, error) {
+	out, _, err := rt.in.exchange(expOp, rt.num, wire.AppendOp(nil, name, args...))
+	if err != nil {
+		return wire.Value{}, err
+	}
+	if e := refused(out); e != nil {
+		return wire.Value{}, e
+	}
+	v, derr := wire.DecodeValue(out)
+	if derr != nil {
+		return wire.Value{}, errProtocol("unreadable value frame: " + derr.Error())
+	}
+	return v, nil
+}
 
 // RevertRun removes the messages of the completed run runID from the
 // session (core.Runtime.RevertRun) and reports whether it did; when it
@@ -20,26 +45,12 @@ const (
 func (rt *Runtime) RevertRun(sessionID, runID string) (bool, error) {
 	rt.in.mu.Lock()
 	defer rt.in.mu.Unlock()
-	frame := wire.AppendRevert(nil, sessionID, runID)
-	if err := rt.in.write(frame); err != nil {
-		return false, err
-	}
-	n, err := rt.in.call(expRevert, uint64(uint32(rt.num)), uint64(len(frame)))
+	v, err := rt.opLocked("revertRun", wire.Text(sessionID), wire.Text(runID))
 	if err != nil {
 		return false, err
 	}
-	if n < 0 {
-		out, err := rt.in.output(-n)
-		if err != nil {
-			return false, err
-		}
-		if e := refused(out); e != nil {
-			return false, e
-		}
-		return false, errProtocol("agentrt_revert failed without a refused frame")
-	}
 	delete(rt.mirrors, sessionID)
-	return n == 1, nil
+	return v.Kind == wire.ValueTrue, nil
 }
 
 // Limits returns the limits the runtime enforces, defaults filled in.

@@ -10,7 +10,7 @@ import (
 	"github.com/agentrt/agentrt/wire"
 )
 
-// Ensure agentrt_revert removes a completed run's messages as core's
+// Ensure revertRun (through agentrt_op) removes a completed run's messages as core's
 // RevertRun does, reports a run that is not the session's last as not
 // reverted, and refuses a malformed input with invalid_argument,
 // changing nothing.
@@ -46,24 +46,25 @@ func TestRuntime_RevertRun(t *testing.T) {
 	before, _, _ := rt.Session("s")
 	for name, frame := range map[string][]byte{
 		"ErrEmpty":     nil,
-		"ErrTruncated": wire.AppendRevert(nil, "s", "r1")[:3],
-		"ErrTrailing":  append(wire.AppendRevert(nil, "s", "r1"), 0),
-		"ErrUTF8":      wire.AppendRevert(nil, "s\xff", "r1"),
+		"ErrTruncated": wire.AppendOp(nil, "revertRun", wire.Text("s"), wire.Text("r1"))[:3],
+		"ErrTrailing":  append(wire.AppendOp(nil, "revertRun", wire.Text("s"), wire.Text("r1")), 0),
+		"ErrUTF8":      wire.AppendOp(nil, "revertRun", wire.Text("s\xff"), wire.Text("r1")),
+		"ErrUnknownOp": wire.AppendOp(nil, "revert", wire.Text("s"), wire.Text("r1")),
 	} {
 		t.Run(name, func(t *testing.T) {
 			in.mu.Lock()
 			err := in.write(frame)
 			var n int32
 			if err == nil {
-				n, err = in.call(expRevert, uint64(uint32(rt.num)), uint64(len(frame)))
+				n, err = in.call(expOp, uint64(uint32(rt.num)), uint64(len(frame)))
 			}
 			var out []byte
-			if err == nil && n < 0 {
-				out, err = in.output(-n)
+			if err == nil {
+				out, err = in.output(n)
 			}
 			in.mu.Unlock()
-			if err != nil || n >= 0 {
-				t.Fatalf("agentrt_revert = %d, %v; want a refused frame", n, err)
+			if err != nil || n <= 0 {
+				t.Fatalf("agentrt_op = %d, %v; want a refused frame", n, err)
 			}
 			var e *core.Error
 			if err := refused(out); !errors.As(err, &e) || e.Code != core.CodeInvalidArgument {

@@ -25,10 +25,9 @@ const (
 	expBegin      = "agentrt_begin"
 	expFeed       = "agentrt_feed"
 	expNext       = "agentrt_next"
-	expCancel     = "agentrt_cancel"
 	expSession    = "agentrt_session"
-	expDelete     = "agentrt_delete"
 	expSessions   = "agentrt_sessions"
+	expOp         = "agentrt_op"
 	expStats      = "agentrt_stats"
 )
 

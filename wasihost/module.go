@@ -59,8 +59,8 @@ type CompileOptions struct {
 // dist/agentrt-wasi-plain.wasm).
 var requiredExports = []string{
 	expIn, expOut, expCreate, expClose, expBegin, expFeed,
-	expNext, expCancel, expSession, expDelete, expSessions, expStats,
-	expRevert, expLimits, expCheck,
+	expNext, expOp, expSession, expSessions, expStats,
+	expLimits, expCheck,
 }
 
 // Compile compiles the bytes of a WASI module. It fails if the module

@@ -65,4 +65,17 @@ func TestOps_EveryGoSurface(t *testing.T) {
 			t.Errorf("%s exports %q; the table names %q", name, got, want)
 		}
 	}
+	// The operations of the module's table: its op export knows each by
+	// name (a call with no arguments answers, or refuses the arguments,
+	// but never names no operation), and no other.
+	for _, m := range modules {
+		rt := mustRuntime(t, m.start(t), Config{})
+		for _, name := range append(ops.TableOps(), "noSuchOperation") {
+			_, err := rt.op(name)
+			unknown := err != nil && strings.Contains(err.Error(), "no operation")
+			if unknown != (name == "noSuchOperation") {
+				t.Errorf("%s: op %q: %v", m.name, name, err)
+			}
+		}
+	}
 }

@@ -317,12 +317,10 @@ func (rt *Runtime) query(name string, args ...uint64) ([]byte, error) {
 	return rt.in.output(n)
 }
 
-// cancel calls agentrt_cancel for runID.
+// cancel runs the module's cancelRun for runID.
 func (rt *Runtime) cancel(runID string) (bool, error) {
-	rt.in.mu.Lock()
-	defer rt.in.mu.Unlock()
-	_, n, err := rt.in.exchange(expCancel, rt.num, []byte(runID))
-	return n == 1, err
+	v, err := rt.op("cancelRun", wire.Text(runID))
+	return v.Kind == wire.ValueTrue, err
 }
 
 // CancelRun cancels the active run with runID and reports whether this
@@ -360,11 +358,11 @@ func (rt *Runtime) Session(id string) (core.Session, bool, error) {
 func (rt *Runtime) DeleteSession(id string) (bool, error) {
 	rt.in.mu.Lock()
 	defer rt.in.mu.Unlock()
-	_, n, err := rt.in.exchange(expDelete, rt.num, []byte(id))
-	if n == 1 {
+	v, err := rt.opLocked("deleteSession", wire.Text(id))
+	if v.Kind == wire.ValueTrue {
 		delete(rt.mirrors, id)
 	}
-	return n == 1, err
+	return v.Kind == wire.ValueTrue, err
 }
 
 // ListSessions returns the ids of the live sessions, sorted.

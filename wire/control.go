@@ -3,30 +3,12 @@ package wire
 import "github.com/agentrt/agentrt/core"
 
 // The frames of the control exports (docs/wire.md, "Control exports")
-// that the turn's frames do not cover: the input of agentrt_revert and
-// the check-report frame agentrt_check answers.
+// that the turn's frames do not cover: the check-report frame
+// agentrt_check answers (the op export's are in op.go).
 
 // KindCheck is the module's check-report frame: what core.CheckHistory
 // found in a packed history (agentrt_check).
 const KindCheck Kind = 0x17
-
-// AppendRevert appends the input of agentrt_revert: the session id and
-// the run id, each a string (a uvarint length and UTF-8 bytes), with no
-// frame header, like the other control inputs.
-func AppendRevert(dst []byte, sessionID, runID string) []byte {
-	return AppendString(AppendString(dst, sessionID), runID)
-}
-
-// DecodeRevert decodes the input of agentrt_revert.
-func DecodeRevert(b []byte) (sessionID, runID string, err error) {
-	r := &reader{s: string(b), index: core.NoIndex, code: core.CodeInvalidArgument, prefix: "revert: "}
-	sessionID = r.str("session id")
-	runID = r.str("run id")
-	if err := r.end(); err != nil {
-		return "", "", err
-	}
-	return sessionID, runID, nil
-}
 
 // AppendCheck appends a check-report frame for c: ok (a byte), the
 // problem count and each problem (code, index as a zigzag integer,

@@ -12,7 +12,9 @@ import (
 // same files.
 func controlGolden() map[string][]byte {
 	return map[string][]byte{
-		"revert.bin": wire.AppendRevert(nil, "sé", "glue:7"),
+		"op.bin":         wire.AppendOp(nil, "revertRun", wire.Text("sé"), wire.Text("glue:7"), wire.Value{}),
+		"value.bin":      wire.AppendValue(nil, wire.Text("é")),
+		"value-true.bin": wire.AppendValue(nil, wire.Bool(true)),
 		"check.bin": wire.AppendCheck(nil, &core.HistoryCheck{
 			Problems: []core.Problem{
 				{Code: core.CodeInvalidHistory, Index: 1, Message: "orphan", Repair: core.RepairOrphanToolResult},

@@ -31,17 +31,52 @@ func TestCheck_RoundTrip(t *testing.T) {
 	}
 }
 
-// Ensure a revert input crosses unchanged and malformed ones are refused
-// with invalid_argument.
-func TestRevert_RoundTrip(t *testing.T) {
-	s, r, err := DecodeRevert(AppendRevert(nil, "sé", "run-1"))
-	if err != nil || s != "sé" || r != "run-1" {
-		t.Fatalf("DecodeRevert = %q, %q, %v", s, r, err)
+// Ensure an op input and a value frame cross unchanged, an argument not
+// given and a null alike, and malformed ones are refused with
+// invalid_argument.
+func TestOp_RoundTrip(t *testing.T) {
+	args := []Value{Text("sé"), {}, Bool(true), Bool(false), Text("")}
+	name, got, err := DecodeOp(AppendOp(nil, "tag", args...))
+	if err != nil || name != "tag" || !sameValues(got, args) {
+		t.Fatalf("DecodeOp = %q, %+v, %v", name, got, err)
 	}
-	s, r, err = DecodeRevert(AppendRevert(nil, "", ""))
-	if err != nil || s != "" || r != "" {
-		t.Fatalf("DecodeRevert of empty ids = %q, %q, %v", s, r, err)
+	if name, got, err := DecodeOp(AppendOp(nil, "listSessions")); err != nil || name != "listSessions" || len(got) != 0 {
+		t.Fatalf("DecodeOp of no arguments = %q, %+v, %v", name, got, err)
 	}
+	for _, v := range args {
+		got, err := DecodeValue(AppendValue(nil, v))
+		if err != nil || !sameValues([]Value{got}, []Value{v}) {
+			t.Fatalf("DecodeValue(%+v) = %+v, %v", v, got, err)
+		}
+	}
+	for name, b := range map[string][]byte{
+		"ErrEmpty":     nil,
+		"ErrTruncated": AppendOp(nil, "tag", Text("s"))[:4],
+		"ErrTrailing":  append(AppendOp(nil, "tag", Text("s")), 0),
+		"ErrKind":      append(AppendOp(nil, "tag"), 1, 4),
+		"ErrCount":     append(AppendString(nil, "tag"), 0x7f),
+		"ErrUTF8":      AppendOp(nil, "tag", Text("\xff")),
+	} {
+		var e *core.Error
+		if _, _, err := DecodeOp(b); !errors.As(err, &e) || e.Code != core.CodeInvalidArgument {
+			t.Errorf("%s: DecodeOp = %v; want invalid_argument", name, err)
+		}
+	}
+	if _, err := DecodeValue(append(appendHeader(nil, KindValue), 3, 1)); err == nil {
+		t.Error("DecodeValue of a truncated text: no error")
+	}
+}
+
+func sameValues(a, b []Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Kind != b[i].Kind || a[i].Text != b[i].Text {
+			return false
+		}
+	}
+	return true
 }
 
 // Ensure malformed control frames are refused with invalid_argument and
@@ -62,22 +97,6 @@ func TestControl_BadFrames(t *testing.T) {
 			var e *core.Error
 			if _, err := DecodeCheck(b); !errors.As(err, &e) || e.Code != core.CodeInvalidArgument {
 				t.Fatalf("DecodeCheck = %v, want invalid_argument", err)
-			}
-		})
-	}
-	good = AppendRevert(nil, "s", "r")
-	reverts := map[string][]byte{
-		"ErrEmpty":     nil,
-		"ErrTruncated": good[:len(good)-1],
-		"ErrTrailing":  append(append([]byte(nil), good...), 'x'),
-		"ErrUTF8":      AppendRevert(nil, "s", "\xff"),
-		"ErrLength":    {0xff, 0xff, 0xff, 0xff, 0x0f},
-	}
-	for name, b := range reverts {
-		t.Run("Revert"+name, func(t *testing.T) {
-			var e *core.Error
-			if _, _, err := DecodeRevert(b); !errors.As(err, &e) || e.Code != core.CodeInvalidArgument {
-				t.Fatalf("DecodeRevert = %v, want invalid_argument", err)
 			}
 		})
 	}

@@ -273,6 +273,30 @@ func TestDecodeAction_Errors(t *testing.T) {
 	}
 }
 
+// FuzzDecodeOp feeds arbitrary bytes to the op export's input decoder:
+// it never panics, and what it accepts encodes back to an input that
+// decodes to the same operation and arguments (a varint may be written
+// longer than needed, so the bytes may differ).
+func FuzzDecodeOp(f *testing.F) {
+	f.Add(wire.AppendOp(nil, "revertRun", wire.Text("s"), wire.Text("r")))
+	f.Add(wire.AppendOp(nil, "tag", wire.Text("s"), wire.Value{}, wire.Bool(true)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		name, args, err := wire.DecodeOp(b)
+		if err != nil {
+			return
+		}
+		name2, args2, err := wire.DecodeOp(wire.AppendOp(nil, name, args...))
+		if err != nil || name2 != name || len(args2) != len(args) {
+			t.Fatalf("op input %q does not round-trip: %q %+v, %v", b, name2, args2, err)
+		}
+		for i := range args {
+			if args[i].Kind != args2[i].Kind || args[i].Text != args2[i].Text {
+				t.Fatalf("op input %q: argument %d is %+v after a round trip, was %+v", b, i, args2[i], args[i])
+			}
+		}
+	})
+}
+
 // FuzzDecode feeds arbitrary bytes to every decoder: none may panic, and
 // whatever decodes must encode back to the same bytes (the encodings are
 // canonical) except where noted.
@@ -294,6 +318,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(wire.AppendCommitted(nil, &wire.Committed{Count: 3, Dropped: []string{"a"}}))
 	f.Add(wire.AppendCommitted(nil, &wire.Committed{Stale: true}))
 	f.Add(wire.AppendLimits(nil, &core.Limits{MaxSessions: 1}))
+	f.Add(wire.AppendValue(nil, wire.Text("x")))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if _, err := wire.FrameKind(b); err != nil {
 			return
@@ -318,6 +343,11 @@ func FuzzDecode(f *testing.F) {
 		if m, err := wire.DecodeModelReply(b); err == nil {
 			if _, err := wire.DecodeModelReply(wire.AppendModelReply(nil, m)); err != nil {
 				t.Fatal(err)
+			}
+		}
+		if v, err := wire.DecodeValue(b); err == nil {
+			if v2, err := wire.DecodeValue(wire.AppendValue(nil, v)); err != nil || v2.Kind != v.Kind || v2.Text != v.Text {
+				t.Fatalf("value frame %q does not round-trip: %+v, %v", b, v2, err)
 			}
 		}
 		_, _ = wire.DecodeToolResult(b)

@@ -1,17 +1,33 @@
 // The control exports' inputs and frames (docs/wire.md, "Control
-// exports") against the Go package's golden frames: the revert input the
-// glue writes, the id inputs, and the check-report frame it reads.
+// exports") against the Go package's golden frames: the op input the
+// glue writes and the value frame it reads, the id inputs, and the
+// check-report frame it reads.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { Writer, WireError } from "../wire.js";
-import { writeRevert, writeText, readCheck } from "../controlframes.js";
+import { writeOp, readValue, writeText, readCheck } from "../controlframes.js";
 
 const golden = (name) => new Uint8Array(readFileSync(new URL(`../../wire/testdata/golden/${name}`, import.meta.url)));
 
 describe("control frames", () => {
-  test("the revert input is the Go encoder's bytes", () => {
-    assert.deepEqual([...writeRevert(new Writer(4), "sé", "glue:7")], [...golden("revert.bin")]);
+  test("the op input is the Go encoder's bytes, and a value frame reads as the Go value", () => {
+    assert.deepEqual([...writeOp(new Writer(4), "revertRun", ["sé", "glue:7", null])], [...golden("op.bin")]);
+    assert.deepEqual([...writeOp(new Writer(4), "revertRun", ["sé", "glue:7", undefined])], [...golden("op.bin")]);
+    assert.equal(readValue(golden("value.bin")), "é");
+    assert.equal(readValue(golden("value-true.bin")), true);
+  });
+
+  test("a malformed value frame throws WireError only", () => {
+    const good = golden("value.bin");
+    const bad = [
+      good.subarray(0, good.length - 1),
+      Uint8Array.of(...good, 0),
+      Uint8Array.of(...good.subarray(0, 5), 9),
+      golden("check.bin"),
+      new Uint8Array(0),
+    ];
+    for (const b of bad) assert.throws(() => readValue(b), WireError);
   });
 
   test("an id input is its UTF-8 bytes alone, a lone surrogate as U+FFFD", () => {
@@ -41,7 +57,7 @@ describe("control frames", () => {
       Uint8Array.of(...good, 0),
       Uint8Array.of(...good.subarray(0, 5), 2, 0, 0),
       Uint8Array.of(...good.subarray(0, 5), 0, 0x7f, 0),
-      golden("revert.bin"),
+      golden("op.bin"),
       new Uint8Array(0),
     ];
     for (const b of bad) assert.throws(() => readCheck(b), WireError);

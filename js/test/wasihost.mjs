@@ -125,7 +125,7 @@ export class Runtime {
       mem: x.memory, agentrt_in: x.agentrt_in, agentrt_out: x.agentrt_out, agentrt_begin: x.agentrt_begin,
       agentrt_feed: x.agentrt_feed, agentrt_next: x.agentrt_next, agentrt_commit: x.agentrt_commit,
       // The control exports, the same in both modules.
-      agentrt_cancel: x.agentrt_cancel, agentrt_revert: x.agentrt_revert, agentrt_delete: x.agentrt_delete,
+      agentrt_op: x.agentrt_op,
       agentrt_session: x.agentrt_session, agentrt_sessions: x.agentrt_sessions, agentrt_check: x.agentrt_check,
     };
     const model = config.model;

@@ -20,6 +20,7 @@ import (
 	"github.com/agentrt/agentrt/wasm/internal/hostturn"
 	"github.com/agentrt/agentrt/wasm/internal/jsedge"
 	"github.com/agentrt/agentrt/wasm/internal/jsutil"
+	"github.com/agentrt/agentrt/wire"
 )
 
 func main() {
@@ -124,18 +125,9 @@ func newRuntime(st *runtimeState) js.Value {
 	setStart(o, st, jsedge.MethodStartRunWithPolicy, layoutRunWithPolicy)
 	setStart(o, st, jsedge.MethodStartRunWithHistory, layoutRunWithHistory)
 	setStart(o, st, jsedge.MethodStartRunWithPolicyAndHistory, layoutRunWithPolicyHistory)
-	setMethod(o, jsedge.MethodCancelRun, false, func(_ js.Value, args []js.Value) any {
-		id := jsutil.Arg(args, 0)
-		return id.Type() == js.TypeString && x.Cancel(id.String())
-	})
-	setMethod(o, jsedge.MethodRevertRun, false, func(_ js.Value, args []js.Value) any {
-		sid, id := jsutil.Arg(args, 0), jsutil.Arg(args, 1)
-		if sid.Type() != js.TypeString || id.Type() != js.TypeString {
-			return false
-		}
-		st.cache.Forget(sid.String())
-		return x.RevertRun(sid.String(), id.String())
-	})
+	for i := range hostturn.Ops {
+		setOp(o, st, &hostturn.Ops[i])
+	}
 	setMethod(o, jsedge.MethodGetSession, null, func(_ js.Value, args []js.Value) any {
 		id := jsutil.Arg(args, 0)
 		if id.Type() != js.TypeString {
@@ -146,14 +138,6 @@ func newRuntime(st *runtimeState) js.Value {
 			return js.Null()
 		}
 		return st.cache.Session(&s)
-	})
-	setMethod(o, jsedge.MethodDeleteSession, false, func(_ js.Value, args []js.Value) any {
-		id := jsutil.Arg(args, 0)
-		if id.Type() != js.TypeString {
-			return false
-		}
-		st.cache.Forget(id.String())
-		return x.Delete(id.String())
 	})
 	setMethod(o, jsedge.MethodListSessions, null, func(js.Value, []js.Value) any {
 		return jsedge.Strings(x.SessionIDs())
@@ -173,6 +157,32 @@ func newRuntime(st *runtimeState) js.Value {
 		return nil
 	})
 	return o
+}
+
+// setOp sets o[op.Name] to the method of an operation of the table
+// (hostturn.Ops): its arguments converted to values, the handler the
+// wire's op export runs, its answer converted back. A refusal is
+// returned as the Error, as createRuntime returns one (nothing throws).
+func setOp(o js.Value, st *runtimeState, op *hostturn.Op) {
+	setMethod(o, op.Name, js.Null(), func(_ js.Value, args []js.Value) any {
+		// Arguments after the operation's are ignored, as JavaScript
+		// functions ignore them.
+		if len(args) > len(op.Args) {
+			args = args[:len(op.Args)]
+		}
+		vals := make([]wire.Value, len(args))
+		for i, a := range args {
+			vals[i] = jsedge.WireValue(a)
+		}
+		if op.Changes && len(args) > 0 && args[0].Type() == js.TypeString {
+			st.cache.Forget(args[0].String())
+		}
+		v, err := st.drive.x.Call(op, vals)
+		if err != nil {
+			return jsedge.Error(err)
+		}
+		return jsedge.FromWireValue(v)
+	})
 }
 
 // setStart sets o[name] to the run method of layout l. It is not

@@ -57,8 +57,12 @@ const (
 // (js/head.js), and the commit frames lost their heads: with the head's
 // hash on 32-bit words, which the glue computes with Math.imul, the
 // module measured 800,246 bytes of gzip (1.3914), and the bound came
-// down to it with the room gzip's layout moves take.
-const maxGzipRatio = 1.3918
+// down to it with the room gzip's layout moves take. The table of
+// operations (ADR 0024, amendment to decision 1: one export, agentrt_op,
+// for cancelRun, deleteSession and revertRun, whose exports went, and
+// their syscall/js methods made from the table) cost 1,644 bytes of
+// gzip (800,283 to 801,927, 1.3915 to 1.3943), which the bound takes.
+const maxGzipRatio = 1.3947
 
 // TestModule_Size builds the minimal and core-only modules into a temp
 // dir with the module's flags, and reports raw and gzip sizes and ratios.

@@ -16,9 +16,9 @@ import (
 // (agentrt_in, agentrt_out, agentrt_begin, agentrt_feed, agentrt_next,
 // agentrt_commit), which drive host-driven turns over wire frames in
 // linear memory through a hostturn.Driver, and its control exports
-// (agentrt_cancel, agentrt_revert, agentrt_session, agentrt_delete,
-// agentrt_sessions, agentrt_stats, agentrt_limits, agentrt_check,
-// agentrt_close; docs/wire.md, "Control exports", docs/module.md "Fast
+// (agentrt_op, every operation of the table hostturn.Ops by name;
+// agentrt_session, agentrt_sessions, agentrt_stats, agentrt_limits,
+// agentrt_check, agentrt_close; docs/wire.md, "Control exports", docs/module.md "Fast
 // path"). The WASI module links the same ones. agentrt_create reads a
 // config frame of JSON text here (frameDriver), the frame the glue
 // creates its runtimes with. A JavaScript host calls them through

@@ -9,25 +9,14 @@ import (
 )
 
 // The control operations of the wire that the turn's frames do not
-// cover (docs/wire.md, "Control exports"): revert, limits and
-// checkHistory. Each operation is a typed call (RevertRun, Snapshot,
+// cover (docs/wire.md, "Control exports"): limits and checkHistory;
+// those of the table of operations are in ops.go. Each operation is a
+// typed call (RevertRun, Snapshot,
 // SessionIDs, Counters, Cancel, Delete, Close), which the module's
 // syscall/js Runtime object calls with the values it converted, and,
 // where its input or answer is a frame, a frame method over it, which
 // the wire's exports call: both edges run the same handler
 // (docs/adr/0024-one-definition-per-operation.md).
-
-// Revert decodes the input of agentrt_revert (wire.DecodeRevert) and
-// reverts the run's messages in the session (RevertRun). It returns nil
-// and whether the run was reverted, or a refused frame and false for a
-// malformed input.
-func (x *Driver) Revert(frame []byte) ([]byte, bool) {
-	session, run, err := wire.DecodeRevert(frame)
-	if err != nil {
-		return x.refuse(err), false
-	}
-	return nil, x.RevertRun(session, run)
-}
 
 // RevertRun takes the completed run's messages off the session
 // (core.Runtime.RevertRun) and reports whether it did.

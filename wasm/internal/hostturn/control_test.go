@@ -11,9 +11,10 @@ import (
 	"github.com/agentrt/agentrt/wire"
 )
 
-// Ensure Revert reverts a completed run as core does, and refuses a
-// malformed input with invalid_argument, changing nothing.
-func TestDriver_Revert(t *testing.T) {
+// Ensure the op export's handler runs revertRun as core does, and
+// refuses a malformed input, an operation the table does not have and
+// bad arguments with invalid_argument, changing nothing.
+func TestDriver_Op(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Model: core.Echo{}})
 	defer rt.Close()
 	x := hostturn.New(rt, core.Echo{})
@@ -22,8 +23,20 @@ func TestDriver_Revert(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if out, ok := x.Revert(wire.AppendRevert(nil, "s", "r1")); out != nil || ok {
-		t.Fatalf("Revert of an earlier run = %q, %v; want nil, false", out, ok)
+	op := func(name string, args ...wire.Value) (wire.Value, *core.Error) {
+		t.Helper()
+		out := x.Op(wire.AppendOp(nil, name, args...))
+		if e, err := wire.DecodeRefused(out); err == nil {
+			return wire.Value{}, e
+		}
+		v, err := wire.DecodeValue(out)
+		if err != nil {
+			t.Fatalf("%s: unreadable answer %q: %v", name, out, err)
+		}
+		return v, nil
+	}
+	if v, e := op("revertRun", wire.Text("s"), wire.Text("r1")); e != nil || v.Kind != wire.ValueFalse {
+		t.Fatalf("revertRun of an earlier run = %+v, %v; want false", v, e)
 	}
 	// The session was dropped: an earlier run is not the tail.
 	if _, ok := rt.Session("s"); ok {
@@ -33,19 +46,41 @@ func TestDriver_Revert(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := rt.Session("s")
-	out, ok := x.Revert([]byte{1})
-	e, err := wire.DecodeRefused(out)
-	if ok || err != nil || e.Code != core.CodeInvalidArgument {
-		t.Fatalf("Revert of a malformed input = %v, %v, %v; want a refused frame", e, ok, err)
+	for name, frame := range map[string][]byte{
+		"ErrEmpty":     nil,
+		"ErrTruncated": wire.AppendOp(nil, "revertRun", wire.Text("s"), wire.Text("r3"))[:5],
+		"ErrTrailing":  append(wire.AppendOp(nil, "revertRun", wire.Text("s"), wire.Text("r3")), 0),
+		"ErrUTF8":      wire.AppendOp(nil, "revertRun", wire.Text("s\xff"), wire.Text("r3")),
+		"ErrKind":      append(wire.AppendOp(nil, "revertRun"), 2, 9),
+		"ErrUnknownOp": wire.AppendOp(nil, "revert", wire.Text("s"), wire.Text("r3")),
+		"ErrTooMany":   wire.AppendOp(nil, "revertRun", wire.Text("s"), wire.Text("r3"), wire.Text("x")),
+	} {
+		e, err := wire.DecodeRefused(x.Op(frame))
+		if err != nil || e.Code != core.CodeInvalidArgument {
+			t.Errorf("%s: %v, %v; want a refused frame", name, e, err)
+		}
+	}
+	// Bad arguments of a quiet operation answer false.
+	if v, e := op("revertRun", wire.Text("s")); e != nil || v.Kind != wire.ValueFalse {
+		t.Fatalf("revertRun with one argument = %+v, %v; want false", v, e)
 	}
 	if after, _ := rt.Session("s"); !reflect.DeepEqual(after, before) {
-		t.Fatalf("session changed by a refused revert: %+v", after)
+		t.Fatalf("session changed by refused operations: %+v", after)
 	}
-	if out, ok := x.Revert(wire.AppendRevert(nil, "s", "r3")); out != nil || !ok {
-		t.Fatalf("Revert of the last run = %q, %v; want nil, true", out, ok)
+	if v, e := op("revertRun", wire.Text("s"), wire.Text("r3")); e != nil || v.Kind != wire.ValueTrue {
+		t.Fatalf("revertRun of the last run = %+v, %v; want true", v, e)
 	}
 	if s, _ := rt.Session("s"); len(s.Messages) != 0 {
 		t.Fatalf("messages after revert: %+v", s.Messages)
+	}
+	if _, err := rt.Execute(context.Background(), core.RunRequest{SessionID: "s", RunID: "r4", Input: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if v, e := op("deleteSession", wire.Text("s")); e != nil || v.Kind != wire.ValueTrue {
+		t.Fatalf("deleteSession = %+v, %v; want true", v, e)
+	}
+	if v, e := op("cancelRun", wire.Text("nope")); e != nil || v.Kind != wire.ValueFalse {
+		t.Fatalf("cancelRun of no run = %+v, %v; want false", v, e)
 	}
 }
 

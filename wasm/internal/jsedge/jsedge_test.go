@@ -5,6 +5,8 @@ package jsedge
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentrt/agentrt/wasm/internal/hostturn"
 )
 
 func TestErrNotJS_SaysWhatToDo(t *testing.T) {
@@ -17,11 +19,15 @@ func TestErrNotJS_SaysWhatToDo(t *testing.T) {
 }
 
 func TestNames_Distinct(t *testing.T) {
-	// Ensure the Runtime's method names are distinct and non-empty, so no
-	// method silently replaces another on the JavaScript object.
+	// Ensure the Runtime's method names, its own and the table
+	// operations', are distinct and non-empty, so no method silently
+	// replaces another on the JavaScript object.
 	methods := []string{MethodStartRun, MethodStartRunWithPolicy, MethodStartRunWithHistory,
-		MethodStartRunWithPolicyAndHistory, MethodCancelRun, MethodRevertRun, MethodGetSession, MethodDeleteSession,
+		MethodStartRunWithPolicyAndHistory, MethodGetSession,
 		MethodListSessions, MethodStats, MethodCheckHistory, MethodClose}
+	for _, op := range hostturn.Ops {
+		methods = append(methods, op.Name)
+	}
 	seen := map[string]bool{}
 	for _, m := range methods {
 		if m == "" || seen[m] {

@@ -366,3 +366,30 @@ func Strings(ss []string) js.Value {
 	}
 	return a
 }
+
+// WireValue converts an argument of a table operation to its value: a
+// string to a text, undefined or null to null, and anything else to a
+// value of no kind, which every argument refuses.
+func WireValue(v js.Value) wire.Value {
+	switch v.Type() {
+	case js.TypeString:
+		return wire.Text(v.String())
+	case js.TypeUndefined, js.TypeNull:
+		return wire.Value{}
+	}
+	return wire.Value{Kind: 0xff}
+}
+
+// FromWireValue converts an operation's answer to JavaScript: null, a
+// boolean or a string.
+func FromWireValue(v wire.Value) any {
+	switch v.Kind {
+	case wire.ValueFalse:
+		return false
+	case wire.ValueTrue:
+		return true
+	case wire.ValueText:
+		return v.Text
+	}
+	return js.Null()
+}

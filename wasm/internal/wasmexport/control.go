@@ -35,47 +35,20 @@ func exportClose(n int32) int32 {
 // frame, or nil with the answer in yes.
 func control(x *hostturn.Driver, op int, b []byte, handle uint32) (out []byte) {
 	switch op {
-	case opCancel:
-		yes = x.Cancel(string(b))
-	case opRevert:
-		out, yes = x.Revert(b)
 	case opSession:
 		out = x.Session(string(b))
-	case opDelete:
-		yes = x.Delete(string(b))
 	case opSessions:
 		out = x.Sessions()
 	case opStats:
 		out = x.Stats(handle == 1)
 	case opLimits:
 		out = x.Limits()
+	case opOp:
+		out = x.Op(b)
 	default:
 		out = x.CheckHistory(b, int(handle))
 	}
 	return out
-}
-
-// agentrt_cancel(rt, n): the input holds a run id as UTF-8; returns 1
-// when this call cancelled the run. The turn's host learns it from the
-// turn's next action frame (agentrt_next).
-//
-//go:wasmexport agentrt_cancel
-func exportCancel(rt, size int32) int32 {
-	call(opCancel, rt, size, 0)
-	return boolInt(yes)
-}
-
-// agentrt_revert(rt, n): the input holds a session id and a run id
-// (wire.AppendRevert); returns 1 when the run's messages were removed
-// from the session, 0 when not, or minus the length of a refused frame
-// (agentrt_out) for a malformed input or an unknown runtime.
-//
-//go:wasmexport agentrt_revert
-func exportRevert(rt, size int32) int32 {
-	if n := call(opRevert, rt, size, 0); n != 0 {
-		return -n
-	}
-	return boolInt(yes)
 }
 
 // agentrt_session(rt, n): the input holds a session id; the output is a
@@ -84,15 +57,6 @@ func exportRevert(rt, size int32) int32 {
 //
 //go:wasmexport agentrt_session
 func exportSession(rt, size int32) int32 { return call(opSession, rt, size, 0) }
-
-// agentrt_delete(rt, n): the input holds a session id; returns 1 when
-// there was such a session.
-//
-//go:wasmexport agentrt_delete
-func exportDelete(rt, size int32) int32 {
-	call(opDelete, rt, size, 0)
-	return boolInt(yes)
-}
 
 // agentrt_sessions(rt): a session-ids frame, sorted.
 //
@@ -121,9 +85,12 @@ func exportLimits(rt int32) int32 { return call(opLimits, rt, 0, 0) }
 //go:wasmexport agentrt_check
 func exportCheck(rt, size, hosts int32) int32 { return call(opCheck, rt, size, uint32(max(hosts, 0))) }
 
-func boolInt(b bool) int32 {
-	if b {
-		return 1
-	}
-	return 0
-}
+// agentrt_op(rt, n): the input holds an op frame (wire.AppendOp): the
+// name of an operation of the module's table (hostturn.Ops) and its
+// arguments; the output is a value frame of its answer, or a refused
+// frame (invalid_argument) for an operation the table does not have or
+// bad arguments. Every operation of the table is reached through this
+// one export.
+//
+//go:wasmexport agentrt_op
+func exportOp(rt, size int32) int32 { return call(opOp, rt, size, 0) }

@@ -122,19 +122,13 @@ const (
 	opExpire
 	opCommit
 	// The control exports' (control.go).
-	opCancel
-	opRevert
 	opSession
-	opDelete
 	opSessions
 	opStats
 	opLimits
 	opCheck
+	opOp
 )
-
-// yes is the answer of the last yes-or-no operation (cancel, revert,
-// delete), which returns no frame.
-var yes bool
 
 // call is Call for this package's own exports, with the operation named
 // instead of passed as a function: no closure per call, and less code in
@@ -151,14 +145,13 @@ func call(op int, n, size int32, handle uint32) (length int32) {
 		}
 		length = int32(len(out))
 	}()
-	yes = false
 	x := Lookup(n)
 	switch {
 	case x == nil:
 		refusal = noNumber
 	case size < 0 || int(size) > len(in):
 		refusal = tooLong
-	case op >= opCancel:
+	case op >= opSession:
 		out = control(x, op, in[:size], handle)
 	case op == opBegin:
 		out = x.Begin(in[:size])
