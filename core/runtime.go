@@ -407,14 +407,6 @@ func (rt *Runtime) DeleteSession(id string) bool {
 	return rt.store.remove(id)
 }
 
-// Tag sets the tag of the session with id (a string the host keeps with
-// it, "" until set) when value is not nil, and returns the session's
-// tag; false when there is no such session. The tag goes with the
-// session.
-func (rt *Runtime) Tag(id string, value *string) (string, bool) {
-	return rt.store.setTag(id, value)
-}
-
 // ListSessions returns the ids of all sessions, sorted.
 func (rt *Runtime) ListSessions() []string {
 	ids := rt.store.ids()

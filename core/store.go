@@ -59,8 +59,6 @@ type session struct {
 	// chain holds the head links of a prefix of msgs (head.go), extended
 	// when a head is asked for; guarded by the store's lock.
 	chain []link
-	// tag is the host's tag of the session (Runtime.Tag).
-	tag string
 }
 
 // lane serialises the runs of one session id. It exists while a run holds
@@ -304,21 +302,6 @@ func (s *store) remove(id string) bool {
 	}
 	s.mu.Unlock()
 	return ss != nil
-}
-
-// setTag sets the tag of session id when value is not nil, and returns
-// its tag; false when there is no such session.
-func (s *store) setTag(id string, value *string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ss := s.sessions[id]
-	if ss == nil {
-		return "", false
-	}
-	if value != nil {
-		ss.tag = *value
-	}
-	return ss.tag, true
 }
 
 // removeIfEmpty removes ss when it holds no message (a run created it and

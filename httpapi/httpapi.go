@@ -243,40 +243,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.postRun(w, r, id)
-	case "tag":
-		if r.Method != http.MethodPost {
-			methodNotAllowed(w, "POST")
-			return
-		}
-		h.postTag(w, r, id)
 	default:
 		writeError(w, core.NewError(CodeNotFound, "no such route"))
 	}
-}
-
-// postTag sets the session's tag when the body {"value"?: string} has a
-// value, and answers {"tag": string}; 404 when there is no such session.
-func (h *Handler) postTag(w http.ResponseWriter, r *http.Request, id string) {
-	body, cerr := h.readBody(w, r)
-	if cerr != nil {
-		writeError(w, cerr)
-		return
-	}
-	var req struct {
-		Value *string `json:"value"`
-	}
-	if len(body) > 0 {
-		if err := json.Unmarshal(body, &req); err != nil {
-			writeError(w, core.NewError(core.CodeInvalidArgument, "the body must be {\"value\"?: string}: "+err.Error()))
-			return
-		}
-	}
-	tag, ok := h.rt.Tag(id, req.Value)
-	if !ok {
-		writeError(w, core.NewError(CodeNotFound, "no session "+strconv.Quote(truncate(id, 64))))
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"tag": tag})
 }
 
 // Authorized reports whether r may use the session routes: true when

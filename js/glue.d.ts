@@ -658,11 +658,6 @@ export interface Runtime {
   session(id: string): Session | null;
   /** Removes the session; returns whether there was one. */
   deleteSession(id: string): boolean;
-  /**
-   * Sets the session's tag (a string kept with it, "" until set) when
-   * value is given; returns its tag, or null when there is no such session.
-   */
-  tag(sessionId: string, value?: string | null): string | null;
   /** The ids of all sessions, sorted. */
   listSessions(): string[];
   /** The runtime's counters. */

@@ -504,21 +504,6 @@ class Runtime {
   }
 
   /**
-   * Sets the tag of the session with sessionId (a string kept with it,
-   * "" until set) when value is given, and returns the session's tag, or
-   * null when there is no such session.
-   * @param {string} sessionId
-   * @param {string | null} [value]
-   * @returns {string | null}
-   */
-  tag(sessionId, value) {
-    if (typeof sessionId !== "string") throw argError("sessionId", "must be a string");
-    if (value !== undefined && value !== null && typeof value !== "string") throw argError("value", "must be a string");
-    const key = wellFormed(sessionId);
-    return this.#call((inst) => inst.driver.op("tag", key, value === undefined || value === null ? null : wellFormed(value)));
-  }
-
-  /**
    * The ids of all sessions, sorted.
    * @returns {string[]}
    */

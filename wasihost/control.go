@@ -53,18 +53,6 @@ func (rt *Runtime) RevertRun(sessionID, runID string) (bool, error) {
 	return v.Kind == wire.ValueTrue, nil
 }
 
-// Tag sets the tag of the session with sessionID when value is not nil
-// (core.Runtime.Tag), and returns the session's tag; false when there is
-// no such session.
-func (rt *Runtime) Tag(sessionID string, value *string) (string, bool, error) {
-	arg := wire.Value{}
-	if value != nil {
-		arg = wire.Text(*value)
-	}
-	v, err := rt.op("tag", wire.Text(sessionID), arg)
-	return v.Text, v.Kind == wire.ValueText, err
-}
-
 // Limits returns the limits the runtime enforces, defaults filled in.
 func (rt *Runtime) Limits() (*core.Limits, error) {
 	out, err := rt.query(expLimits)

@@ -42,16 +42,6 @@ var Ops = []Op{
 	{Name: "deleteSession", Args: "s", Sig: "(sessionId: string)", Quiet: true, Changes: true, Run: func(x *Driver, a []wire.Value) wire.Value {
 		return wire.Bool(x.Delete(a[0].Text))
 	}},
-	{Name: "tag", Args: "so", Sig: "(sessionId: string, value?: string)", Run: func(x *Driver, a []wire.Value) wire.Value {
-		var value *string
-		if a[1].Kind == wire.ValueText {
-			value = &a[1].Text
-		}
-		if t, ok := x.rt.Tag(a[0].Text, value); ok {
-			return wire.Text(t)
-		}
-		return wire.Value{}
-	}},
 	{Name: "revertRun", Args: "ss", Sig: "(sessionId: string, runId: string)", Quiet: true, Changes: true, Run: func(x *Driver, a []wire.Value) wire.Value {
 		return wire.Bool(x.RevertRun(a[0].Text, a[1].Text))
 	}},
