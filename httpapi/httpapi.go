@@ -298,7 +298,11 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *cor
 	return b, nil
 }
 
-func wantsStream(r *http.Request) bool {
+// WantsStream reports whether r asks for its answer as Server-Sent
+// Events (an Accept of text/event-stream, among others or with
+// parameters). A server in front of the API (the durable object) asks it
+// too, so that both read the header alike.
+func WantsStream(r *http.Request) bool {
 	for _, v := range r.Header.Values("Accept") {
 		for _, part := range strings.Split(v, ",") {
 			mt, _, _ := strings.Cut(part, ";")
@@ -341,7 +345,7 @@ func (h *Handler) postRun(w http.ResponseWriter, r *http.Request, id string) {
 
 		HistoryTrusted: historyTrusted(r.Context()),
 	}
-	if !wantsStream(r) {
+	if !WantsStream(r) {
 		run, err := h.rt.Start(r.Context(), rr)
 		if err != nil {
 			writeError(w, core.AsError(err))

@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/agentrt/agentrt/httpapi"
@@ -30,6 +32,27 @@ func TestSessionRoute(t *testing.T) {
 		id, tail, ok := httpapi.SessionRoute(c.path)
 		if id != c.id || tail != c.tail || ok != c.ok {
 			t.Errorf("SessionRoute(%q) = %q, %q, %v; want %q, %q, %v", c.path, id, tail, ok, c.id, c.tail, c.ok)
+		}
+	}
+}
+
+// WantsStream reads Accept as the API's run route does: text/event-stream
+// among other types, with parameters, in any case.
+func TestWantsStream(t *testing.T) {
+	for accept, want := range map[string]bool{
+		"":                                    false,
+		"application/json":                    false,
+		"text/event-stream":                   true,
+		"application/json, text/event-stream": true,
+		"Text/Event-Stream; q=0.9":            true,
+		"text/event-streams":                  false,
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/sessions/s/runs", nil)
+		if accept != "" {
+			r.Header.Set("Accept", accept)
+		}
+		if got := httpapi.WantsStream(r); got != want {
+			t.Errorf("WantsStream(Accept %q) = %v, want %v", accept, got, want)
 		}
 	}
 }

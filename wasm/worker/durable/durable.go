@@ -373,7 +373,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 	cont, runID := false, ""
 	if probe.Policy != nil && len(probe.Policy.OnDisconnect) > 0 && string(probe.Policy.OnDisconnect) != "null" {
 		var cerr *core.Error
-		if cont, runID, body, cerr = continuedBody(body, probe.Policy.OnDisconnect, probe.RunID, wantsStream(r)); cerr != nil {
+		if cont, runID, body, cerr = continuedBody(body, probe.Policy.OnDisconnect, probe.RunID, httpapi.WantsStream(r)); cerr != nil {
 			writeError(w, cerr)
 			return
 		}
@@ -399,7 +399,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, id string) {
 	// conversation's watchers; a plain run's client gets its answer as
 	// JSON (see eventStream). A refusal passes through as plain JSON,
 	// and is kept in the log of a continued run as its end.
-	stream := wantsStream(r)
+	stream := httpapi.WantsStream(r)
 	sw := &eventStream{w: w, log: l, session: id, feed: h.feed, plainOut: !stream}
 	defer sw.finish(h)
 	w = sw
@@ -553,16 +553,4 @@ func withBody(r *http.Request, body []byte) *http.Request {
 	r2.Body = io.NopCloser(bytes.NewReader(body))
 	r2.ContentLength = int64(len(body))
 	return r2
-}
-
-func wantsStream(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
-			mt, _, _ := strings.Cut(part, ";")
-			if strings.EqualFold(strings.TrimSpace(mt), "text/event-stream") {
-				return true
-			}
-		}
-	}
-	return false
 }
