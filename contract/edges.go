@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/agentrt/agentrt/core"
@@ -41,6 +42,11 @@ type EdgeCase struct {
 	// refusal names.
 	Code  string
 	Index *int
+	// Message, when set, is how the refusal's message ends: the reader's
+	// text after the name each edge gives the value (request.approvals in
+	// the glue, options.approvals in the syscall/js API, approvals over
+	// HTTP), which every edge's reader, Go's and JavaScript's, gives alike.
+	Message string
 }
 
 // PendingHistory is the history an "approvals" case's approvals resume:
@@ -57,6 +63,7 @@ type rawEdgeCase struct {
 	History   json.RawMessage `json:"history"`
 	Code      *string         `json:"code"`
 	Index     *int            `json:"index"`
+	Message   string          `json:"message"`
 }
 
 // EdgesDir returns the table's directory, testdata/edges/ at the
@@ -90,7 +97,7 @@ func MustLoadEdges(t testing.TB, kind string) []EdgeCase {
 	out := make([]EdgeCase, len(raw))
 	for i, r := range raw {
 		c := EdgeCase{Name: kind + "/" + r.Name, Policy: r.Policy, Limits: r.Limits, Config: r.Config,
-			Approvals: r.Approvals, History: r.History, Index: r.Index}
+			Approvals: r.Approvals, History: r.History, Index: r.Index, Message: r.Message}
 		if r.Code != nil {
 			c.Code = *r.Code
 		}
@@ -124,6 +131,9 @@ func (c EdgeCase) CheckCode(t testing.TB, code, msg string) {
 	t.Helper()
 	if code != c.Code {
 		t.Fatalf("%s: got code %q (%s), want %q", c.Name, code, msg, c.Code)
+	}
+	if !strings.HasSuffix(msg, c.Message) {
+		t.Fatalf("%s: got message %q, want one that ends %q", c.Name, msg, c.Message)
 	}
 }
 

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
@@ -13,66 +12,21 @@ import (
 // body's "approvals" and the decisions of a UIMessage history are read
 // here; core decides whether they answer the calls the session awaits.
 
-// approvalKeys are the keys of one entry of "approvals".
-var approvalKeys = []string{"toolCallId", "approved", "reason", "signature"}
-
-// rawApproval is one entry of "approvals" before its fields are checked.
-type rawApproval struct {
-	ToolCallID json.RawMessage `json:"toolCallId"`
-	Approved   json.RawMessage `json:"approved"`
-	Reason     json.RawMessage `json:"reason"`
-	Signature  json.RawMessage `json:"signature"`
-}
-
-// decodeApprovals reads "approvals": an array of {toolCallId (a non-empty
-// string), approved (a boolean), reason? (a string), signature? (a
-// string: the call's, from pendingApprovals)}. Anything else is
-// refused with CodeInvalidArgument naming the entry.
+// decodeApprovals reads "approvals" with the reader every edge shares
+// (hostmsg.ReadApprovals): an array of {toolCallId (a non-empty string),
+// approved (a boolean), reason? (a string), signature? (a string: the
+// call's, from pendingApprovals)}. Anything else is refused with
+// CodeInvalidArgument naming the entry.
 func decodeApprovals(r json.RawMessage) ([]core.Approval, *core.Error) {
-	var items []json.RawMessage
-	if r[0] != '[' || json.Unmarshal(r, &items) != nil {
-		return nil, invalidArg("approvals must be an array")
+	v, err := hostjson.Parse(r)
+	if err != nil {
+		return nil, invalidArg("approvals must be a non-empty array")
 	}
-	if len(items) == 0 {
-		return nil, invalidArg("approvals must not be empty")
+	a, msg := hostmsg.ReadApprovals(v, "approvals", true)
+	if msg != "" {
+		return nil, invalidArg(msg)
 	}
-	out := make([]core.Approval, len(items))
-	for i, item := range items {
-		at := "approvals[" + strconv.Itoa(i) + "]"
-		if len(item) == 0 || item[0] != '{' {
-			return nil, invalidArg(at + " must be an object")
-		}
-		if err := knownKeys(item, at, approvalKeys); err != nil {
-			return nil, err
-		}
-		var raw rawApproval
-		if json.Unmarshal(item, &raw) != nil {
-			return nil, invalidArg(at + " must be an object")
-		}
-		id, ok := decodeString(raw.ToolCallID)
-		if !ok || id == "" {
-			return nil, invalidArg(at + ".toolCallId must be a non-empty string")
-		}
-		out[i].ToolCallID = id
-		switch string(raw.Approved) {
-		case "true":
-			out[i].Approved = true
-		case "false":
-		default:
-			return nil, invalidArg(at + ".approved must be a boolean")
-		}
-		if !isNull(raw.Reason) {
-			if out[i].Reason, ok = decodeString(raw.Reason); !ok {
-				return nil, invalidArg(at + ".reason must be a string")
-			}
-		}
-		if !isNull(raw.Signature) {
-			if out[i].Signature, ok = decodeString(raw.Signature); !ok {
-				return nil, invalidArg(at + ".signature must be a string")
-			}
-		}
-	}
-	return out, nil
+	return a, nil
 }
 
 // historyApprovals reads the decisions a UIMessage history carries (the

@@ -336,15 +336,16 @@ func TestHandler_Approvals_BadBodies(t *testing.T) {
 	h := approvalRuntime(t, c)
 	id := pause(t, h, "s").PendingApprovals[0].ToolCallID
 	tests := []struct{ body, msg string }{
-		{`{"approvals":{}}`, "approvals must be an array"},
-		{`{"approvals":[]}`, "approvals must not be empty"},
+		{`{"approvals":{}}`, "approvals must be a non-empty array"},
+		{`{"approvals":[]}`, "approvals must be a non-empty array"},
 		{`{"approvals":[1]}`, "approvals[0] must be an object"},
 		{`{"approvals":[{"approved":true}]}`, "approvals[0].toolCallId must be a non-empty string"},
 		{`{"approvals":[{"toolCallId":"` + id + `"}]}`, "approvals[0].approved must be a boolean"},
 		{`{"approvals":[{"toolCallId":"` + id + `","approved":1}]}`, "approvals[0].approved must be a boolean"},
 		{`{"approvals":[{"toolCallId":"` + id + `","approved":false,"reason":7}]}`, "approvals[0].reason must be a string"},
-		{`{"approvals":[{"toolCallId":"` + id + `","approved":true,"Approved":false}]}`, `unknown approvals[0] field "Approved"`},
-		{`{"approvals":[{"toolCallId":"` + id + `","approved":true,"approved":false}]}`, `duplicate approvals[0] field "approved"`},
+		{`{"approvals":[{"toolCallId":"` + id + `","approved":true,"Approved":false}]}`, `approvals[0] has an unknown field "Approved"`},
+		{`{"approvals":[{"toolCallId":"` + id + `","approved":true,"approved":false}]}`, `approvals[0] has the field "approved" twice`},
+		{`{"approvals":[{"toolCallId":"` + id + `","approved":true,"signature":1}]}`, "approvals[0].signature must be a string"},
 		{`{}`, "input must be a string"},
 		{`{"input":"go","approvals":[{"toolCallId":"` + id + `","approved":true}]}`, ""},
 		{`{"approvals":[{"toolCallId":"` + id + `","approved":true},{"toolCallId":"` + id + `","approved":false}]}`, ""},

@@ -22,7 +22,12 @@ export function checkNeedsApproval(n, i) {
   }
 }
 
-/** The fields of an entry of request.approvals: any other is refused, as at every edge. */
+/**
+ * The fields of an entry of request.approvals: any other is refused, as at
+ * every edge. The refusals' texts after the list's name are
+ * core/hostmsg's (ReadApprovals), which the edge table
+ * (testdata/edges/approvals.json) holds both to.
+ */
 const APPROVAL_KEYS = ["toolCallId", "approved", "reason"];
 
 /**
@@ -62,15 +67,16 @@ function historyApprovals(history) {
   const m = i >= 0 ? history[i] : undefined;
   if (!isObject(m) || m.role !== "assistant" || !Array.isArray(m.parts)) return undefined;
   const out = [];
+  // The texts are core/hostmsg's (decisions), which the edge table
+  // (testdata/edges/approvals.json) holds both to.
   m.parts.forEach((p, k) => {
     if (!isObject(p) || p.state !== "approval-responded") return;
-    if (typeof p.toolCallId !== "string" || p.toolCallId === "") {
-      throw historyError(i, `history[${i}].parts[${k}].toolCallId must be a non-empty string`);
-    }
+    const at = `parts[${k}]`;
+    if (typeof p.toolCallId !== "string" || p.toolCallId === "") throw historyError(i, `${at}.toolCallId must be a non-empty string`);
     const a = p.approval;
-    if (!isObject(a) || typeof a.approved !== "boolean" || (a.reason !== undefined && a.reason !== null && typeof a.reason !== "string")) {
-      throw historyError(i, `history[${i}].parts[${k}].approval must be { id, approved: boolean, reason?: string }`);
-    }
+    if (!isObject(a)) throw historyError(i, `${at}.approval must be an object`);
+    if (typeof a.approved !== "boolean") throw historyError(i, `${at}.approval.approved must be a boolean`);
+    if (a.reason !== undefined && a.reason !== null && typeof a.reason !== "string") throw historyError(i, `${at}.approval.reason must be a string`);
     out.push({ toolCallId: p.toolCallId, approved: a.approved, reason: a.reason ?? "" });
   });
   return out.length > 0 ? out : undefined;

@@ -448,9 +448,9 @@ func TestApproval_BadArguments(t *testing.T) {
 		approvals any
 		text      string
 	}{
-		{"yes", "options.approvals must be a non-empty Array"},
-		{[]any{}, "options.approvals must be a non-empty Array"},
-		{map[string]any{"toolCallId": "pay-q", "approved": true}, "options.approvals must be a non-empty Array"},
+		{"yes", "options.approvals must be a non-empty array"},
+		{[]any{}, "options.approvals must be a non-empty array"},
+		{map[string]any{"toolCallId": "pay-q", "approved": true}, "options.approvals must be a non-empty array"},
 		{[]any{"pay-q"}, "options.approvals[0] must be an object"},
 		{[]any{map[string]any{"approved": true}}, "options.approvals[0].toolCallId must be a non-empty string"},
 		{[]any{map[string]any{"toolCallId": "", "approved": true}}, "options.approvals[0].toolCallId must be a non-empty string"},

@@ -452,23 +452,9 @@ func Approvals[V Value[V]](history V) ([]core.Approval, error) {
 	if parts.Kind() != Array {
 		return nil, nil
 	}
-	var out []core.Approval
-	for k, n := 0, parts.Len(); k < n; k++ {
-		p := parts.Index(k)
-		if p.Kind() != Object || p.Get(FieldState).Kind() != String || p.Get(FieldState).Text() != StateApprovalResponded {
-			continue
-		}
-		at := "parts[" + itoa(k) + "]"
-		id, ok := optString(p.Get(FieldToolCallIDCamel))
-		if !ok || id == "" {
-			return nil, Refusal(i, at+".toolCallId must be a non-empty string")
-		}
-		a, msg := approval(p, at)
-		if msg != "" {
-			return nil, Refusal(i, msg)
-		}
-		a.ToolCallID = id
-		out = append(out, a)
+	out, msg := decisions(parts, "parts", true, false)
+	if msg != "" {
+		return nil, Refusal(i, msg)
 	}
 	return out, nil
 }

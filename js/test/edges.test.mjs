@@ -178,7 +178,7 @@ test("every config case gives the table's code in the glue and through the sysca
 // resumed with the case's approvals, or the case's history alone.
 const PENDING = [{ role: "user", content: "pay" }, { role: "assistant", content: null, tool_calls: [{ id: "c1", name: "pay", arguments: "{}" }] }];
 
-test("every approvals case gives the table's code and index in the glue and through the syscall/js API", async () => {
+test("every approvals case gives the table's code, index and message in the glue and through the syscall/js API", async () => {
   const module = await compiledModule();
   const api = await rawAPI(module);
   const pay = () => ({ name: "pay", needsApproval: true, call: () => "paid" });
@@ -198,6 +198,10 @@ test("every approvals case gives the table's code and index in the glue and thro
       for (const [edge, got] of [["glue run()", viaRun], ["syscall/js", viaAPI]]) {
         if ((got?.code ?? null) !== want || (c.index !== undefined && got?.index !== c.index)) {
           wrong.push(`${at(edge)}: ${got?.code ?? null} at ${got?.index} (${got?.message}), want ${want} at ${c.index}`);
+        } else if (c.message !== undefined && !got.message.endsWith(c.message)) {
+          // The reader's text, Go's and the glue's alike (the name before
+          // it is each edge's own).
+          wrong.push(`${at(edge)}: message ${JSON.stringify(got.message)}, want one that ends ${JSON.stringify(c.message)}`);
         }
       }
     } finally {

@@ -62,7 +62,12 @@ const (
 // for cancelRun, deleteSession and revertRun, whose exports went, and
 // their syscall/js methods made from the table) cost 1,644 bytes of
 // gzip (800,283 to 801,927, 1.3915 to 1.3943), which the bound takes.
-const maxGzipRatio = 1.3947
+// One Go reader of approvals (hostmsg.ReadApprovals and the UIMessage
+// decisions in one generic function, where the edge had a reader of its
+// own over JavaScript values) cost 573 bytes more (802,500, 1.3953): the
+// generic code over the edge's values is about twice the size of the
+// edge's own.
+const maxGzipRatio = 1.3957
 
 // TestModule_Size builds the minimal and core-only modules into a temp
 // dir with the module's flags, and reports raw and gzip sizes and ratios.

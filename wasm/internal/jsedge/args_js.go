@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
-	"github.com/agentrt/agentrt/wasm/internal/jsutil"
 	"github.com/agentrt/agentrt/wire"
 )
 
@@ -155,7 +154,7 @@ func Options(v js.Value) (o RunOptions, err error) {
 	}
 	if a := get(v, FieldApprovals); !nullish(a) {
 		var msg string
-		if o.Approvals, msg = decisions(a, "options.approvals", false); msg != "" {
+		if o.Approvals, msg = hostmsg.ReadApprovals(hostValue{a}, "options.approvals", false); msg != "" {
 			return o, argError(msg)
 		}
 	}
@@ -178,88 +177,6 @@ func optName(v js.Value, name string) (string, error) {
 		return "", nil
 	}
 	return "", argError("options." + name + " must be a string")
-}
-
-// decisions reads decisions on tool calls, as every edge reads them
-// (the texts of hostmsg's): options.approvals, v, a non-empty Array of {
-// toolCallId (a non-empty string), approved (a boolean), reason? (a
-// string, null or absent) } and no other field, with the checks of the glue's
-// request.approvals and the HTTP API's approvals (core refuses the rest:
-// a call answered twice, a call not awaiting approval, an input beside
-// them); or, with parts, those of v, the last message of a history (an
-// object History read), when it is an assistant UIMessage: its tool
-// parts in state approval-responded, each with its toolCallId and its
-// approval ({ id, approved, reason? }), as hostmsg.Approvals reads them.
-// It returns what is wrong, naming the entry by what and its index, or
-// "".
-func decisions(v js.Value, what string, parts bool) (out []core.Approval, msg string) {
-	if parts {
-		if r, _ := optStr(v, "", FieldRole); r != string(core.RoleAssistant) {
-			return nil, ""
-		}
-		if v = get(v, hostmsg.FieldParts); !isArray(v) {
-			return nil, ""
-		}
-	} else if !isArray(v) || length(v) == 0 {
-		return nil, what + " must be a non-empty Array"
-	}
-	for i, n := 0, length(v); i < n; i++ {
-		e := get(v, i)
-		d, dn := e, "" // the decision, and its name after the entry's
-		if parts {
-			if s, _ := optStr(e, "", hostmsg.FieldState); s != hostmsg.StateApprovalResponded {
-				continue
-			}
-			d, dn = get(e, hostmsg.FieldApproval), "."+hostmsg.FieldApproval
-		}
-		var a core.Approval
-		var err error
-		bad := " must be an object"
-		if e.Type() != js.TypeObject {
-			dn = ""
-		} else if k := unknownKey(e, parts); k != "" {
-			dn, bad = "", " has an unknown field \""+k+"\""
-		} else if a.ToolCallID, err = optStr(e, "", FieldCtxToolCallID); err != nil || a.ToolCallID == "" {
-			dn, bad = "", ".toolCallId must be a non-empty string"
-		} else if d.Type() == js.TypeObject {
-			b := get(d, FieldApproved)
-			bad = ".approved must be a boolean"
-			if b.Type() == js.TypeBoolean {
-				bad = ".reason must be a string"
-				if a.Reason, err = optStr(d, "", FieldReason); err == nil {
-					a.Approved = b.Bool()
-					out = append(out, a)
-					continue
-				}
-			}
-		}
-		return nil, what + "[" + itoa(i) + "]" + dn + bad
-	}
-	return out, ""
-}
-
-// approvalKeys are the fields of an entry of options.approvals.
-var approvalKeys = [...]string{FieldCtxToolCallID, FieldApproved, FieldReason}
-
-// unknownKey returns the first own key of e, an entry of
-// options.approvals, that is not one of approvalKeys, or "" (always ""
-// for a UIMessage part, whose other fields are the part's).
-func unknownKey(e js.Value, parts bool) string {
-	if parts {
-		return ""
-	}
-	keys := jsutil.Object.Call(MethodKeys, e)
-	for i, n := 0, length(keys); i < n; i++ {
-		k := get(keys, i).String()
-		known := false
-		for _, f := range approvalKeys {
-			known = known || k == f
-		}
-		if !known {
-			return k
-		}
-	}
-	return ""
 }
 
 // Handler returns a core event handler that calls the JavaScript

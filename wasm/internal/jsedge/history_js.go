@@ -39,7 +39,7 @@ import (
 //
 // With approvals not nil, History also sets *approvals to the decisions
 // the last message of an Array in the UIMessage shape carries (the tool
-// parts in state approval-responded; see decisions), refusing a
+// parts in state approval-responded, read by hostmsg.Approvals), refusing a
 // malformed one with invalid_history and the message's index: a run that
 // omits its input and carries no approvals resumes with them. A packed
 // history carries none.
@@ -88,9 +88,8 @@ func History(v js.Value, maxMessages int, approvals *[]core.Approval, held *[]js
 	}
 	if approvals != nil && n > 0 {
 		at = n - 1
-		var msg string
-		if *approvals, msg = decisions(get(v, at), "parts", true); msg != "" {
-			return nil, hostmsg.Refusal(at, msg)
+		if *approvals, err = hostmsg.Approvals(hostValue{v}); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
