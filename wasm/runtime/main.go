@@ -148,7 +148,25 @@ func newRuntime(st *runtimeState) js.Value {
 		s := x.Counters(jsedge.StatsGC(jsutil.Arg(args, 0)))
 		return jsedge.Stats(&s)
 	})
-	o.Set(jsedge.MethodCheckHistory, jsedge.CheckHistory(st.rt))
+	// checkHistory(history): history read as the run entry points read
+	// it (an Array of host messages in any shape, or a packed
+	// Uint8Array), and what seeding it would meet, running nothing. A
+	// message of the wrong shape is the answer's one problem; anything
+	// but an Array or a Uint8Array is not a history, and the call returns
+	// (does not throw) the Error, invalid_argument.
+	o.Set(jsedge.MethodCheckHistory, jsutil.Func("agentrt: checkHistory failed", func(_ js.Value, args []js.Value) any {
+		h, err := jsedge.History(jsutil.Arg(args, 0), st.rt.Limits().MaxSeedMessages, nil, nil)
+		var c core.HistoryCheck
+		switch {
+		case err != nil && core.ErrorCode(err) == core.CodeInvalidArgument:
+			return jsedge.Error(err)
+		case err != nil:
+			c = core.UnreadableCheck(err)
+		default:
+			c = x.Check(h)
+		}
+		return jsedge.HistoryCheck(&c)
+	}))
 	setMethod(o, jsedge.MethodClose, nil, func(js.Value, []js.Value) any {
 		st.closed = true
 		unregisterDriver(st.wire)

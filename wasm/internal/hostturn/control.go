@@ -68,11 +68,18 @@ func (x *Driver) CheckHistory(packed []byte, hosts int) []byte {
 	if err != nil {
 		c = core.UnreadableCheck(err)
 	} else {
-		c = x.rt.CheckHistory(h)
+		c = x.Check(h)
 	}
 	x.out = wire.AppendCheck(x.out[:0], &c)
 	return x.out
 }
+
+// Check returns what seeding h would meet under the runtime's limits
+// (core.Runtime.CheckHistory), running nothing: the handler of
+// checkHistory in both modules, which CheckHistory calls with the
+// history it decoded, and the syscall/js object's checkHistory with the
+// one it read from JavaScript values.
+func (x *Driver) Check(h []core.SeedMessage) core.HistoryCheck { return x.rt.CheckHistory(h) }
 
 // maxPacked bounds the packed messages of an Array's history (it is
 // bounded by its host messages): the decoder refuses a count its bytes

@@ -6,32 +6,7 @@ import (
 	"syscall/js"
 
 	"github.com/agentrt/agentrt/core"
-	"github.com/agentrt/agentrt/wasm/internal/jsutil"
 )
-
-// CheckHistory returns the runtime object's checkHistory(history): it
-// reads history as the run entry points do (an Array of host messages in
-// any shape, or a packed Uint8Array) and returns core.CheckHistory's
-// answer under rt's limits, { ok, problems: [{ code, index, message,
-// repair }], head }, running nothing. A message of the wrong shape is the
-// answer's one problem (repair null). Anything but an Array or a
-// Uint8Array is not a history: the call returns (does not throw) an Error
-// with code invalid_argument, as jsutil.Func does for a panic.
-func CheckHistory(rt *core.Runtime) js.Func {
-	return jsutil.Func("agentrt: checkHistory failed", func(_ js.Value, args []js.Value) any {
-		h, err := History(jsutil.Arg(args, 0), rt.Limits().MaxSeedMessages, nil, nil)
-		var check core.HistoryCheck
-		switch {
-		case err != nil && core.ErrorCode(err) == core.CodeInvalidArgument:
-			return Error(err)
-		case err != nil:
-			check = core.UnreadableCheck(err)
-		default:
-			check = rt.CheckHistory(h)
-		}
-		return HistoryCheck(&check)
-	})
-}
 
 // HistoryCheck returns c as { ok, problems: [{ code, index, message,
 // repair }], head }, repair being the kind's name or null, head the

@@ -14,14 +14,15 @@
 //     goroutines), and a wait for a JavaScript thenable that lets the
 //     event loop run;
 //   - AfterFunc: run timeouts on the host's setTimeout;
-//   - CheckHistory, the runtime object's checkHistory method, and
-//     SetRepaired, a repaired history's healed copy;
+//   - SetRepaired, a repaired history's healed copy;
 //   - the names of every global, method and field that crosses
 //     (names.go).
 //
-// It drives no turn: the module's run methods (wasm/runtime's adapter)
-// answer the actions of turns that wasm/internal/hostturn drives, the driver
-// the wire's exports call too. Its one init gives package wire the
+// It drives no turn and defines no method of the Runtime object: the
+// module's methods (wasm/runtime) convert their arguments here, call the
+// handlers of wasm/internal/hostturn that the wire's exports call too,
+// and convert the answers here; its run methods answer the actions of
+// the turns hostturn drives. Its one init gives package wire the
 // reader of a begin frame's policy as JSON text (JSON.parse, then
 // Policy), so that the wire's exports in this module read a policy
 // through JavaScript. The globals it uses are looked up on first use, not
