@@ -222,16 +222,18 @@ const maxCachedHistory = 1 << 20
 // call returned: callers must not change it (core copies what it keeps).
 func DecodeBeginCached(b []byte, maxMessages int, cache *HistoryCache) (*Begin, error) {
 	var out Begin
-	if err := DecodeBeginInto(&out, b, maxMessages, cache); err != nil {
+	if err := DecodeBeginInto(&out, b, maxMessages, cache, ReadPolicyJSON); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
 // DecodeBeginInto is DecodeBeginCached into out, which a caller that
-// decodes a frame per turn keeps instead of allocating one. On error out
-// holds what was decoded before it.
-func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache) error {
+// decodes a frame per turn keeps instead of allocating one, with
+// readPolicy reading a policy's JSON text (DecodeBegin's is
+// ReadPolicyJSON; nil refuses such a policy). On error out holds what was
+// decoded before it.
+func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache, readPolicy PolicyReader) error {
 	r := newReader(b, KindBegin)
 	*out = Begin{}
 	out.SessionID = r.str("sessionId")
@@ -256,9 +258,11 @@ func DecodeBeginInto(out *Begin, b []byte, maxMessages int, cache *HistoryCache)
 	}
 	if further&beginPolicyJSON != 0 {
 		out.PolicyJSON = r.str("policy")
-		if r.err == nil {
+		if r.err == nil && readPolicy == nil {
+			r.fail("this module reads no policy as JSON text")
+		} else if r.err == nil {
 			var err error
-			if out.Policy, err = readPolicyJSON(out.PolicyJSON); err != nil {
+			if out.Policy, err = readPolicy(out.PolicyJSON); err != nil {
 				r.err, r.pos = core.AsError(err), len(r.s)
 			}
 		}

@@ -1,5 +1,3 @@
-//go:build !js
-
 package wire
 
 import (
@@ -13,13 +11,18 @@ import (
 // A begin frame may carry its policy as JSON text (beginPolicyJSON), as
 // the glue sends a policy: it is read with hostmsg.Policy, the reader
 // every edge shares, so that no edge keeps a copy of the policy's rules.
-// Outside GOOS=js (the WASI module, a Go host's tests) jsonValue is
-// hostmsg.Value over that text, parsed here without encoding/json or
-// strconv, whose tables would grow a module. The GOOS=js module parses it
-// with JSON.parse instead (policyjson_js.go): a second parser and a
-// second instance of hostmsg.Policy cost it about 11 KB of gzip, more
-// than its size bar's margin. A policy is small: objects, arrays,
-// strings, numbers, booleans and null, nested a few levels.
+// The decoder is handed the reader of that text (a PolicyReader), so that
+// this package calls no JavaScript: ReadPolicyJSON parses it here,
+// without encoding/json or strconv, whose tables would grow a module
+// (the WASI module, a Go host's tests); the GOOS=js module hands it its
+// syscall/js API's reader instead (JSON.parse, then hostmsg.Policy over
+// the JavaScript value), as a second parser and a second instance of
+// hostmsg.Policy would cost it about 11 KB of gzip, more than its size
+// bar's margin. A policy is small: objects, arrays, strings, numbers,
+// booleans and null, nested a few levels.
+
+// PolicyReader reads the JSON text of a begin frame's policy.
+type PolicyReader func(text string) (core.Policy, error)
 
 // maxJSONDepth bounds the nesting of a policy's JSON text.
 const maxJSONDepth = 32
@@ -104,8 +107,9 @@ func (v jsonValue) Number() float64 {
 
 func (v jsonValue) Bool() bool { return v.Kind() == hostmsg.Bool && v.n.text == "true" }
 
-// readPolicyJSON reads a policy's JSON text with hostmsg.Policy.
-func readPolicyJSON(text string) (core.Policy, error) {
+// ReadPolicyJSON is the PolicyReader of this package: it parses text
+// here and reads it with hostmsg.Policy.
+func ReadPolicyJSON(text string) (core.Policy, error) {
 	p := jsonParser{s: text}
 	v := p.value(0)
 	if p.skip(); !p.bad && p.pos != len(p.s) {

@@ -61,7 +61,7 @@ func createRuntime(_ js.Value, args []js.Value) any {
 	if err != nil {
 		return jsedge.Error(err)
 	}
-	d.x = hostturn.New(rt, native)
+	d.x = hostturn.New(rt, native, jsedge.PolicyJSON)
 	st := &runtimeState{rt: rt, cache: d.cache, drive: d}
 	o := newRuntime(st)
 	st.wire = registerDriver(o, d.x)

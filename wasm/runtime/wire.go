@@ -78,5 +78,5 @@ func frameDriver(frame []byte) (*hostturn.Driver, error) {
 	if !host {
 		native = core.Echo{}
 	}
-	return hostturn.New(rt, native), nil
+	return hostturn.New(rt, native, jsedge.PolicyJSON), nil
 }

@@ -16,7 +16,7 @@ import (
 func TestDriver_Approval(t *testing.T) {
 	call := func(core.Context, core.ToolInvocation) (string, error) { return "", nil }
 	rt := mustRuntime(t, core.Config{Tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "pay"}, ApprovalByHost: true, Call: call}}})
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	reply := func(h uint64) []byte {
 		return wire.AppendModelReply(nil, &wire.ModelReply{Handle: h, Reply: core.ModelReply{ToolCalls: []core.ToolCall{{ID: "p", Name: "pay", Arguments: "{}"}}}})
 	}
@@ -59,7 +59,7 @@ func TestDriver_Approval(t *testing.T) {
 func TestDriver_ApprovalTyped(t *testing.T) {
 	call := func(core.Context, core.ToolInvocation) (string, error) { return "", nil }
 	rt := mustRuntime(t, core.Config{Tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "pay"}, ApprovalByHost: true, Call: call}}})
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	h, a, err := x.Start(core.RunRequest{SessionID: "s", Input: "q"})
 	if err != nil {
 		t.Fatal(err)

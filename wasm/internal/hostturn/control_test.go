@@ -17,7 +17,7 @@ import (
 func TestDriver_Op(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Model: core.Echo{}})
 	defer rt.Close()
-	x := hostturn.New(rt, core.Echo{})
+	x := hostturn.New(rt, core.Echo{}, wire.ReadPolicyJSON)
 	for _, id := range []string{"r1", "r2"} {
 		if _, err := rt.Execute(context.Background(), core.RunRequest{SessionID: "s", RunID: id, Input: id}); err != nil {
 			t.Fatal(err)
@@ -91,7 +91,7 @@ func TestDriver_LimitsAndCheck(t *testing.T) {
 	l := core.Limits{MaxSeedMessages: 2, MaxMessageBytes: 100}
 	rt := mustRuntime(t, core.Config{Limits: l})
 	defer rt.Close()
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	got, err := wire.DecodeLimits(x.Limits())
 	if err != nil || *got != rt.Limits() {
 		t.Fatalf("Limits = %+v, %v; want %+v", got, err, rt.Limits())
@@ -140,7 +140,7 @@ func TestDriver_LimitsAndCheck(t *testing.T) {
 func TestDriver_TypedControl(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Model: core.Echo{}})
 	defer rt.Close()
-	x := hostturn.New(rt, core.Echo{})
+	x := hostturn.New(rt, core.Echo{}, wire.ReadPolicyJSON)
 	for _, id := range []string{"a", "b"} {
 		if _, err := rt.Execute(context.Background(), core.RunRequest{SessionID: id, RunID: "r" + id, Input: id}); err != nil {
 			t.Fatal(err)

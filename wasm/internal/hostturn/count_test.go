@@ -15,7 +15,7 @@ import (
 // run without a budget, never asks.
 func TestDriver_Count(t *testing.T) {
 	rt := mustRuntime(t, core.Config{CountByAction: true, SystemPrompt: "sys"})
-	x := hostturn.New(rt, core.Echo{})
+	x := hostturn.New(rt, core.Echo{}, wire.ReadPolicyJSON)
 	policy := core.Policy{MaxContextTokens: 100}
 	counted := 0
 	turn := func(input string, wantAsks int) *wire.Action {
@@ -48,7 +48,7 @@ func TestDriver_Count(t *testing.T) {
 	}
 	policy = core.Policy{}
 	turn("free", 0)
-	plain := hostturn.New(mustRuntime(t, core.Config{}), core.Echo{})
+	plain := hostturn.New(mustRuntime(t, core.Config{}), core.Echo{}, wire.ReadPolicyJSON)
 	a := mustAction(t, plain.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "q", Policy: core.Policy{MaxContextTokens: 100}})))
 	if a.Kind != wire.ActDone {
 		t.Fatalf("a runtime that counts itself: got action %d", a.Kind)
@@ -60,7 +60,7 @@ func TestDriver_Count(t *testing.T) {
 // the typed Count answers as the frame does.
 func TestDriver_ErrCount(t *testing.T) {
 	rt := mustRuntime(t, core.Config{CountByAction: true})
-	x := hostturn.New(rt, core.Echo{})
+	x := hostturn.New(rt, core.Echo{}, wire.ReadPolicyJSON)
 	begin := wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "q", Policy: core.Policy{MaxContextTokens: 100}})
 	a := mustAction(t, x.Begin(begin))
 	if a.Kind != wire.ActCount || len(a.Count) != 1 {

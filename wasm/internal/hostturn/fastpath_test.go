@@ -47,7 +47,7 @@ func fastTurn(b *testing.B, x *hostturn.Driver, m *hostMirror, buf []byte, input
 func fastWarmTurn(b *testing.B, withHistory bool) {
 	history := wire.AppendHistory(nil, gocore.History(100)[:98])
 	rt := benchRuntime(b)
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	var m hostMirror
 	var buf []byte
 	var h []byte
@@ -80,7 +80,7 @@ func BenchmarkFastWarmTurn100History(b *testing.B) { fastWarmTurn(b, true) }
 func BenchmarkFastSeed1000(b *testing.B) {
 	history := wire.AppendHistory(nil, gocore.History(1000))
 	rt := benchRuntime(b)
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	var buf []byte
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -109,7 +109,7 @@ func benchRuntime(b *testing.B) *core.Runtime {
 func BenchmarkFastWarmTurn100Quick(b *testing.B) {
 	history := wire.AppendHistory(nil, gocore.History(100)[:98])
 	rt := benchRuntime(b)
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	var m hostMirror
 	var buf []byte
 	b.ReportAllocs()

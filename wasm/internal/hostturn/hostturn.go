@@ -6,9 +6,9 @@
 // with a model-reply or tool-result frame and gets the next action
 // frame; and so on until the turn ends. See docs/wire.md.
 //
-//	x := hostturn.New(rt, nil)       // the host answers model calls
-//	out := x.Begin(frame)            // an action or refused frame
-//	out = x.FeedModel(replyFrame)    // the next action frame
+//	x := hostturn.New(rt, nil, wire.ReadPolicyJSON) // the host answers model calls
+//	out := x.Begin(frame)         // an action or refused frame
+//	out = x.FeedModel(replyFrame) // the next action frame
 //
 // The same turns have typed calls (Start, Model, Tool, Step, Hold; see
 // typed.go) for a host in Go: the module's syscall/js API is an adapter
@@ -64,6 +64,8 @@ type Driver struct {
 	// hist is the last history decoded, for a host that passes the same
 	// history again.
 	hist wire.HistoryCache
+	// readPolicy reads a begin frame's policy as JSON text (New).
+	readPolicy wire.PolicyReader
 }
 
 // hostTurn is one turn and what its host knows.
@@ -101,9 +103,12 @@ func (ht *hostTurn) onEvent(ev core.Event) {
 
 // New returns a Driver over rt. native, when not nil, answers every
 // model call inside the module (pass core.Echo{} for the built-in echo
-// model); nil hands model calls to the host.
-func New(rt *core.Runtime, native core.Model) *Driver {
-	return &Driver{rt: rt, native: native}
+// model); nil hands model calls to the host. readPolicy reads a begin
+// frame's policy as JSON text: wire.ReadPolicyJSON, or in the GOOS=js
+// module its syscall/js API's reader (package wire calls no JavaScript);
+// nil refuses such a policy.
+func New(rt *core.Runtime, native core.Model, readPolicy wire.PolicyReader) *Driver {
+	return &Driver{rt: rt, native: native, readPolicy: readPolicy}
 }
 
 func (x *Driver) refuse(err error) []byte {
@@ -120,7 +125,7 @@ func unknownTurn(h uint64) error {
 // refused (then nothing changed).
 func (x *Driver) Begin(frame []byte) []byte {
 	var b wire.Begin
-	if err := wire.DecodeBeginInto(&b, frame, x.rt.Limits().MaxSeedMessages, &x.hist); err != nil {
+	if err := wire.DecodeBeginInto(&b, frame, x.rt.Limits().MaxSeedMessages, &x.hist, x.readPolicy); err != nil {
 		return x.refuse(err)
 	}
 	ht := x.hostTurn()

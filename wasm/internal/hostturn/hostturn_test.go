@@ -51,7 +51,7 @@ func (m *mirror) apply(a *wire.Action, hist []core.Message) []core.Message {
 
 func TestDriver_Mirror(t *testing.T) {
 	rt := mustRuntime(t, core.Config{})
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	hist := []core.SeedMessage{{Role: core.RoleSystem, Content: "s"}, {Role: core.RoleUser, Content: "a"}, {Role: core.RoleAssistant, Content: "b"}}
 	histMsgs := []core.Message{{Role: core.RoleUser, Content: "a"}, {Role: core.RoleAssistant, Content: "b"}}
 	var m mirror
@@ -97,7 +97,7 @@ func TestDriver_Mirror(t *testing.T) {
 }
 
 func TestDriver_Refusals(t *testing.T) {
-	x := hostturn.New(mustRuntime(t, core.Config{}), nil)
+	x := hostturn.New(mustRuntime(t, core.Config{}), nil, wire.ReadPolicyJSON)
 	refused := func(frame []byte) *core.Error {
 		e, err := wire.DecodeRefused(frame)
 		if err != nil {
@@ -149,7 +149,7 @@ func mustStats(t *testing.T, x *hostturn.Driver) *wire.Stats {
 
 func TestDriver_NativeModel(t *testing.T) {
 	// Ensure a native model is answered inside: one frame per turn.
-	x := hostturn.New(mustRuntime(t, core.Config{}), core.Echo{})
+	x := hostturn.New(mustRuntime(t, core.Config{}), core.Echo{}, wire.ReadPolicyJSON)
 	a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi"})))
 	if a.Kind != wire.ActDone || a.Result.MessageCount != 2 {
 		t.Errorf("got %+v", a)
@@ -162,7 +162,7 @@ func FuzzBegin(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Ensure any begin frame either refuses or runs to an end, and
 		// leaves no turn behind.
-		x := hostturn.New(mustRuntime(t, core.Config{}), core.Echo{})
+		x := hostturn.New(mustRuntime(t, core.Config{}), core.Echo{}, wire.ReadPolicyJSON)
 		out := x.Begin(b)
 		if k, err := wire.FrameKind(out); err != nil || (k != wire.KindAction && k != wire.KindRefused) {
 			t.Fatalf("bad answer %v %v", k, err)
@@ -179,7 +179,7 @@ func TestDriver_StaleHandle(t *testing.T) {
 	// refused, with the next turn (on the same session or another one)
 	// left as it was, whether its turn took the dead turn's slot or not.
 	rt := mustRuntime(t, core.Config{})
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	begin := func(session, input string) *wire.Action {
 		t.Helper()
 		a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: session, Input: input, Events: true})))
@@ -248,7 +248,7 @@ func TestDriver_StaleHandle(t *testing.T) {
 // stale on any other session, and refuses a malformed frame or a limit,
 // changing nothing.
 func TestDriver_Commit(t *testing.T) {
-	x := hostturn.New(mustRuntime(t, core.Config{Limits: core.Limits{MaxMessageBytes: 100}}), core.Echo{})
+	x := hostturn.New(mustRuntime(t, core.Config{Limits: core.Limits{MaxMessageBytes: 100}}), core.Echo{}, wire.ReadPolicyJSON)
 	a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi"})))
 	gen, msgs, err := wire.DecodeSession(x.Session("s"))
 	if err != nil || a.Kind != wire.ActDone || len(msgs) != 2 {
@@ -296,7 +296,7 @@ func FuzzCommit(f *testing.F) {
 		// Ensure any commit frame is answered with a committed or refused
 		// frame, committed only when it decodes, and that the runtime
 		// serves the next turn.
-		x := hostturn.New(mustRuntime(t, core.Config{}), core.Echo{})
+		x := hostturn.New(mustRuntime(t, core.Config{}), core.Echo{}, wire.ReadPolicyJSON)
 		mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi"})))
 		out := cp(x.Commit(b))
 		if k, err := wire.FrameKind(out); err != nil || (k != wire.KindCommitted && k != wire.KindRefused) {
@@ -319,7 +319,7 @@ func FuzzCommit(f *testing.F) {
 // rolled back, the session free.
 func TestDriver_LimitsAndOversize(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Limits: core.Limits{MaxMessageBytes: 4096, MaxSessions: 3}})
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	l, err := wire.DecodeLimits(x.Feed(wire.AppendLimitsQuery(nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +344,7 @@ func TestDriver_LimitsAndOversize(t *testing.T) {
 // the next action or committed frame, whichever turn it belongs to.
 func TestDriver_Dropped(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Limits: core.Limits{MaxSessions: 2}})
-	x := hostturn.New(rt, core.Echo{})
+	x := hostturn.New(rt, core.Echo{}, wire.ReadPolicyJSON)
 	turn := func(id string) *wire.Action {
 		return mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: id, Input: "hi"})))
 	}
@@ -367,7 +367,7 @@ func TestDriver_Dropped(t *testing.T) {
 // action carries the whole window, the fix in place.
 func TestDriver_MirrorRepaired(t *testing.T) {
 	rt := mustRuntime(t, core.Config{})
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	hist := []core.SeedMessage{{Role: core.RoleUser, Content: "a"},
 		{Role: core.RoleAssistant, ContentMissing: true, ToolCalls: []core.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}}}
 	b := &wire.Begin{SessionID: "s", Input: "q", WithHistory: true, HistoryMirror: true, Events: true,
@@ -400,7 +400,7 @@ func TestDriver_MirrorRepaired(t *testing.T) {
 func TestDriver_ToolOversize(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "big"},
 		Call: func(core.Context, core.ToolInvocation) (string, error) { return "", nil }}}})
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	a := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "hi", Policy: core.Policy{ToolErrors: core.ToolErrorsReport}})))
 	a = mustAction(t, x.Feed(wire.AppendModelReply(nil, &wire.ModelReply{Handle: a.Handle, Reply: core.ModelReply{ToolCalls: []core.ToolCall{{ID: "c", Name: "big", Arguments: "{}"}}}})))
 	if a.Kind != wire.ActTool {

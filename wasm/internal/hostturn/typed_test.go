@@ -16,7 +16,7 @@ import (
 func TestDriver_Typed(t *testing.T) {
 	rt := mustRuntime(t, core.Config{Tools: []core.Tool{{ToolSpec: core.ToolSpec{Name: "look"},
 		Call: func(core.Context, core.ToolInvocation) (string, error) { return "", errors.New("not here") }}}})
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	var events []core.EventType
 	h, a, err := x.Start(core.RunRequest{SessionID: "s", Input: "hi", OnEvent: func(ev core.Event) { events = append(events, ev.Type) }})
 	if err != nil || a.Kind != core.ActionModel || len(a.Request.Messages) != 1 {
@@ -64,7 +64,7 @@ func TestDriver_Typed(t *testing.T) {
 // returns once it is cancelled, and Step with expire times a turn out.
 func TestDriver_TypedWaitCancelExpire(t *testing.T) {
 	rt := mustRuntime(t, core.Config{})
-	x := hostturn.New(rt, nil)
+	x := hostturn.New(rt, nil, wire.ReadPolicyJSON)
 	act := mustAction(t, x.Begin(wire.AppendBegin(nil, &wire.Begin{SessionID: "s", Input: "first"})))
 	h, a, err := x.Start(core.RunRequest{SessionID: "s", Input: "second", RunID: "r2"})
 	if err != nil || a.Kind != core.ActionWait {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentrt/agentrt/core"
 	"github.com/agentrt/agentrt/core/hostmsg"
-	"github.com/agentrt/agentrt/wire"
 )
 
 // maxSafeInteger is Number.MAX_SAFE_INTEGER: larger numbers are refused.
@@ -63,11 +62,10 @@ func Policy(v js.Value) (p core.Policy, err error) {
 	return hostmsg.Policy(hostValue{v})
 }
 
-// A begin frame's policy as JSON text (the glue sends a policy so) is
-// read as this edge reads a policy: JSON.parse, then Policy.
-func init() { wire.SetPolicyJSONReader(policyJSON) }
-
-func policyJSON(text string) (core.Policy, error) {
+// PolicyJSON is the module's wire.PolicyReader: a begin frame's policy
+// as JSON text (the glue sends a policy so) is read as this edge reads a
+// policy, JSON.parse, then Policy.
+func PolicyJSON(text string) (core.Policy, error) {
 	if text == lastPolicy.text {
 		return lastPolicy.p, nil
 	}
@@ -82,12 +80,12 @@ func policyJSON(text string) (core.Policy, error) {
 	return p, err
 }
 
-// lastPolicy is the last policy policyJSON read, by its text: a host
+// lastPolicy is the last policy PolicyJSON read, by its text: a host
 // passes the same policy turn after turn, and reading it through
 // syscall/js again would cost a warm turn about three times its time
 // (some fifty calls into JavaScript; measured 82 µs against 24 µs). Its
 // AllowedTools is shared by the turns that reuse it, which only read it.
-// The module runs one goroutine at a time and policyJSON does not yield.
+// The module runs one goroutine at a time and PolicyJSON does not yield.
 var lastPolicy struct {
 	text string
 	p    core.Policy

@@ -22,11 +22,11 @@
 // module's methods (wasm/runtime) convert their arguments here, call the
 // handlers of wasm/internal/hostturn that the wire's exports call too,
 // and convert the answers here; its run methods answer the actions of
-// the turns hostturn drives. Its one init gives package wire the
-// reader of a begin frame's policy as JSON text (JSON.parse, then
-// Policy), so that the wire's exports in this module read a policy
-// through JavaScript. The globals it uses are looked up on first use, not
-// at init (package jsutil, which it imports, reads four at init).
+// the turns hostturn drives. PolicyJSON is the reader of a begin frame's
+// policy as JSON text (JSON.parse, then Policy) that the module hands
+// each hostturn.Driver, so that package wire calls no JavaScript. It has
+// no init, and the globals it uses are looked up on first use (package
+// jsutil, which it imports, reads four at init).
 //
 //	cfg, model, tools, err := jsedge.Config(args[0]) // JS config -> core.Config
 //	return jsedge.Async(func() (js.Value, error) {

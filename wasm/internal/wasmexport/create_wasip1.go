@@ -55,5 +55,5 @@ func configDriver(frame []byte) (*hostturn.Driver, error) {
 	if c.Echo {
 		native = core.Echo{}
 	}
-	return hostturn.New(rt, native), nil
+	return hostturn.New(rt, native, wire.ReadPolicyJSON), nil
 }

@@ -9,7 +9,7 @@
 // and registers each with Register, which gives it the number every
 // export takes first.
 //
-//	n := wasmexport.Register(hostturn.New(rt, nil))
+//	n := wasmexport.Register(hostturn.New(rt, nil, wire.ReadPolicyJSON))
 //	// the host now calls agentrt_begin(n, size), agentrt_feed(n, size), ...
 //
 // Frames in: the host asks agentrt_in(size) for the address of a buffer
