@@ -43,22 +43,15 @@ func decisions[V Value[V]](list V, at string, parts, signed bool) ([]core.Approv
 		} else if msg := approvalKeys(e.Keys(), signed); msg != "" {
 			return nil, ei + msg
 		}
-		var a core.Approval
-		var ok bool
-		if a.ToolCallID, ok = optString(e.Get(FieldToolCallIDCamel)); !ok || a.ToolCallID == "" {
+		id, ok := optString(e.Get(FieldToolCallIDCamel))
+		if !ok || id == "" {
 			return nil, ei + ".toolCallId must be a non-empty string"
 		}
-		if d.Kind() != Object {
-			return nil, dn + " must be an object"
+		a, msg := decision(d, dn)
+		if msg != "" {
+			return nil, msg
 		}
-		b := d.Get(FieldApproved)
-		if b.Kind() != Bool {
-			return nil, dn + ".approved must be a boolean"
-		}
-		a.Approved = b.Bool()
-		if a.Reason, ok = optString(d.Get(FieldReason)); !ok {
-			return nil, dn + ".reason must be a string"
-		}
+		a.ToolCallID = id
 		if signed {
 			if a.Signature, ok = optString(e.Get(FieldSignature)); !ok {
 				return nil, ei + ".signature must be a string"

@@ -462,20 +462,25 @@ func Approvals[V Value[V]](history V) ([]core.Approval, error) {
 // approval reads the approval of tool part p: approved (a boolean) and
 // reason (an optional string). It returns what is wrong, or "".
 func approval[V Value[V]](p V, at string) (core.Approval, string) {
+	return decision(p.Get(FieldApproval), at+"."+FieldApproval)
+}
+
+// decision reads a decision d named at: an object with approved (a
+// boolean) and reason (a string, null or absent). It returns what is
+// wrong, or "".
+func decision[V Value[V]](d V, at string) (core.Approval, string) {
 	var a core.Approval
-	v := p.Get(FieldApproval)
-	if v.Kind() != Object {
-		return a, at + ".approval must be an object"
+	if d.Kind() != Object {
+		return a, at + " must be an object"
 	}
-	b := v.Get(FieldApproved)
+	b := d.Get(FieldApproved)
 	if b.Kind() != Bool {
-		return a, at + ".approval.approved must be a boolean"
+		return a, at + ".approved must be a boolean"
 	}
-	text, _ := b.JSON()
-	a.Approved = text == "true"
+	a.Approved = b.Bool()
 	var ok bool
-	if a.Reason, ok = optString(v.Get(FieldReason)); !ok {
-		return a, at + ".approval.reason must be a string"
+	if a.Reason, ok = optString(d.Get(FieldReason)); !ok {
+		return a, at + ".reason must be a string"
 	}
 	return a, ""
 }
