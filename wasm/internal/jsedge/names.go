@@ -125,18 +125,6 @@ const (
 	ModelHost = "host"
 )
 
-// Policy fields.
-const (
-	FieldSeedMode           = "seedMode"
-	FieldOnBusy             = "onBusy"
-	FieldMaxSteps           = "maxSteps"
-	FieldMaxContextMessages = "maxContextMessages"
-	FieldMaxContextBytes    = "maxContextBytes"
-	FieldAllowedTools       = "allowedTools"
-	FieldToolErrors         = "toolErrors"
-	FieldTimeoutMs          = "timeoutMs"
-)
-
 // Run options, model request and tool context fields.
 const (
 	FieldRunID         = "runId"
@@ -192,8 +180,6 @@ const (
 	FieldIfHead           = "ifHead"
 	FieldHead             = "head"
 	FieldMissing          = "missing"
-	FieldApproved         = hostmsg.FieldApproved
-	FieldReason           = hostmsg.FieldReason
 	FieldPendingApprovals = "pendingApprovals"
 )
 
