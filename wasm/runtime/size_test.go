@@ -68,8 +68,9 @@ const (
 // generic code over the edge's values is about twice the size of the
 // edge's own. The syscall/js checkHistory through hostturn (802,522)
 // and the begin frame's policy reader handed to the driver instead of a
-// hook in package wire (802,327, 1.3950) moved it by little.
-const maxGzipRatio = 1.3957
+// hook in package wire (802,327, 1.3950) moved it by little, and the
+// bound came down to that with the room gzip's layout moves take.
+const maxGzipRatio = 1.3954
 
 // TestModule_Size builds the minimal and core-only modules into a temp
 // dir with the module's flags, and reports raw and gzip sizes and ratios.
