@@ -10,9 +10,9 @@ import (
 
 // The control operations of the wire that the turn's frames do not
 // cover (docs/wire.md, "Control exports"): limits and checkHistory;
-// those of the table of operations are in ops.go. Each operation is a
-// typed call (RevertRun, Snapshot,
-// SessionIDs, Counters, Cancel, Delete, Close), which the module's
+// those of the table of operations are in ops.go, whose handlers call
+// RevertRun, Cancel and Delete. Each other operation is a typed call
+// (Snapshot, SessionIDs, Counters, Check, Close), which the module's
 // syscall/js Runtime object calls with the values it converted, and,
 // where its input or answer is a frame, a frame method over it, which
 // the wire's exports call: both edges run the same handler

@@ -52,20 +52,25 @@ var Ops = []Op{
 // is Quiet, unless there are too many); an argument not given counts as
 // null.
 func (x *Driver) Call(op *Op, args []wire.Value) (wire.Value, error) {
-	ok := len(args) <= len(op.Args)
+	if len(args) > len(op.Args) {
+		return wire.Value{}, op.refusal()
+	}
 	full := make([]wire.Value, len(op.Args))
 	copy(full, args)
-	for i := 0; ok && i < len(full); i++ {
-		k := full[i].Kind
-		ok = k == wire.ValueText || k == wire.ValueNull && op.Args[i] == 'o'
+	for i, a := range full {
+		if a.Kind != wire.ValueText && (a.Kind != wire.ValueNull || op.Args[i] != 'o') {
+			if op.Quiet {
+				return wire.Bool(false), nil
+			}
+			return wire.Value{}, op.refusal()
+		}
 	}
-	if ok {
-		return op.Run(x, full), nil
-	}
-	if op.Quiet && len(args) <= len(op.Args) {
-		return wire.Bool(false), nil
-	}
-	return wire.Value{}, core.NewError(core.CodeInvalidArgument, op.Name+": the arguments must be "+op.Sig)
+	return op.Run(x, full), nil
+}
+
+// refusal is the error of arguments that do not match op.Args.
+func (op *Op) refusal() error {
+	return core.NewError(core.CodeInvalidArgument, op.Name+": the arguments must be "+op.Sig)
 }
 
 // Op decodes an op frame (agentrt_op) and runs the operation of the
@@ -76,12 +81,14 @@ func (x *Driver) Op(frame []byte) []byte {
 	name, args, err := wire.DecodeOp(frame)
 	var v wire.Value
 	if err == nil {
-		err = core.NewError(core.CodeInvalidArgument, "no operation "+name)
-		for i := range Ops {
-			if Ops[i].Name == name {
-				v, err = x.Call(&Ops[i], args)
-				break
-			}
+		i := 0
+		for i < len(Ops) && Ops[i].Name != name {
+			i++
+		}
+		if i == len(Ops) {
+			err = core.NewError(core.CodeInvalidArgument, "no operation "+name)
+		} else {
+			v, err = x.Call(&Ops[i], args)
 		}
 	}
 	if err != nil {

@@ -31,8 +31,8 @@ func exportClose(n int32) int32 {
 }
 
 // control runs a control operation for call on x with the input frame b
-// (for opStats, handle 1 collects garbage first). It returns the output
-// frame, or nil with the answer in yes.
+// (for opStats, handle 1 collects garbage first; for opCheck, handle is
+// the count of host messages). It returns the output frame.
 func control(x *hostturn.Driver, op int, b []byte, handle uint32) (out []byte) {
 	switch op {
 	case opSession:

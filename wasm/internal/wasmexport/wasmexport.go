@@ -2,9 +2,11 @@
 
 // Package wasmexport holds the //go:wasmexport functions of the boundary
 // wire (docs/wire.md) that do not depend on the host: buffers in linear
-// memory, a turn's frames in and out, and the control exports (cancel,
-// revert, session, delete, sessions, stats, limits, check, close; in the
-// WASI module create) for the runtimes a main package has registered. A module links them by importing the package; it then
+// memory, a turn's frames in and out, and the control exports (op, which
+// runs the operations of hostturn's table by name; session, sessions,
+// stats, limits, check, close; in the WASI module create) for the
+// runtimes a main package has registered. A module links them by
+// importing the package; it then
 // creates its runtimes its own way (a JavaScript config, a config frame)
 // and registers each with Register, which gives it the number every
 // export takes first.
